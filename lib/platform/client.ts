@@ -1,0 +1,287 @@
+/**
+ * The platform API client: every endpoint of lib/platform/endpoints.ts as a typed method, with both auth
+ * schemes, typed errors, retries with jittered backoff, and the cost of each call.
+ */
+import type * as z from "zod/mini";
+import {
+  type EndpointDef,
+  type EndpointInput,
+  type EndpointName,
+  type EndpointOutput,
+  checkParam,
+  endpointNames,
+  endpoints,
+  fillPath,
+  pathParamFormat,
+  pathParamNames,
+} from "./endpoints.js";
+import { type CallCost, type RateLimitHeaders, emptyCost, readRateLimitHeaders } from "./cost.js";
+import {
+  PlatformBadRequestError,
+  type PlatformError,
+  type PlatformErrorContext,
+  PlatformForbiddenError,
+  PlatformNetworkError,
+  PlatformNotFoundError,
+  PlatformRateLimitedError,
+  PlatformRequestInvalidError,
+  PlatformSchemaMismatchError,
+  PlatformServerError,
+  PlatformTimeoutError,
+  PlatformUnauthenticatedError,
+  PlatformUnexpectedStatusError,
+  readErrorDetail,
+} from "./errors.js";
+import { type AttemptOutcome, type RetryPolicy, defaultRetryPolicy, nextRetryDelay } from "./retry.js";
+
+export type AuthScheme = "token" | "bearer";
+
+export interface PlatformClientOptions {
+  /** Base address of the API, e.g. https://api.example.com — paths carry no version prefix. */
+  baseUrl: string;
+  token: string;
+  /** `token`: `Authorization: Token …` (API tokens); `bearer`: `Authorization: Bearer …` (OIDC JWTs). */
+  auth: AuthScheme;
+  /** Per attempt, response body included. */
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  /** Check path, query and body against the spec before sending (a bad request costs no budget). */
+  validateRequests?: boolean;
+  /** Told the cost of every call, successful or not: the request budget listens here. */
+  onCost?: (cost: CallCost, error?: PlatformError) => void;
+  /** Injected for tests and the simulator's clock; default wall time and Math.random. */
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+  random?: () => number;
+  userAgent?: string;
+}
+
+export interface PlatformResponse<T> {
+  data: T;
+  status: number;
+  cost: CallCost;
+}
+
+type CallArgs<K extends EndpointName> = {} extends EndpointInput<K>
+  ? [input?: EndpointInput<K>]
+  : [input: EndpointInput<K>];
+
+/** One method per endpoint, named as in the endpoint table. */
+export type PlatformApi = {
+  [K in EndpointName]: (...args: CallArgs<K>) => Promise<PlatformResponse<EndpointOutput<K>>>;
+};
+
+type RawAttempt =
+  | { kind: "response"; status: number; headers: Headers; text: string }
+  | { kind: "timeout" }
+  | { kind: "network"; error: unknown };
+
+const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class PlatformClient {
+  private readonly baseUrl: string;
+  private readonly policy: RetryPolicy;
+  private readonly timeoutMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly now: () => number;
+  private readonly random: () => number;
+
+  constructor(private readonly options: PlatformClientOptions) {
+    if (!options.token) throw new Error("platform client: no token given (platform.token)");
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.policy = { ...defaultRetryPolicy, ...options.retry };
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.sleep = options.sleep ?? sleepReal;
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** Calls endpoint `name`; resolves with its parsed response or rejects with a PlatformError. */
+  async call<K extends EndpointName>(name: K, ...[input]: CallArgs<K>): Promise<PlatformResponse<EndpointOutput<K>>> {
+    const endpoint = endpoints[name] as EndpointDef;
+    const args = (input ?? {}) as { path?: Record<string, string>; query?: Record<string, unknown>; body?: unknown };
+    const cost = emptyCost(name);
+    const path = fillPath(endpoint.path, args.path) + queryString(args.query);
+    const ctx = (extra: Partial<PlatformErrorContext> = {}): PlatformErrorContext => ({
+      endpoint: name, method: endpoint.method, path, cost, ...extra,
+    });
+    try {
+      if (this.options.validateRequests !== false) this.validate(endpoint, args, ctx);
+      const response = await this.send(endpoint, path, args.body, cost, ctx);
+      this.options.onCost?.(cost);
+      return response as PlatformResponse<EndpointOutput<K>>;
+    } catch (err) {
+      this.options.onCost?.(cost, err as PlatformError);
+      throw err;
+    }
+  }
+
+  private async send(
+    endpoint: EndpointDef,
+    path: string,
+    body: unknown,
+    cost: CallCost,
+    ctx: (extra?: Partial<PlatformErrorContext>) => PlatformErrorContext,
+  ): Promise<PlatformResponse<unknown>> {
+    const idempotent = endpoint.method !== "POST" || endpoint.idempotent === true;
+    for (let attempt = 0; ; attempt++) {
+      cost.requests++;
+      const raw = await this.attempt(endpoint.method, path, body);
+      const rateLimit = raw.kind === "response" ? readRateLimitHeaders(raw.headers, this.now()) : undefined;
+      if (rateLimit) cost.rateLimit = rateLimit;
+      cost.statuses.push(raw.kind === "response" ? raw.status : 0);
+
+      if (raw.kind === "response" && raw.status >= 200 && raw.status < 300) {
+        return { data: parseBody(endpoint, raw, ctx), status: raw.status, cost };
+      }
+      const outcome: AttemptOutcome =
+        raw.kind === "response" ? { kind: "status", status: raw.status, rateLimit } : { kind: raw.kind };
+      const delay = nextRetryDelay({
+        policy: this.policy, attempt, outcome, idempotent, nowMs: this.now(), random: this.random,
+      });
+      if (delay === undefined) throw toError(raw, rateLimit, ctx, this.timeoutMs);
+      cost.retries++;
+      cost.waitedMs += delay;
+      await this.sleep(delay);
+    }
+  }
+
+  private async attempt(method: string, path: string, body: unknown): Promise<RawAttempt> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.timeoutMs);
+    try {
+      const res = await fetch(this.baseUrl + path, {
+        method,
+        headers: {
+          authorization: `${this.options.auth === "bearer" ? "Bearer" : "Token"} ${this.options.token}`,
+          accept: "application/json",
+          "user-agent": this.options.userAgent ?? "lookout/0.1",
+          ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+        signal: controller.signal,
+        redirect: "error",
+      });
+      const text = await res.text();
+      return { kind: "response", status: res.status, headers: res.headers, text };
+    } catch (error) {
+      return controller.signal.aborted ? { kind: "timeout" } : { kind: "network", error };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private validate(
+    endpoint: EndpointDef,
+    args: { path?: Record<string, string>; query?: Record<string, unknown>; body?: unknown },
+    ctx: (extra?: Partial<PlatformErrorContext>) => PlatformErrorContext,
+  ): void {
+    const refuse = (field: string, detail: string) => {
+      throw new PlatformRequestInvalidError(ctx({ detail: `${field} ${detail}` }), field);
+    };
+    for (const name of pathParamNames(endpoint.path)) {
+      const value = args.path?.[name];
+      if (typeof value !== "string") refuse(`path.${name}`, "is missing");
+      const why = checkParam(pathParamFormat(endpoint, name), value as string);
+      if (why) refuse(`path.${name}`, why);
+    }
+    for (const [name, value] of Object.entries(args.query ?? {})) {
+      const format = endpoint.query?.[name];
+      if (value === undefined) continue;
+      if (!format) refuse(`query.${name}`, "is not a parameter of this endpoint");
+      const why = checkParam(format!, String(value));
+      if (why) refuse(`query.${name}`, why);
+      if (format === "int" && Number(value) < 1) refuse(`query.${name}`, "must be at least 1");
+    }
+    if (endpoint.body) {
+      const parsed = endpoint.body.safeParse(args.body);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        refuse(`body${jsonPath(issue.path).slice(1)}`, describeIssue(issue));
+      }
+    }
+  }
+}
+
+function queryString(query: Record<string, unknown> | undefined): string {
+  const entries = Object.entries(query ?? {}).filter(([, v]) => v !== undefined && v !== null);
+  return entries.length ? `?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString()}` : "";
+}
+
+function parseBody(
+  endpoint: EndpointDef,
+  raw: Extract<RawAttempt, { kind: "response" }>,
+  ctx: (extra?: Partial<PlatformErrorContext>) => PlatformErrorContext,
+): unknown {
+  if (!endpoint.response) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(raw.text);
+  } catch (err) {
+    throw new PlatformSchemaMismatchError(
+      ctx({ status: raw.status }),
+      "$",
+      `the body is not JSON (${(err as Error).message}; ${raw.text.length} bytes)`,
+    );
+  }
+  const parsed = endpoint.response.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw new PlatformSchemaMismatchError(ctx({ status: raw.status }), jsonPath(issue.path), describeIssue(issue));
+}
+
+function toError(
+  raw: RawAttempt,
+  rateLimit: RateLimitHeaders | undefined,
+  ctx: (extra?: Partial<PlatformErrorContext>) => PlatformErrorContext,
+  timeoutMs: number,
+): PlatformError {
+  if (raw.kind === "timeout") return new PlatformTimeoutError(ctx(), timeoutMs);
+  if (raw.kind === "network") return new PlatformNetworkError(ctx(), raw.error);
+  const c = ctx({ status: raw.status, detail: readErrorDetail(raw.text) });
+  switch (raw.status) {
+    case 400: return new PlatformBadRequestError(c);
+    case 401: return new PlatformUnauthenticatedError(c);
+    case 403: return new PlatformForbiddenError(c);
+    case 404: return new PlatformNotFoundError(c);
+    case 429: return new PlatformRateLimitedError(c, rateLimit?.retryAfterMs);
+    default: return raw.status >= 500 ? new PlatformServerError(c) : new PlatformUnexpectedStatusError(c);
+  }
+}
+
+/** `["results", 3, "id"]` → `$.results[3].id`. */
+export function jsonPath(path: ReadonlyArray<PropertyKey>): string {
+  return path.reduce<string>((acc, seg) => {
+    if (typeof seg === "number") return `${acc}[${seg}]`;
+    const key = String(seg);
+    return /^[A-Za-z_$][\w$]*$/.test(key) ? `${acc}.${key}` : `${acc}[${JSON.stringify(key)}]`;
+  }, "$");
+}
+
+/** zod/mini carries no English messages; say what was wrong from the issue's code. */
+export function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return `expected ${issue.expected}, got ${issue.input === undefined ? "nothing" : issue.input === null ? "null" : typeof issue.input}`;
+    case "too_big":
+      return `too long or too large (at most ${String(issue.maximum)})`;
+    case "too_small":
+      return `too short or too small (at least ${String(issue.minimum)})`;
+    case "invalid_format":
+      return `is not a valid ${issue.format}`;
+    case "invalid_value":
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "unrecognized_keys":
+      return `has unknown keys ${issue.keys.join(", ")}`;
+    default:
+      return issue.message && issue.message !== "Invalid input" ? issue.message : issue.code;
+  }
+}
+
+/** A client with one method per endpoint: `client.listWebhookEvents({ path: { organizationId, webhookId } })`. */
+export function createPlatformClient(options: PlatformClientOptions): PlatformClient & PlatformApi {
+  const client = new PlatformClient(options);
+  const api = {} as Record<string, unknown>;
+  for (const name of endpointNames) api[name] = (input?: unknown) => (client.call as Function).call(client, name, input);
+  return Object.assign(client, api) as unknown as PlatformClient & PlatformApi;
+}

@@ -1,0 +1,60 @@
+/**
+ * What one client call cost: the request budget (lib/ingest) spends and tracks requests with these.
+ */
+export interface RateLimitHeaders {
+  limit?: number;
+  remaining?: number;
+  /** When the window resets, epoch milliseconds. */
+  resetAt?: number;
+  /** From `Retry-After`, milliseconds. */
+  retryAfterMs?: number;
+}
+
+export interface CallCost {
+  endpoint: string;
+  /** HTTP requests sent, retries included. */
+  requests: number;
+  retries: number;
+  /** Status of each attempt; 0 where no response came (timeout, network). */
+  statuses: number[];
+  /** Time spent waiting between attempts. */
+  waitedMs: number;
+  /** The rate-limit headers of the last response that had any. */
+  rateLimit?: RateLimitHeaders;
+}
+
+export const emptyCost = (endpoint: string): CallCost => ({
+  endpoint,
+  requests: 0,
+  retries: 0,
+  statuses: [],
+  waitedMs: 0,
+});
+
+const num = (v: string | null): number | undefined => {
+  if (v === null || v.trim() === "") return undefined;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : undefined;
+};
+
+/**
+ * Reads `Retry-After` (seconds or an HTTP date) and `X-RateLimit-*`. `X-RateLimit-Reset` is taken as epoch
+ * seconds when it is that large, else as seconds from now: services use both and the spec names neither.
+ */
+export function readRateLimitHeaders(headers: Headers, nowMs: number): RateLimitHeaders | undefined {
+  const out: RateLimitHeaders = {};
+  const limit = num(headers.get("x-ratelimit-limit"));
+  const remaining = num(headers.get("x-ratelimit-remaining"));
+  const reset = num(headers.get("x-ratelimit-reset"));
+  if (limit !== undefined) out.limit = limit;
+  if (remaining !== undefined) out.remaining = remaining;
+  if (reset !== undefined) out.resetAt = reset > 1e9 ? reset * 1000 : nowMs + reset * 1000;
+  const retryAfter = headers.get("retry-after");
+  if (retryAfter !== null) {
+    const seconds = num(retryAfter);
+    const date = seconds === undefined ? Date.parse(retryAfter) : NaN;
+    if (seconds !== undefined) out.retryAfterMs = Math.max(0, seconds * 1000);
+    else if (!Number.isNaN(date)) out.retryAfterMs = Math.max(0, date - nowMs);
+  }
+  return Object.keys(out).length ? out : undefined;
+}

@@ -1,0 +1,46 @@
+/**
+ * The `lookout` command line. Each command lives beside the stage it drives; this file only wires them.
+ */
+import { Command, CommanderError } from "commander";
+import { simulateCommand } from "./simulator/command.js";
+
+export async function main(argv: string[]): Promise<number> {
+  const program = new Command("lookout")
+    .description("Watches a deployment platform and tells on-call teams when something fails.")
+    .exitOverride()
+    .showHelpAfterError();
+
+  let exit = 0;
+  const run = (fn: () => Promise<number>) => async () => {
+    exit = await fn();
+  };
+
+  program
+    .command("simulate")
+    .description("start the platform simulator and print its URL, a token and the seeded ids")
+    .option("--port <n>", "port to listen on (0 picks a free one)", "4010")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--json", "print the connection details as one JSON object")
+    .action((opts: { port: string; host: string; json?: boolean }) =>
+      run(() => simulateCommand({ port: Number(opts.port), host: opts.host, json: Boolean(opts.json) }))(),
+    );
+
+  program
+    .command("start")
+    .description("run Lookout on this machine on its embedded default")
+    .action(
+      run(async () => {
+        // Until the pipeline exists (issue 3), `start` runs the simulator so there is something to watch.
+        console.log("lookout: the polling pipeline is not built yet; starting the platform simulator instead.");
+        return simulateCommand({ port: 4010, host: "127.0.0.1", json: false });
+      }),
+    );
+
+  try {
+    await program.parseAsync(argv, { from: "user" });
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    throw err;
+  }
+  return exit;
+}

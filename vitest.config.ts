@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    // Servers (simulator, DynamoDB Local clients) per file: forks keep them apart and are the most robust.
+    pool: "forks",
+    testTimeout: 20_000,
+    hookTimeout: 60_000,
+    // CI reads the pass/fail counts from vitest's JSON report (see .ci/run).
+    reporters: process.env.CI ? ["default", ["json", { outputFile: ".vitest-results.json" }]] : ["default"],
+  },
+});
