@@ -3,8 +3,10 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/support/global-setup.ts"],
     // Servers (simulator, DynamoDB Local clients) per file: forks keep them apart and are the most robust.
     pool: "forks",
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
     testTimeout: 20_000,
     hookTimeout: 60_000,
     // CI reads the pass/fail counts from vitest's JSON report (see .ci/run).

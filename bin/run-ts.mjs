@@ -4,6 +4,7 @@ import { register } from "tsx/esm/api";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 register();
 const [entry, ...rest] = process.argv.slice(2);
 if (!entry) {

@@ -2,12 +2,14 @@
  * The platform API client: every endpoint of lib/platform/endpoints.ts as a typed method, with both auth
  * schemes, typed errors, retries with jittered backoff, and the cost of each call.
  */
-import type * as z from "zod/mini";
+import * as z from "zod/mini";
 import {
   type EndpointDef,
   type EndpointInput,
   type EndpointName,
   type EndpointOutput,
+  type ListEndpointName,
+  type ListItemOf,
   checkParam,
   endpointNames,
   endpoints,
@@ -62,6 +64,26 @@ export interface PlatformResponse<T> {
   cost: CallCost;
 }
 
+/** An item of a list that did not match its schema: skipped, and said where and why. */
+export interface RejectedItem {
+  index: number;
+  jsonPath: string;
+  reason: string;
+  /** The item as received, for the log (callers redact before logging). */
+  raw: unknown;
+}
+
+export interface PlatformListResponse<T> {
+  items: T[];
+  rejected: RejectedItem[];
+  /** The envelope without `results` (e.g. page and page_size of deployment history). */
+  envelope: Record<string, unknown>;
+  status: number;
+  cost: CallCost;
+}
+
+const listEnvelope = z.looseObject({ results: z.array(z.unknown()) });
+
 type CallArgs<K extends EndpointName> = {} extends EndpointInput<K>
   ? [input?: EndpointInput<K>]
   : [input: EndpointInput<K>];
@@ -98,7 +120,10 @@ export class PlatformClient {
 
   /** Calls endpoint `name`; resolves with its parsed response or rejects with a PlatformError. */
   async call<K extends EndpointName>(name: K, ...[input]: CallArgs<K>): Promise<PlatformResponse<EndpointOutput<K>>> {
-    const endpoint = endpoints[name] as EndpointDef;
+    return this.callWith(name, endpoints[name] as EndpointDef, input) as Promise<PlatformResponse<EndpointOutput<K>>>;
+  }
+
+  private async callWith(name: EndpointName, endpoint: EndpointDef, input: unknown): Promise<PlatformResponse<unknown>> {
     const args = (input ?? {}) as { path?: Record<string, string>; query?: Record<string, unknown>; body?: unknown };
     const cost = emptyCost(name);
     const path = fillPath(endpoint.path, args.path) + queryString(args.query);
@@ -109,11 +134,34 @@ export class PlatformClient {
       if (this.options.validateRequests !== false) this.validate(endpoint, args, ctx);
       const response = await this.send(endpoint, path, args.body, cost, ctx);
       this.options.onCost?.(cost);
-      return response as PlatformResponse<EndpointOutput<K>>;
+      return response;
     } catch (err) {
       this.options.onCost?.(cost, err as PlatformError);
       throw err;
     }
+  }
+
+  /**
+   * Calls a list endpoint and parses its items one by one: an item that does not match its schema is
+   * returned in `rejected` (with its JSON path), and the valid items beside it are kept. A response whose
+   * envelope is wrong still fails as a whole (PlatformSchemaMismatchError).
+   */
+  async list<K extends ListEndpointName>(name: K, ...[input]: CallArgs<K>): Promise<PlatformListResponse<ListItemOf<K>>> {
+    const endpoint = endpoints[name] as EndpointDef;
+    const lenient: EndpointDef = { ...endpoint, response: listEnvelope };
+    const res = await this.callWith(name, lenient, input);
+    const { results, ...envelope } = res.data as { results: unknown[] };
+    const items: ListItemOf<K>[] = [];
+    const rejected: RejectedItem[] = [];
+    results.forEach((raw, index) => {
+      const parsed = endpoint.items!.safeParse(raw);
+      if (parsed.success) items.push(parsed.data as ListItemOf<K>);
+      else {
+        const issue = parsed.error.issues[0]!;
+        rejected.push({ index, jsonPath: jsonPath(["results", index, ...issue.path]), reason: describeIssue(issue), raw });
+      }
+    });
+    return { items, rejected, envelope, status: res.status, cost: res.cost };
   }
 
   private async send(

@@ -19,6 +19,7 @@ export interface EndpointDef<
   B extends z.ZodMiniType | undefined = z.ZodMiniType | undefined,
   R extends z.ZodMiniType | undefined = z.ZodMiniType | undefined,
   Q extends Record<string, ParamFormat> = Record<string, ParamFormat>,
+  I extends z.ZodMiniType | undefined = z.ZodMiniType | undefined,
 > {
   /** The number the spec gives the endpoint (its table under "Endpoints"). */
   readonly number: number;
@@ -30,6 +31,8 @@ export interface EndpointDef<
   readonly body?: B;
   /** Absent when the success response has no body. */
   readonly response?: R;
+  /** For list responses: the schema of one item of `results`, so a list can be read item by item. */
+  readonly items?: I;
   /** A POST that changes nothing and so may be retried after a timeout or 5xx (GET, PUT, DELETE always may). */
   readonly idempotent?: boolean;
   /** What the simulator answers on success; the client accepts any 2xx. */
@@ -42,8 +45,9 @@ const def = <
   B extends z.ZodMiniType | undefined = undefined,
   R extends z.ZodMiniType | undefined = undefined,
   const Q extends Record<string, ParamFormat> = {},
+  I extends z.ZodMiniType | undefined = undefined,
 >(
-  d: EndpointDef<P, B, R, Q>,
+  d: EndpointDef<P, B, R, Q, I>,
 ) => d;
 
 export const endpoints = {
@@ -79,7 +83,8 @@ export const endpoints = {
   }),
   listWebhookEvents: def({
     number: 7, method: "GET", path: "/organization/{organizationId}/webhook/{webhookId}/event",
-    response: s.resultsOf(s.WebhookEvent), successStatus: 200, summary: "list the deliveries of a webhook",
+    response: s.resultsOf(s.WebhookEvent), items: s.WebhookEvent, successStatus: 200,
+    summary: "list the deliveries of a webhook",
   }),
   listEnvironmentVariables: def({
     number: 8, method: "GET", path: "/environment/{environmentId}/environmentVariable",
@@ -91,11 +96,13 @@ export const endpoints = {
     // pageSize is the real name of the page-size parameter (platform-facts.md); startId is in the spec's
     // prose but does not page on the real service, so it is accepted and passed on, nothing more.
     query: { pageSize: "int", startId: "string" },
-    response: s.DeploymentHistoryPage, successStatus: 200, summary: "list the deployments of an application",
+    response: s.DeploymentHistoryPage, items: s.DeploymentHistoryItem, successStatus: 200,
+    summary: "list the deployments of an application",
   }),
   listClusterLogs: def({
     number: 10, method: "GET", path: "/organization/{organizationId}/cluster/{clusterId}/logs",
-    response: s.resultsOf(s.ClusterLogEntry), successStatus: 200, summary: "list the logs of a cluster",
+    response: s.resultsOf(s.ClusterLogEntry), items: s.ClusterLogEntry, successStatus: 200,
+    summary: "list the logs of a cluster",
   }),
   moveDeploymentStageAfter: def({
     number: 11, method: "PUT", path: "/deploymentStage/{deploymentStageId}/moveAfter/{stageId}",
@@ -151,10 +158,16 @@ export const endpointNames = Object.keys(endpoints) as EndpointName[];
 
 type PathOf<K extends EndpointName> = Endpoints[K]["path"];
 type Infer<T> = T extends z.ZodMiniType ? z.infer<T> : undefined;
-type QueryOf<K extends EndpointName> = Endpoints[K] extends { query: infer Q }
-  ? { query?: { [P in keyof Q]?: Q[P] extends "int" ? number : string } }
+type QueryOf<K extends EndpointName> = Endpoints[K] extends { query?: infer Q }
+  ? [keyof Q] extends [never]
+    ? { query?: undefined }
+    : { query?: { [P in keyof Q]?: Q[P] extends "int" ? number : string } }
   : { query?: undefined };
-type BodyOf<K extends EndpointName> = Endpoints[K] extends { body: infer B } ? { body: Infer<B> } : { body?: undefined };
+type BodyOf<K extends EndpointName> = Endpoints[K] extends { body?: infer B }
+  ? B extends z.ZodMiniType
+    ? { body: z.infer<B> }
+    : { body?: undefined }
+  : { body?: undefined };
 
 /** What a call of endpoint K takes: its path parameters, its query and its body. */
 export type EndpointInput<K extends EndpointName> = ([PathParamNames<PathOf<K>>] extends [never]
@@ -163,8 +176,14 @@ export type EndpointInput<K extends EndpointName> = ([PathParamNames<PathOf<K>>]
   QueryOf<K> &
   BodyOf<K>;
 
+/** The endpoints whose lists can be read item by item. */
+export type ListEndpointName = {
+  [K in EndpointName]: Endpoints[K] extends { items?: infer I } ? (I extends z.ZodMiniType ? K : never) : never;
+}[EndpointName];
+export type ListItemOf<K extends ListEndpointName> = Endpoints[K] extends { items?: infer I } ? Infer<I> : never;
+
 /** What endpoint K answers on success. */
-export type EndpointOutput<K extends EndpointName> = Endpoints[K] extends { response: infer R } ? Infer<R> : undefined;
+export type EndpointOutput<K extends EndpointName> = Endpoints[K] extends { response?: infer R } ? Infer<R> : undefined;
 
 /** The names of the path parameters of a template, in order. */
 export function pathParamNames(path: string): string[] {

@@ -1,0 +1,140 @@
+/**
+ * Records and transitions → event details (lib/alerts/event.ts). Pure. Each detail carries what a
+ * responder needs to act without opening the platform: what, where, which commit, who, the error.
+ */
+import type { DeploymentTransition, LookoutEventDetail, NamedRef } from "./event.js";
+import { EVENT_VERSION, severityOf } from "./event.js";
+import { contentHash } from "../ingest/hash.js";
+import {
+  type ClusterLogRecord,
+  type DeploymentObservation,
+  type WebhookDeliveryRecord,
+  compact,
+  durationSeconds,
+} from "../ingest/normalize.js";
+import { deploymentAlertKey } from "../ingest/transitions.js";
+
+/** What Lookout knows of a service beyond the deployment entry: from configuration and the change feed. */
+export interface ServiceContext {
+  name?: string;
+  project?: NamedRef;
+  environment?: NamedRef & { type?: string };
+}
+
+export const deploymentAlertId = (obs: DeploymentObservation) => contentHash(...deploymentAlertKey(obs));
+export const deliveryAlertId = (r: WebhookDeliveryRecord) => contentHash("webhook_delivery", r.webhook_id, r.id);
+export const clusterAlertId = (r: ClusterLogRecord) => contentHash("cluster_log", r.cluster_id, r.id);
+
+const VERB: Record<DeploymentTransition, string> = {
+  failed: "deployment failed",
+  still_failing: "deployment still failing",
+  recovered: "recovered",
+  cancelled: "deployment cancelled",
+};
+
+const shortSha = (id: string | undefined) => (id && /^[0-9a-f]{8,}$/i.test(id) ? id.slice(0, 7) : id);
+const firstLine = (s: string | undefined, max = 80) => {
+  const line = (s ?? "").split("\n")[0]!.trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+};
+const where = (ctx: ServiceContext) => [ctx.project?.name, ctx.environment?.name].filter(Boolean).join("/");
+
+export function deploymentDetail(args: {
+  obs: DeploymentObservation;
+  transition: DeploymentTransition;
+  ctx: ServiceContext;
+  observedAt: string;
+  previousStatus?: string;
+  failureCount?: number;
+  incidentId?: string;
+}): LookoutEventDetail {
+  const { obs, transition, ctx, observedAt } = args;
+  const id = deploymentAlertId(obs);
+  const name = ctx.name ?? obs.service_name ?? obs.service_id;
+  const place = where(ctx);
+  const commit = obs.commit;
+  const parts = [
+    `${name}${place ? ` (${place})` : ""} ${VERB[transition]}`,
+    transition === "recovered" ? `now ${obs.status}` : obs.status,
+    transition === "still_failing" && args.failureCount ? `${args.failureCount} failures in a row` : undefined,
+    commit?.id ? `commit ${shortSha(commit.id)}${commit.author ? ` by ${commit.author}` : ""}${commit.message ? `: ${firstLine(commit.message, 60)}` : ""}` : undefined,
+    obs.triggered_by ? `triggered by ${obs.triggered_by}${obs.origin ? ` via ${obs.origin}` : ""}` : undefined,
+  ].filter(Boolean);
+  return compact({
+    version: EVENT_VERSION,
+    id,
+    kind: "deployment" as const,
+    transition,
+    severity: severityOf("deployment", transition),
+    organization: { id: obs.organization_id },
+    project: ctx.project,
+    environment: ctx.environment,
+    service: compact({ id: obs.service_id, name, type: obs.service_type }),
+    status: obs.status,
+    occurred_at: obs.updated_at ?? obs.created_at ?? observedAt,
+    observed_at: observedAt,
+    summary: parts.join(" — "),
+    deployment: compact({
+      execution_id: obs.execution_id,
+      commit: commit
+        ? compact({ id: commit.id, short_id: shortSha(commit.id), message: commit.message, author: commit.author, link: commit.link, tag: commit.tag })
+        : undefined,
+      triggered_by: obs.triggered_by,
+      origin: obs.origin,
+      duration: obs.total_duration,
+      duration_sec: durationSeconds(obs.total_duration),
+      failure_count: args.failureCount,
+      previous_status: args.previousStatus,
+    }),
+    incident_id: transition === "failed" ? id : args.incidentId,
+    link: commit?.link,
+  });
+}
+
+export function deliveryDetail(r: WebhookDeliveryRecord, observedAt: string): LookoutEventDetail {
+  const svc = r.services[0];
+  const answered = r.status_code === null || r.status_code === 0 ? "got no answer" : `answered HTTP ${r.status_code}`;
+  return compact({
+    version: EVENT_VERSION,
+    id: deliveryAlertId(r),
+    kind: "webhook_delivery" as const,
+    transition: "delivery_failed" as const,
+    severity: severityOf("webhook_delivery", "delivery_failed"),
+    organization: { id: r.organization_id },
+    project: svc?.project?.id ? { id: svc.project.id, name: svc.project.name } : undefined,
+    environment: svc?.environment?.id ? compact({ id: svc.environment.id, name: svc.environment.name, type: svc.environment.type }) : undefined,
+    service: svc ? compact({ id: svc.id, name: svc.name, type: svc.type }) : undefined,
+    webhook: { id: r.webhook_id },
+    status: r.status_code === null ? "NO_RESPONSE" : String(r.status_code),
+    occurred_at: r.created_at ?? observedAt,
+    observed_at: observedAt,
+    summary: `Webhook delivery${r.matched_event ? ` of ${r.matched_event}` : ""} to ${r.target_host ?? "its target"} ${answered}`,
+    http: compact({
+      status_code: r.status_code,
+      target_host: r.target_host,
+      matched_event: r.matched_event,
+      delivery_kind: r.delivery_kind,
+      response_excerpt: r.response_excerpt,
+    }),
+  });
+}
+
+export function clusterDetail(r: ClusterLogRecord, observedAt: string, cluster?: NamedRef): LookoutEventDetail {
+  const tag = r.error?.tag;
+  const message = r.error?.message ?? r.message ?? r.error?.underlying;
+  return compact({
+    version: EVENT_VERSION,
+    id: clusterAlertId(r),
+    kind: "cluster_log" as const,
+    transition: "cluster_error" as const,
+    severity: severityOf("cluster_log", "cluster_error"),
+    organization: { id: r.organization_id },
+    cluster: { id: r.cluster_id, ...(cluster?.name ? { name: cluster.name } : {}) },
+    status: r.type ?? "error",
+    occurred_at: r.timestamp ?? observedAt,
+    observed_at: observedAt,
+    summary: `Cluster ${cluster?.name ?? r.cluster_id} ${tag ?? "error"}${r.step ? ` at ${r.step}` : ""}${message ? `: ${firstLine(message, 100)}` : ""}`,
+    error: compact({ tag, message, hint: r.error?.hint, link: r.error?.link, step: r.step }),
+    link: r.error?.link,
+  });
+}

@@ -1,0 +1,153 @@
+/**
+ * The canonical event model: what the poller raises, the store keeps in its outbox, the publisher puts on
+ * the bus, routes match on and notifiers render. One shape from end to end (docs/events.md).
+ */
+
+export const EVENT_SOURCE = "lookout";
+export const EVENT_VERSION = 1;
+
+export type EventKind = "deployment" | "webhook_delivery" | "cluster_log" | "health";
+
+export type DeploymentTransition = "failed" | "still_failing" | "recovered" | "cancelled";
+export type Transition =
+  | DeploymentTransition
+  | "delivery_failed"
+  | "cluster_error"
+  | HealthCheck;
+
+export type HealthCheck = "token_rejected" | "source_failing" | "polling_stalled" | "receiver_failing";
+
+export type Severity = "critical" | "error" | "warning" | "info";
+
+export const DETAIL_TYPES = {
+  failed: "Deployment Failed",
+  still_failing: "Deployment Still Failing",
+  recovered: "Deployment Recovered",
+  cancelled: "Deployment Cancelled",
+  delivery_failed: "Webhook Delivery Failed",
+  cluster_error: "Cluster Error",
+  health: "Lookout Health",
+} as const;
+export type DetailType = (typeof DETAIL_TYPES)[keyof typeof DETAIL_TYPES];
+
+export function detailTypeOf(kind: EventKind, transition: Transition): DetailType {
+  if (kind === "health") return DETAIL_TYPES.health;
+  return DETAIL_TYPES[transition as Exclude<keyof typeof DETAIL_TYPES, "health">];
+}
+
+export interface NamedRef {
+  id: string;
+  name?: string;
+}
+
+export interface CommitFacts {
+  id?: string;
+  short_id?: string;
+  message?: string;
+  author?: string;
+  link?: string;
+  tag?: string;
+}
+
+export interface DeploymentFacts {
+  execution_id: string;
+  commit?: CommitFacts;
+  /** Who triggered the deployment (the platform's `auditing_data.triggered_by`). */
+  triggered_by?: string;
+  /** From where: API, CLI, CONSOLE, GIT, or a newer value. */
+  origin?: string;
+  /** ISO 8601 duration as the platform gives it (PT8M42S). */
+  duration?: string;
+  duration_sec?: number;
+  /** For still_failing: how many failures in a row, this one included. */
+  failure_count?: number;
+  /** The status the execution had before this transition, when we saw one. */
+  previous_status?: string;
+}
+
+export interface ErrorFacts {
+  tag?: string;
+  message?: string;
+  hint?: string;
+  link?: string;
+  step?: string;
+}
+
+export interface HttpFacts {
+  status_code: number | null;
+  target_host?: string;
+  matched_event?: string;
+  delivery_kind?: string;
+  /** The first few hundred characters of the target's answer, redacted. */
+  response_excerpt?: string;
+}
+
+export interface HealthFacts {
+  check: HealthCheck;
+  /** The source or receiver concerned, e.g. `deployment:<org>/<app>`. */
+  subject?: string;
+  detail?: string;
+  consecutive_failures?: number;
+}
+
+export interface LookoutEventDetail {
+  version: typeof EVENT_VERSION;
+  /** Stable: the same transition always has the same id, however often it is read. */
+  id: string;
+  kind: EventKind;
+  transition: Transition;
+  severity: Severity;
+  organization: NamedRef;
+  project?: NamedRef;
+  environment?: NamedRef & { type?: string };
+  service?: NamedRef & { type?: string };
+  cluster?: NamedRef;
+  webhook?: NamedRef;
+  /** The platform's status: a deployment state, a log type, an HTTP status. */
+  status?: string;
+  /** When it happened, by the platform's clock. */
+  occurred_at: string;
+  /** When Lookout saw it, by its own clock. */
+  observed_at: string;
+  /** One line for people: what, where, how. */
+  summary: string;
+  deployment?: DeploymentFacts;
+  error?: ErrorFacts;
+  http?: HttpFacts;
+  health?: HealthFacts;
+  /** Follow-ups (still failing, recovered) name the alert that opened the incident, for threading. */
+  incident_id?: string;
+  /** A link to the thing on the platform, when one is known. */
+  link?: string;
+}
+
+/** The envelope EventBridge gives targets; the local bus writes the same. */
+export interface LookoutEventEnvelope {
+  version: "0";
+  id: string;
+  "detail-type": DetailType;
+  source: typeof EVENT_SOURCE;
+  account: string;
+  time: string;
+  region: string;
+  resources: string[];
+  detail: LookoutEventDetail;
+}
+
+export const severityOf = (kind: EventKind, transition: Transition): Severity => {
+  switch (transition) {
+    case "failed":
+    case "still_failing":
+    case "cluster_error":
+      return "error";
+    case "token_rejected":
+    case "polling_stalled":
+      return "critical";
+    case "delivery_failed":
+    case "source_failing":
+    case "receiver_failing":
+      return "warning";
+    default:
+      return kind === "health" ? "warning" : "info";
+  }
+};

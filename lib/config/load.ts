@@ -1,0 +1,146 @@
+/**
+ * Loads and checks the configuration. Every problem is reported with the file and the path of the bad
+ * field (`lookout.yaml: watch[0].organization: is not a valid uuid`), at start, before anything runs.
+ */
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { ConfigFile } from "./schema.js";
+import { parseDuration } from "./duration.js";
+import { describeIssue, jsonPath } from "../platform/client.js";
+
+export class ConfigError extends Error {
+  constructor(
+    readonly source: string,
+    /** Path of the bad field, e.g. `watch[0].organization`; empty for the file as a whole. */
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`${source}: ${field ? `${field}: ` : ""}${problem}`);
+    this.name = "ConfigError";
+  }
+}
+
+export interface WatchedApplication {
+  id: string;
+  name?: string;
+  project?: string;
+  environment?: string;
+}
+
+export interface Watch {
+  organization: string;
+  name?: string;
+  webhooks: string[];
+  clusters: string[];
+  applications: WatchedApplication[];
+}
+
+/** The checked configuration, durations in milliseconds and the token still a reference. */
+export interface Config {
+  source: string;
+  platform: {
+    url: string;
+    tokenRef: string;
+    auth: "token" | "bearer";
+    requestsPerHour: number;
+    timeoutMs: number;
+  };
+  watch: Watch[];
+  backfillWindowMs: number;
+  retentionMs: number;
+  pollIntervalMs: number;
+  dataDir: string;
+  routes: unknown[];
+}
+
+/** Environment variables that override the file, for pointing the same file at a real platform. */
+export interface ConfigEnv {
+  PLATFORM_API_URL?: string;
+  PLATFORM_API_TOKEN?: string;
+  [name: string]: string | undefined;
+}
+
+export function loadConfigFile(path: string, env: ConfigEnv = process.env): Config {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(path, "", `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  return parseConfig(text, path, env);
+}
+
+export function parseConfig(text: string, source: string, env: ConfigEnv = process.env): Config {
+  let raw: unknown;
+  try {
+    raw = /\.json$/i.test(source) ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(source, "", `is not valid ${/\.json$/i.test(source) ? "JSON" : "YAML"}: ${(err as Error).message.split("\n")[0]}`);
+  }
+  return checkConfig(raw, source, env);
+}
+
+export function checkConfig(raw: unknown, source: string, env: ConfigEnv = process.env): Config {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new ConfigError(source, "", "must be a mapping with at least `platform` and `watch`");
+  }
+  const withEnv = applyEnvOverrides(raw as Record<string, unknown>, env);
+  const parsed = ConfigFile.safeParse(withEnv);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = jsonPath(issue.path).replace(/^\$\.?/, "");
+    const problem = issue.code === "custom" ? issue.message : describeIssue(issue);
+    throw new ConfigError(source, field, problem);
+  }
+  const c = parsed.data;
+  const ms = (s: string) => parseDuration(s)!;
+  return {
+    source,
+    platform: {
+      url: c.platform.url.replace(/\/+$/, ""),
+      tokenRef: c.platform.token,
+      auth: c.platform.auth,
+      requestsPerHour: c.platform.requests_per_hour,
+      timeoutMs: ms(c.platform.timeout),
+    },
+    watch: c.watch.map((w) => ({
+      organization: w.organization.toLowerCase(),
+      ...(w.name ? { name: w.name } : {}),
+      webhooks: w.webhooks,
+      clusters: w.clusters,
+      applications: w.applications.map((a) => (typeof a === "string" ? { id: a } : a)),
+    })),
+    backfillWindowMs: ms(c.backfill_window),
+    retentionMs: ms(c.retention),
+    pollIntervalMs: ms(c.poll_interval),
+    dataDir: c.data_dir,
+    routes: c.routes,
+  };
+}
+
+function applyEnvOverrides(raw: Record<string, unknown>, env: ConfigEnv): Record<string, unknown> {
+  const platform = { ...((raw.platform as Record<string, unknown> | undefined) ?? {}) };
+  if (env.PLATFORM_API_URL) platform.url = env.PLATFORM_API_URL;
+  if (env.PLATFORM_API_TOKEN && platform.token === undefined) platform.token = "env:PLATFORM_API_TOKEN";
+  return { ...raw, platform };
+}
+
+/** Turns a secret reference into the secret. `ssm:` and `secretsmanager:` need a resolver (the cloud's). */
+export async function resolveSecret(
+  ref: string,
+  env: ConfigEnv = process.env,
+  resolvers: Partial<Record<"ssm" | "secretsmanager", (name: string) => Promise<string | undefined>>> = {},
+): Promise<string> {
+  const [scheme, ...rest] = ref.split(":");
+  const name = rest.join(":");
+  if (scheme === "env") {
+    const value = env[name];
+    if (!value) throw new ConfigError("environment", "platform.token", `environment variable ${name} is not set`);
+    return value;
+  }
+  const resolver = resolvers[scheme as "ssm" | "secretsmanager"];
+  if (!resolver) throw new ConfigError("configuration", "platform.token", `${scheme}: secrets can only be read in the cloud; use env:NAME here`);
+  const value = await resolver(name);
+  if (!value) throw new ConfigError(scheme!, "platform.token", `${name} is empty or missing`);
+  return value;
+}

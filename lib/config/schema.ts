@@ -1,0 +1,61 @@
+/**
+ * The configuration file (YAML or JSON) as a schema. Every field has a default where one makes sense, so
+ * the smallest useful file names only the platform and what to watch.
+ */
+import * as z from "zod/mini";
+import { parseDuration } from "./duration.js";
+
+const uuid = () => z.uuid();
+
+/** A duration string, checked here and turned into milliseconds by the loader. */
+const duration = () =>
+  z.string().check(z.refine((s) => parseDuration(s) !== undefined, { message: "is not a duration like 90s, 15m, 1h or 400d" }));
+
+/**
+ * Where a secret comes from: `env:NAME`, `ssm:/parameter/name` or `secretsmanager:name`. A literal token
+ * is refused so that it never sits in a file that gets committed or logged.
+ */
+export const SecretRef = z.string().check(
+  z.refine((s) => /^(env:[A-Za-z_][A-Za-z0-9_]*|ssm:\/.+|secretsmanager:.+)$/.test(s), {
+    message: "must name where the secret is kept: env:NAME, ssm:/path or secretsmanager:name (never the secret itself)",
+  }),
+);
+
+export const WatchedApplication = z.union([
+  uuid(),
+  z.object({
+    id: uuid(),
+    name: z.optional(z.string()),
+    project: z.optional(z.string()),
+    environment: z.optional(z.string()),
+  }),
+]);
+
+export const Watch = z.object({
+  organization: uuid(),
+  name: z.optional(z.string()),
+  webhooks: z._default(z.array(uuid()), []),
+  clusters: z._default(z.array(uuid()), []),
+  applications: z._default(z.array(WatchedApplication), []),
+});
+
+export const PlatformSettings = z.object({
+  url: z.url({ protocol: /^https?$/ }),
+  token: SecretRef,
+  auth: z._default(z.enum(["token", "bearer"]), "token"),
+  requests_per_hour: z._default(z.int().check(z.minimum(1)), 1000),
+  timeout: z._default(duration(), "10s"),
+});
+
+export const ConfigFile = z.object({
+  platform: PlatformSettings,
+  watch: z.array(Watch).check(z.minLength(1)),
+  backfill_window: z._default(duration(), "15m"),
+  retention: z._default(duration(), "400d"),
+  data_dir: z._default(z.string(), ".lookout"),
+  /** How often the local runner polls; in the cloud the schedule does. */
+  poll_interval: z._default(duration(), "1m"),
+  /** Validated by the routes stage (lib/routes). */
+  routes: z._default(z.array(z.unknown()), []),
+});
+export type ConfigFile = z.infer<typeof ConfigFile>;

@@ -1,0 +1,245 @@
+/**
+ * Platform records → Lookout's records. Pure, lenient (fields may be missing or null; enum values may
+ * be new) and safe: payloads are redacted here, before anything is stored or forwarded.
+ */
+import type { ClusterLogEntry, DeploymentHistoryItem, WebhookEvent } from "../platform/schemas.js";
+import { contentHash } from "./hash.js";
+import { redact, redactText, redactUrl } from "./redact.js";
+import { clusterLogFailed, deliveryFailed } from "./status.js";
+
+export type SourceKind = "webhook" | "deployment" | "cluster";
+
+/** One polled source: a webhook's deliveries, an application's deployments, a cluster's logs. */
+export interface SourceRef {
+  kind: SourceKind;
+  organizationId: string;
+  /** The webhook, application or cluster id. */
+  id: string;
+}
+
+export const sourceKey = (s: SourceRef): string => `${s.kind}:${s.organizationId}/${s.id}`;
+
+export function parseSourceKey(key: string): SourceRef | undefined {
+  const m = /^(webhook|deployment|cluster):([^/]+)\/(.+)$/.exec(key);
+  return m ? { kind: m[1] as SourceKind, organizationId: m[2]!, id: m[3]! } : undefined;
+}
+
+/** A service a webhook payload names: the change feed and the directory of names learn from these. */
+export interface NamedService {
+  id: string;
+  name?: string;
+  type: string;
+  project?: { id?: string; name?: string };
+  environment?: { id?: string; name?: string; type?: string };
+}
+
+export interface WebhookDeliveryRecord {
+  record_kind: "webhook_delivery";
+  id: string;
+  organization_id: string;
+  webhook_id: string;
+  created_at?: string;
+  delivery_kind?: string;
+  matched_event?: string;
+  target_host?: string;
+  target_url?: string;
+  status_code: number | null;
+  failed: boolean;
+  response_excerpt?: string;
+  /** The payload that was sent, redacted. */
+  request?: Record<string, unknown>;
+  services: NamedService[];
+}
+
+export interface ClusterLogRecord {
+  record_kind: "cluster_log";
+  /** Content hash: entries have no id (platform-facts.md). */
+  id: string;
+  organization_id: string;
+  cluster_id: string;
+  timestamp?: string;
+  type?: string;
+  step?: string;
+  failed: boolean;
+  message?: string;
+  error?: { tag?: string; message?: string; hint?: string; link?: string; underlying?: string };
+  provider_kind?: string;
+  region?: string;
+  transmitter?: { type?: string; id?: string; name?: string };
+}
+
+export interface CommitRecord {
+  id?: string;
+  message?: string;
+  author?: string;
+  link?: string;
+  tag?: string;
+  created_at?: string;
+}
+
+/** One read of one deployment execution: the same execution is observed again as it progresses. */
+export interface DeploymentObservation {
+  record_kind: "deployment";
+  organization_id: string;
+  application_id: string;
+  service_id: string;
+  service_name?: string;
+  service_type?: string;
+  execution_id: string;
+  /** True when the platform gave no execution_id and one was derived (old entries). */
+  execution_id_derived: boolean;
+  status: string;
+  created_at?: string;
+  updated_at?: string;
+  triggered_by?: string;
+  origin?: string;
+  commit?: CommitRecord;
+  total_duration?: string;
+  status_details?: { action?: string; status?: string; sub_action?: string };
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
+const clip = (s: string | undefined, max: number) => (s && s.length > max ? `${s.slice(0, max)}…` : s);
+
+/** Drops undefined fields, so stored items stay small and equal records compare equal. */
+export function compact<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+export function normalizeWebhookDelivery(e: WebhookEvent, src: SourceRef): WebhookDeliveryRecord {
+  const url = str(e.target_url_used);
+  const request = e.request ? redact(e.request) : undefined;
+  return compact({
+    record_kind: "webhook_delivery" as const,
+    id: e.id,
+    organization_id: src.organizationId,
+    webhook_id: src.id,
+    created_at: str(e.created_at),
+    delivery_kind: str(e.kind),
+    matched_event: str(e.matched_event),
+    target_host: url ? hostOf(url) : undefined,
+    target_url: url ? redactUrl(url) : undefined,
+    status_code: typeof e.target_response_status_code === "number" ? e.target_response_status_code : null,
+    failed: deliveryFailed(e.target_response_status_code),
+    response_excerpt: clip(e.target_response_body ? redactText(e.target_response_body) : undefined, 500),
+    request,
+    services: servicesNamedIn(e.request),
+  });
+}
+
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).host || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The services a STANDARD webhook payload names, with their project and environment. */
+export function servicesNamedIn(request: Record<string, unknown> | null | undefined): NamedService[] {
+  const payload = request?.payload;
+  if (!payload || typeof payload !== "object") return [];
+  const p = payload as Record<string, unknown>;
+  const ref = (v: unknown) => {
+    if (!v || typeof v !== "object") return undefined;
+    const o = v as Record<string, unknown>;
+    return compact({ id: str(o.id), name: str(o.name), type: str(o.type) });
+  };
+  const project = ref(p.project);
+  const environment = ref(p.environment);
+  const out: NamedService[] = [];
+  for (const [field, type] of [
+    ["applications", "APPLICATION"], ["containers", "CONTAINER"], ["databases", "DATABASE"], ["jobs", "JOB"],
+  ] as const) {
+    const list = p[field];
+    if (!Array.isArray(list)) continue;
+    for (const item of list) {
+      const s = ref(item);
+      if (s?.id) out.push(compact({ id: s.id, name: s.name, type, project, environment }));
+    }
+  }
+  return out;
+}
+
+export function normalizeClusterLog(e: ClusterLogEntry, src: SourceRef): ClusterLogRecord {
+  const err = e.error ?? undefined;
+  const details = e.details ?? err?.event_details ?? undefined;
+  const underlying = err?.underlying_error?.message ?? err?.event_details?.underlying_error?.message ?? undefined;
+  const message = str(e.message?.safe_message);
+  const transmitter = details?.transmitter ?? undefined;
+  return compact({
+    record_kind: "cluster_log" as const,
+    id: contentHash(src.id, e.timestamp, e.step, e.type, err?.tag, message ?? err?.user_log_message),
+    organization_id: src.organizationId,
+    cluster_id: src.id,
+    timestamp: str(e.timestamp),
+    type: str(e.type),
+    step: str(e.step),
+    failed: clusterLogFailed(e.type, e.step),
+    message: message ? redactText(message) : undefined,
+    error: err
+      ? compact({
+          tag: str(err.tag),
+          message: str(err.user_log_message) ? redactText(err.user_log_message!) : undefined,
+          hint: str(err.hint_message) ? redactText(err.hint_message!) : undefined,
+          link: str(err.link),
+          underlying: str(underlying) ? clip(redactText(underlying!), 1000) : undefined,
+        })
+      : undefined,
+    provider_kind: str(details?.provider_kind),
+    region: str(details?.region),
+    transmitter: transmitter
+      ? compact({ type: str(transmitter.type), id: str(transmitter.id), name: str(transmitter.name) })
+      : undefined,
+  });
+}
+
+export function normalizeDeployment(item: DeploymentHistoryItem, src: SourceRef): DeploymentObservation {
+  const ident = item.identifier;
+  const audit = item.auditing_data ?? undefined;
+  const commit = item.details?.commit ?? undefined;
+  const serviceId = str(ident.service_id) ?? src.id;
+  const givenExec = str(ident.execution_id);
+  return compact({
+    record_kind: "deployment" as const,
+    organization_id: src.organizationId,
+    application_id: src.id,
+    service_id: serviceId,
+    service_name: str(ident.name),
+    service_type: str(ident.service_type),
+    // Old entries have no execution_id: derive a stable one from what does not change.
+    execution_id: givenExec ?? `derived-${contentHash(serviceId, audit?.created_at, commit?.git_commit_id)}`,
+    execution_id_derived: !givenExec,
+    status: str(item.status) ?? "UNKNOWN",
+    created_at: str(audit?.created_at),
+    updated_at: str(audit?.updated_at),
+    triggered_by: str(audit?.triggered_by),
+    origin: str(audit?.origin),
+    commit: commit
+      ? compact({
+          id: str(commit.git_commit_id),
+          message: str(commit.message) ? clip(redactText(commit.message!), 1000) : undefined,
+          author: str(commit.author_name),
+          link: str(commit.commit_page_url),
+          tag: str(commit.tag),
+          created_at: str(commit.created_at),
+        })
+      : undefined,
+    total_duration: str(item.total_duration),
+    status_details: item.status_details
+      ? compact({
+          action: str(item.status_details.action),
+          status: str(item.status_details.status),
+          sub_action: str(item.status_details.sub_action),
+        })
+      : undefined,
+  });
+}
+
+/** Seconds of an ISO 8601 duration such as PT8M42S; undefined when it is not one. */
+export function durationSeconds(iso: string | undefined): number | undefined {
+  const m = iso ? /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(iso) : null;
+  if (!m || iso === "P" || iso === "PT") return undefined;
+  const [, d, h, min, s] = m;
+  return Math.round(Number(d ?? 0) * 86400 + Number(h ?? 0) * 3600 + Number(min ?? 0) * 60 + Number(s ?? 0));
+}

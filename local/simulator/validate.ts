@@ -1,0 +1,124 @@
+/**
+ * Routing and request validation, both driven by the endpoints table of lib/platform/endpoints.ts:
+ * path templates, path parameter formats, query parameter formats and body schemas are not repeated here.
+ */
+import type * as z from "zod/mini";
+import {
+  checkParam,
+  endpointNames,
+  endpoints,
+  pathParamFormat,
+  pathPattern,
+  type EndpointDef,
+  type EndpointName,
+} from "../../lib/platform/endpoints.js";
+import { badRequest } from "./errors.js";
+
+interface Route {
+  name: EndpointName;
+  def: EndpointDef;
+  pattern: RegExp;
+}
+
+const routes: Route[] = endpointNames.map((name) => {
+  const def: EndpointDef = endpoints[name];
+  return { name, def, pattern: pathPattern(def.path) };
+});
+
+export type RouteMatch =
+  | { kind: "ok"; name: EndpointName; def: EndpointDef; rawParams: Record<string, string> }
+  | { kind: "method-not-allowed"; allow: string[] }
+  | { kind: "not-found" };
+
+export function matchRoute(method: string, pathname: string): RouteMatch {
+  const allow: string[] = [];
+  for (const r of routes) {
+    const m = r.pattern.exec(pathname);
+    if (!m) continue;
+    if (r.def.method === method) return { kind: "ok", name: r.name, def: r.def, rawParams: { ...m.groups } };
+    allow.push(r.def.method);
+  }
+  return allow.length > 0 ? { kind: "method-not-allowed", allow } : { kind: "not-found" };
+}
+
+/** Decodes and checks path parameters against their formats. */
+export function checkPathParams(def: EndpointDef, raw: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(value);
+    } catch {
+      throw badRequest(`${name}: is not correctly percent-encoded`);
+    }
+    const reason = checkParam(pathParamFormat(def, name), decoded);
+    if (reason) throw badRequest(`${name}: ${reason}`);
+    out[name] = decoded;
+  }
+  return out;
+}
+
+/** Checks the declared query parameters (unknown ones are ignored, as the platform does). */
+export function checkQuery(def: EndpointDef, search: URLSearchParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, format] of Object.entries(def.query ?? {})) {
+    const value = search.get(name);
+    if (value === null) continue;
+    const reason = checkParam(format, value);
+    if (reason) throw badRequest(`${name}: ${reason}`);
+    out[name] = value;
+  }
+  return out;
+}
+
+/** Parses and validates a request body with the endpoint's schema; undefined for endpoints without one. */
+export function checkBody(def: EndpointDef, raw: string): unknown {
+  if (!def.body) return undefined;
+  let json: unknown;
+  if (raw.trim() !== "") {
+    try {
+      json = JSON.parse(raw);
+    } catch (err) {
+      throw badRequest(`body: malformed JSON (${(err as Error).message})`);
+    }
+  }
+  const result = def.body.safeParse(json);
+  if (!result.success) throw badRequest(result.error.issues.map((i) => describeIssue(i, json)).join("; "));
+  return result.data;
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v = input;
+  for (const key of path) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}
+
+/** `field: reason` for one zod issue, in the words a client developer needs. */
+export function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
+  const where = issue.path.map(String).join(".") || "body";
+  return `${where}: ${issueReason(issue, input)}`;
+}
+
+function issueReason(issue: z.core.$ZodIssue, input: unknown): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return valueAt(input, issue.path) === undefined ? "is required" : `must be ${issue.expected === "object" || issue.expected === "array" ? "an" : "a"} ${issue.expected}`;
+    case "too_big":
+      if (issue.origin === "string") return `too long (max ${issue.maximum})`;
+      if (issue.origin === "array") return `too many items (max ${issue.maximum})`;
+      return `too large (max ${issue.maximum})`;
+    case "too_small":
+      if (issue.origin === "string") return Number(issue.minimum) === 1 ? "must not be empty" : `too short (min ${issue.minimum})`;
+      if (issue.origin === "array") return `too few items (min ${issue.minimum})`;
+      return `too small (min ${issue.minimum})`;
+    case "invalid_format":
+      return `is not a valid ${issue.format}`;
+    case "unrecognized_keys":
+      return `unknown field(s) ${issue.keys.join(", ")}`;
+    default:
+      return issue.message || "is invalid";
+  }
+}

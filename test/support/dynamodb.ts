@@ -1,0 +1,17 @@
+/** A fresh table on the run's DynamoDB Local, for one test file. */
+import { inject } from "vitest";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { randomUUID } from "node:crypto";
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
+import { ensureTable } from "../../lib/store/table.js";
+
+export function localDynamoClient(): DynamoDBClient {
+  return new DynamoDBClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+}
+
+export async function freshTable(prefix = "lookout-test"): Promise<{ client: DynamoDBClient; tableName: string }> {
+  const client = localDynamoClient();
+  const tableName = `${prefix}-${randomUUID().slice(0, 8)}`;
+  await ensureTable(client, tableName);
+  return { client, tableName };
+}
