@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { ConfigFile } from "./schema.js";
 import { parseDuration } from "./duration.js";
-import { describeIssue, jsonPath } from "../platform/client.js";
+import { describeIssue, jsonPath } from "../platform/issues.js";
 
 export class ConfigError extends Error {
   constructor(
@@ -89,7 +89,7 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = jsonPath(issue.path).replace(/^\$\.?/, "");
-    const problem = issue.code === "custom" ? issue.message : describeIssue(issue);
+    const problem = issue.code === "custom" ? issue.message : describeIssue(issue, withEnv);
     throw new ConfigError(source, field, problem);
   }
   const c = parsed.data;

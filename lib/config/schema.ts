@@ -5,7 +5,8 @@
 import * as z from "zod/mini";
 import { parseDuration } from "./duration.js";
 
-const uuid = () => z.uuid();
+// Any 8-4-4-4-12 hex id, as the platform issues (not only RFC 4122 variants).
+const uuid = () => z.guid();
 
 /** A duration string, checked here and turned into milliseconds by the loader. */
 const duration = () =>

@@ -34,6 +34,7 @@ import {
   PlatformUnexpectedStatusError,
   readErrorDetail,
 } from "./errors.js";
+import { describeIssue, jsonPath } from "./issues.js";
 import { type AttemptOutcome, type RetryPolicy, defaultRetryPolicy, nextRetryDelay } from "./retry.js";
 
 export type AuthScheme = "token" | "bearer";
@@ -158,7 +159,7 @@ export class PlatformClient {
       if (parsed.success) items.push(parsed.data as ListItemOf<K>);
       else {
         const issue = parsed.error.issues[0]!;
-        rejected.push({ index, jsonPath: jsonPath(["results", index, ...issue.path]), reason: describeIssue(issue), raw });
+        rejected.push({ index, jsonPath: jsonPath(["results", index, ...issue.path]), reason: describeIssue(issue, raw), raw });
       }
     });
     return { items, rejected, envelope, status: res.status, cost: res.cost };
@@ -245,7 +246,7 @@ export class PlatformClient {
       const parsed = endpoint.body.safeParse(args.body);
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
-        refuse(`body${jsonPath(issue.path).slice(1)}`, describeIssue(issue));
+        refuse(`body${jsonPath(issue.path).slice(1)}`, describeIssue(issue, args.body));
       }
     }
   }
@@ -275,7 +276,7 @@ function parseBody(
   const parsed = endpoint.response.safeParse(json);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  throw new PlatformSchemaMismatchError(ctx({ status: raw.status }), jsonPath(issue.path), describeIssue(issue));
+  throw new PlatformSchemaMismatchError(ctx({ status: raw.status }), jsonPath(issue.path), describeIssue(issue, json));
 }
 
 function toError(
@@ -294,35 +295,6 @@ function toError(
     case 404: return new PlatformNotFoundError(c);
     case 429: return new PlatformRateLimitedError(c, rateLimit?.retryAfterMs);
     default: return raw.status >= 500 ? new PlatformServerError(c) : new PlatformUnexpectedStatusError(c);
-  }
-}
-
-/** `["results", 3, "id"]` → `$.results[3].id`. */
-export function jsonPath(path: ReadonlyArray<PropertyKey>): string {
-  return path.reduce<string>((acc, seg) => {
-    if (typeof seg === "number") return `${acc}[${seg}]`;
-    const key = String(seg);
-    return /^[A-Za-z_$][\w$]*$/.test(key) ? `${acc}.${key}` : `${acc}[${JSON.stringify(key)}]`;
-  }, "$");
-}
-
-/** zod/mini carries no English messages; say what was wrong from the issue's code. */
-export function describeIssue(issue: z.core.$ZodIssue): string {
-  switch (issue.code) {
-    case "invalid_type":
-      return `expected ${issue.expected}, got ${issue.input === undefined ? "nothing" : issue.input === null ? "null" : typeof issue.input}`;
-    case "too_big":
-      return `too long or too large (at most ${String(issue.maximum)})`;
-    case "too_small":
-      return `too short or too small (at least ${String(issue.minimum)})`;
-    case "invalid_format":
-      return `is not a valid ${issue.format}`;
-    case "invalid_value":
-      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
-    case "unrecognized_keys":
-      return `has unknown keys ${issue.keys.join(", ")}`;
-    default:
-      return issue.message && issue.message !== "Invalid input" ? issue.message : issue.code;
   }
 }
 

@@ -177,9 +177,9 @@ export const BackupRequest = z.object({ name: z.string().check(z.minLength(1)), 
 export type BackupRequest = z.infer<typeof BackupRequest>;
 
 export const RestartServicesRequest = z.object({
-  application_ids: opt(z.array(z.uuid())),
-  database_ids: opt(z.array(z.uuid())),
-  container_ids: opt(z.array(z.uuid())),
+  application_ids: opt(z.array(z.guid())),
+  database_ids: opt(z.array(z.guid())),
+  container_ids: opt(z.array(z.guid())),
 });
 export type RestartServicesRequest = z.infer<typeof RestartServicesRequest>;
 

@@ -17,11 +17,11 @@ export const HELM_REPOSITORIES = [
 
 export const IAC_VERSIONS = ["1.5.7", "1.7.5", "1.9.8", "1.10.5", "1.11.4"].map((version) => ({ engine: "VENDOR5", version }));
 
-/** The vendor4 repositories of the account: those linked to the seeded applications. */
-export function vendor4Repositories(model: Model): Array<Record<string, unknown>> {
+/** The vendor4 repositories linked to the applications `visible` lets through. */
+export function vendor4Repositories(model: Model, visible: (serviceId: string) => boolean): Array<Record<string, unknown>> {
   const out = new Map<string, Record<string, unknown>>();
   for (const s of model.services.values()) {
-    if (!s.repository || out.has(s.repository.name)) continue;
+    if (!s.repository || out.has(s.repository.name) || !visible(s.id)) continue;
     out.set(s.repository.name, { id: `r_${s.id.slice(0, 8)}`, name: s.repository.name, url: s.repository.url, default_branch: "main", is_private: true });
   }
   return [...out.values()];

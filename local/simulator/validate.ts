@@ -2,6 +2,7 @@
  * Routing and request validation, both driven by the endpoints table of lib/platform/endpoints.ts:
  * path templates, path parameter formats, query parameter formats and body schemas are not repeated here.
  */
+import { describeIssue as reasonOf } from "../../lib/platform/issues.js";
 import type * as z from "zod/mini";
 import {
   checkParam,
@@ -87,38 +88,9 @@ export function checkBody(def: EndpointDef, raw: string): unknown {
   return result.data;
 }
 
-function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
-  let v = input;
-  for (const key of path) {
-    if (v === null || typeof v !== "object") return undefined;
-    v = (v as Record<PropertyKey, unknown>)[key];
-  }
-  return v;
-}
 
 /** `field: reason` for one zod issue, in the words a client developer needs. */
 export function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
   const where = issue.path.map(String).join(".") || "body";
-  return `${where}: ${issueReason(issue, input)}`;
-}
-
-function issueReason(issue: z.core.$ZodIssue, input: unknown): string {
-  switch (issue.code) {
-    case "invalid_type":
-      return valueAt(input, issue.path) === undefined ? "is required" : `must be ${issue.expected === "object" || issue.expected === "array" ? "an" : "a"} ${issue.expected}`;
-    case "too_big":
-      if (issue.origin === "string") return `too long (max ${issue.maximum})`;
-      if (issue.origin === "array") return `too many items (max ${issue.maximum})`;
-      return `too large (max ${issue.maximum})`;
-    case "too_small":
-      if (issue.origin === "string") return Number(issue.minimum) === 1 ? "must not be empty" : `too short (min ${issue.minimum})`;
-      if (issue.origin === "array") return `too few items (min ${issue.minimum})`;
-      return `too small (min ${issue.minimum})`;
-    case "invalid_format":
-      return `is not a valid ${issue.format}`;
-    case "unrecognized_keys":
-      return `unknown field(s) ${issue.keys.join(", ")}`;
-    default:
-      return issue.message || "is invalid";
-  }
+  return `${where}: ${reasonOf(issue, input)}`;
 }

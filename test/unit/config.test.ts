@@ -42,7 +42,7 @@ describe("configuration", () => {
       /^lookout\.yaml: platform\.token: must name where the secret is kept/,
     );
     expect(problem(minimal.replace('url: "http://127.0.0.1:4010"', 'url: "ftp://x"'))).toMatch(/^lookout\.yaml: platform\.url: /);
-    expect(problem("platform: { url: 'http://x', token: 'env:T' }\nwatch: []\n")).toMatch(/^lookout\.yaml: watch: too short/);
+    expect(problem("platform: { url: 'http://x', token: 'env:T' }\nwatch: []\n")).toMatch(/^lookout\.yaml: watch: too few items \(min 1\)/);
   });
 
   it("says when the file is not YAML or JSON, or not a mapping", () => {

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { durationSeconds, normalizeClusterLog, normalizeDeployment, normalizeWebhookDelivery } from "../../lib/ingest/normalize.js";
+
+const org = "o1";
+
+describe("normalizers", () => {
+  it("reads a failed webhook delivery, redacted, with the services it names", () => {
+    const r = normalizeWebhookDelivery(
+      {
+        id: "d1", created_at: "2026-01-01T00:00:00Z", kind: "STANDARD", matched_event: "DEPLOYMENT_FAILURE",
+        target_url_used: "https://u:p@hooks.example.com/in?token=t", target_response_status_code: 502,
+        target_response_body: "bad gateway",
+        request: {
+          headers: { "X-Signature": "s" },
+          payload: { project: { id: "p1", name: "shop" }, environment: { id: "e1", name: "prod", type: "PRODUCTION" }, applications: [{ id: "a1", name: "api" }] },
+        },
+      },
+      { kind: "webhook", organizationId: org, id: "w1" },
+    );
+    expect(r).toMatchObject({ failed: true, status_code: 502, target_host: "hooks.example.com", matched_event: "DEPLOYMENT_FAILURE" });
+    expect(r.target_url).not.toContain("u:p");
+    expect(JSON.stringify(r.request)).not.toContain('"s"');
+    expect(r.services).toEqual([
+      { id: "a1", name: "api", type: "APPLICATION", project: { id: "p1", name: "shop" }, environment: { id: "e1", name: "prod", type: "PRODUCTION" } },
+    ]);
+  });
+
+  it("counts a delivery with no status code as failed", () => {
+    const r = normalizeWebhookDelivery({ id: "d2", target_response_status_code: null }, { kind: "webhook", organizationId: org, id: "w" });
+    expect(r.failed).toBe(true);
+    expect(r.status_code).toBeNull();
+  });
+
+  it("hashes cluster log entries by content and accepts underlying_error in either place", () => {
+    const src = { kind: "cluster" as const, organizationId: org, id: "c1" };
+    const entry = {
+      type: "error", timestamp: "2026-01-01T00:00:00.123456789Z", step: "UpgradeError",
+      error: { tag: "CANNOT_UNINSTALL_HELM_CHART", user_log_message: "boom", event_details: { underlying_error: { message: "deep" } } },
+    };
+    const a = normalizeClusterLog(entry, src);
+    expect(a).toMatchObject({ failed: true, error: { tag: "CANNOT_UNINSTALL_HELM_CHART", underlying: "deep" } });
+    expect(normalizeClusterLog({ ...entry }, src).id).toBe(a.id);
+    expect(normalizeClusterLog({ ...entry, timestamp: "2026-01-01T00:00:00.123456788Z" }, src).id).not.toBe(a.id);
+    expect(normalizeClusterLog({ type: "info", step: "CreateError" }, src).failed).toBe(true);
+    expect(normalizeClusterLog({ type: "info", step: "Created" }, src).failed).toBe(false);
+  });
+
+  it("reads a deployment entry, deriving an execution id for old entries", () => {
+    const src = { kind: "deployment" as const, organizationId: org, id: "a1" };
+    const d = normalizeDeployment(
+      {
+        identifier: { service_id: "a1", name: "api", service_type: "APPLICATION", execution_id: "x-1" },
+        status: "DEPLOYMENT_ERROR",
+        auditing_data: { created_at: "2026-01-01T00:00:00Z", updated_at: "2026-01-01T00:05:00Z", triggered_by: "jane@example.com", origin: "GIT" },
+        details: { commit: { git_commit_id: "abcdef1234567", message: "fix", author_name: "Jane", commit_page_url: "https://git/x" } },
+        total_duration: "PT5M",
+      },
+      src,
+    );
+    expect(d).toMatchObject({ execution_id: "x-1", status: "DEPLOYMENT_ERROR", triggered_by: "jane@example.com", commit: { id: "abcdef1234567", author: "Jane" } });
+    const old = normalizeDeployment({ identifier: { service_id: "a1" }, status: "DEPLOYED", details: { commit: null } }, src);
+    expect(old.execution_id_derived).toBe(true);
+    expect(old.execution_id).toMatch(/^derived-/);
+  });
+
+  it("reads ISO 8601 durations", () => {
+    expect(durationSeconds("PT8M42S")).toBe(522);
+    expect(durationSeconds("P1DT1H")).toBe(90000);
+    expect(durationSeconds("8 minutes")).toBeUndefined();
+  });
+});
