@@ -193,6 +193,12 @@ async function pollList<Raw, Rec extends { record_kind: string; id: string; orga
 
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((v, i) => v === b[i]);
 
+/** Same executions with the same statuses, whatever the order (entries can share a timestamp). */
+function sameStatuses(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+}
+
 async function pollWebhook(req: PollRequest, deps: PollDeps, result: PollResult, spend: Spend) {
   const { organizationId, id } = req.source;
   await pollList(
@@ -301,8 +307,9 @@ async function pollDeployments(req: PollRequest, deps: PollDeps, result: PollRes
 
   const executions = Object.fromEntries(observations.map((o) => [o.execution_id, o.status]));
   result.inProgress = observations.filter((o) => classifyStatus(o.status) === "in_progress").length;
-  // Quiet (the page overlapped and nothing is in progress): shrink towards the small page.
-  const nextSize = gap || result.inProgress > 0 ? pageSize : Math.max(DEPLOYMENT_PAGE_MIN, Math.min(pageSize, Math.ceil(pageSize / 2)));
+  // Quiet (the page overlapped and nothing is in progress): back to the small page at once. A burst
+  // larger than it is caught by the overlap check above, at the cost of one more request.
+  const nextSize = gap || result.inProgress > 0 ? pageSize : DEPLOYMENT_PAGE_MIN;
   const next: SourceCursor = {
     source: key,
     version: (cursor?.version ?? 0) + 1,
@@ -311,7 +318,7 @@ async function pollDeployments(req: PollRequest, deps: PollDeps, result: PollRes
     ...(gap ? { gap_suspected_at: observedAt } : cursor?.gap_suspected_at ? { gap_suspected_at: cursor.gap_suspected_at } : {}),
     first_polled_at: cursor?.first_polled_at ?? observedAt,
   };
-  if (!cursor || JSON.stringify(cursor.executions) !== JSON.stringify(executions) || cursor.page_size !== nextSize || gap) {
+  if (!cursor || !sameStatuses(cursor.executions ?? {}, executions) || cursor.page_size !== nextSize || gap) {
     await deps.store.saveCursor(next, cursor?.version);
   }
 }
