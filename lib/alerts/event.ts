@@ -30,9 +30,19 @@ export const DETAIL_TYPES = {
 } as const;
 export type DetailType = (typeof DETAIL_TYPES)[keyof typeof DETAIL_TYPES];
 
+const HEALTH_CHECKS = new Set<string>(["token_rejected", "source_failing", "polling_stalled", "receiver_failing"]);
+const KIND_OF_TRANSITION: Record<string, EventKind> = {
+  failed: "deployment", still_failing: "deployment", recovered: "deployment", cancelled: "deployment",
+  delivery_failed: "webhook_delivery", cluster_error: "cluster_log",
+};
+
+/** The detail-type of a kind and transition; throws for a pair that does not exist (a bug upstream). */
 export function detailTypeOf(kind: EventKind, transition: Transition): DetailType {
-  if (kind === "health") return DETAIL_TYPES.health;
-  return DETAIL_TYPES[transition as Exclude<keyof typeof DETAIL_TYPES, "health">];
+  if (kind === "health" && HEALTH_CHECKS.has(transition)) return DETAIL_TYPES.health;
+  if (kind !== "health" && KIND_OF_TRANSITION[transition] === kind) {
+    return DETAIL_TYPES[transition as Exclude<keyof typeof DETAIL_TYPES, "health">];
+  }
+  throw new Error(`no detail-type for kind ${kind} with transition ${transition}`);
 }
 
 export interface NamedRef {

@@ -108,7 +108,7 @@ export function compact<T extends object>(o: T): T {
 
 export function normalizeWebhookDelivery(e: WebhookEvent, src: SourceRef): WebhookDeliveryRecord {
   const url = str(e.target_url_used);
-  const request = e.request ? redact(e.request) : undefined;
+  const request = e.request ? boundedPayload(redact(e.request)) : undefined;
   return compact({
     record_kind: "webhook_delivery" as const,
     id: e.id,
@@ -125,6 +125,15 @@ export function normalizeWebhookDelivery(e: WebhookEvent, src: SourceRef): Webho
     request,
     services: servicesNamedIn(e.request),
   });
+}
+
+/** Payloads are stored whole up to this size; DynamoDB items stop at 400 KB, and no alert needs more. */
+export const MAX_STORED_PAYLOAD_BYTES = 64 * 1024;
+
+function boundedPayload(payload: Record<string, unknown>): Record<string, unknown> {
+  const json = JSON.stringify(payload);
+  if (Buffer.byteLength(json) <= MAX_STORED_PAYLOAD_BYTES) return payload;
+  return { _clipped: true, _bytes: Buffer.byteLength(json), excerpt: json.slice(0, 4096) };
 }
 
 function hostOf(url: string): string | undefined {

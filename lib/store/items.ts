@@ -46,7 +46,7 @@ export interface AlertItem {
 }
 
 export const isPendingAlert = (item: Record<string, unknown> | undefined): item is AlertItem & Record<string, unknown> =>
-  !!item && item.item_type === "alert" && item.state === "pending" && typeof item.detail === "object";
+  !!item && item.item_type === "alert" && item.state === "pending" && typeof item.detail === "object" && item.detail !== null;
 
 export function newAlertItem(
   detail: LookoutEventDetail,

@@ -69,3 +69,14 @@ describe("normalizers", () => {
     expect(durationSeconds("8 minutes")).toBeUndefined();
   });
 });
+
+describe("stored payload size", () => {
+  it("clips a webhook payload too large to store, keeping an excerpt", () => {
+    const r = normalizeWebhookDelivery(
+      { id: "big", target_response_status_code: 500, request: { payload: { logs: ["x".repeat(200_000)] } } },
+      { kind: "webhook", organizationId: "o", id: "w" },
+    );
+    expect(r.request).toMatchObject({ _clipped: true });
+    expect(JSON.stringify(r).length).toBeLessThan(10_000);
+  });
+});

@@ -77,3 +77,13 @@ describe("deployment transitions", () => {
     expect(d.transition).toBeUndefined();
   });
 });
+
+describe("detail-types", () => {
+  it("exist only for real kind and transition pairs", async () => {
+    const { detailTypeOf } = await import("../../lib/alerts/event.js");
+    expect(detailTypeOf("deployment", "still_failing")).toBe("Deployment Still Failing");
+    expect(detailTypeOf("health", "token_rejected")).toBe("Lookout Health");
+    expect(() => detailTypeOf("deployment", "cluster_error")).toThrow(/no detail-type/);
+    expect(() => detailTypeOf("webhook_delivery", "token_rejected")).toThrow(/no detail-type/);
+  });
+});

@@ -1,0 +1,135 @@
+/**
+ * The local bus: an EventBus that keeps every event it accepts as the envelope EventBridge would hand to
+ * a target, one JSON object per line in `<dataDir>/events.ndjson` (the local archive), and passes it to
+ * subscribers (the local router). It validates like PutEvents so that what works here works in the cloud.
+ */
+import { appendFile, mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import {
+  type BusEntry,
+  type EventBus,
+  MAX_ENTRIES_PER_CALL,
+  MAX_ENTRY_BYTES,
+  type PutEventsResult,
+  type PutEventsResultEntry,
+  entrySize,
+} from "../lib/alerts/bus.js";
+import type { LookoutEventDetail, LookoutEventEnvelope } from "../lib/alerts/event.js";
+import { toEnvelope } from "../lib/alerts/publish.js";
+
+export const LOCAL_ACCOUNT = "000000000000";
+export const LOCAL_BUS_REGION = "us-east-1";
+export const EVENTS_FILE = "events.ndjson";
+
+export type EventSubscriber = (envelope: LookoutEventEnvelope) => void | Promise<void>;
+
+export class BusValidationError extends Error {
+  override name = "ValidationException";
+}
+
+export interface LocalBusOptions {
+  dataDir: string;
+  account?: string;
+  region?: string;
+  now?: () => Date;
+  newId?: () => string;
+  /** A subscriber that throws does not fail the put (EventBridge delivers to targets on its own); told here. */
+  onSubscriberError?: (err: unknown, envelope: LookoutEventEnvelope) => void;
+}
+
+export class LocalBus implements EventBus {
+  readonly file: string;
+  private readonly subscribers = new Set<EventSubscriber>();
+  /** Appends one put after another, so that lines of concurrent puts never interleave. */
+  private writes: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly opts: LocalBusOptions) {
+    this.file = join(opts.dataDir, EVENTS_FILE);
+  }
+
+  /** Returns the function that unsubscribes. */
+  subscribe(onEvent: EventSubscriber): () => void {
+    this.subscribers.add(onEvent);
+    return () => this.subscribers.delete(onEvent);
+  }
+
+  async putEvents(entries: BusEntry[]): Promise<PutEventsResult> {
+    if (entries.length < 1 || entries.length > MAX_ENTRIES_PER_CALL) {
+      throw new BusValidationError(
+        `1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length less than or equal to ${MAX_ENTRIES_PER_CALL}`,
+      );
+    }
+    const total = entries.reduce((n, e) => n + entrySize(e), 0);
+    if (total > MAX_ENTRY_BYTES) throw new BusValidationError("Total size of the entries in the request is over the limit.");
+
+    const results: PutEventsResultEntry[] = [];
+    const accepted: LookoutEventEnvelope[] = [];
+    for (const e of entries) {
+      const checked = this.check(e);
+      if ("ErrorCode" in checked) {
+        results.push(checked);
+        continue;
+      }
+      const eventId = this.opts.newId?.() ?? randomUUID();
+      accepted.push(
+        toEnvelope(checked.detail, {
+          account: this.opts.account ?? LOCAL_ACCOUNT,
+          region: this.opts.region ?? LOCAL_BUS_REGION,
+          time: e.Time ?? this.opts.now?.() ?? new Date(),
+          eventId,
+        }),
+      );
+      results.push({ EventId: eventId });
+    }
+
+    if (accepted.length) {
+      const lines = accepted.map((env) => `${JSON.stringify(env)}\n`).join("");
+      const write = this.writes.then(async () => {
+        await mkdir(this.opts.dataDir, { recursive: true });
+        await appendFile(this.file, lines, "utf8");
+      });
+      this.writes = write.catch(() => undefined);
+      await write;
+      // Awaited so that a `--once` run and the tests see deliveries finished when the put returns.
+      for (const env of accepted) {
+        for (const sub of this.subscribers) {
+          try {
+            await sub(env);
+          } catch (err) {
+            (this.opts.onSubscriberError ?? defaultSubscriberError)(err, env);
+          }
+        }
+      }
+    }
+    return { FailedEntryCount: results.filter((r) => "ErrorCode" in r).length, Entries: results };
+  }
+
+  /** Per-entry checks, with EventBridge's error codes. */
+  private check(e: BusEntry): { detail: LookoutEventDetail } | { ErrorCode: string; ErrorMessage: string } {
+    if (!e.Source) return { ErrorCode: "InvalidArgument", ErrorMessage: "Parameter Source is not valid. Reason: Source is a required argument." };
+    if (!e.DetailType) return { ErrorCode: "InvalidArgument", ErrorMessage: "Parameter DetailType is not valid. Reason: DetailType is a required argument." };
+    let detail: unknown;
+    try {
+      detail = JSON.parse(e.Detail);
+    } catch {
+      return { ErrorCode: "MalformedDetail", ErrorMessage: "Detail is malformed." };
+    }
+    if (!detail || typeof detail !== "object" || Array.isArray(detail)) return { ErrorCode: "MalformedDetail", ErrorMessage: "Detail is malformed." };
+    try {
+      // The envelope's detail-type is derived from the detail; an entry that disagrees is a publisher bug.
+      const env = toEnvelope(detail as LookoutEventDetail, { account: "", region: "", time: new Date(0), eventId: "" });
+      if (env["detail-type"] !== e.DetailType || env.source !== e.Source) {
+        return { ErrorCode: "InvalidArgument", ErrorMessage: `entry says ${e.Source}/${e.DetailType}, its detail says ${env.source}/${env["detail-type"]}` };
+      }
+    } catch (err) {
+      return { ErrorCode: "InvalidArgument", ErrorMessage: (err as Error).message };
+    }
+    return { detail: detail as LookoutEventDetail };
+  }
+}
+
+const defaultSubscriberError = (err: unknown, env: LookoutEventEnvelope) =>
+  console.error(`local bus: subscriber failed for event ${env.id} (${env["detail-type"]} ${env.detail.id}):`, err);
+
+export const localBus = (opts: LocalBusOptions) => new LocalBus(opts);
