@@ -3,6 +3,7 @@
  */
 import { Command, CommanderError } from "commander";
 import { simulateCommand } from "./simulator/command.js";
+import { runCommand } from "./commands.js";
 
 export async function main(argv: string[]): Promise<number> {
   const program = new Command("lookout")
@@ -23,6 +24,16 @@ export async function main(argv: string[]): Promise<number> {
     .option("--json", "print the connection details as one JSON object")
     .action((opts: { port: string; host: string; json?: boolean }) =>
       run(() => simulateCommand({ port: Number(opts.port), host: opts.host, json: Boolean(opts.json) }))(),
+    );
+
+  program
+    .command("run")
+    .description("poll the configured platform, store what is new, raise and publish alerts")
+    .option("--once", "poll every configured source once, publish, and exit")
+    .option("--config <file>", "configuration file (YAML or JSON)", "lookout.yaml")
+    .option("--verbose", "log every step")
+    .action((opts: { once?: boolean; config: string; verbose?: boolean }) =>
+      run(() => runCommand({ once: Boolean(opts.once), configFile: opts.config, verbose: Boolean(opts.verbose) }))(),
     );
 
   program

@@ -1,0 +1,45 @@
+/**
+ * The commands that run the pipeline. Every expected failure — a bad configuration, a missing token,
+ * no Java, a taken port, an unreachable platform — becomes one line that says what to do, and exit 1.
+ */
+import { ConfigError, loadConfigFile } from "../lib/config/load.js";
+import { DynamoDbLocalError } from "./dynamodb-local.js";
+import { runLookout } from "./run.js";
+import { terminalLog } from "./view.js";
+
+export async function runCommand(opts: { once: boolean; configFile: string; verbose: boolean }): Promise<number> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  try {
+    const config = loadConfigFile(opts.configFile);
+    const summary = await runLookout({
+      config,
+      once: opts.once,
+      log: terminalLog(process.stderr, opts.verbose),
+      print: (line) => process.stdout.write(`${line}\n`),
+      signal: controller.signal,
+    });
+    process.stdout.write(
+      `lookout: ${summary.polls} polls, ${summary.requests} requests, ${summary.newRecords} new records, ${summary.alerts} alerts, ${summary.published} published\n`,
+    );
+    return 0;
+  } catch (err) {
+    return reportFailure("run", err);
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  }
+}
+
+export function reportFailure(command: string, err: unknown): number {
+  if (err instanceof ConfigError || err instanceof DynamoDbLocalError) {
+    process.stderr.write(`lookout ${command}: ${err.message}\n`);
+    if (err instanceof ConfigError && err.field === "" && /cannot be read \(ENOENT\)/.test(err.message)) {
+      process.stderr.write(`  pass --config FILE, or run \`npm start\` for the embedded demo\n`);
+    }
+    return 1;
+  }
+  throw err;
+}

@@ -1,0 +1,131 @@
+/**
+ * The whole pipeline on one machine, built from the same lib/ code as the Lambda handlers: DynamoDB
+ * (embedded DynamoDB Local, or DYNAMODB_ENDPOINT), the platform client, the ingest store, the outbox
+ * stream reader and the local bus.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
+import type { Config } from "../lib/config/load.js";
+import { resolveSecret } from "../lib/config/load.js";
+import { createPlatformClient, type PlatformApi, type PlatformClient } from "../lib/platform/client.js";
+import type { CallCost } from "../lib/platform/cost.js";
+import { DynamoIngestStore } from "../lib/store/ingest-store.js";
+import { ensureTable } from "../lib/store/table.js";
+import type { ServiceContext } from "../lib/alerts/build.js";
+import type { LookoutEventEnvelope } from "../lib/alerts/event.js";
+import type { OutboxPublishResult } from "../lib/alerts/outbox.js";
+import type { Log, PollDeps } from "../lib/ingest/poll.js";
+import { type SourceRef } from "../lib/ingest/normalize.js";
+import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local.js";
+import { LocalBus } from "./bus.js";
+import { OutboxStreamReader, outboxPublisher } from "./stream.js";
+
+export const LOCAL_TABLE = "lookout";
+export const LOCAL_BUS = "lookout";
+
+export interface LocalPipeline {
+  config: Config;
+  client: PlatformClient & PlatformApi;
+  dynamodb: DynamoDBClient;
+  tableName: string;
+  store: DynamoIngestStore;
+  bus: LocalBus;
+  reader: OutboxStreamReader;
+  pollDeps: PollDeps;
+  /** Every source the configuration watches. */
+  sources: SourceRef[];
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  env?: NodeJS.ProcessEnv;
+  log: Log;
+  now?: () => Date;
+  onCost?: (cost: CallCost) => void;
+  onPublished?: (result: OutboxPublishResult) => void;
+  onEvent?: (envelope: LookoutEventEnvelope) => void;
+}
+
+export function watchedSources(config: Config): SourceRef[] {
+  return config.watch.flatMap((w) => [
+    ...w.webhooks.map((id) => ({ kind: "webhook" as const, organizationId: w.organization, id })),
+    ...w.applications.map((a) => ({ kind: "deployment" as const, organizationId: w.organization, id: a.id })),
+    ...w.clusters.map((id) => ({ kind: "cluster" as const, organizationId: w.organization, id })),
+  ]);
+}
+
+/** Names given in the configuration, by application id. */
+export function configuredContexts(config: Config): Map<string, ServiceContext> {
+  const out = new Map<string, ServiceContext>();
+  for (const w of config.watch) {
+    for (const a of w.applications) {
+      const ctx: ServiceContext = {
+        ...(a.name ? { name: a.name } : {}),
+        ...(a.project ? { project: { id: a.project, name: a.project } } : {}),
+        ...(a.environment ? { environment: { id: a.environment, name: a.environment } } : {}),
+      };
+      if (Object.keys(ctx).length) out.set(a.id, ctx);
+    }
+  }
+  return out;
+}
+
+export async function openLocalPipeline(config: Config, opts: OpenOptions): Promise<LocalPipeline> {
+  const env = opts.env ?? process.env;
+  const now = opts.now ?? (() => new Date());
+  const token = await resolveSecret(config.platform.tokenRef, env);
+  mkdirSync(config.dataDir, { recursive: true });
+
+  let embedded: DynamoDbLocal | undefined;
+  const endpoint = env.DYNAMODB_ENDPOINT ?? (embedded = await startDynamoDbLocal({ dataDir: join(config.dataDir, "dynamodb") })).endpoint;
+  const clientConfig = { endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+  const dynamodb = new DynamoDBClient(clientConfig);
+  const streams = new DynamoDBStreamsClient(clientConfig);
+  const tableName = env.LOOKOUT_TABLE ?? LOCAL_TABLE;
+  try {
+    await ensureTable(dynamodb, tableName);
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
+
+  const client = createPlatformClient({
+    baseUrl: config.platform.url,
+    token,
+    auth: config.platform.auth,
+    timeoutMs: config.platform.timeoutMs,
+    onCost: opts.onCost,
+  });
+  const store = new DynamoIngestStore({ client: dynamodb, tableName, retentionMs: config.retentionMs, now });
+  const bus = new LocalBus({ dataDir: config.dataDir, now });
+  if (opts.onEvent) bus.subscribe(opts.onEvent);
+  const reader = new OutboxStreamReader({
+    dynamodb,
+    streams,
+    tableName,
+    dataDir: config.dataDir,
+    onRecords: outboxPublisher(bus, { busName: LOCAL_BUS }, opts.onPublished),
+    onError: (err) => opts.log.error("publishing failed; will retry", { error: (err as Error).message }),
+  });
+  const pollDeps: PollDeps = {
+    client,
+    store,
+    now,
+    backfillWindowMs: config.backfillWindowMs,
+    configured: configuredContexts(config),
+    log: opts.log,
+  };
+
+  return {
+    config, client, dynamodb, tableName, store, bus, reader, pollDeps,
+    sources: watchedSources(config),
+    async close() {
+      await reader.stop();
+      dynamodb.destroy();
+      streams.destroy();
+      await embedded?.stop();
+    },
+  };
+}

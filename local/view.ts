@@ -1,0 +1,35 @@
+/** The terminal view of a local run: one line per poll with news, per alert, per publish. */
+import type { PollResult } from "../lib/ingest/poll.js";
+import type { LookoutEventDetail } from "../lib/alerts/event.js";
+import type { Suppression } from "../lib/store/items.js";
+import type { Log } from "../lib/ingest/poll.js";
+
+const time = (d: Date) => d.toISOString().slice(11, 19);
+const shortSource = (key: string) => key.replace(/:([0-9a-f]{8})[0-9a-f-]{28}\//, ":$1…/").replace(/\/([0-9a-f]{8})[0-9a-f-]{28}$/, "/$1…");
+
+export function pollLine(r: PollResult, at: Date): string {
+  const parts = [`${r.requests} req${r.retries ? ` (${r.retries} retries)` : ""}`, `${r.newRecords} new`];
+  if (r.alerts) parts.push(`${r.alerts} alert${r.alerts > 1 ? "s" : ""}`);
+  if (r.suppressed) parts.push(`${r.suppressed} quiet (backfill)`);
+  if (r.inProgress) parts.push(`${r.inProgress} in progress`);
+  if (r.rejected) parts.push(`${r.rejected} skipped (bad items)`);
+  if (r.gapSuspected) parts.push("possible gap");
+  if (!r.ok) parts.push(`FAILED: ${r.error?.message ?? "unknown error"}`);
+  return `${time(at)} poll  ${shortSource(r.source).padEnd(34)} ${parts.join(", ")}`;
+}
+
+export function alertLine(d: LookoutEventDetail, suppression: Suppression | undefined, at: Date): string {
+  const tag = suppression ? `quiet (${suppression.reason})` : d.severity.toUpperCase();
+  return `${time(at)} ${tag.padEnd(8)} ${d.transition.padEnd(15)} ${d.summary}`;
+}
+
+/** A logger for the terminal: warnings and errors on stderr, with their facts on one line. */
+export function terminalLog(out: NodeJS.WritableStream = process.stderr, verbose = false): Log {
+  const line = (level: string, message: string, extra?: Record<string, unknown>) =>
+    out.write(`${level} ${message}${extra ? ` ${JSON.stringify(extra)}` : ""}\n`);
+  return {
+    info: (m, e) => verbose && line("info", m, e),
+    warn: (m, e) => line("warn", m, e),
+    error: (m, e) => line("error", m, e),
+  };
+}
