@@ -4,7 +4,7 @@
  */
 import type { LookoutEventDetail } from "../alerts/event.js";
 
-export type ItemType = "cursor" | "record" | "execution" | "service" | "alert" | "directory";
+export type ItemType = "cursor" | "record" | "execution" | "service" | "alert" | "directory" | "dispatch";
 
 export const keys = {
   /** Per polled source: what was seen, paging state, budget facts. */
@@ -19,6 +19,7 @@ export const keys = {
   alert: (alertId: string) => ({ pk: `ALERT#${alertId}`, sk: "ALERT" }),
   /** What Lookout learned about a service (names, project, environment) from the change feed. */
   directory: (serviceId: string) => ({ pk: `DIR#${serviceId}`, sk: "SERVICE" }),
+  dispatch: (name: string) => ({ pk: `DISPATCH#${name}`, sk: "STATE" }),
 } as const;
 
 export type AlertState = "pending" | "suppressed";
