@@ -6,7 +6,12 @@ export default defineConfig({
     globalSetup: ["test/support/global-setup.ts"],
     // Servers (simulator, DynamoDB Local clients) per file: forks keep them apart and are the most robust.
     pool: "forks",
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+    env: {
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+      // The handlers' structured logs and EMF metrics are for CloudWatch, not the test output.
+      POWERTOOLS_LOG_LEVEL: "SILENT",
+      POWERTOOLS_METRICS_DISABLED: "true",
+    },
     testTimeout: 20_000,
     hookTimeout: 60_000,
     // CI reads the pass/fail counts from vitest's JSON report (see .ci/run).

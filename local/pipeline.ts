@@ -17,7 +17,8 @@ import type { ServiceContext } from "../lib/alerts/build.js";
 import type { LookoutEventEnvelope } from "../lib/alerts/event.js";
 import type { OutboxPublishResult } from "../lib/alerts/outbox.js";
 import type { Log, PollDeps } from "../lib/ingest/poll.js";
-import { type SourceRef } from "../lib/ingest/normalize.js";
+import { watchlist, type Watchlist } from "../lib/ingest/dispatch.js";
+import { DynamoDispatchStore } from "../lib/store/dispatch-store.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local.js";
 import { LocalBus } from "./bus.js";
 import { OutboxStreamReader, outboxPublisher } from "./stream.js";
@@ -34,8 +35,9 @@ export interface LocalPipeline {
   bus: LocalBus;
   reader: OutboxStreamReader;
   pollDeps: PollDeps;
-  /** Every source the configuration watches. */
-  sources: SourceRef[];
+  /** The sources the configuration watches, as dispatch sees them. */
+  watch: Watchlist;
+  dispatch: DynamoDispatchStore;
   close(): Promise<void>;
 }
 
@@ -46,14 +48,6 @@ export interface OpenOptions {
   onCost?: (cost: CallCost) => void;
   onPublished?: (result: OutboxPublishResult) => void;
   onEvent?: (envelope: LookoutEventEnvelope) => void;
-}
-
-export function watchedSources(config: Config): SourceRef[] {
-  return config.watch.flatMap((w) => [
-    ...w.webhooks.map((id) => ({ kind: "webhook" as const, organizationId: w.organization, id })),
-    ...w.applications.map((a) => ({ kind: "deployment" as const, organizationId: w.organization, id: a.id })),
-    ...w.clusters.map((id) => ({ kind: "cluster" as const, organizationId: w.organization, id })),
-  ]);
 }
 
 /** Names given in the configuration, by application id. */
@@ -120,7 +114,8 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
 
   return {
     config, client, dynamodb, tableName, store, bus, reader, pollDeps,
-    sources: watchedSources(config),
+    watch: watchlist(config),
+    dispatch: new DynamoDispatchStore({ client: dynamodb, tableName }),
     async close() {
       await reader.stop();
       dynamodb.destroy();

@@ -5,7 +5,8 @@
 import pMap from "p-map";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Config } from "../lib/config/load.js";
-import { pollSource, type Log, type PollResult } from "../lib/ingest/poll.js";
+import type { Log, PollRequest, PollResult } from "../lib/ingest/poll.js";
+import { everySource, planPolls, pollAndRecord } from "../lib/ingest/cycle.js";
 import { openLocalPipeline, type LocalPipeline } from "./pipeline.js";
 import { alertLine, pollLine } from "./view.js";
 
@@ -19,6 +20,8 @@ export interface RunOptions {
   /** Stops a continuous run. */
   signal?: AbortSignal;
   now?: () => Date;
+  /** Print a line for every poll, not only those with news. */
+  verbosePolls?: boolean;
 }
 
 export interface RunSummary {
@@ -48,7 +51,7 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
   pipeline.pollDeps.onAlert = (detail, suppression) => opts.print(alertLine(detail, suppression, now()));
   try {
     if (opts.once) {
-      await pollAll(pipeline, opts, summary);
+      await pollEach(pipeline, await everySource(pipeline.dispatch, pipeline.watch), { ...opts, verbosePolls: true }, summary);
       await pipeline.reader.drain();
     } else {
       await runContinuously(pipeline, opts, summary);
@@ -67,13 +70,14 @@ function tally(summary: RunSummary, r: PollResult) {
   if (!r.ok) summary.failedPolls++;
 }
 
-async function pollAll(p: LocalPipeline, opts: RunOptions, summary: RunSummary) {
+/** Polls the given sources (a few at a time), prints a line for each, and records them for dispatch. */
+async function pollEach(p: LocalPipeline, polls: PollRequest[], opts: RunOptions, summary: RunSummary) {
   await pMap(
-    p.sources,
-    async (source) => {
-      const r = await pollSource({ source }, p.pollDeps);
+    polls,
+    async (req) => {
+      const r = await pollAndRecord(req, p.pollDeps, p.dispatch, p.watch);
       tally(summary, r);
-      opts.print(pollLine(r, p.pollDeps.now()));
+      if (r.newRecords || !r.ok || opts.verbosePolls) opts.print(pollLine(r, p.pollDeps.now()));
     },
     { concurrency: POLL_CONCURRENCY },
   );
@@ -82,7 +86,10 @@ async function pollAll(p: LocalPipeline, opts: RunOptions, summary: RunSummary) 
 async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunSummary) {
   p.reader.start(1_000);
   while (!opts.signal?.aborted) {
-    await pollAll(p, opts, summary);
-    await delay(opts.config.pollIntervalMs, undefined, { signal: opts.signal }).catch(() => undefined);
+    const started = Date.now();
+    const polls = await planPolls(p.dispatch, p.watch, p.pollDeps.now().getTime());
+    await pollEach(p, polls, opts, summary);
+    const wait = Math.max(0, opts.config.pollIntervalMs - (Date.now() - started));
+    await delay(wait, undefined, { signal: opts.signal }).catch(() => undefined);
   }
 }

@@ -1,0 +1,81 @@
+/**
+ * What the deployed functions share, built once per container (the cold start): the configuration
+ * bundled with the code, the platform token from SSM or Secrets Manager, the clients and stores.
+ */
+import { resolve } from "node:path";
+import { Logger } from "@aws-lambda-powertools/logger";
+import { getParameter } from "@aws-lambda-powertools/parameters/ssm";
+import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { loadConfigFile, resolveSecret, type Config } from "../lib/config/load.js";
+import { createPlatformClient } from "../lib/platform/client.js";
+import { DynamoIngestStore } from "../lib/store/ingest-store.js";
+import { DynamoDispatchStore } from "../lib/store/dispatch-store.js";
+import { watchlist, type Watchlist } from "../lib/ingest/dispatch.js";
+import type { Log, PollDeps } from "../lib/ingest/poll.js";
+
+export interface CloudRuntime {
+  config: Config;
+  watch: Watchlist;
+  dispatch: DynamoDispatchStore;
+  pollDeps: PollDeps;
+}
+
+export function requiredEnv(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`environment variable ${name} is not set`);
+  return v;
+}
+
+/** Powertools' Logger as the stages' `Log` port. */
+export function asLog(logger: Logger): Log {
+  return {
+    info: (m, extra) => (extra ? logger.info(m, extra) : logger.info(m)),
+    warn: (m, extra) => (extra ? logger.warn(m, extra) : logger.warn(m)),
+    error: (m, extra) => (extra ? logger.error(m, extra) : logger.error(m)),
+  };
+}
+
+/** The configuration file packaged beside the handlers (serverless.yml includes it). */
+export function loadBundledConfig(): Config {
+  const file = process.env.LOOKOUT_CONFIG_FILE ?? resolve(process.env.LAMBDA_TASK_ROOT ?? ".", "lookout.yaml");
+  return loadConfigFile(file);
+}
+
+/** The token is cached for five minutes, so a rotated token is picked up without a redeploy. */
+const SECRET_MAX_AGE_S = 300;
+
+let runtime: Promise<CloudRuntime> | undefined;
+
+export function cloudRuntime(logger: Logger): Promise<CloudRuntime> {
+  runtime ??= build(logger).catch((err) => {
+    runtime = undefined; // a failed cold start is tried again on the next invocation
+    throw err;
+  });
+  return runtime;
+}
+
+async function build(logger: Logger): Promise<CloudRuntime> {
+  const config = loadBundledConfig();
+  const token = await resolveSecret(config.platform.tokenRef, process.env, {
+    ssm: (name) => getParameter(name, { decrypt: true, maxAge: SECRET_MAX_AGE_S }),
+    secretsmanager: async (name) => {
+      const v = await getSecret(name, { maxAge: SECRET_MAX_AGE_S });
+      return typeof v === "string" ? v : v === undefined ? undefined : Buffer.from(v as Uint8Array).toString("utf8");
+    },
+  });
+  const tableName = requiredEnv("TABLE_NAME");
+  const dynamodb = new DynamoDBClient({});
+  return {
+    config,
+    watch: watchlist(config),
+    dispatch: new DynamoDispatchStore({ client: dynamodb, tableName }),
+    pollDeps: {
+      client: createPlatformClient({ baseUrl: config.platform.url, token, auth: config.platform.auth, timeoutMs: config.platform.timeoutMs }),
+      store: new DynamoIngestStore({ client: dynamodb, tableName, retentionMs: config.retentionMs }),
+      now: () => new Date(),
+      backfillWindowMs: config.backfillWindowMs,
+      log: asLog(logger),
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * One dispatch tick and one recorded poll: the glue shared by functions/dispatch, functions/poll and the
+ * local runner, so the cloud and one machine plan and account the same way.
+ */
+import type { DispatchStore } from "../store/dispatch-store.js";
+import { lastOkAt, planTick, type Watchlist } from "./dispatch.js";
+import { sourceKey } from "./normalize.js";
+import { pollSource, type PollDeps, type PollRequest, type PollResult } from "./poll.js";
+
+/** One budget per platform token; a deployment watches with one token. */
+export const DISPATCH_NAME = "default";
+
+/** Plans the polls of this tick within the budget, and records the plan (one write). */
+export async function planPolls(store: DispatchStore, watch: Watchlist, now: number, name = DISPATCH_NAME): Promise<PollRequest[]> {
+  let polls: PollRequest[] = [];
+  await store.update(name, (current) => {
+    const plan = planTick(current, watch, now);
+    polls = plan.polls;
+    return plan.changed ? plan.state : undefined;
+  });
+  return polls;
+}
+
+/** Every watched source once, budget aside (`lookout run --once`), each knowing when it was last read. */
+export async function everySource(store: DispatchStore, watch: Watchlist, name = DISPATCH_NAME): Promise<PollRequest[]> {
+  const state = await store.get(name);
+  return watch.sources.map((source) => {
+    const s = state?.sources[sourceKey(source)];
+    const ok = s ? lastOkAt(s) : undefined;
+    return ok !== undefined ? { source, previousPollAt: new Date(ok).toISOString() } : { source };
+  });
+}
+
+/** Polls one source and tells dispatch what it learned (a write only when there is news). */
+export async function pollAndRecord(
+  req: PollRequest,
+  deps: PollDeps,
+  store: DispatchStore,
+  watch: Watchlist,
+  name = DISPATCH_NAME,
+): Promise<PollResult> {
+  const result = await pollSource(req, deps);
+  await store.recordPollResult(name, result, deps.now().getTime(), watch);
+  return result;
+}

@@ -1,0 +1,122 @@
+/**
+ * The dispatch and poll Lambda handlers on real parts: dispatch state in DynamoDB Local, the poll queue
+ * in moto_server's SQS, the platform simulator. A tick queues polls; the poll handler consumes them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import type { Context, SQSEvent } from "aws-lambda";
+import { startSimulator, type Simulator } from "../../local/simulator/index.js";
+import { checkConfig } from "../../lib/config/load.js";
+import { watchlist, type Watchlist } from "../../lib/ingest/dispatch.js";
+import { DynamoDispatchStore } from "../../lib/store/dispatch-store.js";
+import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
+import { createPlatformClient } from "../../lib/platform/client.js";
+import type { PollDeps } from "../../lib/ingest/poll.js";
+import { createDispatchHandler, sqsPollQueue } from "../../functions/dispatch.js";
+import { createPollHandler, parsePollMessage, MalformedPollMessage } from "../../functions/poll.js";
+import { freshTable } from "../support/dynamodb.js";
+import { MOTO_ABSENT, motoAvailable, startMoto, type MotoServer } from "../support/moto.js";
+
+const context = { functionName: "test", awsRequestId: "req-1", invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:test" } as unknown as Context;
+const silent = { info() {}, warn() {}, error() {} };
+
+describe.skipIf(!motoAvailable())("dispatch → SQS → poll", () => {
+  let sim: Simulator;
+  let moto: MotoServer;
+  let sqs: SQSClient;
+  let queueUrl: string;
+  let watch: Watchlist;
+  let dispatch: DynamoDispatchStore;
+  let pollDeps: PollDeps;
+
+  beforeAll(async () => {
+    [sim, moto] = await Promise.all([startSimulator({ seed: 5, size: { applications: 3 } }), startMoto()]);
+    sqs = new SQSClient(moto.clientConfig);
+    queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: "lookout-poll" }))).QueueUrl!;
+    const config = checkConfig(
+      { platform: { url: sim.url, token: "env:T" }, watch: [{ organization: sim.ids.organizationId, webhooks: sim.ids.webhookIds, clusters: sim.ids.clusterIds, applications: sim.ids.applicationIds }] },
+      "test", {},
+    );
+    watch = watchlist(config);
+    const t = await freshTable("functions");
+    dispatch = new DynamoDispatchStore({ client: t.client, tableName: t.tableName });
+    pollDeps = {
+      client: createPlatformClient({ baseUrl: sim.url, token: sim.apiToken, auth: "token" }),
+      store: new DynamoIngestStore({ client: t.client, tableName: t.tableName, retentionMs: 86_400_000, now: () => sim.clock.now() }),
+      now: () => sim.clock.now(),
+      backfillWindowMs: 15 * 60_000,
+      log: silent,
+    };
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await moto?.stop();
+  });
+
+  const receiveAll = async (): Promise<SQSEvent> => {
+    const res = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    return {
+      Records: (res.Messages ?? []).map((m) => ({
+        messageId: m.MessageId!, receiptHandle: m.ReceiptHandle!, body: m.Body!, attributes: {} as never, messageAttributes: {},
+        md5OfBody: m.MD5OfBody!, eventSource: "aws:sqs", eventSourceARN: "arn:aws:sqs:us-east-1:123456789012:lookout-poll", awsRegion: "us-east-1",
+      })),
+    };
+  };
+
+  it("queues one message per planned poll, and the poll handler raises the alert", async () => {
+    const tick = createDispatchHandler({ store: dispatch, watch, queue: sqsPollQueue(sqs, queueUrl), now: () => sim.clock.nowMs() });
+    const poll = createPollHandler({ pollDeps, store: dispatch, watch });
+
+    const first = await tick({}, context);
+    expect(first).toEqual({ planned: watch.sources.length, queued: watch.sources.length });
+    const firstBatch = await receiveAll();
+    expect(firstBatch.Records).toHaveLength(watch.sources.length);
+    expect((await poll(firstBatch, context)).batchItemFailures).toEqual([]);
+
+    sim.scenario.deploy(sim.ids.applicationIds[0]!, { outcome: "DEPLOYMENT_ERROR" });
+    sim.clock.advance(5 * 60_000);
+    const second = await tick({}, context);
+    expect(second.planned).toBeGreaterThan(0);
+    const batch = await receiveAll();
+    const bodies = batch.Records.map((r) => parsePollMessage(r.body));
+    expect(bodies.every((b) => typeof b.previousPollAt === "string")).toBe(true);
+    const before = pollDeps.store.writes.count;
+    expect((await poll(batch, context)).batchItemFailures).toEqual([]);
+    if (bodies.some((b) => b.source.id === sim.ids.applicationIds[0])) expect(pollDeps.store.writes.count).toBeGreaterThan(before);
+  });
+
+  it("fails a malformed message (to be retried, then dead-lettered) and only that one", async () => {
+    const poll = createPollHandler({ pollDeps, store: dispatch, watch });
+    const good = JSON.stringify({ source: watch.sources[0] });
+    const event: SQSEvent = {
+      Records: [
+        { messageId: "m-bad", body: '{"source":{"kind":"ftp"}}' },
+        { messageId: "m-good", body: good },
+      ].map((r) => ({ ...r, receiptHandle: "h", attributes: {} as never, messageAttributes: {}, md5OfBody: "", eventSource: "aws:sqs", eventSourceARN: "arn", awsRegion: "us-east-1" })),
+    };
+    expect((await poll(event, context)).batchItemFailures).toEqual([{ itemIdentifier: "m-bad" }]);
+  });
+
+  it("fails the message when the store cannot be reached, not when the platform fails", async () => {
+    const broken = { ...pollDeps, store: new DynamoIngestStore({ client: (pollDeps.store as any).opts.client, tableName: "no-such-table", retentionMs: 1 }) };
+    const body = JSON.stringify({ source: watch.sources[0] });
+    const ev = (id: string): SQSEvent => ({ Records: [{ messageId: id, body, receiptHandle: "h", attributes: {} as never, messageAttributes: {}, md5OfBody: "", eventSource: "aws:sqs", eventSourceARN: "arn", awsRegion: "us-east-1" }] });
+    expect((await createPollHandler({ pollDeps: broken, store: dispatch, watch })(ev("store"), context)).batchItemFailures).toEqual([{ itemIdentifier: "store" }]);
+    sim.faults.set("*", { status: 500 });
+    try {
+      const fast = { ...pollDeps, client: createPlatformClient({ baseUrl: sim.url, token: sim.apiToken, auth: "token", sleep: async () => {} }) };
+      expect((await createPollHandler({ pollDeps: fast, store: dispatch, watch })(ev("platform"), context)).batchItemFailures).toEqual([]);
+    } finally {
+      sim.faults.clear();
+    }
+  });
+});
+
+describe("poll messages", () => {
+  it("say what is wrong with a malformed one", () => {
+    expect(() => parsePollMessage("nope")).toThrow(MalformedPollMessage);
+    expect(() => parsePollMessage('{"source":{"kind":"ftp","organizationId":"o","id":"i"}}')).toThrow(/\$\.source\.kind: must be one of/);
+  });
+});
+
+if (!motoAvailable()) console.warn(MOTO_ABSENT);
