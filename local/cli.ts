@@ -4,6 +4,7 @@
 import { Command, CommanderError } from "commander";
 import { simulateCommand } from "./simulator/command.js";
 import { runCommand } from "./commands.js";
+import { startCommand } from "./start.js";
 
 export async function main(argv: string[]): Promise<number> {
   const program = new Command("lookout")
@@ -38,14 +39,9 @@ export async function main(argv: string[]): Promise<number> {
 
   program
     .command("start")
-    .description("run Lookout on this machine on its embedded default")
-    .action(
-      run(async () => {
-        // Until the pipeline exists (issue 3), `start` runs the simulator so there is something to watch.
-        console.log("lookout: the polling pipeline is not built yet; starting the platform simulator instead.");
-        return simulateCommand({ port: 4010, host: "127.0.0.1", json: false });
-      }),
-    );
+    .description("run Lookout on its embedded default: the simulator with a demo, or the configured platform")
+    .option("--config <file>", "configuration file (YAML or JSON), used when it exists", "lookout.yaml")
+    .action((opts: { config: string }) => run(() => startCommand({ configFile: opts.config }))());
 
   try {
     await program.parseAsync(argv, { from: "user" });

@@ -8,8 +8,10 @@ import type { Simulator } from "./index.js";
 export interface DemoOptions {
   /** Wall-clock ms between ticks (default 1000). */
   tickMs?: number;
-  /** Mean wall-clock ms between deployments (default 20 000). */
+  /** Mean simulated ms between deployments (default 20 000). */
   everyMs?: number;
+  /** Simulated ms per wall-clock ms (default 1: the simulated clock follows wall time). */
+  speed?: number;
   onEvent?: (line: string) => void;
 }
 
@@ -17,11 +19,12 @@ export interface DemoOptions {
 export function startDemo(sim: Simulator, opts: DemoOptions = {}): () => void {
   const tickMs = opts.tickMs ?? 1000;
   const everyMs = opts.everyMs ?? 20_000;
+  const step = tickMs * (opts.speed ?? 1);
   const rng = new Rng(`demo:${sim.ids.organizationId}`);
   let untilNext = everyMs;
   const timer = setInterval(() => {
-    sim.clock.advance(tickMs);
-    untilNext -= tickMs;
+    sim.clock.advance(step);
+    untilNext -= step;
     if (untilNext > 0 || sim.ids.applicationIds.length === 0) return;
     untilNext = rng.int(Math.round(everyMs * 0.5), Math.round(everyMs * 1.5));
     const appId = rng.pick(sim.ids.applicationIds);
