@@ -14,7 +14,7 @@ import { createPlatformClient } from "../../lib/platform/client.js";
 import type { PollDeps } from "../../lib/ingest/poll.js";
 import { createDispatchHandler, sqsPollQueue } from "../../functions/dispatch.js";
 import { createPollHandler, parsePollMessage, MalformedPollMessage } from "../../functions/poll.js";
-import { freshTable } from "../support/dynamodb.js";
+import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 import { MOTO_ABSENT, motoAvailable, startMoto, type MotoServer } from "../support/moto.js";
 
 const context = { functionName: "test", awsRequestId: "req-1", invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:test" } as unknown as Context;
@@ -42,7 +42,7 @@ describe.skipIf(!motoAvailable())("dispatch → SQS → poll", () => {
     dispatch = new DynamoDispatchStore({ client: t.client, tableName: t.tableName });
     pollDeps = {
       client: createPlatformClient({ baseUrl: sim.url, token: sim.apiToken, auth: "token" }),
-      store: new DynamoIngestStore({ client: t.client, tableName: t.tableName, retentionMs: 86_400_000, now: () => sim.clock.now() }),
+      store: new DynamoIngestStore({ client: t.client, tableName: t.tableName, retentionMs: TEST_RETENTION_MS, now: () => sim.clock.now() }),
       now: () => sim.clock.now(),
       backfillWindowMs: 15 * 60_000,
       log: silent,

@@ -10,7 +10,7 @@ import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { pollSource, type PollDeps, type Log } from "../../lib/ingest/poll.js";
 import type { SourceRef } from "../../lib/ingest/normalize.js";
 import type { AlertItem } from "../../lib/store/items.js";
-import { freshTable } from "../support/dynamodb.js";
+import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
 const quietLog: Log & { warnings: Array<Record<string, unknown>> } = {
   warnings: [],
@@ -33,7 +33,7 @@ beforeAll(async () => {
   doc = DynamoDBDocumentClient.from(t.client);
   sim = await startSimulator({ size: { applications: 6, clusters: 1, webhooks: 1 } });
   const now = () => sim.clock.now();
-  store = new DynamoIngestStore({ client: t.client, tableName, retentionMs: 400 * 86_400_000, now });
+  store = new DynamoIngestStore({ client: t.client, tableName, retentionMs: TEST_RETENTION_MS, now });
   deps = {
     client: createPlatformClient({ baseUrl: sim.url, token: sim.apiToken, auth: "token", sleep: async () => {} }),
     store,
@@ -226,7 +226,7 @@ describe("first sight", () => {
     const fresh = await startSimulator({ seed: 7, size: { applications: 1, clusters: 1 } });
     try {
       const t = await freshTable("backfill");
-      const s = new DynamoIngestStore({ client: t.client, tableName: t.tableName, retentionMs: 86_400_000, now: () => fresh.clock.now() });
+      const s = new DynamoIngestStore({ client: t.client, tableName: t.tableName, retentionMs: TEST_RETENTION_MS, now: () => fresh.clock.now() });
       const d: PollDeps = {
         ...deps,
         store: s,

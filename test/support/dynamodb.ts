@@ -15,3 +15,9 @@ export async function freshTable(prefix = "lookout-test"): Promise<{ client: Dyn
   await ensureTable(client, tableName);
   return { client, tableName };
 }
+
+/**
+ * Retention for stores in tests. Tests run on simulated clocks in the past, and DynamoDB Local enforces
+ * TTL: with a short retention their items are born expired and vanish mid-test.
+ */
+export const TEST_RETENTION_MS = 100 * 365 * 86_400_000;

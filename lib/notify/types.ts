@@ -1,0 +1,74 @@
+/**
+ * The contracts of the notify stage: what renderers produce and what senders take. Renderers are pure;
+ * senders are ports with adapters (Slack incoming webhook, Slack Web API, SES v2, SMTP, .eml files).
+ */
+import type { LookoutEventDetail } from "../alerts/event.js";
+
+/** A Slack message: Block Kit blocks plus the fallback `text` (notifications, screen readers). */
+export interface SlackMessage {
+  text: string;
+  blocks: unknown[];
+  /** Set by the deliverer for thread replies (Web API form only). */
+  thread_ts?: string;
+  /** Never unfurl platform links into big previews in an incident channel. */
+  unfurl_links?: boolean;
+  unfurl_media?: boolean;
+}
+
+/** Where a Slack message goes; secrets already resolved. */
+export type SlackTarget =
+  | { kind: "webhook"; url: string }
+  | { kind: "api"; token: string; channel: string };
+
+export interface SlackPosted {
+  /** The message ts: only the Web API returns one (incoming webhooks answer "ok"). */
+  ts?: string;
+  channel?: string;
+}
+
+/** Posts one message; retries 429 (after Retry-After) and 5xx itself; throws SlackDeliveryError when it gives up. */
+export interface SlackSender {
+  post(target: SlackTarget, message: SlackMessage): Promise<SlackPosted>;
+}
+
+/** How a follow-up refers to the first alert of its incident. */
+export interface IncidentRef {
+  /** The first alert (the `failed` one). */
+  first: LookoutEventDetail;
+  /** Its Slack ts for this receiver, when posted with the Web API: the follow-up goes in its thread. */
+  ts?: string;
+}
+
+export interface EmailMessage {
+  from: string;
+  to: string[];
+  subject: string;
+  text: string;
+  html: string;
+  /** E.g. References/In-Reply-To so that follow-ups thread in mail clients. */
+  headers?: Record<string, string>;
+}
+
+export interface EmailSent {
+  messageId: string;
+}
+
+/** Sends one message; throws EmailDeliveryError (with `retryable`) when it cannot. */
+export interface EmailTransport {
+  send(message: EmailMessage): Promise<EmailSent>;
+}
+
+export class DeliveryError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly status?: number,
+    /** When the receiver asked us to wait (Slack 429 Retry-After). */
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+export class SlackDeliveryError extends DeliveryError {}
+export class EmailDeliveryError extends DeliveryError {}

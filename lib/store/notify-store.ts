@@ -1,0 +1,285 @@
+/**
+ * What the notify stage keeps: one delivery item per (alert, receiver) — the idempotency record and the
+ * audit of who was told —, mutes, a token bucket per receiver (storm control) and the alerts it held
+ * back for a digest.
+ */
+import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import type { LookoutEventDetail } from "../alerts/event.js";
+import { TTL_ATTRIBUTE } from "./table.js";
+import { keys as itemKeys } from "./items.js";
+
+export type DeliveryState = "sending" | "sent" | "failed" | "suppressed" | "held";
+
+export interface DeliveryRecord {
+  alert_id: string;
+  receiver_id: string;
+  receiver_label: string;
+  route: string;
+  state: DeliveryState;
+  attempts: number;
+  /** While `sending`: another worker may take over after this (epoch ms): the sender died. */
+  lease_until?: number;
+  /** Slack: the message ts (Web API form) — follow-ups thread under it. */
+  ts?: string;
+  channel?: string;
+  message_id?: string;
+  /** Delivered as part of a digest: the digest's id. */
+  digest_id?: string;
+  error?: string;
+  suppression?: { reason: "mute" | "storm"; detail: string; mute_id?: string };
+  updated_at: string;
+}
+
+export interface MuteScope {
+  organization?: string;
+  project?: string;
+  environment?: string;
+  service?: string;
+}
+
+export interface Mute {
+  id: string;
+  scope: MuteScope;
+  /** ISO: the mute ends then. */
+  until: string;
+  reason: string;
+  created_by: string;
+  created_at: string;
+  /** ISO, when it was lifted early by `lookout unmute`. */
+  lifted_at?: string;
+}
+
+export interface HeldAlert {
+  receiver_id: string;
+  held_at: string;
+  detail: LookoutEventDetail;
+  route: string;
+}
+
+export type ClaimResult =
+  | { claimed: true; record: DeliveryRecord }
+  | { claimed: false; record: DeliveryRecord };
+
+const keys = {
+  delivery: (alertId: string, receiverId: string) => ({ pk: `DLV#${alertId}`, sk: receiverId }),
+  mutes: () => ({ pk: "MUTES" }),
+  mute: (id: string) => ({ pk: "MUTES", sk: id }),
+  bucket: (receiverId: string) => ({ pk: `RATE#${receiverId}`, sk: "BUCKET" }),
+  held: (receiverId: string, heldAt: string, alertId: string) => ({ pk: `HELD#${receiverId}`, sk: `${heldAt}#${alertId}` }),
+};
+
+export interface NotifyStoreOptions {
+  client: DynamoDBClient;
+  tableName: string;
+  retentionMs: number;
+  now?: () => Date;
+}
+
+/** A delivery record without the table's own attributes. */
+function stripKeys(item: Record<string, unknown> | undefined): DeliveryRecord {
+  const { pk: _pk, sk: _sk, item_type: _t, [TTL_ATTRIBUTE]: _ttl, ...rest } = item ?? {};
+  return rest as unknown as DeliveryRecord;
+}
+
+const conditionFailed = (err: unknown) => err instanceof ConditionalCheckFailedException;
+
+export class DynamoNotifyStore {
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly table: string;
+
+  constructor(private readonly opts: NotifyStoreOptions) {
+    this.doc = DynamoDBDocumentClient.from(opts.client, { marshallOptions: { removeUndefinedValues: true } });
+    this.table = opts.tableName;
+  }
+
+  private now(): Date {
+    return this.opts.now?.() ?? new Date();
+  }
+
+  private expiresAt(from = this.now().getTime()): number {
+    return Math.floor((from + this.opts.retentionMs) / 1000);
+  }
+
+  async getDelivery(alertId: string, receiverId: string): Promise<DeliveryRecord | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.delivery(alertId, receiverId), ConsistentRead: true }));
+    return Item ? stripKeys(Item) : undefined;
+  }
+
+  /**
+   * Takes the right to send an alert to a receiver: granted when nobody has, when an earlier attempt
+   * failed, or when an earlier sender's lease ran out (it died). Otherwise says what the record holds.
+   */
+  async claim(alertId: string, receiverId: string, init: Pick<DeliveryRecord, "receiver_label" | "route">, leaseMs: number): Promise<ClaimResult> {
+    const now = this.now();
+    try {
+      const res = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: keys.delivery(alertId, receiverId),
+          UpdateExpression:
+            "SET #state = :sending, lease_until = :lease, attempts = if_not_exists(attempts, :zero) + :one, alert_id = :a, receiver_id = :r, receiver_label = :label, #route = :route, updated_at = :now, item_type = :type, #ttl = :ttl",
+          ConditionExpression: "attribute_not_exists(pk) OR #state = :failed OR (#state = :sending AND lease_until < :nowMs)",
+          ExpressionAttributeNames: { "#state": "state", "#route": "route", "#ttl": TTL_ATTRIBUTE },
+          ExpressionAttributeValues: {
+            ":sending": "sending", ":failed": "failed", ":lease": now.getTime() + leaseMs, ":nowMs": now.getTime(),
+            ":zero": 0, ":one": 1, ":a": alertId, ":r": receiverId, ":label": init.receiver_label, ":route": init.route,
+            ":now": now.toISOString(), ":type": "delivery", ":ttl": this.expiresAt(),
+          },
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      return { claimed: true, record: stripKeys(res.Attributes) };
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+      const record = await this.getDelivery(alertId, receiverId);
+      return { claimed: false, record: record! };
+    }
+  }
+
+  /**
+   * Records the outcome of a delivery, only while `held` still describes it (the state and attempt the
+   * caller saw when it claimed or held it): a sender whose lease ran out and was taken over does not
+   * overwrite the new sender's record. Returns false when the record had moved on.
+   */
+  async settle(held: DeliveryRecord, outcome: Partial<DeliveryRecord> & { state: DeliveryState }): Promise<boolean> {
+    const next: DeliveryRecord = { ...held, ...outcome, updated_at: this.now().toISOString() };
+    delete next.lease_until;
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { ...keys.delivery(held.alert_id, held.receiver_id), item_type: "delivery", ...next, [TTL_ATTRIBUTE]: this.expiresAt() },
+          // A missing record is written whole; a present one only if it is still the one we hold.
+          ConditionExpression: "attribute_not_exists(pk) OR (#state = :state AND attempts = :attempts)",
+          ExpressionAttributeNames: { "#state": "state" },
+          ExpressionAttributeValues: { ":state": held.state, ":attempts": held.attempts },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (conditionFailed(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Records a delivery that was decided without sending (muted): never overwrites an existing one. */
+  async recordSuppressed(alertId: string, receiverId: string, record: Omit<DeliveryRecord, "alert_id" | "receiver_id" | "updated_at" | "attempts">): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: {
+            ...keys.delivery(alertId, receiverId), item_type: "delivery", alert_id: alertId, receiver_id: receiverId,
+            attempts: 0, ...record, updated_at: this.now().toISOString(), [TTL_ATTRIBUTE]: this.expiresAt(),
+          },
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (conditionFailed(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Every delivery of an alert, for `lookout explain` and the audit trail. */
+  async deliveriesOf(alertId: string): Promise<DeliveryRecord[]> {
+    const res = await this.doc.send(new QueryCommand({
+      TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `DLV#${alertId}` }, ConsistentRead: true,
+    }));
+    return (res.Items ?? []).map(stripKeys);
+  }
+
+  // ---- Mutes --------------------------------------------------------------------------------------
+
+  async putMute(mute: Mute): Promise<void> {
+    await this.doc.send(new PutCommand({
+      TableName: this.table,
+      // Kept past its end for the audit trail ("muted by whom, why"), then expired with everything else.
+      Item: { ...keys.mute(mute.id), item_type: "mute", mute, [TTL_ATTRIBUTE]: this.expiresAt(Date.parse(mute.until)) },
+    }));
+  }
+
+  async listMutes(): Promise<Mute[]> {
+    const out: Mute[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const res = await this.doc.send(new QueryCommand({
+        TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": keys.mutes().pk }, ExclusiveStartKey: start,
+      }));
+      for (const item of res.Items ?? []) out.push(item.mute as Mute);
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  async getMute(id: string): Promise<Mute | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.mute(id), ConsistentRead: true }));
+    return Item?.mute as Mute | undefined;
+  }
+
+  // ---- Storm control ------------------------------------------------------------------------------
+
+  /**
+   * Takes one message from a receiver's token bucket (refill `perSecond`, at most `burst`). Returns
+   * false when the bucket is empty: the caller holds the alert for a digest.
+   */
+  async takeToken(receiverId: string, perSecond: number, burst: number): Promise<boolean> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const now = this.now().getTime();
+      const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.bucket(receiverId), ConsistentRead: true }));
+      const tokens = Item ? Math.min(burst, (Item.tokens as number) + ((now - (Item.at as number)) / 1000) * perSecond) : burst;
+      if (tokens < 1) return false;
+      try {
+        await this.doc.send(new PutCommand({
+          TableName: this.table,
+          Item: { ...keys.bucket(receiverId), item_type: "bucket", tokens: tokens - 1, at: now, version: ((Item?.version as number) ?? 0) + 1 },
+          ConditionExpression: Item ? "version = :v" : "attribute_not_exists(pk)",
+          ExpressionAttributeValues: Item ? { ":v": Item.version } : undefined,
+        }));
+        return true;
+      } catch (err) {
+        if (!conditionFailed(err)) throw err;
+      }
+    }
+    return false;
+  }
+
+  async hold(held: HeldAlert): Promise<void> {
+    await this.doc.send(new PutCommand({
+      TableName: this.table,
+      Item: { ...keys.held(held.receiver_id, held.held_at, held.detail.id), item_type: "held", ...held, [TTL_ATTRIBUTE]: this.expiresAt() },
+    }));
+  }
+
+  async heldFor(receiverId: string): Promise<HeldAlert[]> {
+    const out: HeldAlert[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const res = await this.doc.send(new QueryCommand({
+        TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `HELD#${receiverId}` }, ConsistentRead: true, ExclusiveStartKey: start,
+      }));
+      out.push(...((res.Items ?? []) as HeldAlert[]));
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  async release(held: HeldAlert): Promise<void> {
+    await this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.held(held.receiver_id, held.held_at, held.detail.id) }));
+  }
+
+  /** The alert as raised, from the outbox (a follow-up quotes the first alert of its incident). */
+  async getAlert(alertId: string): Promise<LookoutEventDetail | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: itemKeys.alert(alertId) }));
+    return Item?.detail as LookoutEventDetail | undefined;
+  }
+}
