@@ -9,7 +9,8 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { SendMessageBatchCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { Context } from "aws-lambda";
-import { planPolls } from "../lib/ingest/cycle.js";
+import { planPolls, raiseHealth } from "../lib/ingest/cycle.js";
+import type { IngestStore } from "../lib/store/ingest-store.js";
 import type { Watchlist } from "../lib/ingest/dispatch.js";
 import { sourceKey } from "../lib/ingest/normalize.js";
 import type { PollRequest } from "../lib/ingest/poll.js";
@@ -45,6 +46,8 @@ export interface DispatchHandlerDeps {
   store: DispatchStore;
   watch: Watchlist;
   queue: PollQueue;
+  /** Where `Lookout Health` events go (the table's outbox). */
+  outbox?: Pick<IngestStore, "raiseAlert" | "expiresAt">;
   now?: () => number;
   logger?: Logger;
   metrics?: Metrics;
@@ -60,7 +63,9 @@ export function createDispatchHandler(deps: DispatchHandlerDeps | (() => Promise
   const metrics = new Metrics({ namespace: "Lookout", serviceName: "lookout-dispatch" });
   const base = async (_event: unknown, _context: Context): Promise<DispatchOutcome> => {
     const d = typeof deps === "function" ? await deps() : deps;
-    const polls = await planPolls(d.store, d.watch, (d.now ?? Date.now)());
+    const now = (d.now ?? Date.now)();
+    const { polls, state } = await planPolls(d.store, d.watch, now);
+    if (d.outbox) await raiseHealth(state, d.watch, new Date(now), d.outbox);
     // A send that fails is retried once; what still fails is picked up by a later tick (its source stays stale).
     let failed = await d.queue.send(polls);
     if (failed.length) failed = await d.queue.send(failed);
@@ -76,5 +81,10 @@ export function createDispatchHandler(deps: DispatchHandlerDeps | (() => Promise
 
 export const handler = createDispatchHandler(async () => {
   const rt = await cloudRuntime(new Logger({ serviceName: "lookout-dispatch" }));
-  return { store: rt.dispatch, watch: rt.watch, queue: sqsPollQueue(new SQSClient({}), requiredEnv("POLL_QUEUE_URL")) };
+  return {
+    store: rt.dispatch,
+    watch: rt.watch,
+    queue: sqsPollQueue(new SQSClient({}), requiredEnv("POLL_QUEUE_URL")),
+    outbox: rt.pollDeps.store,
+  };
 });

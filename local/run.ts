@@ -6,7 +6,7 @@ import pMap from "p-map";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Config } from "../lib/config/load.js";
 import type { Log, PollRequest, PollResult } from "../lib/ingest/poll.js";
-import { everySource, planPolls, pollAndRecord } from "../lib/ingest/cycle.js";
+import { everySource, planPolls, pollAndRecord, raiseHealth } from "../lib/ingest/cycle.js";
 import { openLocalPipeline, type LocalPipeline } from "./pipeline.js";
 import { alertLine, pollLine } from "./view.js";
 
@@ -87,7 +87,9 @@ async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunS
   p.reader.start(1_000);
   while (!opts.signal?.aborted) {
     const started = Date.now();
-    const polls = await planPolls(p.dispatch, p.watch, p.pollDeps.now().getTime());
+    const now = p.pollDeps.now();
+    const { polls, state } = await planPolls(p.dispatch, p.watch, now.getTime());
+    await raiseHealth(state, p.watch, now, p.store, (d) => opts.print(alertLine(d, undefined, now)));
     await pollEach(p, polls, opts, summary);
     const wait = Math.max(0, opts.config.pollIntervalMs - (Date.now() - started));
     await delay(wait, undefined, { signal: opts.signal }).catch(() => undefined);

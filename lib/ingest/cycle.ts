@@ -3,7 +3,11 @@
  * local runner, so the cloud and one machine plan and account the same way.
  */
 import type { DispatchStore } from "../store/dispatch-store.js";
-import { lastOkAt, planTick, type Watchlist } from "./dispatch.js";
+import { healthFacts, initialState, lastOkAt, planTick, type DispatchState, type Watchlist } from "./dispatch.js";
+import type { IngestStore } from "../store/ingest-store.js";
+import { newAlertItem } from "../store/items.js";
+import { healthFromFacts } from "../alerts/health.js";
+import type { LookoutEventDetail } from "../alerts/event.js";
 import { sourceKey } from "./normalize.js";
 import { pollSource, type PollDeps, type PollRequest, type PollResult } from "./poll.js";
 
@@ -11,14 +15,46 @@ import { pollSource, type PollDeps, type PollRequest, type PollResult } from "./
 export const DISPATCH_NAME = "default";
 
 /** Plans the polls of this tick within the budget, and records the plan (one write). */
-export async function planPolls(store: DispatchStore, watch: Watchlist, now: number, name = DISPATCH_NAME): Promise<PollRequest[]> {
+export async function planPolls(
+  store: DispatchStore,
+  watch: Watchlist,
+  now: number,
+  name = DISPATCH_NAME,
+): Promise<{ polls: PollRequest[]; state: DispatchState }> {
   let polls: PollRequest[] = [];
-  await store.update(name, (current) => {
+  const { state } = await store.update(name, (current) => {
     const plan = planTick(current, watch, now);
     polls = plan.polls;
     return plan.changed ? plan.state : undefined;
   });
-  return polls;
+  return { polls, state: state ?? initialState(watch, now) };
+}
+
+/**
+ * Raises `Lookout Health` events for what the dispatch state shows (token rejected, sources failing,
+ * polling stalled) into the outbox; an episode already raised is not raised again.
+ */
+export async function raiseHealth(
+  state: DispatchState,
+  watch: Watchlist,
+  now: Date,
+  outbox: Pick<IngestStore, "raiseAlert" | "expiresAt">,
+  onRaised?: (detail: LookoutEventDetail) => void,
+): Promise<number> {
+  const facts = healthFacts(state, watch, now.getTime());
+  const anchor = (source: string) => {
+    const s = state.sources[source];
+    const ok = s?.last_ok_at ?? (s && !s.consecutive_failures ? s.last_polled_at : undefined);
+    return ok !== undefined ? new Date(ok).toISOString() : undefined;
+  };
+  let raised = 0;
+  for (const detail of healthFromFacts(facts, anchor, now)) {
+    if (await outbox.raiseAlert(newAlertItem(detail, now.toISOString(), outbox.expiresAt()))) {
+      raised++;
+      onRaised?.(detail);
+    }
+  }
+  return raised;
 }
 
 /** Every watched source once, budget aside (`lookout run --once`), each knowing when it was last read. */

@@ -62,6 +62,8 @@ export interface IngestStore {
   insertRecord(record: Record<string, unknown> & { pk: string; sk: string }, alert?: AlertItem): Promise<InsertResult>;
   /** Applies an observation of an execution under optimistic locking, re-deciding on conflict. */
   observeExecution<T>(obs: DeploymentObservation, observedAt: string, decide: ExecutionDecider<T>): Promise<ExecutionChange<T>>;
+  /** Puts an alert into the outbox unless one with its id is there already; true when it was new. */
+  raiseAlert(alert: AlertItem): Promise<boolean>;
   getServiceContexts(serviceIds: string[]): Promise<Map<string, ServiceContext>>;
   /** Records names learned from the change feed; writes only what differs from what is stored. */
   learnServices(entries: Array<{ id: string; ctx: ServiceContext }>): Promise<number>;
@@ -215,6 +217,17 @@ export class DynamoIngestStore implements IngestStore {
       }
     }
     throw new Error(`execution ${obs.execution_id} of ${obs.service_id}: too much contention, gave up after 8 attempts`);
+  }
+
+  async raiseAlert(alert: AlertItem): Promise<boolean> {
+    try {
+      this.writes.count++;
+      await this.doc.send(new PutCommand({ TableName: this.table, Item: alert, ConditionExpression: "attribute_not_exists(pk)" }));
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
   }
 
   async getServiceContexts(serviceIds: string[]): Promise<Map<string, ServiceContext>> {

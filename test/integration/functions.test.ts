@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import type { Context, SQSEvent } from "aws-lambda";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { checkConfig } from "../../lib/config/load.js";
@@ -108,6 +109,49 @@ describe.skipIf(!motoAvailable())("dispatch → SQS → poll", () => {
       expect((await createPollHandler({ pollDeps: fast, store: dispatch, watch })(ev("platform"), context)).batchItemFailures).toEqual([]);
     } finally {
       sim.faults.clear();
+    }
+  });
+});
+
+describe.skipIf(!motoAvailable())("health", () => {
+  it("raises one Lookout Health event when the platform rejects the token, not one per tick", async () => {
+    const sim = await startSimulator({ seed: 9, size: { applications: 2 } });
+    const moto = await startMoto();
+    try {
+      const sqs = new SQSClient(moto.clientConfig);
+      const queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: "health-poll" }))).QueueUrl!;
+      const config = checkConfig({ platform: { url: sim.url, token: "env:T" }, watch: [{ organization: sim.ids.organizationId, applications: sim.ids.applicationIds }] }, "test", {});
+      const watch = watchlist(config);
+      const t = await freshTable("health");
+      const dispatch = new DynamoDispatchStore({ client: t.client, tableName: t.tableName });
+      const store = new DynamoIngestStore({ client: t.client, tableName: t.tableName, retentionMs: TEST_RETENTION_MS, now: () => sim.clock.now() });
+      const pollDeps: PollDeps = {
+        client: createPlatformClient({ baseUrl: sim.url, token: "revoked-token", auth: "token" }),
+        store, now: () => sim.clock.now(), backfillWindowMs: 15 * 60_000, log: silent,
+      };
+      const tick = createDispatchHandler({ store: dispatch, watch, queue: sqsPollQueue(sqs, queueUrl), outbox: store, now: () => sim.clock.nowMs() });
+      const poll = createPollHandler({ pollDeps, store: dispatch, watch });
+      const doc = DynamoDBDocumentClient.from(t.client);
+      const healthEvents = async () =>
+        ((await doc.send(new ScanCommand({ TableName: t.tableName, ConsistentRead: true }))).Items ?? []).filter((i) => i.item_type === "alert" && i.detail?.kind === "health");
+
+      await tick({}, context);
+      const msgs = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10 }));
+      const event: SQSEvent = { Records: (msgs.Messages ?? []).map((m) => ({ messageId: m.MessageId!, receiptHandle: "h", body: m.Body!, attributes: {} as never, messageAttributes: {}, md5OfBody: "", eventSource: "aws:sqs", eventSourceARN: "arn", awsRegion: "us-east-1" })) };
+      expect((await poll(event, context)).batchItemFailures).toEqual([]); // the platform's refusal is not our failure
+
+      sim.clock.advance(60_000);
+      await tick({}, context);
+      const events = await healthEvents();
+      expect(events).toHaveLength(1);
+      expect(events[0]!.detail).toMatchObject({ transition: "token_rejected", severity: "critical", status: "TOKEN_REJECTED" });
+      expect(events[0]!.state).toBe("pending");
+      sim.clock.advance(60_000);
+      await tick({}, context);
+      expect(await healthEvents()).toHaveLength(1);
+    } finally {
+      await sim.close();
+      await moto.stop();
     }
   });
 });

@@ -1,0 +1,99 @@
+/**
+ * Lookout's reports on itself (`Lookout Health`): the token rejected, a source failing repeatedly,
+ * polling stalled, a receiver failing after its retries. Pure. Each condition raises one event per
+ * episode — its id is anchored on the last time things were fine — and a reminder once a day while it
+ * lasts, so a long outage neither floods a channel nor goes quiet.
+ */
+import type { HealthCheck, LookoutEventDetail } from "./event.js";
+import { EVENT_VERSION, severityOf } from "./event.js";
+import type { HealthFacts } from "../ingest/dispatch.js";
+import { contentHash } from "../ingest/hash.js";
+import { parseSourceKey } from "../ingest/normalize.js";
+
+const DAY = 86_400_000;
+
+function healthDetail(args: {
+  check: HealthCheck;
+  organization: string;
+  subject: string;
+  /** When the episode started (the last success, or the first failure). */
+  anchor: string;
+  now: Date;
+  summary: string;
+  detail: string;
+  consecutiveFailures?: number;
+}): LookoutEventDetail {
+  const { check, now } = args;
+  const reminder = Math.max(0, Math.floor((now.getTime() - Date.parse(args.anchor)) / DAY));
+  return {
+    version: EVENT_VERSION,
+    id: contentHash("health", check, args.subject, args.anchor, reminder),
+    kind: "health",
+    transition: check,
+    severity: severityOf("health", check),
+    organization: { id: args.organization },
+    status: check.toUpperCase(),
+    occurred_at: args.anchor,
+    observed_at: now.toISOString(),
+    summary: reminder ? `${args.summary} (still, day ${reminder + 1})` : args.summary,
+    health: {
+      check,
+      subject: args.subject,
+      detail: args.detail,
+      ...(args.consecutiveFailures !== undefined ? { consecutive_failures: args.consecutiveFailures } : {}),
+    },
+  };
+}
+
+const orgOf = (source: string) => parseSourceKey(source)?.organizationId ?? "unknown";
+const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
+
+/** Events for what dispatch knows: token rejected, sources failing, polling stalled. */
+export function healthFromFacts(
+  facts: HealthFacts,
+  anchors: (source: string) => string | undefined,
+  now: Date,
+): LookoutEventDetail[] {
+  const out: LookoutEventDetail[] = [];
+  // A source that never succeeded has no last success: anchor it on the day, one event a day.
+  const today = new Date(Math.floor(now.getTime() / DAY) * DAY).toISOString();
+  const anchorOf = (source: string) => anchors(source) ?? today;
+  if (facts.tokenRejected) {
+    const sources = facts.tokenRejected.sources;
+    const first = sources[0]!;
+    out.push(healthDetail({
+      check: "token_rejected", organization: orgOf(first), subject: "platform token", anchor: sources.map(anchorOf).sort()[0]!, now,
+      summary: `The platform rejects Lookout's token (HTTP ${facts.tokenRejected.statuses.join("/")}): nothing is being watched`,
+      detail: `${sources.length} source(s) refused, e.g. ${first}. Replace the token (platform.token) and check its permissions.`,
+    }));
+  }
+  const rejected = new Set(facts.tokenRejected?.sources ?? []);
+  for (const f of facts.failing) {
+    if (rejected.has(f.source)) continue; // said once above, for all of them
+    out.push(healthDetail({
+      check: "source_failing", organization: orgOf(f.source), subject: f.source, anchor: anchorOf(f.source), now,
+      consecutiveFailures: f.consecutiveFailures,
+      summary: `Polling ${f.source} failed ${f.consecutiveFailures} times in a row (${f.lastError})`,
+      detail: `Failures of this source are not being seen. Last error kind: ${f.lastError}. Lookout backs off and keeps trying.`,
+    }));
+  }
+  for (const s of facts.stalled) {
+    if (rejected.has(s.source)) continue;
+    out.push(healthDetail({
+      check: "polling_stalled", organization: orgOf(s.source), subject: s.source, anchor: s.lastOkAt, now,
+      summary: `No successful poll of ${s.source} for ${minutes(s.silentForMs)}`,
+      detail: `Last successful poll at ${s.lastOkAt}. Check the schedule, the poll queue's dead letters and the request budget.`,
+    }));
+  }
+  return out;
+}
+
+/** A receiver failed after its retries: said once per receiver and hour. */
+export function receiverFailing(alert: LookoutEventDetail, receiverLabel: string, error: string, now: Date): LookoutEventDetail {
+  const hour = new Date(Math.floor(now.getTime() / 3_600_000) * 3_600_000).toISOString();
+  return healthDetail({
+    check: "receiver_failing", organization: alert.organization.id, subject: receiverLabel, anchor: hour, now,
+    summary: `Lookout could not deliver to ${receiverLabel}: ${error}`,
+    detail: `Alert ${alert.id} (${alert.summary}) was not delivered there; it went to the fallback receiver if one is configured.`,
+  });
+}

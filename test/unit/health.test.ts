@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { healthFromFacts, receiverFailing } from "../../lib/alerts/health.js";
+import { detailTypeOf } from "../../lib/alerts/event.js";
+import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
+
+const now = new Date("2026-05-01T12:00:00Z");
+const src = "deployment:0b9c3a52-3f9e-4c43-9d5f-1f0f4a2b7c11/6a3c2d1e-5b4f-4a7e-8c9d-0e1f2a3b4c5d";
+const anchors = () => "2026-05-01T11:00:00.000Z";
+
+describe("health events", () => {
+  it("says once that the token is rejected, not once per source", () => {
+    const events = healthFromFacts(
+      { failing: [{ source: src, consecutiveFailures: 5, lastError: "unauthenticated" }], stalled: [], tokenRejected: { sources: [src], statuses: [401] } },
+      anchors, now,
+    );
+    expect(events.map((e) => e.transition)).toEqual(["token_rejected"]);
+    expect(events[0]).toMatchObject({ kind: "health", severity: "critical", organization: { id: "0b9c3a52-3f9e-4c43-9d5f-1f0f4a2b7c11" } });
+    expect(detailTypeOf(events[0]!.kind, events[0]!.transition)).toBe("Lookout Health");
+  });
+
+  it("keeps one id per episode, and reminds once a day", () => {
+    const facts = { failing: [{ source: src, consecutiveFailures: 3, lastError: "server_error" }], stalled: [], tokenRejected: undefined };
+    const a = healthFromFacts(facts, anchors, now)[0]!;
+    const b = healthFromFacts(facts, anchors, new Date(now.getTime() + 3_600_000))[0]!;
+    const c = healthFromFacts(facts, anchors, new Date(now.getTime() + 86_400_000))[0]!;
+    expect(a.id).toBe(b.id);
+    expect(c.id).not.toBe(a.id);
+    expect(c.summary).toContain("day 2");
+    const d = healthFromFacts(facts, () => "2026-05-02T00:00:00.000Z", now)[0]!;
+    expect(d.id).not.toBe(a.id); // a new episode
+  });
+
+  it("reports stalled polling and a failing receiver", () => {
+    const stalled = healthFromFacts({ failing: [], stalled: [{ source: src, lastOkAt: "2026-05-01T10:00:00.000Z", silentForMs: 7_200_000 }], tokenRejected: undefined }, anchors, now);
+    expect(stalled[0]).toMatchObject({ transition: "polling_stalled", severity: "critical" });
+    expect(stalled[0]!.summary).toContain("120 min");
+    const r = receiverFailing(EXAMPLE_DETAILS["Deployment Failed"], "slack #oncall", "HTTP 500", now);
+    expect(r).toMatchObject({ transition: "receiver_failing", health: { subject: "slack #oncall" } });
+    expect(receiverFailing(EXAMPLE_DETAILS["Deployment Failed"], "slack #oncall", "again", new Date(now.getTime() + 60_000)).id).toBe(r.id);
+  });
+});
