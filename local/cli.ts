@@ -4,7 +4,9 @@
 import { Command, CommanderError } from "commander";
 import { simulateCommand } from "./simulator/command.js";
 import { runCommand } from "./commands.js";
+import { checkConfigCommand, routesTestCommand } from "./routes-commands.js";
 import { startCommand } from "./start.js";
+import { muteCommand, mutesCommand, unmuteCommand } from "./mute-commands.js";
 
 export async function main(argv: string[]): Promise<number> {
   const program = new Command("lookout")
@@ -38,10 +40,52 @@ export async function main(argv: string[]): Promise<number> {
     );
 
   program
+    .command("check-config")
+    .description("check a configuration (platform, watch, routes, notify) and say what it sets up")
+    .option("--config <file>", "configuration file (YAML or JSON)", "lookout.yaml")
+    .action((opts: { config: string }) => run(() => checkConfigCommand({ configFile: opts.config }))());
+
+  program
+    .command("routes")
+    .description("routes: who is told about which event")
+    .command("test")
+    .description("show which routes and receivers an event reaches, and why")
+    .option("--config <file>", "configuration file (YAML or JSON)", "lookout.yaml")
+    .requiredOption("--event <file>", "an event detail, or a whole envelope, as JSON")
+    .action((opts: { config: string; event: string }) =>
+      run(() => routesTestCommand({ configFile: opts.config, eventFile: opts.event }))(),
+    );
+
+  program
     .command("start")
     .description("run Lookout on its embedded default: the simulator with a demo, or the configured platform")
     .option("--config <file>", "configuration file (YAML or JSON), used when it exists", "lookout.yaml")
     .action((opts: { config: string }) => run(() => startCommand({ configFile: opts.config }))());
+
+  const storeOptions = (cmd: Command) =>
+    cmd
+      .option("--config <file>", "configuration file: the local store is in its data_dir", "lookout.yaml")
+      .option("--table <name>", "the deployed DynamoDB table (uses the environment's AWS credentials)");
+
+  storeOptions(
+    program
+      .command("mute")
+      .description("stop sending alerts for a scope for a while (they are still recorded, as suppressed)")
+      .option("--organization <id|name>")
+      .option("--project <id|name>")
+      .option("--environment <id|name>")
+      .option("--service <id|name>", "a service name may use * wildcards")
+      .option("--for <duration>", "e.g. 30m, 2h, 1d")
+      .option("--until <iso>", "e.g. 2026-12-01T08:00:00Z")
+      .option("--reason <text>", "why (shown when someone asks why nobody was told)")
+      .option("--by <who>", "who sets it (default: LOOKOUT_USER or your login)"),
+  ).action((opts) => run(() => muteCommand(opts))());
+
+  storeOptions(program.command("unmute").description("lift a mute before its end").argument("<id>"))
+    .action((id: string, opts) => run(() => unmuteCommand(id, opts))());
+
+  storeOptions(program.command("mutes").description("list active mutes").option("--all", "include ended and lifted ones"))
+    .action((opts) => run(() => mutesCommand(opts))());
 
   try {
     await program.parseAsync(argv, { from: "user" });

@@ -66,24 +66,41 @@ export function configuredContexts(config: Config): Map<string, ServiceContext> 
   return out;
 }
 
-export async function openLocalPipeline(config: Config, opts: OpenOptions): Promise<LocalPipeline> {
-  const env = opts.env ?? process.env;
-  const now = opts.now ?? (() => new Date());
-  const token = await resolveSecret(config.platform.tokenRef, env);
-  mkdirSync(config.dataDir, { recursive: true });
+export interface LocalStore {
+  dynamodb: DynamoDBClient;
+  streams: DynamoDBStreamsClient;
+  tableName: string;
+  close(): Promise<void>;
+}
 
+/** The table on one machine: DYNAMODB_ENDPOINT, or DynamoDB Local with its data in `<data_dir>/dynamodb`. */
+export async function openLocalStore(config: Pick<Config, "dataDir">, env: NodeJS.ProcessEnv = process.env): Promise<LocalStore> {
+  mkdirSync(config.dataDir, { recursive: true });
   let embedded: DynamoDbLocal | undefined;
   const endpoint = env.DYNAMODB_ENDPOINT ?? (embedded = await startDynamoDbLocal({ dataDir: join(config.dataDir, "dynamodb") })).endpoint;
   const clientConfig = { endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
   const dynamodb = new DynamoDBClient(clientConfig);
   const streams = new DynamoDBStreamsClient(clientConfig);
   const tableName = env.LOOKOUT_TABLE ?? LOCAL_TABLE;
+  const close = async () => {
+    dynamodb.destroy();
+    streams.destroy();
+    await embedded?.stop();
+  };
   try {
     await ensureTable(dynamodb, tableName);
   } catch (err) {
-    await embedded?.stop();
+    await close();
     throw err;
   }
+  return { dynamodb, streams, tableName, close };
+}
+
+export async function openLocalPipeline(config: Config, opts: OpenOptions): Promise<LocalPipeline> {
+  const env = opts.env ?? process.env;
+  const now = opts.now ?? (() => new Date());
+  const token = await resolveSecret(config.platform.tokenRef, env);
+  const { dynamodb, streams, tableName, close } = await openLocalStore(config, env);
 
   const client = createPlatformClient({
     baseUrl: config.platform.url,
@@ -118,9 +135,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
     dispatch: new DynamoDispatchStore({ client: dynamodb, tableName }),
     async close() {
       await reader.stop();
-      dynamodb.destroy();
-      streams.destroy();
-      await embedded?.stop();
+      await close();
     },
   };
 }

@@ -1,0 +1,54 @@
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { buildMute, muteCommand, mutesCommand, unmuteCommand, MuteUsageError } from "../../local/mute-commands.js";
+
+const now = new Date("2026-06-01T10:00:00Z");
+
+describe("lookout mute arguments", () => {
+  it("needs a scope, a reason and an end", () => {
+    expect(() => buildMute({ config: "x", reason: "r", for: "1h" }, now)).toThrow(/say what to mute/);
+    expect(() => buildMute({ config: "x", service: "api", for: "1h" }, now)).toThrow(/say why/);
+    expect(() => buildMute({ config: "x", service: "api", reason: "r" }, now)).toThrow(/for how long/);
+    expect(() => buildMute({ config: "x", service: "api", reason: "r", for: "soon" }, now)).toThrow(MuteUsageError);
+    expect(() => buildMute({ config: "x", service: "api", reason: "r", until: "2020-01-01T00:00:00Z" }, now)).toThrow(/already past/);
+  });
+
+  it("builds a mute that ends when asked", () => {
+    const m = buildMute({ config: "x", service: "api-*", environment: "prod", reason: " deploy freeze ", for: "2h", by: "ann" }, now, "id-1");
+    expect(m).toEqual({
+      id: "id-1", scope: { environment: "prod", service: "api-*" }, until: "2026-06-01T12:00:00.000Z",
+      reason: "deploy freeze", created_by: "ann", created_at: now.toISOString(),
+    });
+  });
+});
+
+describe("lookout mute, mutes, unmute on the local store", () => {
+  let config: string;
+  beforeAll(() => {
+    process.env.DYNAMODB_ENDPOINT = inject("dynamodbEndpoint");
+    process.env.LOOKOUT_TABLE = `mutes-${randomUUID().slice(0, 8)}`;
+    const dir = mkdtempSync(join(tmpdir(), "lookout-mute-"));
+    config = join(dir, "lookout.yaml");
+    writeFileSync(config, `platform: { url: "http://127.0.0.1:1", token: "env:T" }\nwatch: [{ organization: 0b9c3a52-3f9e-4c43-9d5f-1f0f4a2b7c11 }]\ndata_dir: ${dir}\n`);
+  });
+
+  it("mutes, lists, unmutes", async () => {
+    const out: string[] = [];
+    const print = (l: string) => out.push(l);
+    expect(await muteCommand({ config, service: "api", reason: "maintenance", for: "1h", by: "ann" }, print)).toBe(0);
+    const id = /\(([0-9a-f-]{36})\)/.exec(out[0]!)![1]!;
+    expect(await mutesCommand({ config }, print)).toBe(0);
+    expect(out[1]).toContain(id);
+    expect(out[1]).toContain("service=api");
+    expect(out[1]).toContain("by ann: maintenance");
+    expect(await unmuteCommand(id, { config }, print)).toBe(0);
+    expect(await mutesCommand({ config }, print)).toBe(0);
+    expect(out.at(-1)).toMatch(/no active mutes/);
+    expect(await mutesCommand({ config, all: true }, print)).toBe(0);
+    expect(out.at(-1)).toMatch(/lifted/);
+    expect(await unmuteCommand(randomUUID(), { config }, print)).toBe(1);
+  });
+});
