@@ -47,7 +47,7 @@ export interface MuteArgs extends StoreTarget, MuteScope {
 }
 
 /** Checks the arguments of `lookout mute` and builds the mute; pure but for the clock and the id. */
-export function buildMute(args: MuteArgs, now: Date, id = randomUUID()): Mute {
+export function buildMute(args: MuteArgs, now: Date, id: string = randomUUID()): Mute {
   const scope: MuteScope = {};
   for (const k of ["organization", "project", "environment", "service"] as const) if (args[k]) scope[k] = args[k];
   if (!Object.keys(scope).length) throw new MuteUsageError("say what to mute: --organization, --project, --environment and/or --service");

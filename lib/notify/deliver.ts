@@ -94,7 +94,11 @@ async function incidentOf(detail: LookoutEventDetail, channel: Channel, store: D
   if (!detail.incident_id || detail.incident_id === detail.id) return undefined;
   const [first, delivery] = await Promise.all([store.getAlert(detail.incident_id), store.getDelivery(detail.incident_id, channel.id)]);
   if (!first) return undefined;
-  return delivery?.ts ? { first, ts: delivery.ts } : { first };
+  return {
+    first,
+    ...(delivery?.ts ? { ts: delivery.ts } : {}),
+    ...(delivery?.message_id ? { messageId: delivery.message_id } : {}),
+  };
 }
 
 const sentFields = (s: Sent) => ({

@@ -37,6 +37,8 @@ export interface IncidentRef {
   first: LookoutEventDetail;
   /** Its Slack ts for this receiver, when posted with the Web API: the follow-up goes in its thread. */
   ts?: string;
+  /** Its email Message-ID as the transport reported it (SES replaces ours): follow-ups reply to it. */
+  messageId?: string;
 }
 
 export interface EmailMessage {
@@ -65,6 +67,8 @@ export class DeliveryError extends Error {
     readonly status?: number,
     /** When the receiver asked us to wait (Slack 429 Retry-After). */
     readonly retryAfterMs?: number,
+    /** The receiver's own error name (Slack answers `invalid_auth` with HTTP 200). */
+    readonly code?: string,
   ) {
     super(message);
     this.name = new.target.name;

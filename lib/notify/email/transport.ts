@@ -1,0 +1,191 @@
+/**
+ * EmailTransport adapters, all built on nodemailer (MIME composition, encoding of non-ASCII headers,
+ * multipart/alternative with the text and HTML parts):
+ *  - `sesTransport(client)`: SES v2 SendEmail with the raw MIME message (nodemailer's SES transport
+ *    drives @aws-sdk/client-sesv2), so our Message-ID / In-Reply-To / References headers are sent as is.
+ *  - `smtpTransport(url)`: nodemailer's SMTP transport, when `email.smtp_url` is configured.
+ *  - `fileTransport(dir)`: one RFC 5322 `.eml` file per message (nodemailer's stream transport, CRLF),
+ *    named `<iso time>-<alert id>.eml`, for one machine without a mail server.
+ * Failures become EmailDeliveryError with `retryable`: SES throttling, 5xx and network failures, SMTP
+ * 4xx replies and connection failures are retryable; SES MessageRejected, MailFromDomainNotVerified,
+ * other 4xx and SMTP 5xx replies are not.
+ */
+import { mkdir, rename, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { SendEmailCommand, type SESv2Client } from "@aws-sdk/client-sesv2";
+import nodemailer from "nodemailer";
+import { oneLine } from "../text.js";
+import { EmailDeliveryError, type EmailMessage, type EmailSent, type EmailTransport } from "../types.js";
+import { ALERT_ID_HEADER } from "./render.js";
+
+type MailOptions = Parameters<ReturnType<typeof nodemailer.createTransport>["sendMail"]>[0];
+
+/** EmailMessage → nodemailer's message options; the threading headers go to their own options. */
+export function mailOptions(message: EmailMessage): MailOptions {
+  const headers: Record<string, string> = {};
+  const opts: MailOptions = { from: message.from, to: message.to, subject: message.subject, text: message.text, html: message.html };
+  for (const [name, value] of Object.entries(message.headers ?? {})) {
+    const key = name.toLowerCase();
+    if (key === "message-id") opts.messageId = value;
+    else if (key === "in-reply-to") opts.inReplyTo = value;
+    else if (key === "references") opts.references = value;
+    else headers[name] = oneLine(value);
+  }
+  if (Object.keys(headers).length) opts.headers = headers;
+  return opts;
+}
+
+const clipMessage = (s: string) => oneLine(s).slice(0, 300);
+
+// --- SES v2 ------------------------------------------------------------------------------------------
+
+/** SES v2 error names that will not succeed on a retry. */
+const SES_PERMANENT = new Set([
+  "MessageRejected",
+  "MailFromDomainNotVerifiedException",
+  "AccountSuspendedException",
+  "SendingPausedException",
+  "BadRequestException",
+  "NotFoundException",
+  "ValidationException",
+]);
+const SES_THROTTLED = new Set(["TooManyRequestsException", "Throttling", "ThrottlingException", "LimitExceededException"]);
+
+export function classifySesError(err: unknown): EmailDeliveryError {
+  const e = err as { name?: string; message?: string; $metadata?: { httpStatusCode?: number }; $retryable?: unknown; code?: string };
+  const name = e?.name ?? "Error";
+  const status = e?.$metadata?.httpStatusCode;
+  let retryable: boolean;
+  if (SES_PERMANENT.has(name)) retryable = false;
+  else if (SES_THROTTLED.has(name) || e?.$retryable) retryable = true;
+  else if (status !== undefined) retryable = status === 429 || status >= 500;
+  else retryable = true; // no HTTP answer at all: a network failure
+  return new EmailDeliveryError(`SES SendEmail failed: ${name}: ${clipMessage(e?.message ?? "")}`, retryable, status);
+}
+
+export interface SesTransportOptions {
+  /** SES configuration set (event publishing, dedicated IPs). */
+  configurationSetName?: string;
+}
+
+export function sesTransport(client: SESv2Client, opts: SesTransportOptions = {}): EmailTransport {
+  const transporter = nodemailer.createTransport({ SES: { sesClient: client, SendEmailCommand } });
+  return {
+    async send(message: EmailMessage): Promise<EmailSent> {
+      const mail = mailOptions(message);
+      if (opts.configurationSetName) (mail as { ses?: object }).ses = { ConfigurationSetName: opts.configurationSetName };
+      try {
+        const info = await transporter.sendMail(mail);
+        return { messageId: String(info.messageId) };
+      } catch (err) {
+        throw classifySesError(err);
+      }
+    },
+  };
+}
+
+// --- SMTP --------------------------------------------------------------------------------------------
+
+/** Connection-level failures of nodemailer's SMTP client and of the socket beneath it. */
+const SMTP_TRANSIENT_CODES = new Set([
+  "ECONNECTION",
+  "ETIMEDOUT",
+  "ESOCKET",
+  "EDNS",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  "EPROTOCOL",
+]);
+
+export function classifySmtpError(err: unknown, secret?: string): EmailDeliveryError {
+  const e = err as { message?: string; code?: string; responseCode?: number };
+  let msg = clipMessage(e?.message ?? String(err));
+  if (secret) msg = msg.split(secret).join("[REDACTED]");
+  const code = e?.responseCode;
+  let retryable: boolean;
+  if (typeof code === "number" && code >= 400 && code < 500) retryable = true;
+  else if (typeof code === "number" && code >= 500) retryable = false;
+  else retryable = SMTP_TRANSIENT_CODES.has(e?.code ?? "");
+  return new EmailDeliveryError(`SMTP send failed${e?.code ? ` (${e.code})` : ""}: ${msg}`, retryable, code);
+}
+
+export interface SmtpTransportOptions {
+  /** Per connection / greeting / socket, ms (default 15 s). */
+  timeoutMs?: number;
+}
+
+/** nodemailer's SMTP transport from a URL (`smtp://user:pass@host:587`, `smtps://…`). */
+export function smtpTransport(url: string, opts: SmtpTransportOptions = {}): EmailTransport & { close(): void } {
+  const timeout = opts.timeoutMs ?? 15_000;
+  let password: string | undefined;
+  try {
+    password = decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    throw new EmailDeliveryError("SMTP URL is not a valid URL", false);
+  }
+  // The URL's settings win over these (nodemailer merges URL data last); it rarely sets timeouts.
+  const transporter = nodemailer.createTransport({ url, connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout });
+  return {
+    async send(message: EmailMessage): Promise<EmailSent> {
+      try {
+        const info = await transporter.sendMail(mailOptions(message));
+        return { messageId: String(info.messageId) };
+      } catch (err) {
+        throw classifySmtpError(err, password);
+      }
+    },
+    close: () => transporter.close(),
+  };
+}
+
+// --- .eml files --------------------------------------------------------------------------------------
+
+export interface FileTransportOptions {
+  now?: () => Date;
+}
+
+const FILE_TRANSIENT = new Set(["ENOSPC", "EAGAIN", "EMFILE", "ENFILE", "EBUSY"]);
+
+/** A file-name-safe alert id: the header's value, else the Message-ID's local part. */
+function alertIdOf(message: EmailMessage): string {
+  const h = message.headers ?? {};
+  const fromHeader = Object.entries(h).find(([k]) => k.toLowerCase() === ALERT_ID_HEADER.toLowerCase())?.[1];
+  const fromMessageId = Object.entries(h).find(([k]) => k.toLowerCase() === "message-id")?.[1]?.replace(/^<|@.*$/g, "");
+  const id = (fromHeader ?? fromMessageId ?? "message").replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 100);
+  return id.replace(/^\.+/, "") || "message";
+}
+
+/** Writes each message as `<dir>/<iso time>-<alert id>.eml` (colons in the time become dashes). */
+export function fileTransport(dir: string, opts: FileTransportOptions = {}): EmailTransport & { lastPath?: string } {
+  const now = opts.now ?? (() => new Date());
+  const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" });
+  let seq = 0;
+  const self: EmailTransport & { lastPath?: string } = {
+    async send(message: EmailMessage): Promise<EmailSent> {
+      let info;
+      try {
+        info = await transporter.sendMail({ ...mailOptions(message), date: now() });
+      } catch (err) {
+        throw new EmailDeliveryError(`could not compose the message: ${clipMessage((err as Error).message ?? String(err))}`, false);
+      }
+      const name = `${now().toISOString().replace(/:/g, "-")}-${alertIdOf(message)}.eml`;
+      const path = join(dir, name);
+      const tmp = join(dir, `.${name}.${process.pid}.${++seq}.tmp`);
+      try {
+        await mkdir(dir, { recursive: true });
+        await writeFile(tmp, info.message as Buffer);
+        await rename(tmp, path); // whole files only: a reader never sees half a message
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code ?? "";
+        throw new EmailDeliveryError(`could not write ${name}: ${code || "error"}`, FILE_TRANSIENT.has(code));
+      }
+      self.lastPath = path;
+      return { messageId: String(info.messageId) };
+    },
+  };
+  return self;
+}

@@ -1,0 +1,252 @@
+/**
+ * SlackSender adapters: the incoming-webhook form through `@slack/webhook`, the Web API form
+ * (chat.postMessage, which returns the message ts for threads) through `@slack/web-api`.
+ *
+ * RETRIES are ours, not the libraries', for both forms: one bounded policy (a few attempts and a cap
+ * on the total wait, so a Lambda never sleeps for minutes), the project's jittered backoff
+ * (`nextRetryDelay` of lib/platform/retry.ts), and an injectable sleep and random source so tests do
+ * not wait. So each library is configured not to retry: `@slack/web-api` with `retryConfig: { retries:
+ * 0 }` and `rejectRateLimitedCalls: true` (left to itself it sleeps for whatever Retry-After says, up to
+ * ten times in thirty minutes); `@slack/webhook` retries nothing by default, but its errors do not carry
+ * the response headers, so Retry-After is read through the `fetch` it lets us supply.
+ *
+ * What is retried: HTTP 429 after Retry-After (a little jitter added); 5xx and network failures with
+ * backoff; the Web API's transient `ok:false` errors (internal_error, service_unavailable,
+ * request_timeout). Not retried: other 4xx (webhook 404 no_service / channel_not_found, 403
+ * invalid_token / action_prohibited, 410 channel_is_archived, 400 invalid_payload) and the Web API's
+ * other `ok:false` errors (invalid_auth, channel_not_found, not_in_channel, invalid_blocks, …).
+ *
+ * SECRETS. The webhook URL and the token never appear in an error message: messages are built here
+ * from the status and Slack's short error code only, never from a library's message or the request.
+ */
+import { IncomingWebhook, IncomingWebhookHTTPError, IncomingWebhookRequestError } from "@slack/webhook";
+import {
+  type Logger,
+  LogLevel,
+  WebAPIHTTPError,
+  WebAPIPlatformError,
+  WebAPIRateLimitedError,
+  WebAPIRequestError,
+  WebClient,
+} from "@slack/web-api";
+import { readRateLimitHeaders } from "../../platform/cost.js";
+import { type AttemptOutcome, type RetryPolicy, nextRetryDelay } from "../../platform/retry.js";
+import { oneLine } from "../text.js";
+import { type SlackMessage, type SlackPosted, type SlackSender, type SlackTarget, SlackDeliveryError } from "../types.js";
+
+export interface SlackRetryPolicy extends RetryPolicy {
+  /** Cap on the time spent waiting between attempts of one post, Retry-After included. */
+  maxTotalWaitMs: number;
+}
+
+export const defaultSlackRetryPolicy: SlackRetryPolicy = {
+  maxAttempts: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 8_000,
+  // A Retry-After longer than this is not slept on: the error (retryable, with retryAfterMs) goes to
+  // the caller, whose queue can redeliver later. Slack's usual answer for chat.postMessage is 1-30 s.
+  maxWaitMs: 30_000,
+  maxTotalWaitMs: 45_000,
+};
+
+export interface SlackSenderOptions {
+  retry?: Partial<SlackRetryPolicy>;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  now?: () => number;
+  /** The Web API's base URL (default https://slack.com/api/); tests point it at a local receiver. */
+  slackApiUrl?: string;
+  /** Per request, ms (default 10 s). */
+  timeoutMs?: number;
+  /** Called before each wait, for metrics and tests. */
+  onRetry?: (info: { attempt: number; delayMs: number; status?: number; form: SlackTarget["kind"] }) => void;
+}
+
+/** One failed attempt, classified. */
+interface Failure {
+  retryable: boolean;
+  status?: number;
+  retryAfterMs?: number;
+  /** Safe to show: a status and Slack's error code, nothing from the request. */
+  reason: string;
+}
+
+class AttemptFailed extends Error {
+  constructor(readonly failure: Failure) {
+    super(failure.reason);
+  }
+}
+
+const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** The Web API's `ok:false` errors that say "try again", sent with HTTP 200. */
+const TRANSIENT_API_ERRORS = new Set(["internal_error", "service_unavailable", "request_timeout", "ratelimited"]);
+
+/** A short, printable Slack error code from a response body (webhooks answer plain text like "no_service"). */
+const codeOf = (body: unknown): string => {
+  const s = typeof body === "string" ? body : "";
+  const line = oneLine(s).slice(0, 60);
+  return /^[\w.-]+$/.test(line) ? line : line ? "error" : "";
+};
+
+/** Network failures: the error code only (ECONNREFUSED, UND_ERR_CONNECT_TIMEOUT, TimeoutError). */
+const networkCode = (err: unknown): string => {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e; i++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && !code.startsWith("slack_")) return code;
+    const name = (e as { name?: unknown }).name;
+    if (name === "TimeoutError" || name === "AbortError") return name;
+    e = (e as { cause?: unknown; original?: unknown }).original ?? (e as { cause?: unknown }).cause;
+  }
+  return "network error";
+};
+
+const silentLogger: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  setLevel: () => undefined,
+  getLevel: () => LogLevel.ERROR,
+  setName: () => undefined,
+};
+
+export function slackSender(opts: SlackSenderOptions = {}): SlackSender {
+  const policy: SlackRetryPolicy = { ...defaultSlackRetryPolicy, ...opts.retry };
+  const sleep = opts.sleep ?? sleepReal;
+  const random = opts.random ?? Math.random;
+  const now = opts.now ?? Date.now;
+  const timeout = opts.timeoutMs ?? 10_000;
+  const clients = new Map<string, WebClient>();
+
+  const webClient = (token: string): WebClient => {
+    let c = clients.get(token);
+    if (!c) {
+      const options: ConstructorParameters<typeof WebClient>[1] = {
+        retryConfig: { retries: 0 },
+        rejectRateLimitedCalls: true,
+        logger: silentLogger,
+        timeout,
+      };
+      if (opts.slackApiUrl) options.slackApiUrl = opts.slackApiUrl;
+      c = new WebClient(token, options);
+      clients.set(token, c);
+    }
+    return c;
+  };
+
+  async function viaWebhook(url: string, message: SlackMessage): Promise<SlackPosted> {
+    let last: Response | undefined;
+    const hook = new IncomingWebhook(url, {
+      timeout,
+      retryConfig: { retries: 0 },
+      fetch: async (input, init) => (last = await fetch(input, init)),
+    });
+    try {
+      // Incoming webhooks cannot reply in a thread: thread_ts is not sent (renderers quote instead).
+      await hook.send({
+        text: message.text,
+        blocks: message.blocks as never,
+        unfurl_links: message.unfurl_links ?? false,
+        unfurl_media: message.unfurl_media ?? false,
+      });
+      return {};
+    } catch (err) {
+      if (err instanceof IncomingWebhookHTTPError) {
+        const status = err.statusCode;
+        const code = codeOf(err.body);
+        const failure: Failure = {
+          retryable: status === 429 || status >= 500,
+          status,
+          reason: `Slack incoming webhook answered HTTP ${status}${code ? ` ${code}` : ""}`,
+        };
+        const rl = last ? readRateLimitHeaders(last.headers, now()) : undefined;
+        if (status === 429 && rl?.retryAfterMs !== undefined) failure.retryAfterMs = rl.retryAfterMs;
+        throw new AttemptFailed(failure);
+      }
+      const code = err instanceof IncomingWebhookRequestError ? networkCode(err.original) : networkCode(err);
+      throw new AttemptFailed({ retryable: true, reason: `Slack incoming webhook request failed (${code})` });
+    }
+  }
+
+  async function viaApi(token: string, channel: string, message: SlackMessage): Promise<SlackPosted> {
+    try {
+      const args: Record<string, unknown> = {
+        channel,
+        text: message.text,
+        blocks: message.blocks,
+        unfurl_links: message.unfurl_links ?? false,
+        unfurl_media: message.unfurl_media ?? false,
+      };
+      if (message.thread_ts) args.thread_ts = message.thread_ts;
+      const res = await webClient(token).chat.postMessage(args as never);
+      const posted: SlackPosted = {};
+      if (typeof res.ts === "string") posted.ts = res.ts;
+      if (typeof res.channel === "string") posted.channel = res.channel;
+      return posted;
+    } catch (err) {
+      if (err instanceof WebAPIRateLimitedError) {
+        throw new AttemptFailed({
+          retryable: true,
+          status: 429,
+          retryAfterMs: Math.max(0, err.retryAfter * 1000),
+          reason: "Slack chat.postMessage answered HTTP 429 ratelimited",
+        });
+      }
+      if (err instanceof WebAPIHTTPError) {
+        const status = err.statusCode;
+        throw new AttemptFailed({ retryable: status === 429 || status >= 500, status, reason: `Slack chat.postMessage answered HTTP ${status}` });
+      }
+      if (err instanceof WebAPIPlatformError) {
+        const code = codeOf(err.data.error) || "error";
+        throw new AttemptFailed({
+          retryable: TRANSIENT_API_ERRORS.has(code),
+          status: code === "ratelimited" ? 429 : 200,
+          reason: `Slack chat.postMessage failed: ${code}`,
+        });
+      }
+      const code = err instanceof WebAPIRequestError ? networkCode(err.original) : networkCode(err);
+      throw new AttemptFailed({ retryable: true, reason: `Slack chat.postMessage request failed (${code})` });
+    }
+  }
+
+  return {
+    async post(target: SlackTarget, message: SlackMessage): Promise<SlackPosted> {
+      let waited = 0;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return target.kind === "webhook"
+            ? await viaWebhook(target.url, message)
+            : await viaApi(target.token, target.channel, message);
+        } catch (err) {
+          if (!(err instanceof AttemptFailed)) throw err;
+          const f = err.failure;
+          const giveUp = (why: string) =>
+            new SlackDeliveryError(`${f.reason}${why}`, f.retryable, f.status, f.retryAfterMs);
+          if (!f.retryable) throw giveUp("");
+          // The policy speaks HTTP: a transient Slack error sent with 200 counts as a 503 for it.
+          const status = f.status === undefined ? undefined : f.status < 500 && f.status !== 429 ? 503 : f.status;
+          const outcome: AttemptOutcome =
+            status === undefined
+              ? { kind: "network" }
+              : f.retryAfterMs !== undefined
+                ? { kind: "status", status, rateLimit: { retryAfterMs: f.retryAfterMs } }
+                : { kind: "status", status };
+          const delay = nextRetryDelay({ policy, attempt, outcome, idempotent: true, nowMs: now(), random });
+          if (delay === undefined) {
+            throw giveUp(
+              f.retryAfterMs !== undefined && f.retryAfterMs > policy.maxWaitMs
+                ? ` (Retry-After ${Math.ceil(f.retryAfterMs / 1000)} s is longer than we wait)`
+                : ` (after ${attempt + 1} attempt${attempt ? "s" : ""})`,
+            );
+          }
+          if (waited + delay > policy.maxTotalWaitMs) throw giveUp(` (after ${attempt + 1} attempts, ${waited} ms waited)`);
+          opts.onRetry?.({ attempt, delayMs: delay, ...(f.status !== undefined ? { status: f.status } : {}), form: target.kind });
+          await sleep(delay);
+          waited += delay;
+        }
+      }
+    },
+  };
+}
