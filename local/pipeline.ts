@@ -21,6 +21,13 @@ import { watchlist, type Watchlist } from "../lib/ingest/dispatch.js";
 import { DynamoDispatchStore } from "../lib/store/dispatch-store.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local.js";
 import { LocalBus } from "./bus.js";
+import { DynamoNotifyStore } from "../lib/store/notify-store.js";
+import { routeEvent } from "../lib/routes/match.js";
+import { notifyEvent, type Delivery } from "../lib/notify/notifier.js";
+import { channelResolver } from "../lib/notify/receivers.js";
+import { slackSender } from "../lib/notify/slack/send.js";
+import { fileTransport, smtpTransport } from "../lib/notify/email/transport.js";
+import type { EmailTransport } from "../lib/notify/types.js";
 import { OutboxStreamReader, outboxPublisher } from "./stream.js";
 
 export const LOCAL_TABLE = "lookout";
@@ -32,6 +39,7 @@ export interface LocalPipeline {
   dynamodb: DynamoDBClient;
   tableName: string;
   store: DynamoIngestStore;
+  notifyStore: DynamoNotifyStore;
   bus: LocalBus;
   reader: OutboxStreamReader;
   pollDeps: PollDeps;
@@ -48,6 +56,15 @@ export interface OpenOptions {
   onCost?: (cost: CallCost) => void;
   onPublished?: (result: OutboxPublishResult) => void;
   onEvent?: (envelope: LookoutEventEnvelope) => void;
+  /** Told of every delivery decided for a published event (sent, muted, held, duplicate, failed). */
+  onDelivery?: (detail: LookoutEventEnvelope["detail"], deliveries: Delivery[]) => void;
+}
+
+/** Email on one machine: SMTP when notify.email.smtp_url is set, else `.eml` files in `<data_dir>/outbox/`. */
+async function localEmailTransport(config: Config, env: NodeJS.ProcessEnv): Promise<EmailTransport | undefined> {
+  if (!config.notify.email) return undefined;
+  if (config.notify.email.smtpUrlRef) return smtpTransport(await resolveSecret(config.notify.email.smtpUrlRef, env));
+  return fileTransport(join(config.dataDir, "outbox"));
 }
 
 /** Names given in the configuration, by application id. */
@@ -112,6 +129,22 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
   const store = new DynamoIngestStore({ client: dynamodb, tableName, retentionMs: config.retentionMs, now });
   const bus = new LocalBus({ dataDir: config.dataDir, now });
   if (opts.onEvent) bus.subscribe(opts.onEvent);
+
+  // Routes drive the local bus exactly as they drive the deployed EventBridge rules.
+  const notifyStore = new DynamoNotifyStore({ client: dynamodb, tableName, retentionMs: config.retentionMs, now });
+  const emailTransport = await localEmailTransport(config, env);
+  const channelFor = channelResolver({
+    resolveSecret: (ref) => resolveSecret(ref, env),
+    slack: slackSender(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}),
+    ...(config.notify.email && emailTransport ? { email: { from: config.notify.email.from, transport: emailTransport } } : {}),
+  });
+  bus.subscribe(async (envelope) => {
+    const decisions = routeEvent(envelope.detail, config.routes).map((d) => ({ route: d.route.name, receivers: d.receivers }));
+    const deliveries = await notifyEvent(envelope.detail, decisions, {
+      settings: config.notify, store: notifyStore, outbox: store, channelFor, now, log: opts.log,
+    });
+    opts.onDelivery?.(envelope.detail, deliveries);
+  });
   const reader = new OutboxStreamReader({
     dynamodb,
     streams,
@@ -130,7 +163,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
   };
 
   return {
-    config, client, dynamodb, tableName, store, bus, reader, pollDeps,
+    config, client, dynamodb, tableName, store, notifyStore, bus, reader, pollDeps,
     watch: watchlist(config),
     dispatch: new DynamoDispatchStore({ client: dynamodb, tableName }),
     async close() {

@@ -8,7 +8,7 @@ import type { Config } from "../lib/config/load.js";
 import type { Log, PollRequest, PollResult } from "../lib/ingest/poll.js";
 import { everySource, planPolls, pollAndRecord, raiseHealth } from "../lib/ingest/cycle.js";
 import { openLocalPipeline, type LocalPipeline } from "./pipeline.js";
-import { alertLine, pollLine } from "./view.js";
+import { alertLine, deliveryLine, pollLine } from "./view.js";
 
 export interface RunOptions {
   config: Config;
@@ -43,6 +43,9 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
     env: opts.env,
     log: opts.log,
     now,
+    onDelivery: (detail, deliveries) => {
+      for (const d of deliveries) opts.print(deliveryLine(detail, d, now()));
+    },
     onPublished: (r) => {
       summary.published += r.published.length;
       if (r.published.length) opts.print(`${now().toISOString().slice(11, 19)} published ${r.published.length} event(s) to the local bus`);

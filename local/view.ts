@@ -3,6 +3,7 @@ import type { PollResult } from "../lib/ingest/poll.js";
 import type { LookoutEventDetail } from "../lib/alerts/event.js";
 import type { Suppression } from "../lib/store/items.js";
 import type { Log } from "../lib/ingest/poll.js";
+import type { Delivery } from "../lib/notify/notifier.js";
 
 const time = (d: Date) => d.toISOString().slice(11, 19);
 const shortSource = (key: string) => key.replace(/:([0-9a-f]{8})[0-9a-f-]{28}\//, ":$1…/").replace(/\/([0-9a-f]{8})[0-9a-f-]{28}$/, "/$1…");
@@ -21,6 +22,10 @@ export function pollLine(r: PollResult, at: Date): string {
 export function alertLine(d: LookoutEventDetail, suppression: Suppression | undefined, at: Date): string {
   const tag = suppression ? `quiet (${suppression.reason})` : d.severity.toUpperCase();
   return `${time(at)} ${tag.padEnd(8)} ${d.transition.padEnd(15)} ${d.summary}`;
+}
+
+export function deliveryLine(d: LookoutEventDetail, delivery: Delivery, at: Date): string {
+  return `${time(at)} notify   ${delivery.outcome.padEnd(15)} ${delivery.receiver} (route ${delivery.route}): ${d.summary.slice(0, 80)}`;
 }
 
 /** A logger for the terminal: warnings and errors on stderr, with their facts on one line. */

@@ -7,6 +7,8 @@ import { parse as parseYaml } from "yaml";
 import { ConfigFile } from "./schema.js";
 import { parseDuration } from "./duration.js";
 import { describeIssue, jsonPath } from "../platform/issues.js";
+import { routingProblem, toNotify, toRoutes } from "../routes/config.js";
+import type { NotifySettings, Route } from "../routes/types.js";
 
 export class ConfigError extends Error {
   constructor(
@@ -50,7 +52,9 @@ export interface Config {
   retentionMs: number;
   pollIntervalMs: number;
   dataDir: string;
-  routes: unknown[];
+  /** In order: the first routes with continue: false stop later ones from matching. */
+  routes: Route[];
+  notify: NotifySettings;
 }
 
 /** Environment variables that override the file, for pointing the same file at a real platform. */
@@ -94,6 +98,10 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
   }
   const c = parsed.data;
   const ms = (s: string) => parseDuration(s)!;
+  const routes = toRoutes(c.routes);
+  const notify = toNotify(c.notify);
+  const routing = routingProblem(routes, notify);
+  if (routing) throw new ConfigError(source, routing.field, routing.problem);
   return {
     source,
     platform: {
@@ -114,7 +122,8 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
     retentionMs: ms(c.retention),
     pollIntervalMs: ms(c.poll_interval),
     dataDir: c.data_dir,
-    routes: c.routes,
+    routes,
+    notify,
   };
 }
 

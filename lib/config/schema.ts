@@ -4,6 +4,7 @@
  */
 import * as z from "zod/mini";
 import { parseDuration } from "./duration.js";
+import { routeSchemas } from "../routes/config.js";
 
 // Any 8-4-4-4-12 hex id, as the platform issues (not only RFC 4122 variants).
 const uuid = () => z.guid();
@@ -48,6 +49,8 @@ export const PlatformSettings = z.object({
   timeout: z._default(duration(), "10s"),
 });
 
+const Routing = routeSchemas(SecretRef);
+
 export const ConfigFile = z.object({
   platform: PlatformSettings,
   watch: z.array(Watch).check(z.minLength(1)),
@@ -56,7 +59,9 @@ export const ConfigFile = z.object({
   data_dir: z._default(z.string(), ".lookout"),
   /** How often the local runner polls; in the cloud the schedule does. */
   poll_interval: z._default(duration(), "1m"),
-  /** Validated by the routes stage (lib/routes). */
-  routes: z._default(z.array(z.unknown()), []),
+  /** Who is told about which event (lib/routes/config.ts). */
+  routes: Routing.Routes,
+  /** Sender settings, storm budget and fallback receivers. */
+  notify: Routing.Notify,
 });
 export type ConfigFile = z.infer<typeof ConfigFile>;

@@ -1,0 +1,35 @@
+/**
+ * Receiver identity and labels. The id keys idempotent delivery (event id × receiver) and merges a
+ * receiver named by several routes, so it must be stable across restarts and config reorderings; it is
+ * a hash, so logs and the audit trail can carry it without showing even the secret's reference.
+ */
+import { createHash } from "node:crypto";
+import type { Receiver } from "./types.js";
+
+/** The fields that make a receiver what it is, in a fixed order. */
+function identity(r: Receiver): string[] {
+  if (r.type === "email") return ["email", ...[...new Set(r.to.map((a) => a.toLowerCase()))].sort()];
+  return r.form === "webhook" ? ["slack", "webhook", r.webhookUrlRef] : ["slack", "api", r.channel, r.tokenRef];
+}
+
+/** `slack-1f3a9c0d2b`, `email-7e21c4aa90`: short, stable, and says nothing about the secret. */
+export function receiverId(r: Receiver): string {
+  const hash = createHash("sha256").update(JSON.stringify(identity(r))).digest("hex").slice(0, 10);
+  return `${r.type}-${hash}`;
+}
+
+/** For people: `slack #oncall`, `slack webhook env:SLACK_WEBHOOK_ONCALL`, `email oncall@example.com`. */
+export function receiverLabel(r: Receiver): string {
+  if (r.type === "email") return `email ${r.to.join(", ")}`;
+  return r.form === "webhook" ? `slack webhook ${r.webhookUrlRef}` : `slack ${r.channel}`;
+}
+
+/** The receivers once each, by id, first mention first: two routes naming #oncall post there once. */
+export function distinctReceivers(receivers: Iterable<Receiver>): Receiver[] {
+  const seen = new Map<string, Receiver>();
+  for (const r of receivers) {
+    const id = receiverId(r);
+    if (!seen.has(id)) seen.set(id, r);
+  }
+  return [...seen.values()];
+}

@@ -1,0 +1,75 @@
+/**
+ * Routes as CloudFormation: one `AWS::Events::Rule` per route on the Lookout bus, its pattern from
+ * patterns.ts, its targets the notifiers the route needs. Pure JSON in, JSON out; the stack that
+ * includes it is built elsewhere.
+ */
+import { type EventPattern, eventPattern } from "./patterns.js";
+import type { Route } from "./types.js";
+
+/** A rule target as CloudFormation takes it; Arn may be an intrinsic (`{"Fn::GetAtt": [...]}`). */
+export interface RuleTarget {
+  Id: string;
+  Arn: unknown;
+  [property: string]: unknown;
+}
+
+export interface RuleTargets {
+  slack?: RuleTarget;
+  email?: RuleTarget;
+}
+
+export interface RuleOptions {
+  /** The bus: its name or an intrinsic; default "lookout". */
+  eventBusName?: unknown;
+  /** Rule names are `<prefix><route name>`; default "lookout-". */
+  namePrefix?: string;
+}
+
+export interface RuleResource {
+  Type: "AWS::Events::Rule";
+  Properties: {
+    Name: string;
+    Description: string;
+    EventBusName: unknown;
+    EventPattern: EventPattern;
+    State: "ENABLED";
+    Targets: Array<RuleTarget & { InputTransformer: { InputTemplate: string } }>;
+  };
+}
+
+/** `prod-failures` → `RouteProdFailures`. */
+export const ruleLogicalId = (routeName: string): string =>
+  `Route${routeName.split(/[^A-Za-z0-9]+/).map((s) => s.charAt(0).toUpperCase() + s.slice(1)).join("")}`;
+
+/**
+ * What a target receives: the route's name and the whole event. `<aws.events.event.json>` is the full
+ * event; `<aws.events.event>` would leave out `detail`.
+ */
+export const inputTemplate = (routeName: string): string => `{"route": ${JSON.stringify(routeName)}, "event": <aws.events.event.json>}`;
+
+/** One `AWS::Events::Rule` per route that has receivers, keyed by logical id. Pure: JSON in, JSON out. */
+export function ruleResources(routes: readonly Route[], targets: RuleTargets, opts: RuleOptions = {}): Record<string, RuleResource> {
+  const out: Record<string, RuleResource> = {};
+  routes.forEach((route, index) => {
+    const kinds = (["slack", "email"] as const).filter((k) => (k === "slack" ? route.slack.length > 0 : route.email !== undefined));
+    if (!kinds.length) return; // a route that only stops matching needs no rule
+    const logicalId = ruleLogicalId(route.name);
+    if (out[logicalId]) throw new Error(`routes ${route.name} and another route share the rule id ${logicalId}`);
+    out[logicalId] = {
+      Type: "AWS::Events::Rule",
+      Properties: {
+        Name: `${opts.namePrefix ?? "lookout-"}${route.name}`,
+        Description: `Lookout route ${route.name} (${kinds.join(" and ")})`,
+        EventBusName: opts.eventBusName ?? "lookout",
+        EventPattern: eventPattern(routes, index),
+        State: "ENABLED",
+        Targets: kinds.map((k) => {
+          const target = targets[k];
+          if (!target) throw new Error(`route ${route.name} sends to ${k}, but no ${k} target was given`);
+          return { ...target, InputTransformer: { InputTemplate: inputTemplate(route.name) } };
+        }),
+      },
+    };
+  });
+  return out;
+}

@@ -1,0 +1,64 @@
+/**
+ * Routes as data: who is told about which event. The configuration file's `routes:` and `notify:`
+ * sections become these (lib/routes/config.ts); the local router matches them (match.ts) and the
+ * deployed stack turns them into EventBridge rules (patterns.ts). Secrets stay references (`env:NAME`,
+ * `ssm:/path`, `secretsmanager:name`) until a sender resolves them.
+ */
+import type { EventKind, Severity, Transition } from "../alerts/event.js";
+
+/** The fields a route may match on, in the order they are checked and explained. */
+export const MATCH_FIELDS = ["kind", "transition", "severity", "organization", "project", "environment", "service"] as const;
+export type MatchField = (typeof MATCH_FIELDS)[number];
+
+/** Fields that name a platform object: a uuid-shaped value matches its `.id`, anything else its `.name`. */
+export const REF_FIELDS = ["organization", "project", "environment", "service"] as const;
+export type RefField = (typeof REF_FIELDS)[number];
+
+/**
+ * What a route matches. Every key is optional (absent: any value, even none); a list means "any of".
+ * Ref fields hold the values as written (uuids lower-cased); only `service` names take `*` wildcards.
+ */
+export interface RouteMatch {
+  kind?: EventKind[];
+  transition?: Transition[];
+  severity?: Severity[];
+  organization?: string[];
+  project?: string[];
+  environment?: string[];
+  service?: string[];
+}
+
+/** Slack, as an incoming webhook (no threads) or through the Web API with a bot token (real threads). */
+export type SlackReceiver =
+  | { type: "slack"; form: "webhook"; webhookUrlRef: string }
+  | { type: "slack"; form: "api"; channel: string; tokenRef: string };
+
+export interface EmailReceiver {
+  type: "email";
+  to: string[];
+}
+
+export type Receiver = SlackReceiver | EmailReceiver;
+
+export interface Route {
+  /** Unique, `[a-z0-9-]`; it names the EventBridge rule and tells notifiers which route matched. */
+  name: string;
+  match: RouteMatch;
+  slack: SlackReceiver[];
+  email?: EmailReceiver;
+  /** false: an event this route matches is not matched against later routes. */
+  continue: boolean;
+}
+
+export interface NotifySettings {
+  email?: { from: string; smtpUrlRef?: string };
+  /** Per Slack channel: a storm beyond this budget becomes one digest message. */
+  slackRate: { perSecond: number; burst: number };
+  /** Where an event goes when its receiver keeps failing. */
+  fallback?: { slack?: SlackReceiver; email?: EmailReceiver };
+}
+
+export const DEFAULT_SLACK_RATE = { perSecond: 1, burst: 10 } as const;
+
+/** The receivers of a route, Slack first, in the order written. */
+export const routeReceivers = (route: Route): Receiver[] => [...route.slack, ...(route.email ? [route.email] : [])];

@@ -1,0 +1,99 @@
+/**
+ * End to end on one machine (issue 4): `lookout run --once` against the simulator, with a route to a
+ * local Slack receiver (Web API form, and an incoming webhook) and email as `.eml` files. A failed
+ * deployment reaches each receiver exactly once; the recovery arrives in the same thread.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { mkdtempSync, readdirSync, readFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { startSimulator, type Simulator } from "../../local/simulator/index.js";
+import { checkConfig, type Config } from "../../lib/config/load.js";
+import { runLookout } from "../../local/run.js";
+import { simpleParser } from "mailparser";
+import { startSlackReceiver, type SlackReceiver } from "../support/slack-receiver.js";
+
+let sim: Simulator;
+let slack: SlackReceiver;
+let config: Config;
+let env: NodeJS.ProcessEnv;
+const lines: string[] = [];
+const silent = { info() {}, warn() {}, error() {} };
+
+beforeAll(async () => {
+  [sim, slack] = await Promise.all([startSimulator({ seed: 21, size: { applications: 2, clusters: 1, webhooks: 1 } }), startSlackReceiver()]);
+  const dataDir = mkdtempSync(join(tmpdir(), "lookout-e2e-"));
+  env = {
+    SIM_TOKEN: sim.apiToken, SLACK_BOT_TOKEN: "xoxb-test", SLACK_WEBHOOK: slack.webhookUrl("T000/B000/XXXX"),
+    LOOKOUT_SLACK_API_URL: slack.apiUrl, DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: `e2e-${randomUUID().slice(0, 8)}`,
+  };
+  config = checkConfig(
+    {
+      platform: { url: sim.url, token: "env:SIM_TOKEN" },
+      watch: [{ organization: sim.ids.organizationId, applications: [{ id: sim.ids.applicationIds[0], name: "api", environment: "prod" }] }],
+      data_dir: dataDir,
+      retention: "36500d",
+      routes: [
+        {
+          name: "deployments",
+          match: { kind: "deployment" },
+          slack: [{ channel: "#oncall", token: "env:SLACK_BOT_TOKEN" }, { webhook_url: "env:SLACK_WEBHOOK" }],
+          email: { to: ["oncall@example.com"] },
+        },
+      ],
+      notify: { email: { from: "lookout@example.com" } },
+    },
+    "e2e",
+    {},
+  );
+});
+afterAll(async () => {
+  await sim.close();
+  await slack.close();
+});
+
+const run = () => runLookout({ config, env, once: true, log: silent, print: (l) => lines.push(l), now: () => sim.clock.now() });
+const emails = () => {
+  const dir = join(config.dataDir, "outbox");
+  return existsSync(dir) ? readdirSync(dir).sort().map((f) => readFileSync(join(dir, f), "utf8")) : [];
+};
+
+describe("a failing deployment, end to end", () => {
+  it("reaches Slack once per receiver and email once; the recovery lands in the same thread", async () => {
+    const app = sim.ids.applicationIds[0]!;
+    await run(); // first sight
+
+    sim.scenario.deploy(app, { outcome: "DEPLOYMENT_ERROR", commit: { git_commit_id: "feedface1234", message: "<!channel> *oops*", author_name: "Ann" } });
+    sim.clock.advance(5 * 60_000);
+    await run();
+    const api = () => slack.messages.filter((m) => m.form === "api");
+    const hook = () => slack.messages.filter((m) => m.form === "webhook");
+    expect(api()).toHaveLength(1);
+    expect(hook()).toHaveLength(1);
+    expect(emails()).toHaveLength(1);
+    const first = api()[0]!;
+    expect(first.channel).toBe("#oncall");
+    expect(first.text).toContain("api");
+    expect(JSON.stringify(first.blocks)).not.toContain("<!channel>");
+    const mail = await simpleParser(emails()[0]!);
+    expect(mail.subject).toMatch(/^\[Lookout\] FAILED prod\/api — DEPLOYMENT_ERROR/);
+    expect(mail.text).toContain("feedface");
+    expect(mail.html).not.toContain("<!channel>");
+
+    await run(); // nothing new: nothing sent again
+    expect(slack.messages).toHaveLength(2);
+
+    sim.scenario.deploy(app, { outcome: "DEPLOYED" });
+    sim.clock.advance(5 * 60_000);
+    await run();
+    expect(api()).toHaveLength(2);
+    expect(api()[1]!.thread_ts).toBe(first.ts);
+    expect(hook()).toHaveLength(2);
+    expect(hook()[1]!.thread_ts).toBeUndefined(); // incoming webhooks cannot thread: a quoting message
+    expect(emails()).toHaveLength(2);
+    const followUp = await simpleParser(emails()[1]!);
+    expect(followUp.inReplyTo).toBe(mail.messageId);
+    expect(lines.some((l) => l.includes("notify") && l.includes("sent"))).toBe(true);
+  });
+});
