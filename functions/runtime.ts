@@ -55,15 +55,20 @@ export function cloudRuntime(logger: Logger): Promise<CloudRuntime> {
   return runtime;
 }
 
-async function build(logger: Logger): Promise<CloudRuntime> {
-  const config = loadBundledConfig();
-  const token = await resolveSecret(config.platform.tokenRef, process.env, {
+/** Secret references in the cloud: env:, ssm: (SecureString) and secretsmanager:, cached for five minutes. */
+export function cloudSecret(ref: string): Promise<string> {
+  return resolveSecret(ref, process.env, {
     ssm: (name) => getParameter(name, { decrypt: true, maxAge: SECRET_MAX_AGE_S }),
     secretsmanager: async (name) => {
       const v = await getSecret(name, { maxAge: SECRET_MAX_AGE_S });
       return typeof v === "string" ? v : v === undefined ? undefined : Buffer.from(v as Uint8Array).toString("utf8");
     },
   });
+}
+
+async function build(logger: Logger): Promise<CloudRuntime> {
+  const config = loadBundledConfig();
+  const token = await cloudSecret(config.platform.tokenRef);
   const tableName = requiredEnv("TABLE_NAME");
   const dynamodb = new DynamoDBClient({});
   return {

@@ -1,0 +1,74 @@
+/**
+ * The notify functions' shared handler: SQS messages `{ route, event }` — put there by the route's
+ * EventBridge rule — are delivered to the route's receivers of one kind (Slack or email), each once.
+ * A delivery that failed and may succeed later fails the message, so SQS retries it and, in the end,
+ * dead-letters it; the fallback receiver and a health event have been told by then.
+ */
+import middy from "@middy/core";
+import { Logger } from "@aws-lambda-powertools/logger";
+import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
+import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
+import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import * as z from "zod/mini";
+import type { LookoutEventEnvelope } from "../lib/alerts/event.js";
+import type { Route } from "../lib/routes/types.js";
+import { notifyEvent, type NotifierDeps } from "../lib/notify/notifier.js";
+import { describeIssue, jsonPath } from "../lib/platform/issues.js";
+
+export type ReceiverKind = "slack" | "email";
+
+const NotifyMessage = z.object({
+  route: z.string(),
+  event: z.looseObject({ "detail-type": z.string(), source: z.literal("lookout"), detail: z.looseObject({ id: z.string(), kind: z.string() }) }),
+});
+
+export class MalformedNotifyMessage extends Error {
+  override name = "MalformedNotifyMessage";
+}
+
+export function parseNotifyMessage(body: string): { route: string; event: LookoutEventEnvelope } {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new MalformedNotifyMessage("notify message is not JSON");
+  }
+  const parsed = NotifyMessage.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new MalformedNotifyMessage(`notify message ${jsonPath(issue.path)}: ${describeIssue(issue, json)}`);
+  }
+  return parsed.data as unknown as { route: string; event: LookoutEventEnvelope };
+}
+
+export interface NotifyHandlerDeps {
+  routes: readonly Route[];
+  notifier: NotifierDeps;
+}
+
+export function createNotifyHandler(kind: ReceiverKind, deps: NotifyHandlerDeps | (() => Promise<NotifyHandlerDeps>)) {
+  const logger = new Logger({ serviceName: `lookout-notify-${kind}` });
+  const metrics = new Metrics({ namespace: "Lookout", serviceName: `lookout-notify-${kind}` });
+  const processor = new BatchProcessor(EventType.SQS);
+
+  const base = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+    const d = typeof deps === "function" ? await deps() : deps;
+    const record = async (msg: SQSRecord) => {
+      const { route: name, event: envelope } = parseNotifyMessage(msg.body);
+      const route = d.routes.find((r) => r.name === name);
+      // A rule for a route that is no longer configured (a deploy in between): nothing to send.
+      if (!route) return logger.warn("event for an unknown route; skipped", { route: name, alert: envelope.detail.id });
+      const receivers = kind === "slack" ? route.slack : route.email ? [route.email] : [];
+      const deliveries = await notifyEvent(envelope.detail, [{ route: name, receivers }], d.notifier);
+      for (const x of deliveries) metrics.addMetric(`Deliveries_${x.outcome}`, MetricUnit.Count, 1);
+      logger.info("delivered", { alert: envelope.detail.id, detailType: envelope["detail-type"], route: name, deliveries });
+      if (deliveries.some((x) => x.outcome === "failed" && x.route !== "fallback")) {
+        throw new Error(`route ${name}: a receiver failed; the message will be retried`);
+      }
+    };
+    return processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });
+  };
+  return middy(base).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+}
