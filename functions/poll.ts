@@ -24,6 +24,7 @@ import { cloudRuntime } from "./runtime.js";
 const PollMessage = z.object({
   source: z.object({ kind: z.enum(["webhook", "deployment", "cluster"]), organizationId: z.string(), id: z.string() }),
   previousPollAt: z.optional(z.string()),
+  outage: z.optional(z.object({ from: z.string(), to: z.string() })),
 });
 
 export class MalformedPollMessage extends Error {

@@ -4,7 +4,7 @@
  */
 import { ConfigError, loadConfigFile } from "../lib/config/load.js";
 import { DynamoDbLocalError } from "./dynamodb-local.js";
-import { runLookout } from "./run.js";
+import { PreflightError, runLookout } from "./run.js";
 import { terminalLog } from "./view.js";
 
 export async function runCommand(opts: { once: boolean; configFile: string; verbose: boolean }): Promise<number> {
@@ -34,9 +34,9 @@ export async function runCommand(opts: { once: boolean; configFile: string; verb
 }
 
 export function reportFailure(command: string, err: unknown): number {
-  if (err instanceof ConfigError || err instanceof DynamoDbLocalError) {
+  if (err instanceof ConfigError || err instanceof DynamoDbLocalError || err instanceof PreflightError) {
     process.stderr.write(`lookout ${command}: ${err.message}\n`);
-    if (err instanceof ConfigError && err.field === "" && /cannot be read \(ENOENT\)/.test(err.message)) {
+    if (err instanceof ConfigError && err.field === "" && err.problem === "not found") {
       process.stderr.write(`  pass --config FILE, or run \`npm start\` for the embedded demo\n`);
     }
     return 1;

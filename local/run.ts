@@ -8,6 +8,13 @@ import type { Config } from "../lib/config/load.js";
 import type { Log, PollRequest, PollResult } from "../lib/ingest/poll.js";
 import { everySource, planPolls, pollAndRecord, raiseHealth } from "../lib/ingest/cycle.js";
 import { openLocalPipeline, type LocalPipeline } from "./pipeline.js";
+import {
+  PlatformForbiddenError,
+  PlatformNetworkError,
+  PlatformNotFoundError,
+  PlatformTimeoutError,
+  PlatformUnauthenticatedError,
+} from "../lib/platform/errors.js";
 import { alertLine, deliveryLine, pollLine } from "./view.js";
 
 export interface RunOptions {
@@ -53,6 +60,7 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
   });
   pipeline.pollDeps.onAlert = (detail, suppression) => opts.print(alertLine(detail, suppression, now()));
   try {
+    await preflight(pipeline);
     if (opts.once) {
       await pollEach(pipeline, await everySource(pipeline.dispatch, pipeline.watch), { ...opts, verbosePolls: true }, summary);
       await pipeline.reader.drain();
@@ -63,6 +71,33 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
     await pipeline.close();
   }
   return summary;
+}
+
+/** A start-up problem with one line that says what to do. */
+export class PreflightError extends Error {}
+
+/**
+ * One request before anything runs, so that an unreachable platform or a rejected token is a clear
+ * instruction at start rather than a stream of failing polls.
+ */
+async function preflight(p: LocalPipeline): Promise<void> {
+  const org = p.config.watch[0]?.organization;
+  if (!org) return;
+  try {
+    await p.client.listProjects({ path: { organizationId: org } });
+  } catch (err) {
+    const url = p.config.platform.url;
+    if (err instanceof PlatformNetworkError || err instanceof PlatformTimeoutError) {
+      throw new PreflightError(`cannot reach the platform at ${url} (${err.message.split(" (")[1]?.split(")")[0] ?? err.kind}): check PLATFORM_API_URL or platform.url`);
+    }
+    if (err instanceof PlatformUnauthenticatedError) {
+      throw new PreflightError(`the platform at ${url} rejected the token (401): check PLATFORM_API_TOKEN or platform.token`);
+    }
+    if (err instanceof PlatformForbiddenError || err instanceof PlatformNotFoundError) {
+      throw new PreflightError(`the token may not read organization ${org} (${err.status}): check watch[0].organization and the token's permissions`);
+    }
+    // Anything else (5xx, rate limiting) is the platform's passing trouble: polling copes with it.
+  }
 }
 
 function tally(summary: RunSummary, r: PollResult) {

@@ -69,7 +69,8 @@ export function loadConfigFile(path: string, env: ConfigEnv = process.env): Conf
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    throw new ConfigError(path, "", `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError(path, "", code === "ENOENT" ? "not found" : `cannot be read (${code ?? (err as Error).message})`);
   }
   return parseConfig(text, path, env);
 }

@@ -3,7 +3,7 @@
  * local runner, so the cloud and one machine plan and account the same way.
  */
 import type { DispatchStore } from "../store/dispatch-store.js";
-import { healthFacts, initialState, lastOkAt, planTick, type DispatchState, type Watchlist } from "./dispatch.js";
+import { healthFacts, initialState, lastOkAt, planTick, pollRequest, type DispatchState, type Watchlist } from "./dispatch.js";
 import type { IngestStore } from "../store/ingest-store.js";
 import { newAlertItem } from "../store/items.js";
 import { healthFromFacts } from "../alerts/health.js";
@@ -60,10 +60,12 @@ export async function raiseHealth(
 /** Every watched source once, budget aside (`lookout run --once`), each knowing when it was last read. */
 export async function everySource(store: DispatchStore, watch: Watchlist, name = DISPATCH_NAME): Promise<PollRequest[]> {
   const state = await store.get(name);
+  const now = Date.now();
   return watch.sources.map((source) => {
-    const s = state?.sources[sourceKey(source)];
-    const ok = s ? lastOkAt(s) : undefined;
-    return ok !== undefined ? { source, previousPollAt: new Date(ok).toISOString() } : { source };
+    const s = state?.sources[sourceKey(source)] ?? {};
+    // Between two `--once` runs nothing watches: the time since the last read is an outage.
+    const ok = lastOkAt(s);
+    return pollRequest(source, s, ok !== undefined ? { from: ok, to: now } : undefined);
   });
 }
 

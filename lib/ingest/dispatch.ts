@@ -36,6 +36,8 @@ export const DISPATCH_POLICY = {
   queueShare: 0.25,
   /** Minutes of refill the staleness queue leaves in the bucket, for bursts of activity. */
   burstKeptMinutes: 1.5,
+  /** Ticks come every minute: this long without one means Lookout was not running. */
+  outageAfterMs: 5 * MINUTE,
   backoffBaseMs: MINUTE,
   backoffMaxMs: 30 * MINUTE,
 } as const;
@@ -60,6 +62,10 @@ export interface SourceState {
 
 export interface DispatchState {
   budget: BudgetState;
+  /** When dispatch last planned a tick (epoch ms): a long silence since is an outage of Lookout. */
+  last_tick_at?: number;
+  /** The latest outage (epoch ms); sources not read since it ended are polled with it. */
+  outage?: { from: number; to: number };
   /** By source key; only watched sources that were polled at least once. */
   sources: Record<string, SourceState>;
 }
@@ -172,13 +178,29 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
   for (const c of chosen) sources[c.key] = polled(c.s, now);
   b = budget.spend(b, chosen.length, now);
 
-  const next: DispatchState = { budget: b, sources };
-  const polls = chosen.map((c): PollRequest => {
-    const ok = lastOkAt(c.s);
-    return ok === undefined ? { source: c.ref } : { source: c.ref, previousPollAt: new Date(ok).toISOString() };
-  });
+  const silentSince = prior?.last_tick_at;
+  const outage = silentSince !== undefined && now - silentSince > DISPATCH_POLICY.outageAfterMs
+    ? { from: silentSince, to: now }
+    : state.outage;
+  const next: DispatchState = { budget: b, last_tick_at: now, ...(outage ? { outage } : {}), sources };
+  const polls = chosen.map((c): PollRequest => pollRequest(c.ref, c.s, outage));
   const dropped = Object.keys(sources).length !== Object.keys(state.sources).length;
-  return { polls, state: next, changed: !prior || chosen.length > 0 || dropped || b !== state.budget };
+  // A new tick's time is worth writing (outages are seen by its absence); a retried invocation within
+  // the same minute that polls nothing is not.
+  const newTick = silentSince === undefined || now - silentSince >= DISPATCH_POLICY.minIntervalMs;
+  const changed = !prior || chosen.length > 0 || dropped || b !== state.budget || newTick;
+  return { polls, state: changed ? next : state, changed };
+}
+
+/** A poll of a source: when it was last read, and the outage it has not been read since, if any. */
+export function pollRequest(source: SourceRef, s: SourceState, outage: DispatchState["outage"]): PollRequest {
+  const ok = lastOkAt(s);
+  const missedOutage = outage && (s.last_polled_at ?? -Infinity) < outage.to;
+  return {
+    source,
+    ...(ok !== undefined ? { previousPollAt: new Date(ok).toISOString() } : {}),
+    ...(missedOutage ? { outage: { from: new Date(outage.from).toISOString(), to: new Date(outage.to).toISOString() } } : {}),
+  };
 }
 
 /**
@@ -228,7 +250,7 @@ export function applyPollResult(state: DispatchState, result: PollResult, now: n
     if (key) update(key, { ...(updates.get(key) ?? state.sources[key]), hot_until: now + DISPATCH_POLICY.hotMs });
   }
   if (b === state.budget && updates.size === 0) return { state, changed: false };
-  return { state: { budget: b, sources: { ...state.sources, ...Object.fromEntries(updates) } }, changed: true };
+  return { state: { ...state, budget: b, sources: { ...state.sources, ...Object.fromEntries(updates) } }, changed: true };
 }
 
 function afterPoll(s: SourceState, r: PollResult, rateLimited: boolean, now: number): SourceState {
@@ -250,7 +272,8 @@ function afterPoll(s: SourceState, r: PollResult, rateLimited: boolean, now: num
     next_allowed_at: undefined,
     last_error: undefined,
     in_progress: r.inProgress,
-    last_activity_at: r.newRecords > 0 || r.alerts > 0 ? now : s.last_activity_at,
+    // What a first sight finds is history, not activity: it must not push never-read sources back.
+    last_activity_at: !r.firstSight && (r.newRecords > 0 || r.alerts > 0) ? now : s.last_activity_at,
   });
 }
 

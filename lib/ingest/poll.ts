@@ -55,10 +55,22 @@ export interface PollDeps {
   onAlert?: (detail: LookoutEventDetail, suppression?: Suppression) => void;
 }
 
+/** A time Lookout was not watching at all (dispatch did not tick), ISO from/to. */
+export interface Outage {
+  from: string;
+  to: string;
+}
+
 export interface PollRequest {
   source: SourceRef;
   /** When this source was last polled successfully (from dispatch); absent at first sight. */
   previousPollAt?: string;
+  /**
+   * Set when Lookout was down since this source was last read. Records older than the backfill window
+   * stay quiet then (as at first sight) if the outage was longer than the window. A long interval
+   * between polls that the request budget chose is not an outage: its failures are alerted.
+   */
+  outage?: Outage;
 }
 
 export interface PollResult {
@@ -76,6 +88,8 @@ export interface PollResult {
   hotServices: string[];
   gapSuspected: boolean;
   rateLimit?: RateLimitHeaders;
+  /** The source had never been stored before: what it found is history, not activity. */
+  firstSight: boolean;
   error?: { kind: string; status?: number; message: string };
 }
 
@@ -91,7 +105,7 @@ export const DEPLOYMENT_PAGE_MAX = 100;
 export async function pollSource(req: PollRequest, deps: PollDeps): Promise<PollResult> {
   const result: PollResult = {
     source: sourceKey(req.source), ok: true, requests: 0, retries: 0, newRecords: 0, alerts: 0, suppressed: 0,
-    rejected: 0, inProgress: 0, hotServices: [], gapSuspected: false,
+    rejected: 0, inProgress: 0, hotServices: [], gapSuspected: false, firstSight: false,
   };
   const spend = (cost: CallCost) => {
     result.requests += cost.requests;
@@ -116,12 +130,14 @@ export async function pollSource(req: PollRequest, deps: PollDeps): Promise<Poll
 
 type Spend = (cost: CallCost) => void;
 
-/** Whether records of this poll that are older than the backfill window stay silent (first sight, long gap). */
+/**
+ * The time before which records of this poll stay quiet: at first sight, and after an outage of Lookout
+ * longer than the backfill window, records older than the window are stored but raise no alert.
+ */
 function backfillCutoff(req: PollRequest, cursor: SourceCursor | undefined, deps: PollDeps): number | undefined {
   const now = deps.now().getTime();
-  const lastSeen = req.previousPollAt ? Date.parse(req.previousPollAt) : cursor ? now : undefined;
-  if (lastSeen !== undefined && now - lastSeen <= deps.backfillWindowMs) return undefined;
-  return now - deps.backfillWindowMs;
+  const longOutage = req.outage && Date.parse(req.outage.to) - Date.parse(req.outage.from) > deps.backfillWindowMs;
+  return !cursor || longOutage ? now - deps.backfillWindowMs : undefined;
 }
 
 function suppressionFor(occurredAt: string | undefined, cutoff: number | undefined, windowMs: number): Suppression | undefined {
@@ -130,7 +146,7 @@ function suppressionFor(occurredAt: string | undefined, cutoff: number | undefin
   if (Number.isNaN(t) || t >= cutoff) return undefined;
   return {
     reason: "backfill",
-    detail: `older than the ${formatDuration(windowMs)} backfill window when the source was first seen (or after a long gap)`,
+    detail: `older than the ${formatDuration(windowMs)} backfill window when the source was first seen, or when Lookout resumed after a longer outage`,
   };
 }
 
@@ -156,6 +172,7 @@ async function pollList<Raw, Rec extends { record_kind: string; id: string; orga
 ) {
   const key = result.source;
   const cursor = await deps.store.getCursor(key);
+  result.firstSight = !cursor;
   const res = await read();
   spend(res.cost);
   result.rejected = res.rejected.length;
@@ -255,6 +272,7 @@ async function pollDeployments(req: PollRequest, deps: PollDeps, result: PollRes
   const key = result.source;
   const applicationId = req.source.id;
   const cursor = await deps.store.getCursor(key);
+  result.firstSight = !cursor;
   const known = cursor?.executions ?? {};
   let pageSize = cursor?.page_size ?? (cursor ? DEPLOYMENT_PAGE_MIN : 20);
 

@@ -159,8 +159,9 @@ export class PlatformSchemaMismatchError extends PlatformError {
 
 function describeCause(cause: unknown): string {
   if (cause instanceof Error) {
-    const code = (cause as { code?: string }).code ?? (cause.cause as { code?: string } | undefined)?.code;
-    return code ? `${code}` : cause.message;
+    // fetch wraps the socket error: "fetch failed" with the code (ECONNREFUSED…) or reason one level down.
+    const inner = cause.cause as { code?: string; message?: string } | undefined;
+    return (cause as { code?: string }).code ?? inner?.code ?? inner?.message ?? cause.message;
   }
   return String(cause);
 }

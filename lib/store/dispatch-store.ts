@@ -117,6 +117,8 @@ type StoredSource = Array<number | string>;
 
 export interface StoredDispatch {
   budget: BudgetState;
+  last_tick_at?: number;
+  outage?: { from: number; to: number };
   /** Organization id → `<kind code>:<source id>` → fields in `FIELDS` order. */
   sources: Record<string, Record<string, StoredSource>>;
 }
@@ -130,7 +132,12 @@ export function encodeDispatchState(state: DispatchState): StoredDispatch {
     while (values.length && !values[values.length - 1]) values.pop();
     (sources[ref.organizationId] ??= {})[`${KIND_CODE[ref.kind]}:${ref.id}`] = values;
   }
-  return { budget: state.budget, sources };
+  return {
+    budget: state.budget,
+    ...(state.last_tick_at !== undefined ? { last_tick_at: state.last_tick_at } : {}),
+    ...(state.outage ? { outage: state.outage } : {}),
+    sources,
+  };
 }
 
 export function decodeDispatchState(stored: StoredDispatch): DispatchState {
@@ -148,7 +155,12 @@ export function decodeDispatchState(stored: StoredDispatch): DispatchState {
       sources[`${kind}:${org}/${code.slice(sep + 1)}`] = s as SourceState;
     }
   }
-  return { budget: stored.budget, sources };
+  return {
+    budget: stored.budget,
+    ...(stored.last_tick_at !== undefined ? { last_tick_at: Number(stored.last_tick_at) } : {}),
+    ...(stored.outage ? { outage: { from: Number(stored.outage.from), to: Number(stored.outage.to) } } : {}),
+    sources,
+  };
 }
 
 /**

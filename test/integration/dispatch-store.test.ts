@@ -34,7 +34,7 @@ const big: Watchlist = watchlist({
 function result(source: string, over: Partial<PollResult> = {}): PollResult {
   return {
     source, ok: true, requests: 1, retries: 0, newRecords: 0, alerts: 0, suppressed: 0, rejected: 0, inProgress: 0,
-    hotServices: [], gapSuspected: false, ...over,
+    hotServices: [], gapSuspected: false, firstSight: false, ...over,
   };
 }
 

@@ -248,11 +248,18 @@ describe("first sight", () => {
       const later = await pollSource({ source: src, previousPollAt: fresh.clock.nowIso() }, d);
       expect(later).toMatchObject({ alerts: 1, suppressed: 0 });
 
-      // After a gap longer than the window, old news stays quiet again.
+      // A long interval between polls that the request budget chose is not an outage: still alerted.
+      fresh.scenario.clusterRun(clusterId, { entries: 5, errors: 1, at: fresh.clock.nowIso() });
+      fresh.clock.advance(45 * 60_000);
+      const spaced = await pollSource({ source: src, previousPollAt: new Date(fresh.clock.nowMs() - 45 * 60_000).toISOString() }, d);
+      expect(spaced).toMatchObject({ alerts: 1, suppressed: 0 });
+
+      // After an outage of Lookout longer than the window, old news stays quiet again.
       fresh.scenario.clusterRun(clusterId, { entries: 5, errors: 1, at: fresh.clock.nowIso() });
       fresh.clock.advance(2 * 3_600_000);
-      const afterGap = await pollSource({ source: src, previousPollAt: new Date(fresh.clock.nowMs() - 2 * 3_600_000).toISOString() }, d);
-      expect(afterGap).toMatchObject({ alerts: 0, suppressed: 1 });
+      const outage = { from: new Date(fresh.clock.nowMs() - 2 * 3_600_000).toISOString(), to: fresh.clock.nowIso() };
+      const afterOutage = await pollSource({ source: src, previousPollAt: outage.from, outage }, d);
+      expect(afterOutage).toMatchObject({ alerts: 0, suppressed: 1 });
     } finally {
       await fresh.close();
     }

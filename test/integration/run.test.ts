@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { checkConfig, type Config } from "../../lib/config/load.js";
-import { runLookout } from "../../local/run.js";
+import { PreflightError, runLookout } from "../../local/run.js";
 import { openLocalPipeline } from "../../local/pipeline.js";
 import { pollSource } from "../../lib/ingest/poll.js";
 import type { LookoutEventEnvelope } from "../../lib/alerts/event.js";
@@ -71,6 +71,19 @@ describe("lookout run --once", () => {
     const third = await run();
     expect(third.alerts).toBe(0);
     expect(events(config.dataDir)).toHaveLength(2);
+  });
+});
+
+describe("start-up problems are one line that says what to do", () => {
+  it("a rejected token, an unreachable platform", async () => {
+    const { config, env } = setup();
+    const run = (c: Config, e: NodeJS.ProcessEnv) => runLookout({ config: c, env: e, once: true, log: silent, print: () => {} });
+    await expect(run(config, { ...env, SIM_TOKEN: "revoked" })).rejects.toThrow(PreflightError);
+    await expect(run(config, { ...env, SIM_TOKEN: "revoked" })).rejects.toThrow(/rejected the token \(401\): check PLATFORM_API_TOKEN/);
+    const unreachable = { ...config, platform: { ...config.platform, url: "http://127.0.0.1:59999" } };
+    await expect(run(unreachable, env)).rejects.toThrow(/cannot reach the platform at http:\/\/127.0.0.1:59999 \(ECONNREFUSED\)/);
+    const otherOrg = { ...config, watch: [{ ...config.watch[0]!, organization: sim.ids.outsiderOrganizationId }] };
+    await expect(run(otherOrg, env)).rejects.toThrow(/may not read organization/);
   });
 });
 

@@ -40,7 +40,7 @@ const hookKey = (i: number) => sourceKey({ kind: "webhook", organizationId: ORG,
 function result(source: string, over: Partial<PollResult> = {}): PollResult {
   return {
     source, ok: true, requests: 1, retries: 0, newRecords: 0, alerts: 0, suppressed: 0, rejected: 0, inProgress: 0,
-    hotServices: [], gapSuspected: false, ...over,
+    hotServices: [], gapSuspected: false, firstSight: false, ...over,
   };
 }
 const failed = (source: string, kind = "server_error", status = 502) =>
@@ -398,5 +398,37 @@ describe("the state", () => {
     expect(watch.sources.map((s) => s.kind).sort()).toEqual([
       ...Array(2).fill("cluster"), ...Array(6).fill("deployment"), ...Array(4).fill("webhook"),
     ]);
+  });
+});
+
+describe("outages of Lookout", () => {
+  const watch = makeWatch({ apps: 3, webhooks: 1 });
+
+  it("are noticed by the silence between ticks, and passed to the polls of sources not read since", () => {
+    let state = planTick(undefined, watch, T0).state;
+    state = planTick(state, watch, T0 + MIN).state;
+    expect(state.outage).toBeUndefined();
+    const resumed = planTick(state, watch, T0 + MIN + 3 * HOUR);
+    expect(resumed.state.outage).toEqual({ from: T0 + MIN, to: T0 + MIN + 3 * HOUR });
+    expect(resumed.polls.length).toBeGreaterThan(0);
+    for (const p of resumed.polls) expect(p.outage).toEqual({ from: new Date(T0 + MIN).toISOString(), to: new Date(T0 + MIN + 3 * HOUR).toISOString() });
+    // The next tick: sources read since the outage ended no longer carry it.
+    const next = planTick(resumed.state, watch, T0 + 2 * MIN + 3 * HOUR);
+    for (const p of next.polls) expect(resumed.polls.some((q) => q.source.id === p.source.id) ? p.outage : "n/a").not.toBeDefined();
+  });
+
+  it("are not the budget's long intervals: regular ticks raise no outage", () => {
+    let state: ReturnType<typeof planTick>["state"] | undefined;
+    for (let t = 0; t < 120; t++) state = planTick(state, watch, T0 + t * MIN).state;
+    expect(state!.outage).toBeUndefined();
+  });
+
+  it("a first sight's history is not activity", () => {
+    const key = depKey(0);
+    let state = planTick(undefined, watch, T0).state;
+    state = applyPollResult(state, result(key, { newRecords: 20, firstSight: true }), T0 + 1_000, watch).state;
+    expect(state.sources[key]!.last_activity_at).toBeUndefined();
+    state = applyPollResult(state, result(key, { newRecords: 1 }), T0 + 2_000, watch).state;
+    expect(state.sources[key]!.last_activity_at).toBe(T0 + 2_000);
   });
 });
