@@ -16,6 +16,8 @@ import {
   PlatformUnauthenticatedError,
 } from "../lib/platform/errors.js";
 import { alertLine, deliveryLine, pollLine } from "./view.js";
+import { slackAsText } from "./slack-print.js";
+import { renderSlackAlert } from "../lib/notify/slack/render.js";
 
 export interface RunOptions {
   config: Config;
@@ -59,6 +61,12 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
     },
   });
   pipeline.pollDeps.onAlert = (detail, suppression) => opts.print(alertLine(detail, suppression, now()));
+  // No Slack receiver configured: show what Lookout would post, so a local run shows its messages.
+  if (!opts.config.routes.some((r) => r.slack.length)) {
+    pipeline.bus.subscribe((envelope) => {
+      for (const line of slackAsText(renderSlackAlert(envelope.detail), "slack (not configured: shown here)")) opts.print(line);
+    });
+  }
   try {
     await preflight(pipeline);
     if (opts.once) {

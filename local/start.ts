@@ -42,6 +42,9 @@ export async function startCommand(opts: { configFile: string }): Promise<number
           watch: [{ organization: s.ids.organizationId, webhooks: s.ids.webhookIds, clusters: s.ids.clusterIds, applications: s.ids.applicationIds }],
           data_dir: dataDir,
           poll_interval: `${Math.round(60_000 / DEMO_SPEED)}ms`,
+          // Every failure by email (.eml files in <data_dir>/outbox); Slack is shown in the terminal.
+          routes: [{ name: "demo-email", match: { kind: ["deployment", "webhook_delivery", "cluster_log"] }, email: { to: ["oncall@example.com"] } }],
+          notify: { email: { from: "lookout@example.com" } },
         },
         "embedded default",
         {},
@@ -53,6 +56,7 @@ export async function startCommand(opts: { configFile: string }): Promise<number
           `  platform   the simulator at ${s.url} (${s.ids.applicationIds.length} applications, a webhook, a cluster), its clock ${DEMO_SPEED}× real time`,
           "  store      DynamoDB Local, in a fresh data folder",
           `  events     ${join(dataDir, "events.ndjson")}`,
+          `  email      ${join(dataDir, "outbox")} (.eml files); Slack messages are shown here`,
           "  Deployments start every few seconds; some fail. Watch them get caught. Ctrl-C stops everything.",
           "  To watch a real platform: PLATFORM_API_URL=… PLATFORM_API_TOKEN=… npm start -- --config lookout.yaml",
           "",
