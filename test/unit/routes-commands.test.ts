@@ -44,7 +44,7 @@ routes:
 
     const missing = capture();
     expect(await checkConfigCommand({ configFile: join(dir, "nope.yaml"), env: {} }, missing)).toBe(1);
-    expect(missing.stderr).toEqual([`lookout check-config: ${join(dir, "nope.yaml")}: cannot be read (ENOENT)`]);
+    expect(missing.stderr).toEqual([`lookout check-config: ${join(dir, "nope.yaml")}: not found`]);
   });
 });
 
