@@ -11,6 +11,7 @@ import { SendMessageBatchCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { Context } from "aws-lambda";
 import { planPolls, raiseHealth } from "../lib/ingest/cycle.js";
 import type { IngestStore } from "../lib/store/ingest-store.js";
+import type { HealthSettings } from "../lib/config/load.js";
 import type { Watchlist } from "../lib/ingest/dispatch.js";
 import { sourceKey } from "../lib/ingest/normalize.js";
 import type { PollRequest } from "../lib/ingest/poll.js";
@@ -48,6 +49,7 @@ export interface DispatchHandlerDeps {
   queue: PollQueue;
   /** Where `Lookout Health` events go (the table's outbox). */
   outbox?: Pick<IngestStore, "raiseAlert" | "expiresAt">;
+  health?: HealthSettings;
   now?: () => number;
   logger?: Logger;
   metrics?: Metrics;
@@ -65,7 +67,7 @@ export function createDispatchHandler(deps: DispatchHandlerDeps | (() => Promise
     const d = typeof deps === "function" ? await deps() : deps;
     const now = (d.now ?? Date.now)();
     const { polls, state } = await planPolls(d.store, d.watch, now);
-    if (d.outbox) await raiseHealth(state, d.watch, new Date(now), d.outbox);
+    if (d.outbox) await raiseHealth(state, d.watch, new Date(now), d.outbox, undefined, d.health);
     // A send that fails is retried once; what still fails is picked up by a later tick (its source stays stale).
     let failed = await d.queue.send(polls);
     if (failed.length) failed = await d.queue.send(failed);
@@ -86,5 +88,6 @@ export const handler = createDispatchHandler(async () => {
     watch: rt.watch,
     queue: sqsPollQueue(new SQSClient({}), requiredEnv("POLL_QUEUE_URL")),
     outbox: rt.pollDeps.store,
+    health: rt.config.health,
   };
 });

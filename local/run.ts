@@ -135,7 +135,7 @@ async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunS
     const started = Date.now();
     const now = p.pollDeps.now();
     const { polls, state } = await planPolls(p.dispatch, p.watch, now.getTime());
-    await raiseHealth(state, p.watch, now, p.store, (d) => opts.print(alertLine(d, undefined, now)));
+    await raiseHealth(state, p.watch, now, p.store, (d) => opts.print(alertLine(d, undefined, now)), opts.config.health);
     await pollEach(p, polls, opts, summary);
     const wait = Math.max(0, opts.config.pollIntervalMs - (Date.now() - started));
     await delay(wait, undefined, { signal: opts.signal }).catch(() => undefined);

@@ -37,6 +37,11 @@ export interface Watch {
   applications: WatchedApplication[];
 }
 
+export interface HealthSettings {
+  failingAfter: number;
+  stalledAfterMs?: number;
+}
+
 /** The checked configuration, durations in milliseconds and the token still a reference. */
 export interface Config {
   source: string;
@@ -51,6 +56,7 @@ export interface Config {
   backfillWindowMs: number;
   retentionMs: number;
   pollIntervalMs: number;
+  health: HealthSettings;
   dataDir: string;
   /** In order: the first routes with continue: false stop later ones from matching. */
   routes: Route[];
@@ -122,6 +128,10 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
     backfillWindowMs: ms(c.backfill_window),
     retentionMs: ms(c.retention),
     pollIntervalMs: ms(c.poll_interval),
+    health: {
+      failingAfter: c.health.failing_after,
+      ...(c.health.stalled_after ? { stalledAfterMs: ms(c.health.stalled_after) } : {}),
+    },
     dataDir: c.data_dir,
     routes,
     notify,

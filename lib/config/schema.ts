@@ -59,6 +59,16 @@ export const ConfigFile = z.object({
   data_dir: z._default(z.string(), ".lookout"),
   /** How often the local runner polls; in the cloud the schedule does. */
   poll_interval: z._default(duration(), "1m"),
+  /** When Lookout reports on itself (Lookout Health events). */
+  health: z._default(
+    z.object({
+      /** No successful poll of a source for this long: polling stalled. Default: twice a quiet source's interval, at least 30m. */
+      stalled_after: z.optional(duration()),
+      /** This many failed polls of a source in a row: source failing. */
+      failing_after: z._default(z.int().check(z.minimum(1)), 3),
+    }),
+    { failing_after: 3 },
+  ),
   /** Who is told about which event (lib/routes/config.ts). */
   routes: Routing.Routes,
   /** Sender settings, storm budget and fallback receivers. */

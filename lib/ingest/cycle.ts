@@ -8,6 +8,7 @@ import type { IngestStore } from "../store/ingest-store.js";
 import { newAlertItem } from "../store/items.js";
 import { healthFromFacts } from "../alerts/health.js";
 import type { LookoutEventDetail } from "../alerts/event.js";
+import type { HealthSettings } from "../config/load.js";
 import { sourceKey } from "./normalize.js";
 import { pollSource, type PollDeps, type PollRequest, type PollResult } from "./poll.js";
 
@@ -40,8 +41,12 @@ export async function raiseHealth(
   now: Date,
   outbox: Pick<IngestStore, "raiseAlert" | "expiresAt">,
   onRaised?: (detail: LookoutEventDetail) => void,
+  settings: HealthSettings = { failingAfter: 3 },
 ): Promise<number> {
-  const facts = healthFacts(state, watch, now.getTime());
+  const facts = healthFacts(state, watch, now.getTime(), {
+    failingAfter: settings.failingAfter,
+    ...(settings.stalledAfterMs !== undefined ? { stalledAfterMs: settings.stalledAfterMs } : {}),
+  });
   const anchor = (source: string) => {
     const s = state.sources[source];
     const ok = s?.last_ok_at ?? (s && !s.consecutive_failures ? s.last_polled_at : undefined);

@@ -74,3 +74,11 @@ describe("configuration", () => {
     expect(parseDuration("-1m")).toBeUndefined();
   });
 });
+
+describe("health settings", () => {
+  it("default to three failures and the dispatcher's own stall threshold, and can be set", () => {
+    expect(parseConfig(minimal, "f.yaml", {}).health).toEqual({ failingAfter: 3 });
+    expect(parseConfig(`${minimal}health: { stalled_after: 45m, failing_after: 5 }\n`, "f.yaml", {}).health).toEqual({ failingAfter: 5, stalledAfterMs: 45 * 60_000 });
+    expect(() => parseConfig(`${minimal}health: { stalled_after: later }\n`, "f.yaml", {})).toThrow(/health\.stalled_after: is not a duration/);
+  });
+});
