@@ -1,5 +1,8 @@
 import { defineConfig } from "vitest/config";
 
+// The global setup's DynamoDB client runs in this process, outside the test `env` below.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],

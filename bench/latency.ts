@@ -19,11 +19,11 @@ import pMap from "p-map";
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
 import { startSimulator, type Simulator } from "../local/simulator/index.js";
 import { checkConfig } from "../lib/config/load.js";
-import { applyPollResult, watchlist, type DispatchState, type Watchlist } from "../lib/ingest/dispatch.js";
-import { everySource, planPolls, pollAndRecord } from "../lib/ingest/cycle.js";
-import { pollSource, type PollDeps, type PollResult } from "../lib/ingest/poll.js";
+import { watchlist, type Watchlist } from "../lib/ingest/dispatch.js";
+import { everySource } from "../lib/ingest/cycle.js";
+import { pollSource, type PollDeps } from "../lib/ingest/poll.js";
+import { MemoryDispatchStore, POLL_CONCURRENCY, TickRunner } from "../local/simulated-run.js";
 import { createPlatformClient } from "../lib/platform/client.js";
-import type { DispatchStore, Updated } from "../lib/store/dispatch-store.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
 import type { Suppression } from "../lib/store/items.js";
 import { dynamo, percentile, report } from "./support.js";
@@ -41,7 +41,6 @@ const TAIL_MAX_MS = 60 * MINUTE;
 const DEPLOYMENTS_PER_HOUR = 60;
 const FAILURE_RATE = 0.1;
 /** As local/run.ts: a few polls in flight at once. */
-const POLL_CONCURRENCY = 4;
 const SEED = 7;
 const SIZES = [50, 200, 500] as const;
 
@@ -215,54 +214,6 @@ async function runConfiguration(applications: number, feed: boolean): Promise<Ou
   }
 }
 
-/** One dispatch tick after another on the simulator's clock, keeping what the benchmark needs to explain. */
-class TickRunner {
-  ticks = 0;
-  polls = 0;
-  failedPolls = 0;
-  requests = 0;
-  readonly polledSources = new Set<string>();
-  /** Requests sent per tick, in order. */
-  readonly perTick: number[] = [];
-  /** Source key → simulated times it was polled. */
-  readonly pollTimes = new Map<string, number[]>();
-
-  constructor(
-    private readonly sim: Simulator,
-    private readonly watch: Watchlist,
-    private readonly dispatch: DispatchStore,
-    private readonly deps: PollDeps,
-  ) {}
-
-  async tick() {
-    const at = this.sim.clock.nowMs();
-    const { polls } = await planPolls(this.dispatch, this.watch, at);
-    const results = await pMap(polls, (req) => pollAndRecord(req, this.deps, this.dispatch, this.watch), { concurrency: POLL_CONCURRENCY });
-    this.perTick.push(results.reduce((n, r: PollResult) => n + r.requests, 0));
-    for (const r of results) {
-      this.polls++;
-      this.requests += r.requests;
-      if (!r.ok) this.failedPolls++;
-      this.polledSources.add(r.source);
-      const times = this.pollTimes.get(r.source) ?? [];
-      times.push(at);
-      this.pollTimes.set(r.source, times);
-    }
-    this.ticks++;
-    this.sim.clock.advance(TICK_MS);
-  }
-
-  maxInWindow(ticks: number): number {
-    let sum = 0;
-    let max = 0;
-    this.perTick.forEach((n, i) => {
-      sum += n - (i >= ticks ? this.perTick[i - ticks]! : 0);
-      max = Math.max(max, sum);
-    });
-    return max;
-  }
-}
-
 /** Why a failure got no alert: never read after it happened, or read and suppressed (and why). */
 function explainMiss(f: Failure, raised: Raised[] | undefined, run: TickRunner, watch: Watchlist): string {
   const key = watch.byApplication.get(f.serviceId)!;
@@ -278,31 +229,4 @@ function explainMiss(f: Failure, raised: Raised[] | undefined, run: TickRunner, 
   }
   if (after === undefined) return `its application was not polled after the error (last poll ${before !== undefined ? clockOf(before) : "never"})`;
   return `polled at ${clockOf(after)} after the error, but no failed/still_failing transition was raised`;
-}
-
-/** Dispatch's state held in memory: the same pure planTick / applyPollResult, without the DynamoDB round trips. */
-class MemoryDispatchStore implements DispatchStore {
-  private state: DispatchState | undefined;
-  readonly writes = { count: 0 };
-
-  async get(): Promise<DispatchState | undefined> {
-    return this.state;
-  }
-
-  async update(_name: string, fn: (current: DispatchState | undefined) => DispatchState | undefined): Promise<Updated> {
-    const next = fn(this.state);
-    if (!next) return { state: this.state, written: false };
-    this.writes.count++;
-    this.state = next;
-    return { state: next, written: true };
-  }
-
-  async recordPollResult(name: string, result: PollResult, now: number, watch: Watchlist): Promise<boolean> {
-    const { written } = await this.update(name, (current) => {
-      if (!current) return undefined;
-      const applied = applyPollResult(current, result, now, watch);
-      return applied.changed ? applied.state : undefined;
-    });
-    return written;
-  }
 }
