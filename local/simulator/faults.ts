@@ -19,6 +19,8 @@ export interface FaultSpec {
   malformed?: "truncated" | "not-json" | "html";
   /** Answer with this JSON body (status: `status`, else the endpoint's success status, 200 for 204). */
   body?: unknown;
+  /** Answer 200 with this text as it is, labelled JSON (fuzzing: any bytes the platform might send). */
+  rawBody?: string;
   /** Destroy the socket without answering (a network error for the client). */
   drop?: boolean;
 }

@@ -204,6 +204,7 @@ export class SimulatorServer {
         return json(fault.status, body, faultHeaders);
       }
       if (fault.body !== undefined) return json(route.def.successStatus === 204 ? 200 : route.def.successStatus, fault.body, faultHeaders);
+      if (fault.rawBody !== undefined) return { status: 200, headers: faultHeaders, text: fault.rawBody, contentType: "application/json" };
       if (fault.malformed) {
         // Run the request for real (its effects happen), then break what is sent back.
         const normal = this.process(call);

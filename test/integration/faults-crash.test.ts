@@ -1,0 +1,108 @@
+/**
+ * Crashes (issue 7): a real child process (test/support/crash-worker.ts) runs one pass of the local
+ * pipeline against the simulator, the run's DynamoDB Local and a local Slack receiver, and kills itself
+ * with SIGKILL at one step. Then the pipeline is started again: every failure is alerted, none twice
+ * per receiver.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { startSimulator, type Simulator } from "../../local/simulator/index.js";
+import { startSlackReceiver, type SlackReceiver } from "../support/slack-receiver.js";
+
+let sim: Simulator;
+let slack: SlackReceiver;
+
+beforeAll(async () => {
+  [sim, slack] = await Promise.all([startSimulator({ seed: 33, size: { applications: 6, clusters: 1, webhooks: 1 } }), startSlackReceiver()]);
+});
+afterAll(async () => {
+  await sim.close();
+  await slack.close();
+});
+
+type Exit = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
+
+function worker(env: Record<string, string>, crashAt = "", nowMs = sim.clock.nowMs()): Promise<Exit> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["bin/run-ts.mjs", "test/support/crash-worker.ts"], {
+      env: { ...process.env, ...env, CRASH_AT: crashAt, NOW: new Date(nowMs).toISOString() },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+/** One application, its own table and data dir: a fresh world per step. */
+function world(appIndex: number) {
+  const appId = sim.ids.applicationIds[appIndex]!;
+  const env = {
+    SIM_URL: sim.url, SIM_TOKEN: sim.apiToken, ORG_ID: sim.ids.organizationId, APP_ID: appId,
+    DATA_DIR: mkdtempSync(join(tmpdir(), "lookout-crash-")), DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"),
+    LOOKOUT_TABLE: `crash-${randomUUID().slice(0, 8)}`, LOOKOUT_SLACK_API_URL: slack.apiUrl,
+  };
+  /** Slack messages about this application's failed execution. */
+  const messages = (exec: string) => slack.messages.filter((m) => JSON.stringify(m.body).includes(exec));
+  return { appId, env, messages };
+}
+
+const ok = (e: Exit) => expect(e.code, e.stderr).toBe(0);
+const killed = (e: Exit) => expect(e.signal, `expected a SIGKILL; stderr: ${e.stderr}`).toBe("SIGKILL");
+
+/** Prime the source (first sight), then one failed deployment the platform reports. */
+async function setup(appIndex: number) {
+  const w = world(appIndex);
+  ok(await worker(w.env)); // first sight
+  const exec = sim.scenario.deploy(w.appId, { outcome: "DEPLOYMENT_ERROR" });
+  sim.clock.advance(6 * 60_000);
+  const t = sim.clock.nowMs();
+  return { ...w, exec, t };
+}
+
+// Each test keeps its own simulated instant `t`: the tests share the simulator's clock and advance it.
+describe.concurrent("the process killed at each step, then restarted", { timeout: 60_000 }, () => {
+  it.each([
+    ["after reading the platform's answer", "after-read", 0],
+    ["after the state write, before publishing", "after-state-write", 1],
+    ["after publishing, before the stream checkpoint", "after-publish", 2],
+  ] as const)("%s: the failure reaches Slack exactly once", async (_name, step, appIndex) => {
+    const { env, exec, messages, t } = await setup(appIndex);
+    killed(await worker(env, step, t));
+    if (step === "after-publish") expect(messages(exec)).toHaveLength(1); // sent before the kill
+    else expect(messages(exec)).toHaveLength(0);
+    ok(await worker(env, "", t + 60_000));
+    expect(messages(exec)).toHaveLength(1);
+  });
+
+  it("after sending to Slack, before recording it: none while the 60 s lease holds, then delivered, at most twice", async () => {
+    const { env, exec, messages, t } = await setup(3);
+    killed(await worker(env, "after-slack-send", t));
+    expect(messages(exec)).toHaveLength(1);
+    ok(await worker(env, "", t + 30_000)); // restarted within the lease: nobody resends
+    expect(messages(exec)).toHaveLength(1);
+    ok(await worker(env, "", t + 61_000)); // lease ran out: sent again (see the known limit below)
+    expect(messages(exec).length).toBeGreaterThanOrEqual(1);
+    expect(messages(exec).length).toBeLessThanOrEqual(2);
+  });
+
+  // KNOWN LIMIT (design, lib/notify/deliver.ts `deliver`): a sender killed between `channel.send` and
+  // `store.settle(…, { state: "sent" })` leaves the delivery claimed but not recorded. Once its lease
+  // (DEFAULT_LEASE_MS = 60 s) runs out, the next worker claims it again and posts a second message:
+  // delivery is at-least-once. chat.postMessage has no idempotency key and the dead sender's `ts` was
+  // never stored, so the resend is not detected. "None twice per receiver" does not hold at this step.
+  it.fails("after sending to Slack, before recording it: still exactly once after the lease ran out", async () => {
+    const { env, exec, messages, t } = await setup(4);
+    killed(await worker(env, "after-slack-send", t));
+    expect(messages(exec)).toHaveLength(1);
+    ok(await worker(env, "", t + 61_000));
+    expect(messages(exec)).toHaveLength(1);
+  });
+});
