@@ -7,6 +7,7 @@ import { runCommand } from "./commands.js";
 import { checkConfigCommand, routesTestCommand } from "./routes-commands.js";
 import { startCommand } from "./start.js";
 import { muteCommand, mutesCommand, unmuteCommand } from "./mute-commands.js";
+import { auditCommand, explainCommand } from "./audit-commands.js";
 
 export async function main(argv: string[]): Promise<number> {
   const program = new Command("lookout")
@@ -86,6 +87,39 @@ export async function main(argv: string[]): Promise<number> {
 
   storeOptions(program.command("mutes").description("list active mutes").option("--all", "include ended and lifted ones"))
     .action((opts) => run(() => mutesCommand(opts))());
+
+  storeOptions(
+    program
+      .command("audit")
+      .description("what Lookout saw and who was told: executions, records and alerts, newest first")
+      .option("--organization <uuid>")
+      .option("--project <uuid>")
+      .option("--environment <uuid>")
+      .option("--service <uuid>")
+      .option("--cluster <uuid>")
+      .option("--webhook <uuid>")
+      .option("--kind <kind>", "deployment, webhook_delivery, cluster_log or health")
+      .option("--status <status>", "the platform's status: DEPLOYMENT_ERROR, 503, error…")
+      .option("--transition <t>", "failed, still_failing, recovered, cancelled, delivery_failed, cluster_error, …")
+      .option("--severity <s>", "critical, error, warning or info")
+      .option("--actor <who>", "who triggered the deployment")
+      .option("--commit <id>", "a commit id, 7 characters or more")
+      .option("--type <type>", "execution, record or alert")
+      .option("--since <duration>", "e.g. 7d, 12h, 30m")
+      .option("--from <iso>", "e.g. 2026-03-01 or 2026-03-01T08:00:00Z (inclusive)")
+      .option("--to <iso>", "(exclusive)")
+      .option("--format <format>", "table, json (one object a line) or csv", "table")
+      .option("--limit <n>", "rows per page (1 to 1000)", "50")
+      .option("--cursor <c>", "the next page of the same query"),
+  ).action((opts) => run(() => auditCommand(opts))());
+
+  storeOptions(
+    program
+      .command("explain")
+      .description("a record, execution or alert: as read, each transition, each alert, who was told and why not")
+      .argument("<id>", "an ID from lookout audit: alert, record, or <service id>:<execution id>")
+      .option("--format <format>", "text or json", "text"),
+  ).action((id: string, opts) => run(() => explainCommand(id, opts))());
 
   try {
     await program.parseAsync(argv, { from: "user" });

@@ -321,7 +321,7 @@ async function pollDeployments(req: PollRequest, deps: PollDeps, result: PollRes
       const suppression = suppressionFor(obs.updated_at ?? obs.created_at, cutoff, deps.backfillWindowMs);
       const alert = newAlertItem(detail, observedAt, deps.store.expiresAt(), suppression);
       return { changed: true, service: d.service, alert, outcome: alert };
-    });
+    }, ctx);
     if (res.outcome) {
       if (res.outcome.suppression) result.suppressed++;
       else result.alerts++;

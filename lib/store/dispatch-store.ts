@@ -11,6 +11,7 @@
 import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { keys } from "./items.js";
+import { TTL_ATTRIBUTE } from "./table.js";
 import { type DispatchState, type SourceState, type Watchlist, applyPollResult } from "../ingest/dispatch.js";
 import type { BudgetState } from "../ingest/budget.js";
 import type { PollResult } from "../ingest/poll.js";
@@ -39,7 +40,11 @@ export interface DynamoDispatchStoreOptions {
   tableName: string;
   /** Attempts of an update under contention before giving up. */
   maxAttempts?: number;
+  /** The configured retention: the item expires this long after its last write (default 400 days). */
+  retentionMs?: number;
 }
+
+const DEFAULT_RETENTION_MS = 400 * 86_400_000;
 
 export class DynamoDispatchStore implements DispatchStore {
   private readonly doc: DynamoDBDocumentClient;
@@ -66,7 +71,11 @@ export class DynamoDispatchStore implements DispatchStore {
         await this.doc.send(
           new PutCommand({
             TableName: this.table,
-            Item: { ...keys.dispatch(name), item_type: "dispatch", version: (current?.version ?? 0) + 1, ...encodeDispatchState(next) },
+            Item: {
+              ...keys.dispatch(name), item_type: "dispatch", version: (current?.version ?? 0) + 1, ...encodeDispatchState(next),
+              // Live state, rewritten every tick: the TTL only removes it once Lookout is gone for a retention.
+              [TTL_ATTRIBUTE]: Math.floor((Date.now() + (this.opts.retentionMs ?? DEFAULT_RETENTION_MS)) / 1000),
+            },
             ConditionExpression: current ? "version = :v" : "attribute_not_exists(pk)",
             ExpressionAttributeValues: current ? { ":v": current.version } : undefined,
           }),

@@ -19,6 +19,7 @@ import type { DeploymentObservation } from "../ingest/normalize.js";
 import type { ExecutionState, ServiceState } from "../ingest/transitions.js";
 import { emptyServiceState } from "../ingest/transitions.js";
 import { TTL_ATTRIBUTE } from "./table.js";
+import { auditAttributes, executionEntryId, executionRow } from "../audit/entries.js";
 
 /** What a source remembers between polls, so that a poll with nothing new writes nothing. */
 export interface SourceCursor {
@@ -60,8 +61,11 @@ export interface IngestStore {
   saveCursor(cursor: SourceCursor, expectedVersion: number | undefined): Promise<boolean>;
   /** Inserts a record (and its alert, atomically) unless a record with its id exists. */
   insertRecord(record: Record<string, unknown> & { pk: string; sk: string }, alert?: AlertItem): Promise<InsertResult>;
-  /** Applies an observation of an execution under optimistic locking, re-deciding on conflict. */
-  observeExecution<T>(obs: DeploymentObservation, observedAt: string, decide: ExecutionDecider<T>): Promise<ExecutionChange<T>>;
+  /**
+   * Applies an observation of an execution under optimistic locking, re-deciding on conflict. `ctx`
+   * (the service's names, project and environment) goes into the execution's audit row.
+   */
+  observeExecution<T>(obs: DeploymentObservation, observedAt: string, decide: ExecutionDecider<T>, ctx?: ServiceContext): Promise<ExecutionChange<T>>;
   /** Puts an alert into the outbox unless one with its id is there already; true when it was new. */
   raiseAlert(alert: AlertItem): Promise<boolean>;
   getServiceContexts(serviceIds: string[]): Promise<Map<string, ServiceContext>>;
@@ -115,7 +119,8 @@ export class DynamoIngestStore implements IngestStore {
       await this.doc.send(
         new PutCommand({
           TableName: this.table,
-          Item: { ...keys.cursor(cursor.source), item_type: "cursor", cursor, version: cursor.version },
+          // Live state, but it expires too: refreshed on each write, gone a retention after the source stopped changing.
+          Item: { ...keys.cursor(cursor.source), item_type: "cursor", cursor, version: cursor.version, [TTL_ATTRIBUTE]: this.expiresAt() },
           ConditionExpression: expectedVersion === undefined ? "attribute_not_exists(pk)" : "version = :v",
           ExpressionAttributeValues: expectedVersion === undefined ? undefined : { ":v": expectedVersion },
         }),
@@ -127,8 +132,11 @@ export class DynamoIngestStore implements IngestStore {
     }
   }
 
-  async insertRecord(record: Record<string, unknown> & { pk: string; sk: string }, alert?: AlertItem): Promise<InsertResult> {
+  async insertRecord(record: Record<string, unknown> & { pk: string; sk: string }, alertIn?: AlertItem): Promise<InsertResult> {
     const item = { ...record, [TTL_ATTRIBUTE]: this.expiresAt() };
+    // The alert's audit row names the record that raised it, for `lookout explain <alert>`.
+    const recordId = (record.record as { id?: string } | undefined)?.id;
+    const alert = alertIn?.audit && recordId ? { ...alertIn, audit: { ...alertIn.audit, source: recordId } } : alertIn;
     try {
       if (!alert) {
         this.writes.count++;
@@ -151,7 +159,7 @@ export class DynamoIngestStore implements IngestStore {
     }
   }
 
-  async observeExecution<T>(obs: DeploymentObservation, observedAt: string, decide: ExecutionDecider<T>): Promise<ExecutionChange<T>> {
+  async observeExecution<T>(obs: DeploymentObservation, observedAt: string, decide: ExecutionDecider<T>, ctx?: ServiceContext): Promise<ExecutionChange<T>> {
     const execKey = keys.execution(obs.service_id, obs.execution_id);
     const svcKey = keys.service(obs.service_id);
     // Optimistic locking: on a lost race, read again and decide again (the winner's write may make ours moot).
@@ -178,7 +186,10 @@ export class DynamoIngestStore implements IngestStore {
         {
           Put: {
             TableName: this.table,
-            Item: { ...execKey, item_type: "execution", state: next, version: next.version, [TTL_ATTRIBUTE]: expires },
+            Item: {
+              ...execKey, item_type: "execution", state: next, version: next.version, [TTL_ATTRIBUTE]: expires,
+              ...auditAttributes(executionRow(obs, ctx, next.first_seen_at), execKey.pk),
+            },
             ConditionExpression: prev ? "version = :v" : "attribute_not_exists(pk)",
             ExpressionAttributeValues: prev ? { ":v": prev.version } : undefined,
           },
@@ -206,7 +217,10 @@ export class DynamoIngestStore implements IngestStore {
         });
       }
       if (decision.alert) {
-        items.push({ Put: { TableName: this.table, Item: decision.alert, ConditionExpression: "attribute_not_exists(pk)" } });
+        const alert = decision.alert.audit
+          ? { ...decision.alert, audit: { ...decision.alert.audit, source: executionEntryId(obs.service_id, obs.execution_id) } }
+          : decision.alert;
+        items.push({ Put: { TableName: this.table, Item: alert, ConditionExpression: "attribute_not_exists(pk)" } });
       }
       try {
         this.writes.count += items.filter((i) => !i.ConditionCheck).length;

@@ -3,6 +3,8 @@
  * Keys are built only here.
  */
 import type { LookoutEventDetail } from "../alerts/event.js";
+import type { AuditRow } from "../audit/model.js";
+import { alertRow, auditAttributes, recordRow } from "../audit/entries.js";
 
 export type ItemType = "cursor" | "record" | "execution" | "service" | "alert" | "directory" | "dispatch";
 
@@ -32,8 +34,18 @@ export interface Suppression {
   detail: string;
 }
 
+/**
+ * What an audited item (record, execution, alert) carries for the audit indexes: the row and one key
+ * per index it is in (lib/audit/entries.ts, docs/audit.md).
+ */
+export interface AuditAttributes {
+  audit?: AuditRow;
+  ix_at?: string;
+  [indexKey: `ix_${string}`]: string | undefined;
+}
+
 /** An outbox item. The publisher publishes items whose state is `pending` when they are inserted. */
-export interface AlertItem {
+export interface AlertItem extends AuditAttributes {
   pk: string;
   sk: "ALERT";
   item_type: "alert";
@@ -55,8 +67,9 @@ export function newAlertItem(
   expiresAt: number,
   suppression?: Suppression,
 ): AlertItem {
+  const key = keys.alert(detail.id);
   return {
-    ...keys.alert(detail.id),
+    ...key,
     sk: "ALERT",
     item_type: "alert",
     alert_id: detail.id,
@@ -65,6 +78,7 @@ export function newAlertItem(
     detail,
     created_at: createdAt,
     expires_at: expiresAt,
+    ...auditAttributes(alertRow(detail, suppression), key.pk),
   };
 }
 
@@ -74,13 +88,15 @@ export function recordItem(
   occurredAt: string | undefined,
   observedAt: string,
 ): Record<string, unknown> & { pk: string; sk: string } {
+  const key = keys.record(record.record_kind, record.id);
   return {
-    ...keys.record(record.record_kind, record.id),
+    ...key,
     item_type: "record",
     record_kind: record.record_kind,
     organization_id: record.organization_id,
     occurred_at: occurredAt ?? observedAt,
     observed_at: observedAt,
     record,
+    ...auditAttributes(recordRow(record, occurredAt ?? observedAt, observedAt), key.pk),
   };
 }

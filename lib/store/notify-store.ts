@@ -241,7 +241,11 @@ export class DynamoNotifyStore {
       try {
         await this.doc.send(new PutCommand({
           TableName: this.table,
-          Item: { ...keys.bucket(receiverId), item_type: "bucket", tokens: tokens - 1, at: now, version: ((Item?.version as number) ?? 0) + 1 },
+          // Live state: its TTL is refreshed on each write, so a receiver no longer used leaves no item behind.
+          Item: {
+            ...keys.bucket(receiverId), item_type: "bucket", tokens: tokens - 1, at: now, version: ((Item?.version as number) ?? 0) + 1,
+            [TTL_ATTRIBUTE]: this.expiresAt(now),
+          },
           ConditionExpression: Item ? "version = :v" : "attribute_not_exists(pk)",
           ExpressionAttributeValues: Item ? { ":v": Item.version } : undefined,
         }));

@@ -18,10 +18,48 @@ export interface IndexDef {
   name: string;
   pk: string;
   sk: string;
+  /** Non-key attributes copied into the index (INCLUDE projection); every attribute when absent. */
+  include?: string[];
 }
 
-/** Secondary indexes, all keyed by strings and projecting everything (items are small). */
-export const INDEXES: IndexDef[] = [];
+/**
+ * The audit indexes (docs/audit.md). Each one partitions by one dimension, `<DIM>#<value>`, and sorts by
+ * `<occurred_at>#<pk>` (the attribute they share), so every filter is a key condition read newest
+ * first. A slot holds dimensions that never meet on one item (a service or a cluster; an actor or a
+ * webhook; a kind or a transition), which keeps them to eight. Items write only the slots they have.
+ */
+export const AUDIT_SLOTS = {
+  org: "ix_org",
+  project: "ix_project",
+  env: "ix_env",
+  subject: "ix_subject",
+  who: "ix_who",
+  commit: "ix_commit",
+  status: "ix_status",
+  what: "ix_what",
+} as const;
+export type AuditSlot = keyof typeof AUDIT_SLOTS;
+/** The shared sort key of the audit indexes. */
+export const AUDIT_SORT = "ix_at";
+/** The audit row: what a query shows and filters on (lib/audit/model.ts). */
+export const AUDIT_ROW = "audit";
+
+/** The index of a slot. */
+export const auditIndexName = (slot: AuditSlot) => `audit-${slot}`;
+
+const SLOT_ATTRS: string[] = Object.values(AUDIT_SLOTS);
+
+/**
+ * Secondary indexes, keyed by strings. They project only the audit row and the other slots' keys (for
+ * filters), not whole items: a GSI write is billed by the projected size, and a stored webhook payload
+ * can be tens of KB while a row is a few hundred bytes.
+ */
+export const INDEXES: IndexDef[] = (Object.entries(AUDIT_SLOTS) as Array<[AuditSlot, string]>).map(([slot, attr]) => ({
+  name: auditIndexName(slot),
+  pk: attr,
+  sk: AUDIT_SORT,
+  include: [AUDIT_ROW, ...SLOT_ATTRS.filter((a) => a !== attr)],
+}));
 
 export function tableDefinition(tableName: string): CreateTableCommandInput {
   const attrs = new Set(["pk", "sk", ...INDEXES.flatMap((i) => [i.pk, i.sk])]);
@@ -43,7 +81,7 @@ export function tableDefinition(tableName: string): CreateTableCommandInput {
               { AttributeName: i.pk, KeyType: "HASH" },
               { AttributeName: i.sk, KeyType: "RANGE" },
             ],
-            Projection: { ProjectionType: "ALL" },
+            Projection: i.include ? { ProjectionType: "INCLUDE", NonKeyAttributes: i.include } : { ProjectionType: "ALL" },
           })),
         }
       : {}),

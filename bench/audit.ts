@@ -1,0 +1,203 @@
+/**
+ * Audit query latency: p50/p95 of each filter (and a few combinations) over 100,000 stored items. The
+ * items are written straight with BatchWriteItem, in the shapes the store writes (the same builders:
+ * recordItem, newAlertItem, the execution's audit row), not through the pipeline: that would take an
+ * hour on DynamoDB Local.
+ */
+import { BatchWriteCommand, DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { randomUUID } from "node:crypto";
+import type { LookoutEventDetail, Transition } from "../lib/alerts/event.js";
+import { severityOf } from "../lib/alerts/event.js";
+import { DynamoAuditStore } from "../lib/audit/dynamo.js";
+import { auditAttributes, executionRow } from "../lib/audit/entries.js";
+import { parseAuditQuery } from "../lib/audit/parse.js";
+import { TRANSITIONS } from "../lib/audit/model.js";
+import { keys, newAlertItem, recordItem } from "../lib/store/items.js";
+import { TTL_ATTRIBUTE } from "../lib/store/table.js";
+import { dynamo, percentile, report } from "./support.js";
+
+const TOTAL = 100_000;
+const DAYS = 30;
+const RUNS = 25;
+const END = Date.parse("2026-03-31T00:00:00Z");
+
+/** A small deterministic PRNG (mulberry32): the same items on every run. */
+function rng(seed: number) {
+  let a = seed;
+  const next = () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { next, pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!, hex: (n: number) => Array.from({ length: n }, () => Math.floor(next() * 16).toString(16)).join("") };
+}
+
+const uuid = (r: ReturnType<typeof rng>) => `${r.hex(8)}-${r.hex(4)}-4${r.hex(3)}-8${r.hex(3)}-${r.hex(12)}`;
+
+/** 1 organization, 4 projects × 3 environments, 200 services, 20 clusters, 10 webhooks, 40 people. */
+function world(r: ReturnType<typeof rng>) {
+  const org = uuid(r);
+  const projects = Array.from({ length: 4 }, (_, i) => ({ id: uuid(r), name: `project-${i}` }));
+  const envs = projects.flatMap((p) => ["production", "staging", "preview"].map((name) => ({ id: uuid(r), name, type: name.toUpperCase(), project: p })));
+  const services = Array.from({ length: 200 }, (_, i) => ({ id: uuid(r), name: `svc-${i}`, type: "APPLICATION", env: r.pick(envs) }));
+  const clusters = Array.from({ length: 20 }, () => uuid(r));
+  const webhooks = Array.from({ length: 10 }, () => uuid(r));
+  const actors = Array.from({ length: 40 }, (_, i) => `person-${i}@example.com`);
+  return { org, projects, envs, services, clusters, webhooks, actors };
+}
+
+type World = ReturnType<typeof world>;
+
+function makeItem(i: number, w: World, r: ReturnType<typeof rng>, expires: number): Record<string, unknown> {
+  const at = new Date(END - Math.floor(r.next() * DAYS * 86_400_000)).toISOString();
+  const svc = r.pick(w.services);
+  const u = r.next();
+  if (u < 0.55) {
+    const failed = r.next() < 0.03;
+    return { ...recordItem({
+      record_kind: "cluster_log", id: `c${i}`, organization_id: w.org, cluster_id: r.pick(w.clusters), timestamp: at,
+      type: failed ? "error" : r.pick(["info", "info", "warning"]), step: r.pick(["Upgrade", "Upgraded", "Create"]), failed,
+      message: "Applying helm chart ingress-nginx".padEnd(120, "."),
+    } as never, at, at), [TTL_ATTRIBUTE]: expires };
+  }
+  if (u < 0.8) {
+    const code = r.next() < 0.05 ? 503 : 200;
+    return { ...recordItem({
+      record_kind: "webhook_delivery", id: randomUUID(), organization_id: w.org, webhook_id: r.pick(w.webhooks), created_at: at,
+      delivery_kind: "STANDARD", matched_event: "DEPLOYMENT_SUCCESSFUL", target_host: "hooks.example.com", status_code: code, failed: code !== 200,
+      services: [{ id: svc.id, name: svc.name, type: "APPLICATION", project: svc.env.project, environment: { id: svc.env.id, name: svc.env.name, type: svc.env.type } }],
+      request: { payload: { id: svc.env.id, current_status: "DEPLOYED", applications: [{ id: svc.id, name: svc.name }] } },
+    } as never, at, at), [TTL_ATTRIBUTE]: expires };
+  }
+  const commit = { id: r.hex(40), message: "Change something", author: "Dev" };
+  const actor = r.pick(w.actors);
+  if (u < 0.92) {
+    const status = r.pick(["DEPLOYED", "DEPLOYED", "DEPLOYED", "DEPLOYMENT_ERROR", "BUILD_ERROR", "CANCELED", "BUILDING"]);
+    const obs = {
+      record_kind: "deployment" as const, organization_id: w.org, application_id: svc.id, service_id: svc.id, service_name: svc.name,
+      execution_id: randomUUID(), execution_id_derived: false, status, created_at: at, triggered_by: actor, origin: "GIT",
+      commit: { id: commit.id, message: commit.message, author: commit.author },
+    };
+    const key = keys.execution(svc.id, obs.execution_id);
+    return {
+      ...key, item_type: "execution", version: 1, [TTL_ATTRIBUTE]: expires,
+      state: { status, version: 1, first_seen_at: at, first_seen_status: status, observation: obs, history: [{ status, observed_at: at }] },
+      ...auditAttributes(executionRow(obs, { name: svc.name, project: svc.env.project, environment: svc.env }, at), key.pk),
+    };
+  }
+  const { transition, kind } = r.pick(TRANSITIONS.filter((t) => t.kind !== "health" || r.next() < 0.2));
+  const detail: LookoutEventDetail = {
+    version: 1, id: `a${i}`, kind, transition: transition as Transition, severity: severityOf(kind, transition),
+    organization: { id: w.org },
+    ...(kind === "deployment" || kind === "webhook_delivery"
+      ? { project: svc.env.project, environment: { id: svc.env.id, name: svc.env.name }, service: { id: svc.id, name: svc.name } }
+      : {}),
+    ...(kind === "cluster_log" ? { cluster: { id: r.pick(w.clusters) } } : {}),
+    ...(kind === "webhook_delivery" ? { webhook: { id: r.pick(w.webhooks) }, http: { status_code: 503 } } : {}),
+    ...(kind === "deployment" ? { deployment: { execution_id: randomUUID(), triggered_by: actor, commit } } : {}),
+    status: kind === "deployment" ? "DEPLOYMENT_ERROR" : kind === "webhook_delivery" ? "503" : "ERROR",
+    occurred_at: at, observed_at: at, summary: `${svc.name} ${transition}`,
+  };
+  return newAlertItem(detail, at, expires, r.next() < 0.1 ? { reason: "backfill", detail: "older than the backfill window" } : undefined) as unknown as Record<string, unknown>;
+}
+
+export async function benchAuditQueries() {
+  console.log("audit queries");
+  const { client, tableName } = await dynamo();
+  const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  const r = rng(42);
+  const w = world(r);
+  const expires = Math.floor((END + 400 * 86_400_000) / 1000);
+
+  const t0 = performance.now();
+  let batches: Promise<unknown>[] = [];
+  const sample: Array<Record<string, unknown>> = [];
+  for (let i = 0; i < TOTAL; i += 25) {
+    const chunk = Array.from({ length: Math.min(25, TOTAL - i) }, (_, j) => makeItem(i + j, w, r, expires));
+    if (i % 1000 === 0) sample.push(chunk[0]!);
+    batches.push(writeBatch(doc, tableName, chunk));
+    if (batches.length === 32) await Promise.all(batches.splice(0));
+  }
+  await Promise.all(batches);
+  batches = [];
+  const loadS = (performance.now() - t0) / 1000;
+  report({ name: `audit: ${TOTAL.toLocaleString("en")} items stored`, value: `${loadS.toFixed(0)} s`, method: "BatchWriteItem of the stored shapes (not the pipeline), 25 a batch, 32 in flight, 8 audit indexes maintained" });
+
+  const audit = new DynamoAuditStore({ client, tableName });
+  const exec = sample.find((s) => s.item_type === "execution")!.audit as { service: { id: string }; actor: string; commit: string };
+  const svc = exec.service.id;
+  const env = w.services.find((s) => s.id === svc)!.env;
+  const now = new Date(END);
+  const queries: Array<[string, Record<string, string>]> = [
+    ["no filter (all 13 'what' partitions merged)", {}],
+    ["organization", { organization: w.org }],
+    ["project", { project: env.project.id }],
+    ["environment", { environment: env.id }],
+    ["service", { service: svc }],
+    ["cluster", { cluster: w.clusters[0]! }],
+    ["webhook", { webhook: w.webhooks[0]! }],
+    ["kind (deployment: 5 partitions merged)", { kind: "deployment" }],
+    ["status", { status: "DEPLOYMENT_ERROR" }],
+    ["transition", { transition: "failed" }],
+    ["severity (error: 3 partitions merged)", { severity: "error" }],
+    ["actor", { actor: exec.actor }],
+    ["commit (short id)", { commit: exec.commit.slice(0, 7) }],
+    ["type (alert: 10 partitions merged)", { type: "alert" }],
+    ["since 7d", { since: "7d" }],
+    ["from/to (one day)", { from: "2026-03-10T00:00:00Z", to: "2026-03-11T00:00:00Z" }],
+    ["service + since 7d", { service: svc, since: "7d" }],
+    ["environment + transition", { environment: env.id, transition: "failed" }],
+    ["kind + status (filtered)", { kind: "cluster_log", status: "ERROR" }],
+    ["organization + severity + from/to", { organization: w.org, severity: "error", from: "2026-03-01T00:00:00Z", to: "2026-03-15T00:00:00Z" }],
+    ["webhook + status 503 (filter keeps 5%)", { webhook: w.webhooks[0]!, status: "503" }],
+  ];
+  for (const [name, raw] of queries) {
+    const times: number[] = [];
+    let rows = 0;
+    for (let run = 0; run < RUNS; run++) {
+      const t = performance.now();
+      const page = await audit.query(parseAuditQuery({ ...raw, limit: "50" }, now), { deliveries: false });
+      times.push(performance.now() - t);
+      rows = page.rows.length;
+    }
+    report({
+      name: `audit query p50 / p95: ${name}`,
+      value: `${percentile(times, 50).toFixed(1)} / ${percentile(times, 95).toFixed(1)}`,
+      unit: `ms (${rows} rows)`,
+      method: `first page of 50, ${RUNS} runs, over ${TOTAL.toLocaleString("en")} items in DynamoDB Local`,
+    });
+  }
+
+  // Deep paging: the fifth page through cursors, and an alert page with its deliveries joined.
+  const times: number[] = [];
+  for (let run = 0; run < 10; run++) {
+    let cursor: string | undefined;
+    const t = performance.now();
+    for (let p = 0; p < 5; p++) {
+      const page = await audit.query(parseAuditQuery({ organization: w.org, limit: "50", ...(cursor ? { cursor } : {}) }, now), { deliveries: false });
+      cursor = page.cursor;
+    }
+    times.push((performance.now() - t) / 5);
+  }
+  report({ name: "audit query p50 / p95: organization, pages 1-5 by cursor (per page)", value: `${percentile(times, 50).toFixed(1)} / ${percentile(times, 95).toFixed(1)}`, unit: "ms", method: "5 pages of 50 through next cursors, 10 runs" });
+  const joined: number[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    const t = performance.now();
+    await audit.query(parseAuditQuery({ transition: "failed", limit: "50" }, now));
+    joined.push(performance.now() - t);
+  }
+  report({ name: "audit query p50 / p95: transition, with who was told joined", value: `${percentile(joined, 50).toFixed(1)} / ${percentile(joined, 95).toFixed(1)}`, unit: "ms", method: "first page of 50 alerts + one Query of their deliveries each (8 in flight)" });
+  client.destroy();
+}
+
+async function writeBatch(doc: DynamoDBDocumentClient, table: string, items: Array<Record<string, unknown>>): Promise<void> {
+  let request: Record<string, Array<{ PutRequest: { Item: Record<string, unknown> } }>> | undefined = {
+    [table]: items.map((Item) => ({ PutRequest: { Item } })),
+  };
+  for (let attempt = 0; request && Object.keys(request).length; attempt++) {
+    if (attempt > 10) throw new Error("BatchWriteItem kept leaving items unprocessed");
+    const res = await doc.send(new BatchWriteCommand({ RequestItems: request }));
+    request = res.UnprocessedItems as typeof request;
+  }
+}

@@ -1,0 +1,35 @@
+// serverless.yml's `custom.lookout: ${file(./infra/from-config.cjs)}`: reads the configuration file
+// (LOOKOUT_CONFIG, default lookout.yaml) at package time and returns what follows from it — the file to
+// bundle and the generated CloudFormation (route rules, queue policies, one role per function, alarms).
+// The logic is infra/stack.ts, loaded with tsx (a dependency of the project): nothing to build first.
+"use strict";
+
+const path = require("node:path");
+const { require: tsxRequire } = require("tsx/cjs/api");
+
+const serviceDir = path.resolve(__dirname, "..");
+let cached;
+
+module.exports = async ({ resolveVariable }) => {
+  const stage = await resolveVariable("sls:stage");
+  const service = await resolveVariable("self:service");
+  const alarmEmail = await resolveVariable("param:alarmEmail");
+  const file = process.env.LOOKOUT_CONFIG || "lookout.yaml";
+  const key = JSON.stringify([stage, service, alarmEmail, file]);
+  if (cached && cached.key === key) return cached.value;
+  const stack = tsxRequire("./stack.ts", __filename);
+  let value;
+  try {
+    value = stack.fromConfig(serviceDir, file, { service, stage, alarmEmail: alarmEmail || undefined });
+  } catch (err) {
+    // A configuration problem is one line that says what to change, not a stack trace.
+    const known = err && (err.name === "ConfigError" || err.name === "DeployConfigError");
+    if (!known) throw err;
+    const hint = / not found$/.test(err.message) ? " (set LOOKOUT_CONFIG to the configuration to deploy, e.g. LOOKOUT_CONFIG=lookout.prod.yaml)" : "";
+    const e = new Error(`Lookout configuration: ${err.message}${hint}`);
+    e.stack = e.message;
+    throw e;
+  }
+  cached = { key, value };
+  return value;
+};

@@ -1,0 +1,397 @@
+/**
+ * The parts of the deployed stack that follow from the configuration file, as CloudFormation (JSON in,
+ * JSON out; serverless.yml includes them through infra/from-config.cjs at package time):
+ *  - one `AWS::Events::Rule` per route (lib/routes/rules.ts) on the Lookout bus, targeting the Slack or
+ *    email queue, and the catch-all `Lookout Health` rule to the health topic;
+ *  - the queue policies that let exactly those rules send to the queues;
+ *  - one IAM role per function, with only the actions it uses on only the resources it uses, the SSM
+ *    parameters and Secrets Manager secrets the configuration names among them;
+ *  - the alarms: each dead-letter queue's depth, each function's errors, the work queues' backlog, the
+ *    outbox's iterator age, and `Lookout Health` events.
+ * The static resources (table, queues, bus, archive, topics, schedule) are the YAML files beside this one.
+ */
+import { isAbsolute, relative, resolve, sep } from "node:path";
+import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/alerts/event.js";
+import { type Config, loadConfigFile } from "../lib/config/load.js";
+import { ruleResources, type RuleTarget } from "../lib/routes/rules.js";
+import type { Receiver } from "../lib/routes/types.js";
+
+export type Cfn = Record<string, unknown>;
+
+/** The functions of serverless.yml: its keys, and the logical ids serverless gives them. */
+export const FUNCTIONS = {
+  dispatch: { logicalId: "Dispatch", suffix: "dispatch" },
+  poll: { logicalId: "Poll", suffix: "poll" },
+  publish: { logicalId: "Publish", suffix: "publish" },
+  notifySlack: { logicalId: "NotifySlack", suffix: "notify-slack" },
+  notifyEmail: { logicalId: "NotifyEmail", suffix: "notify-email" },
+  auditApi: { logicalId: "AuditApi", suffix: "audit-api" },
+} as const;
+export type FunctionKey = keyof typeof FUNCTIONS;
+
+/** Queues of infra/queues.yml: the three work queues, their dead letters, and the other two dead-letter queues. */
+export const WORK_QUEUES = { PollQueue: "poll", SlackQueue: "notify-slack", EmailQueue: "notify-email" } as const;
+export const DEAD_LETTER_QUEUES = {
+  PollDeadLetterQueue: "poll messages that failed 3 times",
+  SlackDeadLetterQueue: "Slack deliveries that failed 5 times",
+  EmailDeadLetterQueue: "email deliveries that failed 5 times",
+  PublishFailureQueue: "outbox batches the publish function gave up on",
+  BusDeadLetterQueue: "events the bus could not deliver to a queue or topic",
+} as const;
+
+export interface StackOptions {
+  /** serverless.yml's `service` (names: `<service>-<stage>-<function>`). */
+  service: string;
+  stage: string;
+  /** Where CloudWatch alarms are also sent by email; empty or absent: no subscription. */
+  alarmEmail?: string;
+}
+
+export interface GeneratedStack {
+  /** The configuration file, relative to the service directory, with `/` separators (bundled as is). */
+  configFile: string;
+  /** What serverless.yml adds to `resources`. */
+  cloudformation: { Resources: Record<string, Cfn>; Outputs: Record<string, Cfn> };
+}
+
+/** A configuration that cannot be deployed as it is; the message says what to change. */
+export class DeployConfigError extends Error {
+  override name = "DeployConfigError";
+}
+
+const sub = (s: string) => ({ "Fn::Sub": s });
+const getAtt = (id: string, attr: string) => ({ "Fn::GetAtt": [id, attr] });
+const ref = (id: string) => ({ Ref: id });
+/** `arn:<partition>:<service>:<region>:<account>:<resource>` of this stack's account and region. */
+const arn = (service: string, resource: string) => sub(`arn:\${AWS::Partition}:${service}:\${AWS::Region}:\${AWS::AccountId}:${resource}`);
+
+export const functionName = (o: StackOptions, key: FunctionKey) => `${o.service}-${o.stage}-${FUNCTIONS[key].suffix}`;
+
+// --- the configuration ------------------------------------------------------------------------------
+
+/**
+ * Loads the configuration to deploy. It must lie inside the service directory (it is packaged beside
+ * the handlers) and its secrets must be SSM or Secrets Manager references: an `env:` reference would
+ * need the secret as a plain environment value in the template.
+ */
+export function loadDeployConfig(serviceDir: string, file: string): { config: Config; configFile: string } {
+  const abs = resolve(serviceDir, file);
+  const rel = relative(serviceDir, abs);
+  if (!rel || rel.startsWith("..") || isAbsolute(rel)) {
+    throw new DeployConfigError(`${file}: the configuration must be inside ${serviceDir} (it is packaged with the functions); copy it there and set LOOKOUT_CONFIG to its path`);
+  }
+  // No environment overrides: the functions read the file as it is, without PLATFORM_API_URL/TOKEN.
+  const config = loadConfigFile(abs, {});
+  const problems = envReferences(config).map(({ field, ref: r }) => `${field}: ${r} is read from the environment, which the deployed functions do not get; use ssm:/… (SecureString) or secretsmanager:…`);
+  if (problems.length) throw new DeployConfigError(`${rel}: ${problems.join("; ")}`);
+  return { config, configFile: rel.split(sep).join("/") };
+}
+
+/** The secret references the deployed functions would resolve, with where they are in the file. */
+function envReferences(config: Config): Array<{ field: string; ref: string }> {
+  const out: Array<{ field: string; ref: string }> = [];
+  const check = (field: string, r: string) => r.startsWith("env:") && out.push({ field, ref: r });
+  check("platform.token", config.platform.tokenRef);
+  config.routes.forEach((route, i) => {
+    route.slack.forEach((s, j) => {
+      const at = route.slack.length > 1 ? `routes[${i}].slack[${j}]` : `routes[${i}].slack`;
+      for (const r of secretRefs(s)) check(`${at}.${s.type === "slack" && s.form === "webhook" ? "webhook_url" : "token"}`, r);
+    });
+  });
+  if (config.notify.fallback?.slack) for (const r of secretRefs(config.notify.fallback.slack)) check("notify.fallback.slack", r);
+  return out;
+}
+
+const secretRefs = (r: Receiver): string[] => (r.type === "email" ? [] : r.form === "webhook" ? [r.webhookUrlRef] : [r.tokenRef]);
+
+// --- IAM ----------------------------------------------------------------------------------------------
+
+export interface Statement {
+  Sid: string;
+  Effect: "Allow";
+  Action: string[];
+  Resource: unknown[] | "*";
+  Condition?: Cfn;
+}
+
+const allow = (Sid: string, Action: string[], Resource: unknown[] | "*", Condition?: Cfn): Statement => ({
+  Sid,
+  Effect: "Allow",
+  Action,
+  Resource,
+  ...(Condition ? { Condition } : {}),
+});
+
+const SSM_NAME = /^\/[A-Za-z0-9_.\-/]+$/;
+const SECRET_NAME = /^[A-Za-z0-9/_+=.@-]+$/;
+const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/;
+
+/**
+ * Reading the given secret references: ssm:GetParameter on each parameter, secretsmanager:GetSecretValue
+ * on each secret (its name and the random suffix Secrets Manager appends), and kms:Decrypt only through
+ * those two services (SecureStrings and secrets are encrypted with aws/ssm, aws/secretsmanager or a key
+ * of the account's choosing, which the template cannot know).
+ */
+export function secretStatements(refs: readonly string[]): Statement[] {
+  const ssm = new Set<string>();
+  const secrets = new Set<string>();
+  for (const r of refs) {
+    const [scheme, ...rest] = r.split(":");
+    const name = rest.join(":");
+    if (scheme === "ssm") {
+      if (!SSM_NAME.test(name)) throw new DeployConfigError(`${r}: not an SSM parameter name this stack can grant access to`);
+      ssm.add(name);
+    } else if (scheme === "secretsmanager") {
+      if (!SECRET_NAME.test(name) && !SECRET_ARN.test(name)) throw new DeployConfigError(`${r}: not a Secrets Manager secret name or ARN`);
+      secrets.add(name);
+    }
+  }
+  const out: Statement[] = [];
+  if (ssm.size) {
+    out.push(allow("ReadParameters", ["ssm:GetParameter"], [...ssm].sort().map((n) => arn("ssm", `parameter${n}`))));
+    out.push(allow("DecryptParameters", ["kms:Decrypt"], [arn("kms", "key/*")], { StringEquals: { "kms:ViaService": sub("ssm.${AWS::Region}.amazonaws.com") } }));
+  }
+  if (secrets.size) {
+    const resources = [...secrets].sort().map((n) => (n.startsWith("arn:") ? n : arn("secretsmanager", `secret:${n}-??????`)));
+    out.push(allow("ReadSecrets", ["secretsmanager:GetSecretValue"], resources));
+    out.push(allow("DecryptSecrets", ["kms:Decrypt"], [arn("kms", "key/*")], { StringEquals: { "kms:ViaService": sub("secretsmanager.${AWS::Region}.amazonaws.com") } }));
+  }
+  return out;
+}
+
+/** SES v2 SendEmail with raw MIME content (needs ses:SendRawEmail too) from the sender's identity: the address or its domain. */
+export function sesStatements(config: Config): Statement[] {
+  const from = config.notify.email?.from;
+  if (!from) return [];
+  const domain = from.slice(from.lastIndexOf("@") + 1);
+  return [allow("SendEmail", ["ses:SendEmail", "ses:SendRawEmail"], [arn("ses", `identity/${from}`), arn("ses", `identity/${domain}`)])];
+}
+
+const TABLE = getAtt("LookoutTable", "Arn");
+const TABLE_INDEXES = sub("${LookoutTable.Arn}/index/*");
+const consumeQueue = (queue: string) =>
+  allow("ConsumeQueue", ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"], [getAtt(queue, "Arn")]);
+
+/** What each function does, as IAM statements (besides writing its own logs). */
+export function functionStatements(config: Config): Record<FunctionKey, Statement[]> {
+  const platform = secretStatements([config.platform.tokenRef]);
+  const fallback = [config.notify.fallback?.slack, config.notify.fallback?.email].filter((r): r is Receiver => r !== undefined);
+  const routeSlack = config.routes.flatMap((r) => r.slack);
+  const routeEmail = config.routes.some((r) => r.email);
+  const fallbackEmail = fallback.some((r) => r.type === "email");
+  // The notify functions write delivery records, storm buckets, held alerts and health alerts, read mutes.
+  const notifyTable = allow(
+    "NotifyStore",
+    ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"],
+    [TABLE],
+  );
+  return {
+    // Plans polls (its own dispatch state item), raises health alerts into the outbox, queues the polls.
+    // It reads the platform token only because the shared cold start (functions/runtime.ts) resolves it.
+    dispatch: [
+      allow("DispatchState", ["dynamodb:GetItem", "dynamodb:PutItem"], [TABLE]),
+      allow("QueuePolls", ["sqs:SendMessage"], [getAtt("PollQueue", "Arn")]),
+      ...platform,
+    ],
+    // Conditional puts and transactions (TransactWriteItems is authorized per item: PutItem and
+    // ConditionCheckItem), BatchGetItem for the service directory; no index is queried.
+    poll: [
+      consumeQueue("PollQueue"),
+      allow("IngestStore", ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"], [TABLE]),
+      ...platform,
+    ],
+    publish: [
+      allow("ReadOutboxStream", ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"], [getAtt("LookoutTable", "StreamArn")]),
+      // dynamodb:ListStreams has no resource type: IAM accepts it only on "*". Lists stream ARNs, no data.
+      allow("ListStreams", ["dynamodb:ListStreams"], "*"),
+      allow("PublishToBus", ["events:PutEvents"], [getAtt("LookoutBus", "Arn")]),
+      allow("OnFailureDestination", ["sqs:SendMessage"], [getAtt("PublishFailureQueue", "Arn")]),
+    ],
+    // A failed delivery goes to the fallback receivers, whatever their kind.
+    notifySlack: [
+      consumeQueue("SlackQueue"),
+      notifyTable,
+      ...secretStatements([...routeSlack, ...fallback].flatMap(secretRefs)),
+      ...(fallbackEmail ? sesStatements(config) : []),
+    ],
+    notifyEmail: [
+      consumeQueue("EmailQueue"),
+      notifyTable,
+      ...secretStatements(fallback.flatMap(secretRefs)),
+      ...(routeEmail || fallbackEmail ? sesStatements(config) : []),
+    ],
+    auditApi: [allow("ReadStore", ["dynamodb:GetItem", "dynamodb:Query"], [TABLE, TABLE_INDEXES])],
+  };
+}
+
+/** One role per function: its statements and its own log group's streams. */
+export function roleResources(config: Config, o: StackOptions): Record<string, Cfn> {
+  const statements = functionStatements(config);
+  const out: Record<string, Cfn> = {};
+  for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) {
+    const name = functionName(o, key);
+    const logs = allow("OwnLogs", ["logs:CreateLogStream", "logs:PutLogEvents"], [arn("logs", `log-group:/aws/lambda/${name}:*`)]);
+    out[`${FUNCTIONS[key].logicalId}Role`] = {
+      Type: "AWS::IAM::Role",
+      Properties: {
+        Description: `Lookout ${o.stage}: the ${FUNCTIONS[key].suffix} function, only what it uses`,
+        AssumeRolePolicyDocument: {
+          Version: "2012-10-17",
+          Statement: [{ Effect: "Allow", Principal: { Service: "lambda.amazonaws.com" }, Action: "sts:AssumeRole" }],
+        },
+        Policies: [{ PolicyName: name, PolicyDocument: { Version: "2012-10-17", Statement: [logs, ...statements[key]] } }],
+        Tags: [{ Key: "app", Value: "lookout" }],
+      },
+    };
+  }
+  return out;
+}
+
+// --- the bus: route rules, the health rule, and who may send to the queues -----------------------------
+
+/** Rule names are at most 64 characters. */
+const RULE_NAME_MAX = 64;
+
+export function ruleAndPolicyResources(config: Config, o: StackOptions): Record<string, Cfn> {
+  const dlq = { Arn: getAtt("BusDeadLetterQueue", "Arn") };
+  // A queue that refuses an event (throttling, a policy being replaced) is retried for a day, then dead-lettered.
+  const retry = { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86400 };
+  const target = (Id: string, queue: string): RuleTarget => ({ Id, Arn: getAtt(queue, "Arn"), DeadLetterConfig: dlq, RetryPolicy: retry });
+  const rules = ruleResources(config.routes, { slack: target("slack", "SlackQueue"), email: target("email", "EmailQueue") }, {
+    eventBusName: ref("LookoutBus"),
+    namePrefix: `${o.service}-${o.stage}-`,
+  });
+  const tooLong = Object.values(rules).filter((r) => r.Properties.Name.length > RULE_NAME_MAX).map((r) => r.Properties.Name);
+  if (tooLong.length) throw new DeployConfigError(`rule names longer than ${RULE_NAME_MAX} characters: ${tooLong.join(", ")}; shorten the route names or the stage`);
+
+  const out: Record<string, Cfn> = { ...(rules as Record<string, unknown> as Record<string, Cfn>) };
+  // Route names are [a-z0-9-]: the underscore keeps this name apart from every route's rule.
+  out.HealthRule = {
+    Type: "AWS::Events::Rule",
+    Properties: {
+      Name: `${o.service}-${o.stage}_health`,
+      Description: "Every Lookout Health event, whatever the routes say: the health topic (and its alarm)",
+      EventBusName: ref("LookoutBus"),
+      EventPattern: { source: [EVENT_SOURCE], "detail-type": [DETAIL_TYPES.health] },
+      State: "ENABLED",
+      Targets: [{ Id: "health-topic", Arn: ref("HealthTopic"), DeadLetterConfig: dlq, RetryPolicy: retry }],
+    },
+  };
+
+  const sendersTo = (queue: string) =>
+    Object.entries(rules)
+      .filter(([, r]) => r.Properties.Targets.some((t) => JSON.stringify(t.Arn) === JSON.stringify(getAtt(queue, "Arn"))))
+      .map(([id]) => getAtt(id, "Arn"));
+  const queuePolicy = (queue: string, sid: string, sources: unknown[]): Cfn => ({
+    Type: "AWS::SQS::QueuePolicy",
+    Properties: {
+      Queues: [ref(queue)],
+      PolicyDocument: {
+        Version: "2012-10-17",
+        Statement: [
+          {
+            Sid: sid,
+            Effect: "Allow",
+            Principal: { Service: "events.amazonaws.com" },
+            Action: "sqs:SendMessage",
+            Resource: getAtt(queue, "Arn"),
+            Condition: { ArnEquals: { "aws:SourceArn": sources } },
+          },
+        ],
+      },
+    },
+  });
+  const slackRules = sendersTo("SlackQueue");
+  const emailRules = sendersTo("EmailQueue");
+  if (slackRules.length) out.SlackQueuePolicy = queuePolicy("SlackQueue", "RouteRulesToSlack", slackRules);
+  if (emailRules.length) out.EmailQueuePolicy = queuePolicy("EmailQueue", "RouteRulesToEmail", emailRules);
+  out.BusDeadLetterQueuePolicy = queuePolicy("BusDeadLetterQueue", "RulesDeadLetters", [
+    ...Object.keys(rules).map((id) => getAtt(id, "Arn")),
+    getAtt("HealthRule", "Arn"),
+  ]);
+  return out;
+}
+
+// --- alarms ---------------------------------------------------------------------------------------------
+
+export function alarmResources(o: StackOptions): Record<string, Cfn> {
+  const topic = [ref("AlarmTopic")];
+  const alarm = (name: string, description: string, metric: Cfn, threshold: number, okActions = true): Cfn => ({
+    Type: "AWS::CloudWatch::Alarm",
+    Properties: {
+      AlarmName: `${o.service}-${o.stage}-${name}`,
+      AlarmDescription: description,
+      ...metric,
+      EvaluationPeriods: 1,
+      Threshold: threshold,
+      ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      TreatMissingData: "notBreaching",
+      AlarmActions: topic,
+      ...(okActions ? { OKActions: topic } : {}),
+    },
+  });
+  const out: Record<string, Cfn> = {};
+  for (const [queue, what] of Object.entries(DEAD_LETTER_QUEUES)) {
+    out[`${queue}DepthAlarm`] = alarm(
+      `dlq-${queue.replace(/Queue$/, "").replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase()}`,
+      `Dead letters in ${queue}: ${what}. docs/deploy.md says how to look at and redrive them.`,
+      { Namespace: "AWS/SQS", MetricName: "ApproximateNumberOfMessagesVisible", Dimensions: [{ Name: "QueueName", Value: getAtt(queue, "QueueName") }], Statistic: "Maximum", Period: 300 },
+      1,
+    );
+  }
+  for (const [queue, fn] of Object.entries(WORK_QUEUES)) {
+    out[`${queue}BacklogAlarm`] = alarm(
+      `backlog-${fn}`,
+      `The oldest message in ${queue} has waited 15 minutes: the ${fn} function is failing or throttled.`,
+      { Namespace: "AWS/SQS", MetricName: "ApproximateAgeOfOldestMessage", Dimensions: [{ Name: "QueueName", Value: getAtt(queue, "QueueName") }], Statistic: "Maximum", Period: 300 },
+      900,
+    );
+  }
+  for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) {
+    const { logicalId, suffix } = FUNCTIONS[key];
+    out[`${logicalId}ErrorsAlarm`] = alarm(
+      `errors-${suffix}`,
+      `The ${suffix} function failed (an invocation error, not a partial batch failure) in the last 5 minutes; see its log group.`,
+      { Namespace: "AWS/Lambda", MetricName: "Errors", Dimensions: [{ Name: "FunctionName", Value: ref(`${logicalId}LambdaFunction`) }], Statistic: "Sum", Period: 300 },
+      1,
+    );
+  }
+  out.PublishIteratorAgeAlarm = alarm(
+    "outbox-behind",
+    "The outbox (the table's stream) is more than 5 minutes behind: alerts are stored but not yet published.",
+    { Namespace: "AWS/Lambda", MetricName: "IteratorAge", Dimensions: [{ Name: "FunctionName", Value: ref("PublishLambdaFunction") }], Statistic: "Maximum", Period: 300 },
+    300_000,
+  );
+  // Health events are episodes (raised once, reminded daily): no OK action, the alarm's end says nothing.
+  out.HealthEventsAlarm = alarm(
+    "health",
+    "Lookout reported on its own health (token rejected, a source failing, polling stalled, a receiver failing); the event is on the health topic and in the logs.",
+    { Namespace: "AWS/SNS", MetricName: "NumberOfMessagesPublished", Dimensions: [{ Name: "TopicName", Value: getAtt("HealthTopic", "TopicName") }], Statistic: "Sum", Period: 300 },
+    1,
+    false,
+  );
+  if (o.alarmEmail) {
+    out.AlarmEmailSubscription = { Type: "AWS::SNS::Subscription", Properties: { TopicArn: ref("AlarmTopic"), Protocol: "email", Endpoint: o.alarmEmail } };
+  }
+  return out;
+}
+
+// --- all of it -------------------------------------------------------------------------------------------
+
+export function generateStack(config: Config, configFile: string, o: StackOptions): GeneratedStack {
+  return {
+    configFile,
+    cloudformation: {
+      Resources: { ...ruleAndPolicyResources(config, o), ...roleResources(config, o), ...alarmResources(o) },
+      Outputs: {
+        ConfigurationFile: { Description: "The configuration packaged with the functions", Value: configFile },
+      },
+    },
+  };
+}
+
+/** What infra/from-config.cjs calls: the configuration file → the generated part of the stack. */
+export function fromConfig(serviceDir: string, file: string, o: StackOptions): GeneratedStack {
+  const { config, configFile } = loadDeployConfig(serviceDir, file);
+  return generateStack(config, configFile, o);
+}

@@ -1,0 +1,172 @@
+/**
+ * The audit trail on DynamoDB: queries through the audit indexes (Query only — never a Scan) and
+ * `explain` by key (GetItem, Query on a partition). Read-only: the deployed function may only GetItem
+ * and Query.
+ */
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import pMap from "p-map";
+import { keys } from "../store/items.js";
+import { AUDIT_ROW, AUDIT_SORT } from "../store/table.js";
+import type { Mute } from "../store/notify-store.js";
+import type { AuditPage, AuditQuery, AuditRow, DeliveryRow, IndexPosition } from "./model.js";
+import { keyCondition, planQuery, type Plan } from "./plan.js";
+import { readMerged, type Item, type QueryFn } from "./merge.js";
+import { encodeCursor } from "./cursor.js";
+import { parseExecutionEntryId } from "./entries.js";
+import {
+  type DeliveryFacts,
+  type Explanation,
+  type StoredItem,
+  alertIdsOf,
+  alertSourceId,
+  explainAlert,
+  explainSubject,
+} from "./explain.js";
+
+/** What the CLI and the API need of the audit trail. */
+export interface AuditReader {
+  query(q: AuditQuery, opts?: { deliveries?: boolean }): Promise<AuditPage>;
+  /** Undefined when no record, execution or alert has this id. */
+  explain(id: string): Promise<Explanation | undefined>;
+}
+
+export interface DynamoAuditStoreOptions {
+  client: DynamoDBClient;
+  tableName: string;
+}
+
+type Key = { pk: string; sk: string };
+
+const JOIN_CONCURRENCY = 8;
+
+export class DynamoAuditStore implements AuditReader {
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly table: string;
+
+  constructor(opts: DynamoAuditStoreOptions) {
+    this.doc = DynamoDBDocumentClient.from(opts.client, { marshallOptions: { removeUndefinedValues: true } });
+    this.table = opts.tableName;
+  }
+
+  async query(q: AuditQuery, opts: { deliveries?: boolean } = {}): Promise<AuditPage> {
+    const plan = planQuery(q);
+    // One more than a page: when it exists there is a next page, and the cursor is not a dead end.
+    const items = await readMerged(plan, this.partitionQuery(plan), q.limit + 1);
+    const page = items.slice(0, q.limit);
+    const rows = page.map((i) => i[AUDIT_ROW] as AuditRow);
+    if (opts.deliveries ?? true) await this.joinDeliveries(rows);
+    const last = page[page.length - 1];
+    return {
+      rows,
+      ...(items.length > q.limit && last ? { cursor: encodeCursor(q.identity, positionOf(last), q.range) } : {}),
+      plan: { index: plan.index, partitions: plan.partitions, ...(plan.filter ? { filter: plan.filter.expression } : {}) },
+    };
+  }
+
+  private partitionQuery(plan: Plan): QueryFn {
+    return async (partition, start, limit) => {
+      const key = keyCondition(plan, partition);
+      const res = await this.doc.send(new QueryCommand({
+        TableName: this.table,
+        IndexName: plan.index,
+        KeyConditionExpression: key.expression,
+        ...(plan.filter ? { FilterExpression: plan.filter.expression } : {}),
+        ExpressionAttributeNames: { ...key.names, ...plan.filter?.names },
+        ExpressionAttributeValues: { ...key.values, ...plan.filter?.values },
+        ScanIndexForward: false,
+        Limit: limit,
+        ExclusiveStartKey: start,
+      }));
+      return { items: (res.Items ?? []) as Item[], ...(res.LastEvaluatedKey ? { last: res.LastEvaluatedKey as Item } : {}) };
+    };
+  }
+
+  /** Who was told about each alert row: its delivery records (one Query per alert, by key). */
+  private async joinDeliveries(rows: AuditRow[]): Promise<void> {
+    await pMap(rows.filter((r) => r.type === "alert"), async (row) => {
+      row.deliveries = (await this.deliveries(row.id)).map(deliveryRow);
+    }, { concurrency: JOIN_CONCURRENCY });
+  }
+
+  private async deliveries(alertId: string): Promise<StoredItem[]> {
+    const out: StoredItem[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const res = await this.doc.send(new QueryCommand({
+        TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `DLV#${alertId}` }, ExclusiveStartKey: start,
+      }));
+      out.push(...((res.Items ?? []) as StoredItem[]));
+      start = res.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  async explain(id: string): Promise<Explanation | undefined> {
+    const exec = parseExecutionEntryId(id);
+    const candidates: Key[] = [
+      keys.alert(id),
+      keys.record("webhook_delivery", id),
+      keys.record("cluster_log", id),
+      ...(exec ? [keys.execution(exec.serviceId, exec.executionId)] : []),
+    ];
+    const found = await this.getMany(candidates);
+    const asked = found.find((i) => i.item_type === "alert") ?? found[0];
+    if (!asked) return undefined;
+
+    // The subject is what raised the alerts: the record or execution asked about, or the asked alert's source.
+    let subject: StoredItem | undefined = asked.item_type === "alert" ? undefined : asked;
+    if (!subject) {
+      const source = alertSourceId(asked);
+      const sourceExec = source ? parseExecutionEntryId(source) : undefined;
+      if (sourceExec) subject = await this.get(keys.execution(sourceExec.serviceId, sourceExec.executionId));
+      else if (source) subject = (await this.getMany([keys.record("webhook_delivery", source), keys.record("cluster_log", source)]))[0];
+    }
+    const alertIds = new Set(subject ? alertIdsOf(subject) : []);
+    if (asked.item_type === "alert") alertIds.add(String(asked.alert_id));
+    const alerts = (await this.getMany([...alertIds].map((a) => keys.alert(a))))
+      .sort((a, b) => String(a.created_at).localeCompare(String(b.created_at)));
+    const explained = await pMap(alerts, async (alert) => explainAlert(alert, await this.deliveryFacts(String(alert.alert_id))), { concurrency: JOIN_CONCURRENCY });
+    const explainedSubject = subject ? explainSubject(subject) : undefined;
+    return { id, ...(explainedSubject ? { subject: explainedSubject } : {}), alerts: explained };
+  }
+
+  /** An alert's deliveries with the mute that silenced them and the digest that carried them. */
+  private async deliveryFacts(alertId: string): Promise<DeliveryFacts[]> {
+    const records = await this.deliveries(alertId);
+    return pMap(records, async (record) => {
+      const muteId = (record.suppression as { mute_id?: string } | undefined)?.mute_id;
+      const [muteItem, digest] = await Promise.all([
+        muteId ? this.get({ pk: "MUTES", sk: muteId }) : undefined,
+        record.digest_id ? this.get({ pk: `DLV#${String(record.digest_id)}`, sk: String(record.receiver_id) }) : undefined,
+      ]);
+      return { record, ...(muteItem?.mute ? { mute: muteItem.mute as Mute } : {}), ...(digest ? { digest } : {}) };
+    }, { concurrency: JOIN_CONCURRENCY });
+  }
+
+  private async get(key: Key): Promise<StoredItem | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: key }));
+    return Item as StoredItem | undefined;
+  }
+
+  /** The items of these keys that exist, in the keys' order (a handful: GetItem each, in parallel). */
+  private async getMany(keyList: Key[]): Promise<StoredItem[]> {
+    const unique = [...new Map(keyList.map((k) => [`${k.pk}\u0000${k.sk}`, k])).values()];
+    const items = await pMap(unique, (k) => this.get(k), { concurrency: JOIN_CONCURRENCY });
+    return items.filter((i): i is StoredItem => i !== undefined);
+  }
+}
+
+const positionOf = (item: Item): IndexPosition => ({ ix_at: item[AUDIT_SORT] as string, pk: item.pk as string, sk: item.sk as string });
+
+function deliveryRow(d: StoredItem): DeliveryRow {
+  const s = d.suppression as { reason?: string; detail?: string } | undefined;
+  return {
+    route: String(d.route ?? ""), receiver: String(d.receiver_label ?? d.receiver_id ?? ""), state: String(d.state ?? ""),
+    attempts: Number(d.attempts ?? 0), updated_at: String(d.updated_at ?? ""),
+    ...(s?.reason ? { reason: s.reason } : {}),
+    ...(s?.detail ? { detail: s.detail } : {}),
+    ...(d.digest_id ? { digest_id: String(d.digest_id) } : {}),
+    ...(d.error ? { error: String(d.error) } : {}),
+  };
+}

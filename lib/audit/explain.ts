@@ -1,0 +1,190 @@
+/**
+ * "Why was nobody told?" — everything Lookout knows about one record, execution or alert: the record as
+ * it was read (redacted), each status the execution went through, each alert raised, each receiver it
+ * was routed to with the outcome, and every suppression with its reason. The shapes here and the pure
+ * assembly; lib/audit/dynamo.ts fetches the items.
+ */
+import type { LookoutEventDetail } from "../alerts/event.js";
+import { clusterAlertId, deliveryAlertId, deploymentAlertId } from "../alerts/build.js";
+import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } from "../ingest/normalize.js";
+import { redact } from "../ingest/redact.js";
+import type { Mute } from "../store/notify-store.js";
+import { executionEntryId } from "./entries.js";
+
+export interface ExplainedRecord {
+  type: "record";
+  id: string;
+  kind: string;
+  occurred_at: string;
+  observed_at: string;
+  /** The record as it was read: normalized and redacted when stored, redacted again when shown. */
+  record: Record<string, unknown>;
+}
+
+export interface ExplainedExecution {
+  type: "execution";
+  id: string;
+  service_id: string;
+  execution_id: string;
+  status: string;
+  first_seen_at: string;
+  first_seen_status: string;
+  /** The latest read of the execution (redacted). */
+  observation: Record<string, unknown>;
+  /** Each status Lookout saw it in, oldest first. */
+  history: Array<{ status: string; observed_at: string }>;
+}
+
+export interface ExplainedDelivery {
+  route: string;
+  receiver: string;
+  /** sent, suppressed, held, failed, sending. */
+  state: string;
+  attempts: number;
+  updated_at: string;
+  error?: string;
+  /** Slack message ts, email Message-ID: where it was posted. */
+  ts?: string;
+  message_id?: string;
+  suppression?: { reason: string; detail: string; mute?: Mute };
+  /** Sent within a storm digest: the digest and how its own delivery went. */
+  digest?: { id: string; state?: string; updated_at?: string };
+}
+
+export interface ExplainedAlert {
+  id: string;
+  kind: string;
+  transition: string;
+  severity: string;
+  status?: string;
+  occurred_at: string;
+  /** When Lookout raised it. */
+  raised_at: string;
+  summary: string;
+  incident_id?: string;
+  /** Put on the bus (routes and receivers see it) or kept quiet. */
+  published: boolean;
+  /** Why it was kept quiet (first-sight backfill). Mutes and storms are per receiver, on deliveries. */
+  suppression?: { reason: string; detail: string };
+  deliveries: ExplainedDelivery[];
+  /** One line for people: who was told, or why nobody was. */
+  verdict: string;
+}
+
+export interface Explanation {
+  /** The id that was asked about. */
+  id: string;
+  subject?: ExplainedRecord | ExplainedExecution;
+  alerts: ExplainedAlert[];
+}
+
+export type StoredItem = Record<string, unknown>;
+
+/** The explain id of what raised an alert, from the alert alone. */
+export function alertSourceId(alert: StoredItem): string | undefined {
+  const fromRow = (alert.audit as { source?: string } | undefined)?.source;
+  if (fromRow) return fromRow;
+  const d = alert.detail as LookoutEventDetail | undefined;
+  if (d?.kind === "deployment" && d.service?.id && d.deployment?.execution_id) return executionEntryId(d.service.id, d.deployment.execution_id);
+  return undefined;
+}
+
+/** The ids of the alerts a record or execution can have raised (alert ids are derived from content). */
+export function alertIdsOf(subject: StoredItem): string[] {
+  if (subject.item_type === "record") {
+    const r = subject.record as { record_kind?: string } | undefined;
+    if (r?.record_kind === "webhook_delivery") return [deliveryAlertId(r as WebhookDeliveryRecord)];
+    if (r?.record_kind === "cluster_log") return [clusterAlertId(r as ClusterLogRecord)];
+    return [];
+  }
+  if (subject.item_type === "execution") {
+    const state = subject.state as { observation: DeploymentObservation; history?: Array<{ status: string }>; status: string };
+    const statuses = new Set([...(state.history ?? []).map((h) => h.status), state.status]);
+    return [...statuses].map((status) => deploymentAlertId({ ...state.observation, status }));
+  }
+  return [];
+}
+
+export function explainSubject(item: StoredItem): ExplainedRecord | ExplainedExecution | undefined {
+  if (item.item_type === "record") {
+    const record = item.record as Record<string, unknown> & { id: string; record_kind: string };
+    return {
+      type: "record", id: record.id, kind: record.record_kind,
+      occurred_at: item.occurred_at as string, observed_at: item.observed_at as string,
+      record: redact(record),
+    };
+  }
+  if (item.item_type === "execution") {
+    const s = item.state as {
+      status: string; first_seen_at: string; first_seen_status: string; observation: DeploymentObservation;
+      history?: Array<{ status: string; observed_at: string }>;
+    };
+    return {
+      type: "execution", id: executionEntryId(s.observation.service_id, s.observation.execution_id),
+      service_id: s.observation.service_id, execution_id: s.observation.execution_id, status: s.status,
+      first_seen_at: s.first_seen_at, first_seen_status: s.first_seen_status,
+      observation: redact(s.observation) as unknown as Record<string, unknown>, history: s.history ?? [],
+    };
+  }
+  return undefined;
+}
+
+export interface DeliveryFacts {
+  record: StoredItem;
+  mute?: Mute;
+  digest?: StoredItem;
+}
+
+function explainDelivery({ record: d, mute, digest }: DeliveryFacts): ExplainedDelivery {
+  const suppression = d.suppression as { reason: string; detail: string } | undefined;
+  const out: ExplainedDelivery = {
+    route: String(d.route ?? ""), receiver: String(d.receiver_label ?? d.receiver_id ?? ""), state: String(d.state ?? ""),
+    attempts: Number(d.attempts ?? 0), updated_at: String(d.updated_at ?? ""),
+  };
+  if (d.error) out.error = String(d.error);
+  if (d.ts) out.ts = String(d.ts);
+  if (d.message_id) out.message_id = String(d.message_id);
+  if (suppression) out.suppression = { reason: suppression.reason, detail: suppression.detail, ...(mute ? { mute } : {}) };
+  if (d.digest_id) {
+    out.digest = {
+      id: String(d.digest_id),
+      ...(digest?.state ? { state: String(digest.state) } : {}),
+      ...(digest?.updated_at ? { updated_at: String(digest.updated_at) } : {}),
+    };
+  }
+  return out;
+}
+
+function deliveryPhrase(d: ExplainedDelivery): string {
+  const to = `${d.receiver} (route ${d.route})`;
+  if (d.suppression?.reason === "mute") return `not ${to}: muted${d.suppression.mute ? ` by ${d.suppression.mute.created_by}: ${d.suppression.mute.reason}` : ""}`;
+  if (d.state === "sent" && d.digest) return `${to} in storm digest ${d.digest.id}`;
+  if (d.state === "sent") return to;
+  if (d.state === "held") return `not yet ${to}: held back by the storm budget for a digest`;
+  if (d.state === "failed") return `not ${to}: failed after ${d.attempts} attempt(s)${d.error ? ` (${d.error})` : ""}`;
+  return `${to}: ${d.state}`;
+}
+
+export function verdictOf(a: Pick<ExplainedAlert, "published" | "suppression" | "deliveries">): string {
+  if (!a.published) return `nobody was told: ${a.suppression ? `${a.suppression.reason} — ${a.suppression.detail}` : "not published"}`;
+  if (!a.deliveries.length) return "published, but no receiver has a delivery: no route matched it, or it is not delivered yet";
+  const told = a.deliveries.filter((d) => d.state === "sent");
+  const phrases = a.deliveries.map(deliveryPhrase);
+  return `${told.length ? "told" : "nobody was told"}: ${phrases.join("; ")}`;
+}
+
+export function explainAlert(alert: StoredItem, deliveries: DeliveryFacts[]): ExplainedAlert {
+  const d = alert.detail as LookoutEventDetail;
+  const suppression = alert.suppression as { reason: string; detail: string } | undefined;
+  const explained = deliveries.map(explainDelivery).sort((a, b) => a.route.localeCompare(b.route) || a.receiver.localeCompare(b.receiver));
+  const out: Omit<ExplainedAlert, "verdict"> = {
+    id: d.id, kind: d.kind, transition: d.transition, severity: d.severity,
+    ...(d.status ? { status: d.status } : {}),
+    occurred_at: d.occurred_at, raised_at: String(alert.created_at ?? d.observed_at), summary: d.summary,
+    ...(d.incident_id ? { incident_id: d.incident_id } : {}),
+    published: alert.state === "pending",
+    ...(suppression ? { suppression: { reason: suppression.reason, detail: suppression.detail } } : {}),
+    deliveries: explained,
+  };
+  return { ...out, verdict: verdictOf(out) };
+}

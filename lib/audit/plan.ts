@@ -1,0 +1,158 @@
+/**
+ * The query planner: which audit index answers a query, which partitions of it (several are merged
+ * newest first), the sort-key range, and the filter for the other dimensions. Pure.
+ *
+ * The key is the most selective filter present: a commit, an actor, a service; then alerts only (a
+ * transition, or a severity or type that selects only alert partitions: alerts are a small share of
+ * what is stored); then a cluster, webhook, environment, project, status; then kind or type (unions of
+ * "what" partitions); the organization comes last, and with no filter every "what" partition is merged.
+ */
+import { severityOf } from "../alerts/event.js";
+import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, auditIndexName } from "../store/table.js";
+import type { AuditQuery, FilterName, Filters } from "./model.js";
+import { TRANSITIONS } from "./model.js";
+import { COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, dimensionKey } from "./keys.js";
+
+export interface Plan {
+  index: string;
+  /** The index's partition key attribute. */
+  keyAttr: string;
+  /** Partition key values; more than one are merged by sort key, newest first. Empty: nothing can match. */
+  partitions: string[];
+  /** Sort-key bounds: `lo` inclusive, `hi` exclusive. */
+  lo?: string;
+  hi?: string;
+  filter?: { expression: string; names: Record<string, string>; values: Record<string, string> };
+  /** What chose the key, for people: `service`, `kind`, `everything`. */
+  by: string;
+}
+
+/** A partition of the "what" slot and what every item in it is. */
+interface WhatPartition {
+  key: string;
+  type: string;
+  kind: string;
+  transition?: string;
+  severity?: string;
+}
+
+const WHAT_PARTITIONS: WhatPartition[] = [
+  { key: dimensionKey("kind", "deployment").key, type: "execution", kind: "deployment" },
+  { key: dimensionKey("kind", "webhook_delivery").key, type: "record", kind: "webhook_delivery" },
+  { key: dimensionKey("kind", "cluster_log").key, type: "record", kind: "cluster_log" },
+  ...TRANSITIONS.map(({ transition, kind }) => ({
+    key: dimensionKey("transition", transition).key, type: "alert", kind, transition, severity: severityOf(kind, transition),
+  })),
+];
+
+/** The filters a "what" partition answers by itself: kind, transition, severity, entry type. */
+const WHAT_FILTERS = ["kind", "transition", "severity", "type"] as const satisfies readonly FilterName[];
+
+export const whatPartitions = (f: Filters): string[] =>
+  WHAT_PARTITIONS.filter((p) => WHAT_FILTERS.every((name) => f[name] === undefined || p[name] === f[name])).map((p) => p.key);
+
+/** Single-dimension keys, most selective first (alert-only partitions go between the two groups). */
+const KEY_FIRST: Dimension[] = ["commit", "actor", "service"];
+const KEY_THEN: Dimension[] = ["cluster", "webhook", "environment", "project", "status"];
+
+const isAlertPartition = (key: string) => key.startsWith(`${DIMENSIONS.transition.prefix}#`);
+
+type Key = { dim: Dimension | "what"; attr: string; partitions: string[]; by: string };
+
+function chooseKey(f: Filters): Key {
+  const single = (dim: Dimension): Key => {
+    const { attr, key } = dimensionKey(dim, f[dim as FilterName]!);
+    return { dim, attr, partitions: [key], by: dim };
+  };
+  const what = (by: string): Key => ({ dim: "what", attr: AUDIT_SLOTS.what, partitions: whatPartitions(f), by });
+  for (const dim of KEY_FIRST) if (f[dim as FilterName] !== undefined) return single(dim);
+  const named = WHAT_FILTERS.filter((n) => f[n] !== undefined);
+  const alertsOnly = named.length > 0 && whatPartitions(f).every(isAlertPartition);
+  if (alertsOnly) return what(named.join("+"));
+  for (const dim of KEY_THEN) if (f[dim as FilterName] !== undefined) return single(dim);
+  if (named.length) return what(named.join("+"));
+  if (f.organization !== undefined) return single("organization");
+  return what("everything");
+}
+
+/** The filter expression of the dimensions the key does not cover. */
+function filterFor(f: Filters, key: Key): Plan["filter"] {
+  const clauses: string[] = [];
+  const names: Record<string, string> = {};
+  const values: Record<string, string> = {};
+  const value = (v: string) => {
+    const name = `:f${Object.keys(values).length}`;
+    values[name] = v;
+    return name;
+  };
+  const rowField = (field: string) => {
+    names["#row"] = AUDIT_ROW;
+    names[`#${field}`] = field;
+    return `#row.#${field}`;
+  };
+  for (const name of Object.keys(f) as FilterName[]) {
+    const v = f[name]!;
+    if (key.dim === "what" && (WHAT_FILTERS as readonly string[]).includes(name)) continue; // the partitions say it
+    if (name === "type" || name === "kind" || name === "severity") {
+      clauses.push(`${rowField(name)} = ${value(v)}`);
+      continue;
+    }
+    const dim = name as Dimension;
+    // Same slot as the key (a cluster with a service, a webhook with an actor): decided in planQuery.
+    if (dim !== key.dim && key.dim !== "what" && DIMENSIONS[dim].slot === DIMENSIONS[key.dim].slot) continue;
+    if (dim !== key.dim) {
+      const { attr, key: k } = dimensionKey(dim, v);
+      names[`#${attr}`] = attr;
+      clauses.push(`#${attr} = ${value(k)}`);
+    }
+    // Commits are keyed by their short id: a longer one is checked against the full id.
+    if (dim === "commit" && v.length > COMMIT_KEY_LENGTH) clauses.push(`begins_with(${rowField("commit")}, ${value(v)})`);
+  }
+  return clauses.length ? { expression: clauses.join(" AND "), names, values } : undefined;
+}
+
+export function planQuery(q: AuditQuery): Plan {
+  const key = chooseKey(q.filters);
+  const slot = key.dim === "what" ? "what" : DIMENSIONS[key.dim].slot;
+  let hi = q.range.to;
+  // The next page starts below the previous page's last row; its sort key is unique (it ends in the pk).
+  if (q.after && (!hi || q.after.ix_at < hi)) hi = q.after.ix_at;
+  const lo = q.range.from;
+  // An item has one value per slot: two filters in the key's slot (a service and a cluster) match nothing.
+  const clash = key.dim !== "what" && (Object.keys(q.filters) as FilterName[]).some((name) => {
+    const dim = name as Dimension;
+    return dim !== key.dim && dim in DIMENSIONS && DIMENSIONS[dim].slot === DIMENSIONS[key.dim as Dimension].slot;
+  });
+  const empty = clash || (lo !== undefined && hi !== undefined && lo >= hi);
+  const filter = filterFor(q.filters, key);
+  return {
+    index: auditIndexName(slot),
+    keyAttr: key.attr,
+    partitions: empty ? [] : key.partitions,
+    ...(lo !== undefined ? { lo } : {}),
+    ...(hi !== undefined ? { hi } : {}),
+    ...(filter ? { filter } : {}),
+    by: key.by,
+  };
+}
+
+/** The key condition of one partition's Query (BETWEEN is inclusive: the reader drops a row at `hi`). */
+export function keyCondition(plan: Plan, partition: string): { expression: string; names: Record<string, string>; values: Record<string, string> } {
+  const names: Record<string, string> = { "#pk": plan.keyAttr };
+  const values: Record<string, string> = { ":pk": partition };
+  let range = "";
+  if (plan.lo !== undefined && plan.hi !== undefined) {
+    range = " AND #sk BETWEEN :lo AND :hi";
+    values[":lo"] = plan.lo;
+    values[":hi"] = plan.hi;
+  } else if (plan.hi !== undefined) {
+    range = " AND #sk < :hi";
+    values[":hi"] = plan.hi;
+  } else if (plan.lo !== undefined) {
+    range = " AND #sk >= :lo";
+    values[":lo"] = plan.lo;
+  }
+  // DynamoDB refuses a name the expression does not use.
+  if (range) names["#sk"] = AUDIT_SORT;
+  return { expression: `#pk = :pk${range}`, names, values };
+}

@@ -1,0 +1,98 @@
+/**
+ * `npm run package [-- --stage dev]`: packages the stack offline into .serverless/ — the CloudFormation
+ * template and one zip per function — with no AWS credentials and no network, then prints each
+ * bundle's size. Packages LOOKOUT_CONFIG, or lookout.example.yaml when it is not set, for stage prod
+ * unless told otherwise (the example's parameters are /lookout/prod/…).
+ */
+import { spawn } from "node:child_process";
+import { cpSync, mkdtempSync, readdirSync, symlinkSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { bundleSizes, formatSizes } from "./bundle-sizes.js";
+
+export const ROOT = resolve(import.meta.dirname, "..");
+export const DEFAULT_CONFIG = "lookout.example.yaml";
+export const DEFAULT_STAGE = "prod";
+
+export interface PackageOptions {
+  stage?: string;
+  /** Where the template and zips go; default .serverless. */
+  outDir?: string;
+  /** The configuration to package, relative to the project; default LOOKOUT_CONFIG or the example. */
+  config?: string;
+  /** Further arguments for `serverless package`. */
+  args?: string[];
+  /** Print serverless's output as it comes (the CLI); otherwise it is kept for the error. */
+  inherit?: boolean;
+  /**
+   * Package a copy of the project in a temporary directory (node_modules linked), so that the project's
+   * own .serverless/ and .esbuild/ are left alone (serverless empties .serverless/ whatever --package
+   * says). The tests do this.
+   */
+  isolated?: boolean;
+}
+
+export interface Packaged {
+  /** The directory that was packaged: the project, or its temporary copy. */
+  serviceDir: string;
+  outDir: string;
+  template: string;
+  ms: number;
+}
+
+/** osls's own entry point: no npx, no shell, the version package-lock.json pins. */
+const serverlessBin = () => createRequire(import.meta.url).resolve("osls/bin/serverless.js");
+
+/** Not copied into an isolated package's directory. */
+const LEFT_OUT = new Set(["node_modules", ".git", ".serverless", ".esbuild", ".lookout", "coverage", "dist"]);
+
+function isolatedCopy(): string {
+  const dir = mkdtempSync(join(tmpdir(), "lookout-package-"));
+  for (const entry of readdirSync(ROOT)) {
+    if (!LEFT_OUT.has(entry)) cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
+  }
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
+  return dir;
+}
+
+export function packageStack(opts: PackageOptions = {}): Promise<Packaged> {
+  const serviceDir = opts.isolated ? isolatedCopy() : ROOT;
+  const outDir = resolve(serviceDir, opts.outDir ?? ".serverless");
+  const args = [serverlessBin(), "package", "--stage", opts.stage ?? DEFAULT_STAGE, ...(opts.outDir ? ["--package", outDir] : []), ...(opts.args ?? [])];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    LOOKOUT_CONFIG: opts.config ?? process.env.LOOKOUT_CONFIG ?? DEFAULT_CONFIG,
+    // Packaging asks AWS nothing; a region keeps the SDK from looking for one in ~/.aws.
+    AWS_REGION: process.env.AWS_REGION ?? "us-east-1",
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+  };
+  const started = Date.now();
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, args, { cwd: serviceDir, env, stdio: opts.inherit ? "inherit" : ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
+    child.stderr?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
+    child.once("error", fail);
+    child.once("exit", (code, signal) => {
+      if (code === 0) done({ serviceDir, outDir, template: resolve(outDir, "cloudformation-template-update-stack.json"), ms: Date.now() - started });
+      else fail(new Error(`serverless package failed (${signal ?? `exit ${code}`})${output ? `:\n${output.trim()}` : ""}`));
+    });
+  });
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const argv = process.argv.slice(2);
+  const i = argv.indexOf("--stage");
+  const stage = i >= 0 ? argv.splice(i, 2)[1] : undefined;
+  console.log(`packaging ${process.env.LOOKOUT_CONFIG ?? DEFAULT_CONFIG} for stage ${stage ?? DEFAULT_STAGE}`);
+  try {
+    const p = await packageStack({ ...(stage ? { stage } : {}), args: argv, inherit: true });
+    console.log(`\npackaged in ${(p.ms / 1000).toFixed(1)} s: ${p.template}\n`);
+    console.log(formatSizes(bundleSizes(p.outDir)));
+  } catch (err) {
+    console.error(`package: ${(err as Error).message}`);
+    process.exit(1);
+  }
+}

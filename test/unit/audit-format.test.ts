@@ -1,0 +1,111 @@
+/**
+ * Audit output: CSV quoted as RFC 4180 says (checked by reading it back), JSON lines, the table, and
+ * the explanation's verdicts.
+ */
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { csvField, csvLine } from "../../lib/audit/csv.js";
+import { CSV_COLUMNS, csvHeader, csvRow, jsonLine, tableLines, toldOf } from "../../lib/audit/format.js";
+import { verdictOf } from "../../lib/audit/explain.js";
+import type { AuditRow } from "../../lib/audit/model.js";
+
+/** A strict RFC 4180 reader: the oracle for the writer. */
+function readCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let i = 0;
+  for (;;) {
+    let field = "";
+    if (text[i] === '"') {
+      i++;
+      for (;;) {
+        if (i >= text.length) throw new Error("unterminated quote");
+        if (text[i] === '"') {
+          if (text[i + 1] === '"') { field += '"'; i += 2; continue; }
+          i++;
+          break;
+        }
+        field += text[i++];
+      }
+    } else {
+      while (i < text.length && text[i] !== "," && text[i] !== "\r") {
+        if (text[i] === '"' || text[i] === "\n") throw new Error(`bare ${JSON.stringify(text[i])} in an unquoted field`);
+        field += text[i++];
+      }
+    }
+    row.push(field);
+    if (text[i] === ",") { i++; continue; }
+    if (text.slice(i, i + 2) !== "\r\n") throw new Error(`expected CRLF at ${i}`);
+    i += 2;
+    rows.push(row);
+    row = [];
+    if (i >= text.length) return rows;
+  }
+}
+
+const row = (over: Partial<AuditRow> = {}): AuditRow => ({
+  type: "alert", id: "A1", kind: "deployment", at: "2026-03-02T14:07:31.000Z", observed_at: "2026-03-02T14:08:02.114Z",
+  status: "BUILD_ERROR", transition: "failed", severity: "error", organization: "o",
+  service: { id: "s", name: "api" }, environment: { id: "e", name: "production" }, actor: "dana@acme.io",
+  summary: "api deployment failed", state: "pending", deliveries: [],
+  ...over,
+});
+
+describe("CSV", () => {
+  it("quotes fields with commas, quotes, CR or LF, doubles quotes, ends lines with CRLF", () => {
+    expect(csvField("plain")).toBe("plain");
+    expect(csvField("a,b")).toBe('"a,b"');
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField("two\nlines")).toBe('"two\nlines"');
+    expect(csvField("cr\rhere")).toBe('"cr\rhere"');
+    expect(csvField(undefined)).toBe("");
+    expect(csvField(503)).toBe("503");
+    expect(csvLine(["a", "b,c", ""])).toBe('a,"b,c",\r\n');
+  });
+
+  it("reads back exactly what was written, whatever the text", () => {
+    fc.assert(fc.property(fc.array(fc.array(fc.string({ unit: "grapheme-composite" }), { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 8 }), (rows) => {
+      expect(readCsv(rows.map(csvLine).join(""))).toEqual(rows);
+    }));
+  });
+
+  it("writes one row per audit row under a header, a commit message with quotes and newlines intact", () => {
+    const nasty = row({ summary: 'api failed — commit a94a8fe: "Fix, again"\nsecond line', actor: "ann,bob" });
+    const rows = readCsv(csvHeader() + csvRow(nasty) + csvRow(row({ type: "execution", id: "s:x", transition: undefined, state: undefined, deliveries: undefined })));
+    expect(rows[0]).toEqual([...CSV_COLUMNS]);
+    const byName = (r: string[]) => Object.fromEntries(CSV_COLUMNS.map((c, i) => [c, r[i]]));
+    expect(byName(rows[1]!)).toMatchObject({ summary: nasty.summary, actor: "ann,bob", told: "nobody (no receiver)", service: "api", environment: "production" });
+    expect(byName(rows[2]!)).toMatchObject({ type: "execution", transition: "", told: "" });
+  });
+});
+
+describe("rows for people and scripts", () => {
+  it("says who was told", () => {
+    expect(toldOf(row({ deliveries: [
+      { route: "prod", receiver: "slack #oncall", state: "sent", attempts: 1, updated_at: "t" },
+      { route: "prod", receiver: "email a@b", state: "suppressed", attempts: 0, updated_at: "t", reason: "mute" },
+      { route: "prod", receiver: "slack #noisy", state: "sent", attempts: 1, updated_at: "t", digest_id: "digest-1" },
+    ] }))).toBe("slack #oncall sent; email a@b muted; slack #noisy sent (digest)");
+    expect(toldOf(row({ state: "suppressed", suppression: { reason: "backfill", detail: "old" } }))).toBe("nobody (backfill)");
+    expect(toldOf(row({ type: "record" }))).toBe("");
+  });
+
+  it("JSON lines are one object each; the table has a header and aligned columns", () => {
+    expect(JSON.parse(jsonLine(row()))).toEqual(row());
+    expect(jsonLine(row({ summary: "a\nb" }))).not.toContain("\n");
+    const lines = tableLines([row(), row({ type: "record", id: "R-1", kind: "webhook_delivery", transition: undefined, status: "503", service: undefined, webhook: { id: "w" } })]);
+    expect(lines[0]).toMatch(/^TIME \(UTC\)\s+TYPE\s+KIND\s+WHAT\s+WHERE\s+WHO\s+TOLD\s+ID\s+SUMMARY$/);
+    expect(lines[1]).toMatch(/^2026-03-02 14:07:31\s+alert\s+deployment\s+failed BUILD_ERROR\s+api \(production\)\s+dana@acme.io/);
+    expect(lines[2]).toContain("webhook w (production)");
+    expect(lines[1]!.indexOf("A1")).toBe(lines[2]!.indexOf("R-1"));
+  });
+
+  it("explains in one line why nobody was told", () => {
+    expect(verdictOf({ published: false, suppression: { reason: "backfill", detail: "older than the 15m window" }, deliveries: [] }))
+      .toBe("nobody was told: backfill — older than the 15m window");
+    expect(verdictOf({ published: true, deliveries: [] })).toMatch(/no route matched it/);
+    expect(verdictOf({ published: true, deliveries: [
+      { route: "r", receiver: "email a@b", state: "suppressed", attempts: 0, updated_at: "t", suppression: { reason: "mute", detail: "d" } },
+    ] })).toBe("nobody was told: not email a@b (route r): muted");
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * The generated part of the stack (infra/stack.ts) for configurations other than the example, without
+ * packaging: what each role may read follows from the secrets the file names, routes without receivers
+ * get no rule, and configurations that cannot be deployed are refused with one line saying why.
+ */
+import { describe, expect, it } from "vitest";
+import { createRequire } from "node:module";
+import { resolve } from "node:path";
+import { DeployConfigError, type FunctionKey, type Statement, fromConfig, functionStatements, loadDeployConfig, secretStatements } from "../../infra/stack.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const opts = { service: "lookout", stage: "dev" };
+const fixture = (name: string) => `test/fixtures/stack/${name}`;
+
+const actions = (statements: Statement[]) => [...new Set(statements.flatMap((s) => s.Action))].sort();
+const resourcesOf = (statements: Statement[], action: string) =>
+  statements.filter((s) => s.Action.includes(action)).flatMap((s) => (s.Resource === "*" ? ["*"] : s.Resource.map((r) => JSON.stringify(r))));
+
+describe("the stack generated from a configuration", () => {
+  it("Slack only: no SES anywhere, no email queue policy, no rule for a silencing route, secrets by name and by ARN", () => {
+    const { config } = loadDeployConfig(ROOT, fixture("slack-only.yaml"));
+    const s = functionStatements(config);
+    for (const key of Object.keys(s) as FunctionKey[]) expect(actions(s[key]).filter((a) => a.startsWith("ses:")), key).toEqual([]);
+    // The platform token is a Secrets Manager secret: dispatch and poll read it, nothing from SSM.
+    for (const key of ["dispatch", "poll"] as const) {
+      expect(actions(s[key])).toContain("secretsmanager:GetSecretValue");
+      expect(actions(s[key])).not.toContain("ssm:GetParameter");
+      expect(resourcesOf(s[key], "secretsmanager:GetSecretValue")).toEqual([
+        JSON.stringify({ "Fn::Sub": "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:lookout/dev/platform-token-??????" }),
+      ]);
+    }
+    // notify-slack: the route's webhook (SSM), bot token (a secret given by its full ARN), and the fallback.
+    expect(resourcesOf(s.notifySlack, "ssm:GetParameter")).toEqual([
+      JSON.stringify({ "Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/lookout/dev/slack-fallback" }),
+      JSON.stringify({ "Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/lookout/dev/slack-webhook" }),
+    ]);
+    expect(resourcesOf(s.notifySlack, "secretsmanager:GetSecretValue")).toEqual([
+      JSON.stringify("arn:aws:secretsmanager:eu-west-1:123456789012:secret:lookout/dev/bot-AbCdEf"),
+    ]);
+    // notify-email can fail over to the Slack fallback too.
+    expect(resourcesOf(s.notifyEmail, "ssm:GetParameter")).toEqual([
+      JSON.stringify({ "Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/lookout/dev/slack-fallback" }),
+    ]);
+
+    const { cloudformation } = fromConfig(ROOT, fixture("slack-only.yaml"), opts);
+    const ids = Object.keys(cloudformation.Resources);
+    expect(ids.filter((id) => id.startsWith("Route"))).toEqual(["RouteEverything"]);
+    expect(ids).toContain("SlackQueuePolicy");
+    expect(ids).not.toContain("EmailQueuePolicy");
+    expect(ids).not.toContain("AlarmEmailSubscription");
+  });
+
+  it("email with a Slack fallback: the email function sends from the sender's identity and reads the fallback's token", () => {
+    const { config } = loadDeployConfig(ROOT, fixture("email-fallback-slack.yaml"));
+    const s = functionStatements(config);
+    expect(resourcesOf(s.notifyEmail, "ses:SendRawEmail")).toEqual([
+      JSON.stringify({ "Fn::Sub": "arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:identity/alerts@mail.example.org" }),
+      JSON.stringify({ "Fn::Sub": "arn:${AWS::Partition}:ses:${AWS::Region}:${AWS::AccountId}:identity/mail.example.org" }),
+    ]);
+    expect(resourcesOf(s.notifyEmail, "ssm:GetParameter")).toEqual([
+      JSON.stringify({ "Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/lookout/dev/slack-bot-token" }),
+    ]);
+    // No email fallback: the Slack function never sends email.
+    expect(actions(s.notifySlack).filter((a) => a.startsWith("ses:"))).toEqual([]);
+    const { cloudformation } = fromConfig(ROOT, fixture("email-fallback-slack.yaml"), { ...opts, alarmEmail: "oncall@example.org" });
+    expect(Object.keys(cloudformation.Resources)).toEqual(expect.arrayContaining(["EmailQueuePolicy", "AlarmEmailSubscription"]));
+    expect(Object.keys(cloudformation.Resources)).not.toContain("SlackQueuePolicy");
+  });
+
+  it("decrypts only through SSM or Secrets Manager", () => {
+    const s = secretStatements(["ssm:/a/b", "secretsmanager:c"]);
+    const kms = s.filter((x) => x.Action.includes("kms:Decrypt"));
+    expect(kms.map((x) => JSON.stringify(x.Condition))).toEqual([
+      JSON.stringify({ StringEquals: { "kms:ViaService": { "Fn::Sub": "ssm.${AWS::Region}.amazonaws.com" } } }),
+      JSON.stringify({ StringEquals: { "kms:ViaService": { "Fn::Sub": "secretsmanager.${AWS::Region}.amazonaws.com" } } }),
+    ]);
+    expect(secretStatements([])).toEqual([]);
+    expect(secretStatements(["env:X"])).toEqual([]);
+    expect(() => secretStatements(["ssm:/bad name"])).toThrow(DeployConfigError);
+  });
+
+  it("refuses env: secrets, naming each field and what to use instead", () => {
+    expect(() => loadDeployConfig(ROOT, fixture("env-secrets.yaml"))).toThrow(
+      /platform\.token: env:PLATFORM_API_TOKEN is read from the environment.*use ssm:\/… \(SecureString\) or secretsmanager:….*routes\[0\]\.slack\.webhook_url: env:SLACK_WEBHOOK/,
+    );
+  });
+
+  it("refuses a configuration outside the project and rule names EventBridge would refuse", () => {
+    expect(() => loadDeployConfig(ROOT, "/etc/lookout.yaml")).toThrow(/must be inside/);
+    expect(() => fromConfig(ROOT, "lookout.example.yaml", { service: "lookout", stage: "staging-for-the-load-tests-of-the-new-cluster" })).toThrow(
+      /rule names longer than 64 characters: lookout-staging-for-the-load-tests-of-the-new-cluster-prod-failures/,
+    );
+  });
+
+  it("serverless's resolver: the generated stack, or one line that says what to change", async () => {
+    const resolver = createRequire(import.meta.url)("../../infra/from-config.cjs") as (a: {
+      resolveVariable: (v: string) => Promise<unknown>;
+    }) => Promise<{ configFile: string; cloudformation: { Resources: Record<string, unknown> } }>;
+    const vars: Record<string, string> = { "sls:stage": "prod", "self:service": "lookout", "param:alarmEmail": "" };
+    const resolveVariable = async (v: string) => vars[v];
+    const saved = process.env.LOOKOUT_CONFIG;
+    try {
+      process.env.LOOKOUT_CONFIG = "lookout.example.yaml";
+      const out = await resolver({ resolveVariable });
+      expect(out.configFile).toBe("lookout.example.yaml");
+      expect(Object.keys(out.cloudformation.Resources)).toContain("RouteProdFailures");
+
+      process.env.LOOKOUT_CONFIG = "no-such-lookout.yaml";
+      const err = (await resolver({ resolveVariable }).catch((e: Error) => e)) as Error;
+      expect(err.message).toMatch(/^Lookout configuration: .*no-such-lookout\.yaml: not found \(set LOOKOUT_CONFIG/);
+      expect(err.stack).toBe(err.message);
+    } finally {
+      if (saved === undefined) delete process.env.LOOKOUT_CONFIG;
+      else process.env.LOOKOUT_CONFIG = saved;
+    }
+  });
+});

@@ -1,0 +1,494 @@
+/**
+ * The deployed stack as it will be deployed: `serverless package` runs once for this file (offline, no
+ * AWS credentials, on a copy of the project so that .serverless/ is left alone) with
+ * lookout.example.yaml, and the tests read the packaged template and zips — each function's own role
+ * with no wildcard where a narrower resource exists, the table, the event source mappings, one rule per
+ * route, the token from SSM, the alarms — run cfn-lint on the template, load every bundle in Node, and
+ * run the dispatch and publish bundles against moto_server (SSM, DynamoDB, SQS, EventBridge).
+ *
+ * STACK_PACKAGE_DIR=<dir> reuses a package made earlier (`npm run package` → .serverless) instead.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { CreateTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCommand } from "@aws-sdk/client-eventbridge";
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { PutParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
+import { DETAIL_TYPES } from "../../lib/alerts/event.js";
+import { loadConfigFile } from "../../lib/config/load.js";
+import { eventPattern } from "../../lib/routes/patterns.js";
+import { inputTemplate, ruleLogicalId } from "../../lib/routes/rules.js";
+import { tableDefinition } from "../../lib/store/table.js";
+import { DEAD_LETTER_QUEUES, FUNCTIONS, type FunctionKey } from "../../infra/stack.js";
+import { bundleSizes } from "../../scripts/bundle-sizes.js";
+import { cfnLintAvailable, lintTemplate } from "../../scripts/lint-template.js";
+import { packageStack } from "../../scripts/package.js";
+import { readZip } from "../../scripts/zip.js";
+import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
+import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../support/moto.js";
+import { alertInsert } from "../support/stream-records.js";
+
+type Cfn = Record<string, any>;
+
+const CONFIG_FILE = "lookout.example.yaml";
+const config = loadConfigFile(CONFIG_FILE, {});
+const STAGE = "prod";
+
+let template: Cfn;
+let resources: Record<string, Cfn>;
+let outDir: string;
+let cleanup: string | undefined;
+
+beforeAll(async () => {
+  if (process.env.STACK_PACKAGE_DIR) {
+    outDir = resolve(process.env.STACK_PACKAGE_DIR);
+  } else {
+    const p = await packageStack({ isolated: true, config: CONFIG_FILE, stage: STAGE });
+    outDir = p.outDir;
+    cleanup = p.serviceDir;
+  }
+  template = JSON.parse(readFileSync(join(outDir, "cloudformation-template-update-stack.json"), "utf8"));
+  resources = template.Resources;
+}, 240_000);
+
+afterAll(() => {
+  if (cleanup) rmSync(cleanup, { recursive: true, force: true });
+});
+
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const fnResource = (key: FunctionKey) => resources[`${FUNCTIONS[key].logicalId}LambdaFunction`]!;
+const roleOf = (key: FunctionKey) => {
+  const roleId = fnResource(key).Properties.Role["Fn::GetAtt"][0] as string;
+  return { roleId, role: resources[roleId]! };
+};
+const statementsOf = (key: FunctionKey): Cfn[] => roleOf(key).role.Properties.Policies.flatMap((p: Cfn) => p.PolicyDocument.Statement);
+const asList = <T>(x: T | T[]): T[] => (Array.isArray(x) ? x : [x]);
+/** A resource as text: `Fn::Sub` strings as written, `Fn::GetAtt` as `${Id.Attr}`, `Ref` as `${Id}`. */
+const text = (r: unknown): string => {
+  if (typeof r === "string") return r;
+  const o = r as Cfn;
+  if (o["Fn::Sub"]) return o["Fn::Sub"];
+  if (o["Fn::GetAtt"]) return `\${${o["Fn::GetAtt"].join(".")}}`;
+  if (o.Ref) return `\${${o.Ref}}`;
+  return JSON.stringify(r);
+};
+const actionsOf = (key: FunctionKey) => [...new Set(statementsOf(key).flatMap((s) => asList(s.Action)))].sort();
+const resourcesFor = (key: FunctionKey, action: string) =>
+  statementsOf(key)
+    .filter((s) => asList(s.Action).includes(action))
+    .flatMap((s) => asList(s.Resource).map(text))
+    .sort();
+const ARN = "arn:${AWS::Partition}";
+const REGION_ACCOUNT = "${AWS::Region}:${AWS::AccountId}";
+
+describe("the packaged stack", () => {
+  it("packs one minified bundle per function, for nodejs22.x on arm64, with the configuration beside it", () => {
+    const fns = ofType("AWS::Lambda::Function");
+    expect(fns.map(([id]) => id).sort()).toEqual(Object.values(FUNCTIONS).map((f) => `${f.logicalId}LambdaFunction`).sort());
+    for (const [key, { suffix }] of Object.entries(FUNCTIONS) as Array<[FunctionKey, (typeof FUNCTIONS)[FunctionKey]]>) {
+      const p = fnResource(key).Properties;
+      expect(p.Runtime).toBe("nodejs22.x");
+      expect(p.Architectures).toEqual(["arm64"]);
+      expect(p.FunctionName).toBe(`lookout-${STAGE}-${suffix}`);
+      expect(p.Handler).toBe(`functions/${suffix}.handler`);
+      expect(p.Environment.Variables.LOOKOUT_CONFIG_FILE).toBe(`/var/task/${CONFIG_FILE}`);
+      expect(p.Environment.Variables.TABLE_NAME).toEqual({ Ref: "LookoutTable" });
+      const entries = readZip(join(outDir, `${key}.zip`));
+      expect(entries.map((e) => e.name).sort()).toEqual([`functions/${suffix}.mjs`, CONFIG_FILE].sort());
+      expect(entries.find((e) => e.name === CONFIG_FILE)!.data().toString()).toBe(readFileSync(CONFIG_FILE, "utf8"));
+    }
+  });
+
+  it("bundles the AWS SDK clients and every other package: a bundle imports nothing but Node's built-ins", () => {
+    const builtins = new Set(builtinModules);
+    // The SDK's signer looks for the optional CRT package (SigV4a only, unused here) inside a try/catch.
+    const OPTIONAL = new Set(["@aws-sdk/signature-v4-crt"]);
+    const PACKAGE = /^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/[\w./-]*)?$/;
+    for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) {
+      const code = readZip(join(outDir, `${key}.zip`)).find((e) => e.name.endsWith(".mjs"))!.data().toString();
+      const specifiers = [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)"([^"]+)"/g)].map((m) => m[1]!).filter((s) => PACKAGE.test(s));
+      const outside = [...new Set(specifiers)].filter((s) => !s.startsWith("node:") && !builtins.has(s) && !OPTIONAL.has(s));
+      expect(outside, `${key} imports packages at run time`).toEqual([]);
+      // Minified: a handful of very long lines, not one statement per line.
+      expect(code.split("\n").length, `${key} is not minified`).toBeLessThan(Math.max(50, code.length / 2000));
+      if (key !== "auditApi" && key !== "publish") expect(code).toContain("DynamoDB");
+    }
+    const sizes = bundleSizes(outDir);
+    expect(sizes.map((s) => s.fn).sort()).toEqual(Object.keys(FUNCTIONS).sort());
+    // Lambda's limit is 50 MB zipped; ours stay far below, and a jump would mean a mistake in bundling.
+    for (const s of sizes) expect(s.bundleBytes, s.fn).toBeLessThan(3 * 1024 * 1024);
+  });
+
+  it("gives each function its own role, assumed by Lambda, and no shared default role", () => {
+    expect(resources.IamRoleLambdaExecution).toBeUndefined();
+    const roleIds = (Object.keys(FUNCTIONS) as FunctionKey[]).map((k) => roleOf(k).roleId);
+    expect(new Set(roleIds).size).toBe(roleIds.length);
+    for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) {
+      const { role } = roleOf(key);
+      expect(role.Type).toBe("AWS::IAM::Role");
+      expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+        { Effect: "Allow", Principal: { Service: "lambda.amazonaws.com" }, Action: "sts:AssumeRole" },
+      ]);
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+      // Its logs go to its own log group only.
+      expect(resourcesFor(key, "logs:PutLogEvents")).toEqual([`${ARN}:logs:${REGION_ACCOUNT}:log-group:/aws/lambda/${fnResource(key).Properties.FunctionName}:*`]);
+    }
+  });
+
+  it("allows each function only the actions it uses", () => {
+    const logs = ["logs:CreateLogStream", "logs:PutLogEvents"];
+    const consume = ["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"];
+    const secrets = ["kms:Decrypt", "ssm:GetParameter"];
+    const sorted = (...xs: string[][]) => xs.flat().sort();
+    expect(actionsOf("dispatch")).toEqual(sorted(logs, ["dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage"], secrets));
+    expect(actionsOf("poll")).toEqual(
+      sorted(logs, consume, ["dynamodb:BatchGetItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PutItem"], secrets),
+    );
+    expect(actionsOf("publish")).toEqual(
+      sorted(logs, ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams", "events:PutEvents", "sqs:SendMessage"]),
+    );
+    const notifyTable = ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"];
+    const ses = ["ses:SendEmail", "ses:SendRawEmail"];
+    // The example's Slack receivers are in SSM and Secrets Manager; its fallback is email.
+    expect(actionsOf("notifySlack")).toEqual(sorted(logs, consume, notifyTable, secrets, ["secretsmanager:GetSecretValue"], ses));
+    expect(actionsOf("notifyEmail")).toEqual(sorted(logs, consume, notifyTable, ses));
+    expect(actionsOf("auditApi")).toEqual(sorted(logs, ["dynamodb:GetItem", "dynamodb:Query"]));
+  });
+
+  it("names the narrowest resource for every action", () => {
+    const table = "${LookoutTable.Arn}";
+    expect(resourcesFor("dispatch", "dynamodb:PutItem")).toEqual([table]);
+    expect(resourcesFor("dispatch", "sqs:SendMessage")).toEqual(["${PollQueue.Arn}"]);
+    expect(resourcesFor("poll", "sqs:ReceiveMessage")).toEqual(["${PollQueue.Arn}"]);
+    expect(resourcesFor("poll", "dynamodb:ConditionCheckItem")).toEqual([table]);
+    expect(resourcesFor("publish", "dynamodb:GetRecords")).toEqual(["${LookoutTable.StreamArn}"]);
+    expect(resourcesFor("publish", "events:PutEvents")).toEqual(["${LookoutBus.Arn}"]);
+    expect(resourcesFor("publish", "sqs:SendMessage")).toEqual(["${PublishFailureQueue.Arn}"]);
+    expect(resourcesFor("notifySlack", "sqs:ReceiveMessage")).toEqual(["${SlackQueue.Arn}"]);
+    expect(resourcesFor("notifyEmail", "sqs:ReceiveMessage")).toEqual(["${EmailQueue.Arn}"]);
+    expect(resourcesFor("notifyEmail", "ses:SendRawEmail")).toEqual(
+      [`${ARN}:ses:${REGION_ACCOUNT}:identity/example.com`, `${ARN}:ses:${REGION_ACCOUNT}:identity/lookout@example.com`].sort(),
+    );
+    expect(resourcesFor("auditApi", "dynamodb:Query")).toEqual([table, "${LookoutTable.Arn}/index/*"].sort());
+    expect(resourcesFor("notifySlack", "ssm:GetParameter")).toEqual([
+      `${ARN}:ssm:${REGION_ACCOUNT}:parameter/lookout/prod/slack-bot-token`,
+      `${ARN}:ssm:${REGION_ACCOUNT}:parameter/lookout/prod/slack-webhook-platform`,
+    ]);
+    expect(resourcesFor("notifySlack", "secretsmanager:GetSecretValue")).toEqual([
+      `${ARN}:secretsmanager:${REGION_ACCOUNT}:secret:lookout/prod/slack-webhook-api-team-??????`,
+    ]);
+  });
+
+  it("has no wildcard action, and no wildcard resource where a narrower one exists", () => {
+    /** Actions IAM accepts only on "*" (no resource type in the service authorization reference). */
+    const STAR_ONLY = new Set(["dynamodb:ListStreams"]);
+    /** Wildcards inside an ARN that are as narrow as IAM allows. */
+    const NARROW_WILDCARDS: Array<{ why: string; resource: RegExp; condition?: (c: Cfn | undefined) => boolean }> = [
+      { why: "the streams of the function's own log group", resource: /:log-group:\/aws\/lambda\/lookout-[a-z0-9-]+:\*$/ },
+      { why: "the table's own indexes (audit queries)", resource: /^\$\{LookoutTable\.Arn\}\/index\/\*$/ },
+      {
+        why: "the key of an SSM parameter or a secret is the account's choice; only through that service",
+        resource: /:kms:\$\{AWS::Region\}:\$\{AWS::AccountId\}:key\/\*$/,
+        condition: (c) => /^(ssm|secretsmanager)\.\$\{AWS::Region\}\.amazonaws\.com$/.test(text(c?.StringEquals?.["kms:ViaService"] ?? "")),
+      },
+    ];
+    const problems: string[] = [];
+    for (const [id, role] of ofType("AWS::IAM::Role")) {
+      for (const policy of role.Properties.Policies ?? []) {
+        for (const s of policy.PolicyDocument.Statement as Cfn[]) {
+          const actions = asList(s.Action) as string[];
+          for (const a of actions) if (a.includes("*")) problems.push(`${id}: wildcard action ${a}`);
+          for (const r of asList(s.Resource).map(text)) {
+            if (r === "*") {
+              if (!actions.every((a) => STAR_ONLY.has(a))) problems.push(`${id}: ${actions.join(",")} on *`);
+            } else if (r.includes("*")) {
+              const ok = NARROW_WILDCARDS.find((w) => w.resource.test(r) && (!w.condition || w.condition(s.Condition)));
+              if (!ok) problems.push(`${id}: ${actions.join(",")} on ${r}`);
+            }
+          }
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("lets only this stack's rules send to the queues and the health topic", () => {
+    for (const [id, p] of [...ofType("AWS::SQS::QueuePolicy"), ...ofType("AWS::SNS::TopicPolicy")]) {
+      for (const s of p.Properties.PolicyDocument.Statement as Cfn[]) {
+        expect(s.Principal, id).toEqual({ Service: "events.amazonaws.com" });
+        const sources = asList(s.Condition.ArnEquals["aws:SourceArn"]).map(text);
+        expect(sources.length, id).toBeGreaterThan(0);
+        for (const src of sources) expect(src, id).toMatch(/^\$\{(Route[A-Za-z0-9]+|HealthRule)\.Arn\}$/);
+      }
+    }
+  });
+
+  it("includes infra/table.yml as it is: stream, TTL, point-in-time recovery, retained", () => {
+    const yml = parseYaml(readFileSync("infra/table.yml", "utf8")).Resources.LookoutTable;
+    const table = resources.LookoutTable!;
+    expect(table).toEqual(yml);
+    expect(table.Properties.StreamSpecification.StreamViewType).toBe("NEW_IMAGE");
+    expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: "expires_at", Enabled: true });
+    expect(table.Properties.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled).toBe(true);
+    expect(table.DeletionPolicy).toBe("Retain");
+  });
+
+  it("feeds poll and the notifiers from SQS with partial batch failures, and dead-letters what keeps failing", () => {
+    const mappings = ofType("AWS::Lambda::EventSourceMapping").map(([, m]) => m.Properties);
+    for (const [key, queue, dlq, receives] of [
+      ["poll", "PollQueue", "PollDeadLetterQueue", 3],
+      ["notifySlack", "SlackQueue", "SlackDeadLetterQueue", 5],
+      ["notifyEmail", "EmailQueue", "EmailDeadLetterQueue", 5],
+    ] as const) {
+      const m = mappings.find((p) => text(p.EventSourceArn) === `\${${queue}.Arn}`)!;
+      expect(m, queue).toBeDefined();
+      expect(text(m.FunctionName)).toBe(`\${${FUNCTIONS[key].logicalId}LambdaFunction.Arn}`);
+      expect(m.FunctionResponseTypes).toEqual(["ReportBatchItemFailures"]);
+      expect(m.BatchSize).toBeGreaterThanOrEqual(1);
+      expect(m.BatchSize).toBeLessThanOrEqual(10);
+      const q = resources[queue]!.Properties;
+      // Lambda refuses a queue whose visibility timeout is shorter than the function's; it advises six times.
+      expect(q.VisibilityTimeout).toBeGreaterThanOrEqual(6 * fnResource(key).Properties.Timeout);
+      expect(q.RedrivePolicy).toEqual({ deadLetterTargetArn: { "Fn::GetAtt": [dlq, "Arn"] }, maxReceiveCount: receives });
+      expect(resources[dlq]!.Properties.MessageRetentionPeriod).toBe(1_209_600);
+    }
+  });
+
+  it("publishes from the table's stream: pending alert INSERTs only, partial failures, bisect, bounded retries, an on-failure queue", () => {
+    const m = ofType("AWS::Lambda::EventSourceMapping")
+      .map(([, r]) => r.Properties)
+      .find((p) => text(p.EventSourceArn) === "${LookoutTable.StreamArn}")!;
+    expect(text(m.FunctionName)).toBe("${PublishLambdaFunction.Arn}");
+    expect(m.FunctionResponseTypes).toEqual(["ReportBatchItemFailures"]);
+    expect(m.BisectBatchOnFunctionError).toBe(true);
+    expect(m.MaximumRetryAttempts).toBeGreaterThan(0);
+    expect(m.MaximumRecordAgeInSeconds).toBeGreaterThanOrEqual(60);
+    // What was given up on can still be read from the stream (24 h) by the time it is looked at.
+    expect(m.MaximumRecordAgeInSeconds).toBeLessThanOrEqual(6 * 3600);
+    expect(m.StartingPosition).toBe("TRIM_HORIZON");
+    expect(m.DestinationConfig.OnFailure.Destination).toEqual({ "Fn::GetAtt": ["PublishFailureQueue", "Arn"] });
+    expect(m.FilterCriteria.Filters.map((f: Cfn) => JSON.parse(f.Pattern))).toEqual([
+      { eventName: ["INSERT"], dynamodb: { NewImage: { item_type: { S: ["alert"] }, state: { S: ["pending"] } } } },
+    ]);
+    expect(fnResource("publish").Properties.Environment.Variables.EVENT_BUS_NAME).toEqual({ Ref: "LookoutBus" });
+  });
+
+  it("has the bus lookout-<stage>, an archive of every Lookout event, and one rule per configured route", () => {
+    expect(resources.LookoutBus!.Properties.Name).toBe(`lookout-${STAGE}`);
+    const archive = resources.LookoutArchive!.Properties;
+    expect(archive.SourceArn).toEqual({ "Fn::GetAtt": ["LookoutBus", "Arn"] });
+    expect(archive.EventPattern).toEqual({ source: ["lookout"] });
+    expect(archive.RetentionDays).toBeGreaterThan(0);
+
+    const routed = config.routes.filter((r) => r.slack.length || r.email);
+    expect(routed.length).toBeGreaterThanOrEqual(2);
+    const ruleIds = ofType("AWS::Events::Rule").map(([id]) => id).filter((id) => id.startsWith("Route"));
+    expect(ruleIds.sort()).toEqual(routed.map((r) => ruleLogicalId(r.name)).sort());
+    config.routes.forEach((route, index) => {
+      if (!route.slack.length && !route.email) return;
+      const rule = resources[ruleLogicalId(route.name)]!.Properties;
+      expect(rule.Name).toBe(`lookout-${STAGE}-${route.name}`);
+      expect(rule.EventBusName).toEqual({ Ref: "LookoutBus" });
+      expect(rule.EventPattern).toEqual(eventPattern(config.routes, index));
+      const want = [...(route.slack.length ? ["SlackQueue"] : []), ...(route.email ? ["EmailQueue"] : [])];
+      expect(rule.Targets.map((t: Cfn) => t.Arn["Fn::GetAtt"][0])).toEqual(want);
+      for (const t of rule.Targets as Cfn[]) {
+        expect(t.InputTransformer).toEqual({ InputTemplate: inputTemplate(route.name) });
+        expect(t.DeadLetterConfig).toEqual({ Arn: { "Fn::GetAtt": ["BusDeadLetterQueue", "Arn"] } });
+      }
+    });
+    const health = resources.HealthRule!.Properties;
+    expect(health.EventPattern).toEqual({ source: ["lookout"], "detail-type": [DETAIL_TYPES.health] });
+    expect(health.Targets.map((t: Cfn) => t.Arn)).toEqual([{ Ref: "HealthTopic" }]);
+  });
+
+  it("reads the platform token from SSM Parameter Store, never from a value in the template", () => {
+    expect(config.platform.tokenRef).toBe("ssm:/lookout/prod/platform-token");
+    const param = `${ARN}:ssm:${REGION_ACCOUNT}:parameter/lookout/prod/platform-token`;
+    expect(resourcesFor("dispatch", "ssm:GetParameter")).toEqual([param]);
+    expect(resourcesFor("poll", "ssm:GetParameter")).toEqual([param]);
+    // No function gets a secret, or the name of one, through its environment.
+    for (const [id, fn] of ofType("AWS::Lambda::Function")) {
+      for (const [name, value] of Object.entries(fn.Properties.Environment?.Variables ?? {})) {
+        expect(name, id).not.toMatch(/TOKEN|SECRET|PASSWORD|WEBHOOK|KEY/i);
+        expect(JSON.stringify(value), id).not.toMatch(/xox[abp]-|hooks\.slack\.com|ssm:|secretsmanager:/);
+      }
+    }
+    expect(JSON.stringify(template)).not.toMatch(/PLATFORM_API_TOKEN|xox[abp]-|hooks\.slack\.com\/services/);
+  });
+
+  it("ticks dispatch every minute with EventBridge Scheduler, through a role that can only invoke it", () => {
+    const s = resources.DispatchSchedule!;
+    expect(s.Type).toBe("AWS::Scheduler::Schedule");
+    expect(s.Properties.ScheduleExpression).toBe("rate(1 minute)");
+    expect(s.Properties.Target.Arn).toEqual({ "Fn::GetAtt": ["DispatchLambdaFunction", "Arn"] });
+    const role = resources[s.Properties.Target.RoleArn["Fn::GetAtt"][0]]!;
+    expect(role.Properties.AssumeRolePolicyDocument.Statement[0].Principal).toEqual({ Service: "scheduler.amazonaws.com" });
+    const statements = role.Properties.Policies.flatMap((p: Cfn) => p.PolicyDocument.Statement);
+    expect(statements).toEqual([
+      { Sid: "InvokeDispatch", Effect: "Allow", Action: "lambda:InvokeFunction", Resource: { "Fn::GetAtt": ["DispatchLambdaFunction", "Arn"] } },
+    ]);
+    // Neither the scheduler nor Lambda's asynchronous invocation retries a tick: the next one is a minute away.
+    expect(s.Properties.Target.RetryPolicy.MaximumRetryAttempts).toBe(0);
+    const invokeConfig = ofType("AWS::Lambda::EventInvokeConfig").map(([, r]) => r.Properties);
+    expect(invokeConfig).toEqual([expect.objectContaining({ FunctionName: { Ref: "DispatchLambdaFunction" }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 })]);
+  });
+
+  it("serves the audit API over HTTP with IAM authorization (payload v2)", () => {
+    const routes = ofType("AWS::ApiGatewayV2::Route").map(([, r]) => r.Properties);
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual(["GET /events", "GET /explain/{id}"]);
+    for (const r of routes) expect(r.AuthorizationType).toBe("AWS_IAM");
+    const integrations = ofType("AWS::ApiGatewayV2::Integration").map(([, r]) => r.Properties);
+    expect(integrations.map((i) => i.PayloadFormatVersion)).toEqual(["2.0"]);
+    expect(text(integrations[0]!.IntegrationUri)).toBe("${AuditApiLambdaFunction.Arn}");
+  });
+
+  it("alarms on every dead-letter queue, every function's errors, and Lookout Health events", () => {
+    const alarms = ofType("AWS::CloudWatch::Alarm").map(([, a]) => a.Properties);
+    const on = (metric: string, dim: string) => alarms.filter((a) => a.MetricName === metric).map((a) => text(a.Dimensions[0].Value)).includes(dim);
+    for (const q of Object.keys(DEAD_LETTER_QUEUES)) expect(on("ApproximateNumberOfMessagesVisible", `\${${q}.QueueName}`), q).toBe(true);
+    for (const { logicalId } of Object.values(FUNCTIONS)) expect(on("Errors", `\${${logicalId}LambdaFunction}`), logicalId).toBe(true);
+    expect(on("NumberOfMessagesPublished", "${HealthTopic.TopicName}")).toBe(true);
+    // Every DLQ of the template is watched.
+    const dlqs = ofType("AWS::SQS::Queue").map(([id]) => id).filter((id) => /DeadLetter|Failure/.test(id));
+    expect(dlqs.sort()).toEqual(Object.keys(DEAD_LETTER_QUEUES).sort());
+    for (const a of alarms) expect(a.AlarmActions).toEqual([{ Ref: "AlarmTopic" }]);
+  });
+
+  it.skipIf(!cfnLintAvailable())("passes cfn-lint", () => {
+    const r = lintTemplate(join(outDir, "cloudformation-template-update-stack.json"));
+    expect(r.output).toBe("");
+    expect(r.status).toBe(0);
+  }, 60_000);
+  if (!cfnLintAvailable()) console.warn("cfn-lint is not installed (pip install cfn-lint): the template lint is skipped");
+});
+
+// --- the bundles, run -----------------------------------------------------------------------------------
+
+/** Extracts a function's package into a directory, as Lambda does into /var/task. */
+function extract(key: FunctionKey, dir: string): string {
+  for (const e of readZip(join(outDir, `${key}.zip`))) {
+    mkdirSync(dirname(join(dir, e.name)), { recursive: true });
+    writeFileSync(join(dir, e.name), e.data());
+  }
+  return join(dir, `functions/${FUNCTIONS[key].suffix}.mjs`);
+}
+
+const RUNNER = `
+const [file, eventJson] = process.argv.slice(2);
+const m = await import(file);
+if (eventJson === undefined) { console.log("RESULT " + JSON.stringify(typeof m.handler)); process.exit(0); }
+const context = { functionName: "lookout-test", functionVersion: "$LATEST", invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:lookout-test",
+  memoryLimitInMB: "256", awsRequestId: "00000000-0000-4000-8000-000000000000", logGroupName: "/aws/lambda/lookout-test", logStreamName: "test",
+  callbackWaitsForEmptyEventLoop: true, getRemainingTimeInMillis: () => 30000, done() {}, fail() {}, succeed() {} };
+const out = await m.handler(JSON.parse(eventJson), context);
+console.log("RESULT " + JSON.stringify(out ?? null));
+`;
+
+/** Runs a bundle's handler in a Node process of its own, as Lambda would (with a fresh environment). */
+function runBundle(dir: string, file: string, env: Record<string, string>, event?: unknown): Promise<unknown> {
+  const runner = join(dir, "runner.mjs");
+  writeFileSync(runner, RUNNER);
+  const keep = ["PATH", "HOME", "TMPDIR", "SYSTEMROOT"];
+  const base = Object.fromEntries(keep.filter((k) => process.env[k]).map((k) => [k, process.env[k]!]));
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [runner, file, ...(event === undefined ? [] : [JSON.stringify(event)])], {
+      cwd: dir,
+      env: { ...base, LAMBDA_TASK_ROOT: dir, POWERTOOLS_LOG_LEVEL: "SILENT", POWERTOOLS_METRICS_DISABLED: "true", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    child.once("error", fail);
+    child.once("exit", (code) => {
+      const line = out.split("\n").find((l) => l.startsWith("RESULT "));
+      if (code === 0 && line) done(JSON.parse(line.slice(7)));
+      else fail(new Error(`${file} exited ${code}:\n${out.slice(-3000)}`));
+    });
+  });
+}
+
+describe("the packaged bundles", () => {
+  let work: string;
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), "lookout-bundles-"));
+  });
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it("each load in Node and export a handler", async () => {
+    for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) {
+      const dir = join(work, `load-${key}`);
+      expect(await runBundle(dir, extract(key, dir), {}), key).toBe("function");
+    }
+  }, 60_000);
+
+  describe.skipIf(!motoAvailable())("against moto_server", () => {
+    let moto: MotoServer;
+    const REGION = "us-east-1";
+    const awsEnv = () => ({ AWS_ENDPOINT_URL: moto.endpoint, AWS_REGION: REGION, AWS_ACCESS_KEY_ID: "testing", AWS_SECRET_ACCESS_KEY: "testing" });
+
+    beforeAll(async () => {
+      moto = await startMoto();
+      await moto.reset();
+    }, 60_000);
+    afterAll(async () => moto?.stop());
+
+    it("dispatch: reads the bundled configuration and the token from SSM, plans, and queues the polls", async () => {
+      const clients = { credentials: { accessKeyId: "testing", secretAccessKey: "testing" }, region: REGION, endpoint: moto.endpoint };
+      const ssm = new SSMClient(clients);
+      const ddb = new DynamoDBClient(clients);
+      const sqs = new SQSClient(clients);
+      try {
+        await ssm.send(new PutParameterCommand({ Name: "/lookout/prod/platform-token", Type: "SecureString", Value: "tok-test" }));
+        await ddb.send(new CreateTableCommand(tableDefinition("lookout-stack-test")));
+        const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: "lookout-stack-test-poll" }));
+        const dir = join(work, "dispatch");
+        const out = (await runBundle(dir, extract("dispatch", dir), {
+          ...awsEnv(),
+          TABLE_NAME: "lookout-stack-test",
+          POLL_QUEUE_URL: QueueUrl!,
+          LOOKOUT_CONFIG_FILE: join(dir, CONFIG_FILE),
+        }, {})) as { planned: number; queued: number };
+        expect(out.planned).toBeGreaterThan(0);
+        expect(out.queued).toBe(out.planned);
+        const attrs = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["ApproximateNumberOfMessages"] }));
+        expect(Number(attrs.Attributes!.ApproximateNumberOfMessages)).toBe(out.planned);
+      } finally {
+        ssm.destroy();
+        ddb.destroy();
+        sqs.destroy();
+      }
+    }, 60_000);
+
+    it("publish: puts a pending alert from the stream on the bus", async () => {
+      const clients = { credentials: { accessKeyId: "testing", secretAccessKey: "testing" }, region: REGION, endpoint: moto.endpoint };
+      const eb = new EventBridgeClient(clients);
+      const sqs = new SQSClient(clients);
+      try {
+        await eb.send(new CreateEventBusCommand({ Name: "lookout-stack-test" }));
+        const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: "lookout-stack-test-bus" }));
+        const queueArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["QueueArn"] }))).Attributes!.QueueArn!;
+        await eb.send(new PutRuleCommand({ Name: "all", EventBusName: "lookout-stack-test", EventPattern: JSON.stringify({ source: ["lookout"] }) }));
+        await eb.send(new PutTargetsCommand({ Rule: "all", EventBusName: "lookout-stack-test", Targets: [{ Id: "q", Arn: queueArn }] }));
+        const detail = EXAMPLE_DETAILS["Deployment Failed"];
+        const dir = join(work, "publish");
+        const out = (await runBundle(dir, extract("publish", dir), { ...awsEnv(), EVENT_BUS_NAME: "lookout-stack-test" }, { Records: [alertInsert(detail)] })) as {
+          batchItemFailures: unknown[];
+        };
+        expect(out.batchItemFailures).toEqual([]);
+        const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10 }));
+        expect(got.Messages?.map((m) => JSON.parse(m.Body!).detail.id)).toEqual([detail.id]);
+      } finally {
+        eb.destroy();
+        sqs.destroy();
+      }
+    }, 60_000);
+  });
+  if (!motoAvailable()) console.warn(`${MOTO_ABSENT} (the bundles' runs against AWS APIs)`);
+});
