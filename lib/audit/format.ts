@@ -68,7 +68,8 @@ export function tableLines(rows: readonly AuditRow[]): string[] {
     r.summary,
   ]);
   const header = ["TIME (UTC)", "TYPE", "KIND", "WHAT", "WHERE", "WHO", "TOLD", "ID", "SUMMARY"];
-  const max = [19, 9, 16, 32, 36, 28, 44, 60, 100];
+  // Ids are never clipped: they are what `lookout explain` takes.
+  const max = [19, 9, 16, 32, 36, 28, 44, Infinity, 100];
   const all = [header, ...cells].map((c) => c.map((v, i) => clip(v, max[i]!)));
   const widths = header.map((_, i) => Math.max(...all.map((c) => c[i]!.length)));
   return all.map((c) => c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]!))).join("  ").trimEnd());

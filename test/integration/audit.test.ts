@@ -159,7 +159,7 @@ beforeAll(async () => {
     { step: "initialize", name: "recordCommands" },
   );
   audit = new DynamoAuditStore({ client: readClient, tableName });
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await sim?.close();
