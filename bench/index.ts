@@ -1,12 +1,63 @@
-/** `npm run bench`: runs every benchmark and prints its figures. */
+/**
+ * `npm run bench [-- SECTION… | --only A,B]`: runs the benchmarks, prints their figures and writes
+ * BENCHMARKS.md. A partial run rewrites only its own sections of the file and keeps the others.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { benchIngest } from "./ingest.js";
 import { benchDetectionLatency } from "./latency.js";
-import { machine, stopDynamo } from "./support.js";
+import { benchAuditQueries } from "./audit.js";
+import { renderReport, renderSection } from "./markdown.js";
+import { figures, machine, report, section, sections, stopDynamo } from "./support.js";
 
-console.log(`Lookout benchmarks — ${new Date().toISOString().slice(0, 10)} — ${machine()}`);
+const BENCHES: ReadonlyArray<readonly [string, () => Promise<void>]> = [
+  ["ingest", benchIngest],
+  ["detection", benchDetectionLatency],
+  ["audit", benchAuditQueries],
+];
+const ORDER = BENCHES.map(([id]) => id);
+const OUT = resolve(import.meta.dirname, "..", "BENCHMARKS.md");
+
+const args = process.argv.slice(2).flatMap((a) => (a.startsWith("--only=") ? a.slice(7) : a === "--only" ? [] : a).toString().split(",")).filter(Boolean);
+const unknown = args.filter((a) => !ORDER.includes(a));
+if (unknown.length) {
+  console.error(`bench: unknown section ${unknown.join(", ")}; sections: ${ORDER.join(", ")}`);
+  process.exit(2);
+}
+const selected = args.length ? ORDER.filter((id) => args.includes(id)) : ORDER;
+const when = new Date().toISOString().slice(0, 10);
+const where = machine();
+const started = performance.now();
+const fresh = new Map<string, string>();
+
+console.log(`Lookout benchmarks — ${when} — ${where}`);
 try {
-  await benchIngest();
-  await benchDetectionLatency();
+  for (const [id, run] of BENCHES.filter(([id]) => selected.includes(id))) {
+    // A stand-in until the bench names its section, so that an early failure is filed under it.
+    section({ id, title: id, method: "(the section stopped before it began)" }, true);
+    try {
+      await run();
+    } catch (err) {
+      // One section failing (packaging, say) is written into the report; the others still run.
+      report({ name: "this section failed", value: (err as Error).message.split("\n")[0]!, method: "the error it stopped with; rerun it alone to see the rest" });
+      process.exitCode = 1;
+    }
+    fresh.set(id, renderSection(sections.get(id)!, figures.filter((f) => f.section === id), when, where));
+  }
 } finally {
   await stopDynamo();
 }
+
+const minutes = ((performance.now() - started) / 60_000).toFixed(1);
+const header = [
+  "# Benchmarks",
+  "",
+  `Written by \`npm run bench\` (bench/index.ts). Last run ${when}: ${selected.length === ORDER.length ? "every section" : `sections ${selected.join(", ")}`}, ` +
+    `${minutes} min, on ${where}.`,
+  "",
+  `\`npm run bench\` runs every section and rewrites this file. \`npm run bench -- e2e bundles\` (or \`--only e2e,bundles\`) reruns only those ` +
+    `sections and keeps the others as they were, so each section says when and on what it was measured. Sections: ${ORDER.join(", ")}. ` +
+    "Every figure is from one run on one machine; wall-clock figures move with the machine's load.",
+].join("\n");
+writeFileSync(OUT, renderReport({ order: ORDER, fresh, previous: existsSync(OUT) ? readFileSync(OUT, "utf8") : undefined, header }));
+console.log(`\nwrote ${OUT} (${selected.join(", ")}) in ${minutes} min`);

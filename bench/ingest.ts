@@ -8,12 +8,20 @@ import { createPlatformClient } from "../lib/platform/client.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
 import { pollSource, type PollDeps } from "../lib/ingest/poll.js";
 import type { SourceRef } from "../lib/ingest/normalize.js";
-import { dynamo, report } from "./support.js";
+import { dynamo, report, section } from "./support.js";
 
 const silent = { info() {}, warn() {}, error() {} };
 
 export async function benchIngest() {
-  console.log("ingest");
+  section({
+    id: "ingest",
+    title: "Ingest: requests and writes per poll, ingest rate",
+    method:
+      "One simulator (2 applications, a cluster, a webhook) over HTTP and a fresh table on DynamoDB Local. After some activity and three polls of each " +
+      "source, 20 more polls of each source with nothing new count the requests sent and the DynamoDB writes made (DynamoIngestStore's write counter). " +
+      "Then cluster runs of 10, 100 and 500 new log entries are each read by one poll, timed from Node: read, normalize, redact, conditional put (16 in " +
+      "flight). The raw rate beside it is plain BatchWriteItem of 500 similar items into the same DynamoDB Local, with no conditions and no normalizing.",
+  });
   const sim = await startSimulator({ size: { applications: 2, clusters: 1, webhooks: 1 } });
   try {
     const { client, tableName } = await dynamo();
