@@ -33,12 +33,12 @@ export async function runCommand(opts: { once: boolean; configFile: string; verb
   }
 }
 
+const MISSING_CONFIG_HINT = "pass --config FILE (see lookout.example.yaml), or run `npm start` without PLATFORM_API_URL for the embedded demo";
+
 export function reportFailure(command: string, err: unknown): number {
   if (err instanceof ConfigError || err instanceof DynamoDbLocalError || err instanceof PreflightError) {
-    process.stderr.write(`lookout ${command}: ${err.message}\n`);
-    if (err instanceof ConfigError && err.field === "" && err.problem === "not found") {
-      process.stderr.write(`  pass --config FILE, or run \`npm start\` for the embedded demo\n`);
-    }
+    const missing = err instanceof ConfigError && err.field === "" && err.problem === "not found";
+    process.stderr.write(`lookout ${command}: ${err.message}${missing ? `; ${MISSING_CONFIG_HINT}` : ""}\n`);
     return 1;
   }
   throw err;

@@ -57,11 +57,15 @@ export async function startDynamoDbLocal(opts: { port?: number; dataDir?: string
   });
 
   const endpoint = `http://127.0.0.1:${port}`;
-  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+  // Timeouts: something else on the port may accept connections and never answer.
+  const client = new DynamoDBClient({
+    endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1,
+    requestHandler: { connectionTimeout: 1_000, requestTimeout: 2_000, throwOnRequestTimeout: true },
+  });
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 30_000);
   try {
     for (;;) {
-      if (exited) throw new DynamoDbLocalError(portHint(exited, port, output));
+      if (exited) throw new DynamoDbLocalError(portHint(exited, port, output, opts.port !== undefined));
       try {
         await client.send(new ListTablesCommand({ Limit: 1 }));
         break;
@@ -94,8 +98,10 @@ function lastLine(text: string): string {
   return text.trim().split("\n").filter(Boolean).slice(-1)[0] ?? "no output";
 }
 
-function portHint(message: string, port: number, output: string): string {
-  return /BindException|Address already in use/i.test(output)
-    ? `port ${port} is taken: DynamoDB Local cannot listen there (choose another port or stop what uses it)`
-    : message;
+function portHint(message: string, port: number, output: string, chosen: boolean): string {
+  if (!/BindException|Address already in use/i.test(output)) return message;
+  // A port picked by freePort() was taken in the moment between; another try picks another.
+  return chosen
+    ? `port ${port} is taken: DynamoDB Local cannot listen there; choose another port or stop what uses it`
+    : `port ${port} was taken just as DynamoDB Local started on it; run again (it picks a free port each time)`;
 }

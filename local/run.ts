@@ -99,7 +99,7 @@ async function preflight(p: LocalPipeline): Promise<void> {
       throw new PreflightError(`cannot reach the platform at ${url} (${err.message.split(" (")[1]?.split(")")[0] ?? err.kind}): check PLATFORM_API_URL or platform.url`);
     }
     if (err instanceof PlatformUnauthenticatedError) {
-      throw new PreflightError(`the platform at ${url} rejected the token (401): check PLATFORM_API_TOKEN or platform.token`);
+      throw new PreflightError(`the platform at ${url} rejected the token (401): check the token that platform.token names (${p.config.platform.tokenRef})`);
     }
     if (err instanceof PlatformForbiddenError || err instanceof PlatformNotFoundError) {
       throw new PreflightError(`the token may not read organization ${org} (${err.status}): check watch[0].organization and the token's permissions`);

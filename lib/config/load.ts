@@ -155,12 +155,13 @@ export async function resolveSecret(
   const name = rest.join(":");
   if (scheme === "env") {
     const value = env[name];
-    if (!value) throw new ConfigError("environment", "platform.token", `environment variable ${name} is not set`);
+    // No field path: the same reference may be the platform token, a Slack receiver or the SMTP URL.
+    if (!value) throw new ConfigError("environment", "", `${name} is not set; export it (the configuration reads ${ref})`);
     return value;
   }
   const resolver = resolvers[scheme as "ssm" | "secretsmanager"];
-  if (!resolver) throw new ConfigError("configuration", "platform.token", `${scheme}: secrets can only be read in the cloud; use env:NAME here`);
+  if (!resolver) throw new ConfigError("configuration", "", `${ref}: ${scheme}: secrets can only be read in the cloud; use env:NAME on one machine`);
   const value = await resolver(name);
-  if (!value) throw new ConfigError(scheme!, "platform.token", `${name} is empty or missing`);
+  if (!value) throw new ConfigError(scheme!, "", `${name} is empty or missing`);
   return value;
 }

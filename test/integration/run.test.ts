@@ -79,7 +79,7 @@ describe("start-up problems are one line that says what to do", () => {
     const { config, env } = setup();
     const run = (c: Config, e: NodeJS.ProcessEnv) => runLookout({ config: c, env: e, once: true, log: silent, print: () => {} });
     await expect(run(config, { ...env, SIM_TOKEN: "revoked" })).rejects.toThrow(PreflightError);
-    await expect(run(config, { ...env, SIM_TOKEN: "revoked" })).rejects.toThrow(/rejected the token \(401\): check PLATFORM_API_TOKEN/);
+    await expect(run(config, { ...env, SIM_TOKEN: "revoked" })).rejects.toThrow(/rejected the token \(401\): check the token that platform.token names \(env:SIM_TOKEN\)/);
     const unreachable = { ...config, platform: { ...config.platform, url: "http://127.0.0.1:59999" } };
     await expect(run(unreachable, env)).rejects.toThrow(/cannot reach the platform at http:\/\/127.0.0.1:59999 \(ECONNREFUSED\)/);
     const otherOrg = { ...config, watch: [{ ...config.watch[0]!, organization: sim.ids.outsiderOrganizationId }] };

@@ -62,7 +62,7 @@ describe("configuration", () => {
 
   it("resolves env: secrets and refuses cloud ones without a resolver", async () => {
     await expect(resolveSecret("env:TOKEN", { TOKEN: "s3cret" })).resolves.toBe("s3cret");
-    await expect(resolveSecret("env:TOKEN", {})).rejects.toThrow("environment variable TOKEN is not set");
+    await expect(resolveSecret("env:TOKEN", {})).rejects.toThrow("environment: TOKEN is not set; export it (the configuration reads env:TOKEN)");
     await expect(resolveSecret("ssm:/lookout/token", {})).rejects.toThrow(/only be read in the cloud/);
     await expect(resolveSecret("ssm:/lookout/token", {}, { ssm: async () => "x" })).resolves.toBe("x");
   });
