@@ -6,6 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { benchIngest } from "./ingest.js";
 import { benchDetectionLatency } from "./latency.js";
+import { benchAlertLatency } from "./e2e.js";
 import { benchAuditQueries } from "./audit.js";
 import { renderReport, renderSection } from "./markdown.js";
 import { figures, machine, report, section, sections, stopDynamo } from "./support.js";
@@ -13,6 +14,7 @@ import { figures, machine, report, section, sections, stopDynamo } from "./suppo
 const BENCHES: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["ingest", benchIngest],
   ["detection", benchDetectionLatency],
+  ["e2e", benchAlertLatency],
   ["audit", benchAuditQueries],
 ];
 const ORDER = BENCHES.map(([id]) => id);
