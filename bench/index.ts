@@ -8,6 +8,7 @@ import { benchIngest } from "./ingest.js";
 import { benchDetectionLatency } from "./latency.js";
 import { benchAlertLatency } from "./e2e.js";
 import { benchAuditQueries } from "./audit.js";
+import { benchBundles } from "./bundles.js";
 import { renderReport, renderSection } from "./markdown.js";
 import { figures, machine, report, section, sections, stopDynamo } from "./support.js";
 
@@ -16,6 +17,7 @@ const BENCHES: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["detection", benchDetectionLatency],
   ["e2e", benchAlertLatency],
   ["audit", benchAuditQueries],
+  ["bundles", benchBundles],
 ];
 const ORDER = BENCHES.map(([id]) => id);
 const OUT = resolve(import.meta.dirname, "..", "BENCHMARKS.md");
