@@ -26,7 +26,7 @@ export async function runCommand(opts: { once: boolean; configFile: string; verb
     );
     return 0;
   } catch (err) {
-    return reportFailure("run", err);
+    return reportFailure("run", err, controller.signal);
   } finally {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
@@ -35,7 +35,12 @@ export async function runCommand(opts: { once: boolean; configFile: string; verb
 
 const MISSING_CONFIG_HINT = "pass --config FILE (see lookout.example.yaml), or run `npm start` without PLATFORM_API_URL for the embedded demo";
 
-export function reportFailure(command: string, err: unknown): number {
+export function reportFailure(command: string, err: unknown, signal?: AbortSignal): number {
+  // Ctrl-C while starting: DynamoDB Local got the SIGINT too, and its exit is no failure to report.
+  if (signal?.aborted) {
+    process.stderr.write(`lookout ${command}: stopped before it was running\n`);
+    return 0;
+  }
   if (err instanceof ConfigError || err instanceof DynamoDbLocalError || err instanceof PreflightError) {
     const missing = err instanceof ConfigError && err.field === "" && err.problem === "not found";
     process.stderr.write(`lookout ${command}: ${err.message}${missing ? `; ${MISSING_CONFIG_HINT}` : ""}\n`);

@@ -74,7 +74,7 @@ export async function startCommand(opts: { configFile: string }): Promise<number
     process.stdout.write(`\nlookout: stopped after ${summary.polls} polls, ${summary.requests} requests, ${summary.alerts} alerts, ${summary.published} published\n`);
     return 0;
   } catch (err) {
-    return reportFailure("start", err);
+    return reportFailure("start", err, controller.signal);
   } finally {
     stopDemo?.();
     await sim?.close();
