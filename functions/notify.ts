@@ -2,7 +2,8 @@
  * The notify functions' shared handler: SQS messages `{ route, event }` — put there by the route's
  * EventBridge rule — are delivered to the route's receivers of one kind (Slack or email), each once.
  * A delivery that failed and may succeed later fails the message, so SQS retries it and, in the end,
- * dead-letters it; the fallback receiver and a health event have been told by then.
+ * dead-letters it; the fallback receiver and a health event have been told by then. So does one that
+ * another sender holds: if that sender died, the retry takes over once its lease ran out.
  */
 import middy from "@middy/core";
 import { Logger } from "@aws-lambda-powertools/logger";
@@ -14,7 +15,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda"
 import * as z from "zod/mini";
 import type { LookoutEventEnvelope } from "../lib/alerts/event.js";
 import type { Route } from "../lib/routes/types.js";
-import { notifyEvent, type NotifierDeps } from "../lib/notify/notifier.js";
+import { notifyEvent, unfinished, type NotifierDeps } from "../lib/notify/notifier.js";
 import { describeIssue, jsonPath } from "../lib/platform/issues.js";
 
 export type ReceiverKind = "slack" | "email";
@@ -64,8 +65,8 @@ export function createNotifyHandler(kind: ReceiverKind, deps: NotifyHandlerDeps 
       const deliveries = await notifyEvent(envelope.detail, [{ route: name, receivers }], d.notifier);
       for (const x of deliveries) metrics.addMetric(`Deliveries_${x.outcome}`, MetricUnit.Count, 1);
       logger.info("delivered", { alert: envelope.detail.id, detailType: envelope["detail-type"], route: name, deliveries });
-      if (deliveries.some((x) => x.outcome === "failed" && x.route !== "fallback")) {
-        throw new Error(`route ${name}: a receiver failed; the message will be retried`);
+      if (unfinished(deliveries)) {
+        throw new Error(`route ${name}: a receiver failed or is still being sent to; the message will be retried`);
       }
     };
     return processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });

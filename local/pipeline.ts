@@ -29,6 +29,7 @@ import { slackSender } from "../lib/notify/slack/send.js";
 import { fileTransport, smtpTransport } from "../lib/notify/email/transport.js";
 import type { EmailTransport } from "../lib/notify/types.js";
 import { OutboxStreamReader, outboxPublisher } from "./stream.js";
+import { NotifyRetries } from "./notify-retries.js";
 
 export const LOCAL_TABLE = "lookout";
 export const LOCAL_BUS = "lookout";
@@ -42,6 +43,8 @@ export interface LocalPipeline {
   notifyStore: DynamoNotifyStore;
   bus: LocalBus;
   reader: OutboxStreamReader;
+  /** Events whose delivery is unfinished: `notifyRetries.retry()` delivers them again (each pass of `lookout run`). */
+  notifyRetries: NotifyRetries;
   pollDeps: PollDeps;
   /** The sources the configuration watches, as dispatch sees them. */
   watch: Watchlist;
@@ -138,13 +141,20 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
     slack: slackSender(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}),
     ...(config.notify.email && emailTransport ? { email: { from: config.notify.email.from, transport: emailTransport } } : {}),
   });
-  bus.subscribe(async (envelope) => {
-    const decisions = routeEvent(envelope.detail, config.routes).map((d) => ({ route: d.route.name, receivers: d.receivers }));
-    const deliveries = await notifyEvent(envelope.detail, decisions, {
-      settings: config.notify, store: notifyStore, outbox: store, channelFor, now, log: opts.log,
-    });
-    opts.onDelivery?.(envelope.detail, deliveries);
+  const notifyRetries = new NotifyRetries({
+    dataDir: config.dataDir,
+    now,
+    log: opts.log,
+    notify: async (envelope) => {
+      const decisions = routeEvent(envelope.detail, config.routes).map((d) => ({ route: d.route.name, receivers: d.receivers }));
+      const deliveries = await notifyEvent(envelope.detail, decisions, {
+        settings: config.notify, store: notifyStore, outbox: store, channelFor, now, log: opts.log,
+      });
+      opts.onDelivery?.(envelope.detail, deliveries);
+      return deliveries;
+    },
   });
+  bus.subscribe(async (envelope) => void (await notifyRetries.deliver(envelope)));
   const reader = new OutboxStreamReader({
     dynamodb,
     streams,
@@ -163,7 +173,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
   };
 
   return {
-    config, client, dynamodb, tableName, store, notifyStore, bus, reader, pollDeps,
+    config, client, dynamodb, tableName, store, notifyStore, bus, reader, notifyRetries, pollDeps,
     watch: watchlist(config),
     dispatch: new DynamoDispatchStore({ client: dynamodb, tableName }),
     async close() {

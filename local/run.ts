@@ -72,6 +72,7 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
     if (opts.once) {
       await pollEach(pipeline, await everySource(pipeline.dispatch, pipeline.watch), { ...opts, verbosePolls: true }, summary);
       await pipeline.reader.drain();
+      await pipeline.notifyRetries.retry();
     } else {
       await runContinuously(pipeline, opts, summary);
     }
@@ -137,6 +138,7 @@ async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunS
     const { polls, state } = await planPolls(p.dispatch, p.watch, now.getTime());
     await raiseHealth(state, p.watch, now, p.store, (d) => opts.print(alertLine(d, undefined, now)), opts.config.health);
     await pollEach(p, polls, opts, summary);
+    await p.notifyRetries.retry();
     const wait = Math.max(0, opts.config.pollIntervalMs - (Date.now() - started));
     await delay(wait, undefined, { signal: opts.signal }).catch(() => undefined);
   }

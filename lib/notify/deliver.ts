@@ -7,7 +7,7 @@
 import type { LookoutEventDetail } from "../alerts/event.js";
 import type { Log } from "../ingest/poll.js";
 import { contentHash } from "../ingest/hash.js";
-import type { DynamoNotifyStore, Mute } from "../store/notify-store.js";
+import type { DeliveryRecord, DynamoNotifyStore, HeldAlert, Mute } from "../store/notify-store.js";
 import { DeliveryError, type IncidentRef } from "./types.js";
 import { activeMute } from "./mutes.js";
 
@@ -24,7 +24,13 @@ export interface Channel {
   /** For people and logs: `slack #oncall`, `email oncall@example.com`. */
   label: string;
   send(detail: LookoutEventDetail, incident?: IncidentRef): Promise<Sent>;
-  sendDigest(held: LookoutEventDetail[], window: { from: string; to: string }): Promise<Sent>;
+  /** `window.id` is the digest's delivery id, carried like an alert id. */
+  sendDigest(held: LookoutEventDetail[], window: { from: string; to: string; id: string }): Promise<Sent>;
+  /**
+   * Where the receiver can be read back (Slack's Web API): the message an earlier attempt posted for
+   * this alert (or digest) id since `since`, if it got through. Absent: a resend cannot be detected.
+   */
+  findSent?(alertId: string, since: Date, incident?: IncidentRef): Promise<Sent | undefined>;
 }
 
 export interface DeliverDeps {
@@ -39,7 +45,12 @@ export interface DeliverDeps {
   onReceiverFailed?: (detail: LookoutEventDetail, channel: Channel, error: DeliveryError) => Promise<void>;
 }
 
-export type DeliveryOutcome = "sent" | "duplicate" | "muted" | "held" | "failed";
+/**
+ * `duplicate`: settled before (sent, suppressed or held). `in_flight`: another sender holds the lease;
+ * not settled yet, so whoever delivers the event must come back (the holder may have died): an alert
+ * is only done when its record says what became of it.
+ */
+export type DeliveryOutcome = "sent" | "duplicate" | "in_flight" | "muted" | "held" | "failed";
 
 const DEFAULT_LEASE_MS = 60_000;
 
@@ -62,8 +73,10 @@ export async function deliver(
   }
 
   const claim = await store.claim(detail.id, channel.id, { receiver_label: channel.label, route }, deps.leaseMs ?? DEFAULT_LEASE_MS);
-  if (!claim.claimed) return "duplicate";
+  if (!claim.claimed) return claim.record.state === "sending" ? "in_flight" : "duplicate";
   const mine = claim.record;
+  const incident = await incidentOf(detail, channel, store);
+  if (await sentEarlier(detail.id, mine, channel, deps, incident)) return "duplicate";
 
   // What a storm held back goes out first, as one digest, when the budget allows.
   await flushHeld(channel, deps);
@@ -77,7 +90,7 @@ export async function deliver(
   }
 
   try {
-    const sent = await channel.send(detail, await incidentOf(detail, channel, store));
+    const sent = await channel.send(detail, incident);
     await store.settle(mine, { state: "sent", ...sentFields(sent) });
     return "sent";
   } catch (err) {
@@ -86,6 +99,30 @@ export async function deliver(
     deps.log.error("receiver failed after its retries", { alert: detail.id, receiver: channel.label, error: error.message, retryable: error.retryable });
     await deps.onReceiverFailed?.(detail, channel, error);
     return "failed";
+  }
+}
+
+/** Clocks differ between us and the receiver: look this much further back than our first attempt. */
+const CLOCK_SKEW_MS = 60_000;
+
+/**
+ * A retry (an earlier attempt failed, or its sender died holding the lease) first asks the receiver
+ * whether that attempt got through after all, and records it as sent if it did: so a crash between
+ * the receiver's answer and our record, or a timeout after Slack accepted, posts nothing twice. When
+ * the receiver cannot say, the alert is sent again: a repeat is better than a missed failure.
+ */
+async function sentEarlier(id: string, mine: DeliveryRecord, channel: Channel, deps: DeliverDeps, incident?: IncidentRef): Promise<Sent | undefined> {
+  if (mine.attempts <= 1 || !channel.findSent) return undefined;
+  const since = new Date(Date.parse(mine.first_attempt_at ?? mine.updated_at) - CLOCK_SKEW_MS);
+  try {
+    const sent = await channel.findSent(id, since, incident);
+    if (!sent) return undefined;
+    await deps.store.settle(mine, { state: "sent", ...sentFields(sent) });
+    deps.log.info("an earlier attempt had been delivered; not sent again", { alert: id, receiver: channel.label, attempts: mine.attempts });
+    return sent;
+  } catch (err) {
+    deps.log.warn("could not read back earlier attempts; sending again", { alert: id, receiver: channel.label, error: (err as Error).message });
+    return undefined;
   }
 }
 
@@ -119,23 +156,33 @@ export async function flushHeld(channel: Channel, deps: DeliverDeps): Promise<nu
   const claim = await store.claim(digestId, channel.id, { receiver_label: channel.label, route: "digest" }, deps.leaseMs ?? DEFAULT_LEASE_MS);
   if (!claim.claimed) return 0;
   const mine = claim.record;
+  const earlier = await sentEarlier(digestId, mine, channel, deps);
+  if (earlier) {
+    await settleHeld(held, digestId, earlier, channel, deps);
+    return held.length;
+  }
   if (!(await store.takeToken(channel.id, deps.rate.perSecond, deps.rate.burst))) {
     await store.settle(mine, { state: "failed", error: "no budget yet; the next delivery or flush retries" });
     return 0;
   }
-  const window = { from: held[0]!.held_at, to: held[held.length - 1]!.held_at };
+  const window = { from: held[0]!.held_at, to: held[held.length - 1]!.held_at, id: digestId };
   try {
     const sent = await channel.sendDigest(held.map((h) => h.detail), window);
     await store.settle(mine, { state: "sent", ...sentFields(sent) });
-    for (const h of held) {
-      const record = await store.getDelivery(h.detail.id, channel.id);
-      if (record) await store.settle(record, { state: "sent", digest_id: digestId, ...sentFields(sent) });
-      await store.release(h);
-    }
+    await settleHeld(held, digestId, sent, channel, deps);
     return held.length;
   } catch (err) {
     await store.settle(mine, { state: "failed", error: (err as Error).message });
     deps.log.error("digest not delivered; it stays held", { receiver: channel.label, held: held.length, error: (err as Error).message });
     return 0;
+  }
+}
+
+/** The alerts a digest carried: each recorded as sent in it, and no longer held. */
+async function settleHeld(held: HeldAlert[], digestId: string, sent: Sent, channel: Channel, deps: DeliverDeps): Promise<void> {
+  for (const h of held) {
+    const record = await deps.store.getDelivery(h.detail.id, channel.id);
+    if (record) await deps.store.settle(record, { state: "sent", digest_id: digestId, ...sentFields(sent) });
+    await deps.store.release(h);
   }
 }

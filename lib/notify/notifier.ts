@@ -29,6 +29,13 @@ export interface Delivery {
   outcome: DeliveryOutcome;
 }
 
+/**
+ * Whether an event must be delivered again later: a receiver failed (its fallback was told), or another
+ * sender holds a delivery that is not settled yet. SQS redelivers in the cloud, a retry file locally.
+ */
+export const unfinished = (deliveries: readonly Delivery[]): boolean =>
+  deliveries.some((d) => d.outcome === "in_flight" || (d.outcome === "failed" && d.route !== "fallback"));
+
 export async function notifyEvent(
   detail: LookoutEventDetail,
   decisions: ReadonlyArray<{ route: string; receivers: readonly Receiver[] }>,

@@ -13,7 +13,15 @@ export interface SlackMessage {
   /** Never unfurl platform links into big previews in an incident channel. */
   unfurl_links?: boolean;
   unfurl_media?: boolean;
+  /**
+   * Slack message metadata (Web API form only): the alert's id rides on the message, so a sender that
+   * took over from one that died can ask Slack whether the message went out (`SlackSender.findPosted`).
+   */
+  metadata?: { event_type: string; event_payload: Record<string, string> };
 }
+
+/** The metadata event type that marks Lookout's messages. */
+export const SLACK_ALERT_EVENT = "lookout_alert";
 
 /** Where a Slack message goes; secrets already resolved. */
 export type SlackTarget =
@@ -26,9 +34,21 @@ export interface SlackPosted {
   channel?: string;
 }
 
+/** What to look for: the message that carries this alert id, posted since `sinceMs`, maybe in a thread. */
+export interface PostedQuery {
+  alertId: string;
+  sinceMs: number;
+  threadTs?: string;
+}
+
 /** Posts one message; retries 429 (after Retry-After) and 5xx itself; throws SlackDeliveryError when it gives up. */
 export interface SlackSender {
   post(target: SlackTarget, message: SlackMessage): Promise<SlackPosted>;
+  /**
+   * Web API form: the message an earlier attempt already posted for an alert, read back from the
+   * channel's history (or the thread); undefined when there is none. Throws when Slack cannot tell.
+   */
+  findPosted(target: SlackTarget & { kind: "api" }, query: PostedQuery): Promise<SlackPosted | undefined>;
 }
 
 /** How a follow-up refers to the first alert of its incident. */

@@ -27,6 +27,8 @@ export interface DeliveryRecord {
   attempts: number;
   /** While `sending`: another worker may take over after this (epoch ms): the sender died. */
   lease_until?: number;
+  /** ISO: when the first attempt began; a retry reads the receiver back from then (Slack history). */
+  first_attempt_at?: string;
   /** Slack: the message ts (Web API form) — follow-ups thread under it. */
   ts?: string;
   channel?: string;
@@ -125,7 +127,7 @@ export class DynamoNotifyStore {
           TableName: this.table,
           Key: keys.delivery(alertId, receiverId),
           UpdateExpression:
-            "SET #state = :sending, lease_until = :lease, attempts = if_not_exists(attempts, :zero) + :one, alert_id = :a, receiver_id = :r, receiver_label = :label, #route = :route, updated_at = :now, item_type = :type, #ttl = :ttl",
+            "SET #state = :sending, lease_until = :lease, attempts = if_not_exists(attempts, :zero) + :one, first_attempt_at = if_not_exists(first_attempt_at, :now), alert_id = :a, receiver_id = :r, receiver_label = :label, #route = :route, updated_at = :now, item_type = :type, #ttl = :ttl",
           ConditionExpression: "attribute_not_exists(pk) OR #state = :failed OR (#state = :sending AND lease_until < :nowMs)",
           ExpressionAttributeNames: { "#state": "state", "#route": "route", "#ttl": TTL_ATTRIBUTE },
           ExpressionAttributeValues: {

@@ -28,7 +28,7 @@ beforeAll(async () => {
   store = new DynamoNotifyStore({ client: t.client, tableName, retentionMs: TEST_RETENTION_MS, now });
 });
 
-function recordingChannel(id: string, opts: { fail?: () => DeliveryError | undefined } = {}) {
+function recordingChannel(id: string, opts: { fail?: () => DeliveryError | undefined; readBack?: boolean; readFails?: boolean } = {}) {
   const sent: Array<{ detail: LookoutEventDetail; incident?: IncidentRef }> = [];
   const digests: LookoutEventDetail[][] = [];
   let n = 0;
@@ -45,7 +45,17 @@ function recordingChannel(id: string, opts: { fail?: () => DeliveryError | undef
       return { ts: `${++n}.000200` };
     },
   };
-  return { channel, sent, digests };
+  // Like Slack's history: what was sent for an id (a send may have got through and still thrown).
+  const reads: Array<{ id: string; since: string }> = [];
+  if (opts.readBack) {
+    channel.findSent = async (alertId, since) => {
+      reads.push({ id: alertId, since: since.toISOString() });
+      if (opts.readFails) throw new DeliveryError("missing_scope", false);
+      const i = sent.findIndex((s) => s.detail.id === alertId);
+      return i === -1 ? undefined : { ts: `${i + 1}.000100`, channel: "C1" };
+    };
+  }
+  return { channel, sent, digests, reads };
 }
 
 let seq = 0;
@@ -58,7 +68,8 @@ describe("delivery", () => {
     const a = alert();
     const outcomes = await Promise.all(Array.from({ length: 5 }, () => deliver(a, "route", channel, [], deps())));
     expect(outcomes.filter((o) => o === "sent")).toHaveLength(1);
-    expect(outcomes.filter((o) => o === "duplicate")).toHaveLength(4);
+    // The others found it sent, or still being sent (then whoever delivers them comes back).
+    expect(outcomes.filter((o) => o === "duplicate" || o === "in_flight")).toHaveLength(4);
     expect(await deliver(a, "route", channel, [], deps())).toBe("duplicate");
     expect(sent).toHaveLength(1);
     const [record] = await store.deliveriesOf(a.id);
@@ -130,9 +141,39 @@ describe("delivery", () => {
     const { channel, sent } = recordingChannel("r-lease");
     const a = alert();
     await store.claim(a.id, channel.id, { receiver_label: channel.label, route: "route" }, 60_000); // claimed, then the worker died
-    expect(await deliver(a, "route", channel, [], deps())).toBe("duplicate");
+    expect(await deliver(a, "route", channel, [], deps())).toBe("in_flight"); // not done: to be delivered again
     clock += 61_000;
     expect(await deliver(a, "route", channel, [], deps())).toBe("sent");
     expect(sent).toHaveLength(1);
+  });
+
+  it("a retry asks the receiver first: what a dead sender posted is recorded as sent, not posted again", async () => {
+    const { channel, sent, reads } = recordingChannel("r-readback", { readBack: true });
+    const a = alert();
+    const claimedAt = now().toISOString();
+    const { record } = await store.claim(a.id, channel.id, { receiver_label: channel.label, route: "route" }, 60_000);
+    await channel.send(a); // Slack took it, then the worker died before recording it
+    expect(reads).toHaveLength(0);
+    clock += 61_000;
+    expect(await deliver(a, "route", channel, [], deps())).toBe("duplicate");
+    expect(sent).toHaveLength(1);
+    // Read back from the first attempt on, with a minute's allowance for clock skew.
+    expect(reads).toEqual([{ id: a.id, since: new Date(Date.parse(claimedAt) - 60_000).toISOString() }]);
+    expect(await store.getDelivery(a.id, channel.id)).toMatchObject({ state: "sent", ts: "1.000100", attempts: 2, first_attempt_at: record.first_attempt_at });
+    // A first attempt has nothing to read back.
+    expect(await deliver(alert(), "route", channel, [], deps())).toBe("sent");
+    expect(reads).toHaveLength(1);
+  });
+
+  it("a retry that finds nothing, or cannot read back, sends: a repeat is better than a missed failure", async () => {
+    for (const readFails of [false, true]) {
+      const { channel, sent, reads } = recordingChannel(`r-noread-${readFails}`, { readBack: true, readFails });
+      const a = alert();
+      await store.claim(a.id, channel.id, { receiver_label: channel.label, route: "route" }, 60_000);
+      clock += 61_000;
+      expect(await deliver(a, "route", channel, [], deps())).toBe("sent");
+      expect(sent).toHaveLength(1);
+      expect(reads).toHaveLength(1);
+    }
   });
 });

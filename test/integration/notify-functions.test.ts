@@ -77,7 +77,9 @@ const message = (detail = EXAMPLE_DETAILS["Deployment Failed"], route = "oncall"
 describe("notify-slack", () => {
   it("posts once, however often the queue delivers the message", async () => {
     const body = message();
-    expect((await handler(sqsEvent(body, body), context)).batchItemFailures).toEqual([]);
+    // Two copies in one batch: one posts; the other may find it still in flight and go back to the queue.
+    expect((await handler(sqsEvent(body, body), context)).batchItemFailures.length).toBeLessThanOrEqual(1);
+    // The redelivery finds it settled.
     expect((await handler(sqsEvent(body), context)).batchItemFailures).toEqual([]);
     expect(slack.messages).toHaveLength(1);
     expect(slack.messages[0]!.channel).toBe("#oncall");

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DETAIL_TYPES } from "../../lib/alerts/event.js";
 import { renderSlackAlert, renderSlackDigest } from "../../lib/notify/slack/render.js";
 import { slackSender, type SlackSenderOptions } from "../../lib/notify/slack/send.js";
-import { SlackDeliveryError, type SlackMessage, type SlackTarget } from "../../lib/notify/types.js";
+import { SLACK_ALERT_EVENT, SlackDeliveryError, type SlackMessage, type SlackTarget } from "../../lib/notify/types.js";
+import { slackChannel } from "../../lib/notify/channels.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { DIGEST_WINDOW, FIRST, RECOVERED, heldForDigest } from "../golden/inputs.js";
 import { type SlackReceiver, startSlackReceiver } from "../support/slack-receiver.js";
@@ -197,6 +198,57 @@ describe("Web API form (chat.postMessage)", () => {
     const e = await rejection(s.post(api, { ...msg, thread_ts: "1.000001" }));
     expect(e.message).toContain("thread_not_found");
     expect(e.retryable).toBe(false);
+  });
+});
+
+describe("reading back what an earlier attempt posted (Web API form)", () => {
+  const who = { id: "slack-oncall", label: "slack #oncall" };
+
+  it("each message carries its alert id; findSent finds it in the channel's history, or in the thread for a follow-up", async () => {
+    const { s } = sender();
+    const channel = slackChannel(who, api, s);
+    const since = new Date(Date.now() - 60_000);
+    const first = await channel.send(FIRST);
+    expect(slack.messages[0]!.metadata).toEqual({ event_type: SLACK_ALERT_EVENT, event_payload: { alert_id: FIRST.id } });
+    const incident = { first: FIRST, ts: first.ts! };
+    const reply = await channel.send(RECOVERED, incident);
+    expect(await channel.findSent!(FIRST.id, since)).toEqual({ ts: first.ts, channel: "C0ALERTS" });
+    // A reply is not in the channel's history: it is looked for in its thread.
+    expect(await channel.findSent!(RECOVERED.id, since)).toBeUndefined();
+    expect(await channel.findSent!(RECOVERED.id, since, incident)).toEqual({ ts: reply.ts, channel: "C0ALERTS" });
+    expect(await channel.findSent!("another-alert", since)).toBeUndefined();
+    // Only what was posted since the first attempt counts.
+    expect(await channel.findSent!(FIRST.id, new Date(Date.now() + 60_000))).toBeUndefined();
+    expect(slack.reads).toEqual(["conversations.history", "conversations.history", "conversations.replies", "conversations.history", "conversations.history"]);
+  });
+
+  it("a channel given by name is looked up once, and history is read page by page", async () => {
+    slack.channels = new Set(["C0ALERTS", "#oncall", "#other"]);
+    try {
+      const { s } = sender();
+      const byName: SlackTarget = { kind: "api", token: TOKEN, channel: "#oncall" };
+      const channel = slackChannel(who, byName, s);
+      const since = new Date(Date.now() - 60_000);
+      const first = await channel.send(FIRST);
+      for (let i = 0; i < 250; i++) await s.post(byName, msg); // the alert's message is on the second page
+      expect(await channel.findSent!(FIRST.id, since)).toEqual({ ts: first.ts, channel: slack.messages[0]!.channelId });
+      expect(await channel.findSent!(FIRST.id, since)).toBeDefined();
+      expect(slack.reads.filter((r) => r === "conversations.list")).toHaveLength(1);
+      expect(slack.reads.filter((r) => r === "conversations.history")).toHaveLength(4);
+    } finally {
+      slack.channels = new Set(["C0ALERTS"]);
+    }
+  });
+
+  it("the incoming-webhook form cannot be read back: no findSent", () => {
+    expect(slackChannel(who, webhook, sender().s).findSent).toBeUndefined();
+  });
+
+  it("a read Slack refuses (missing_scope) is an error naming the method, without the token", async () => {
+    slack.fail({ form: "api", method: "conversations.history", error: "missing_scope" });
+    const e = await rejection(sender().s.findPosted(api as SlackTarget & { kind: "api" }, { alertId: FIRST.id, sinceMs: 0 }));
+    expect(e.message).toBe("Slack conversations.history failed: missing_scope");
+    expect(e.message).not.toContain(TOKEN);
   });
 });
 

@@ -6,7 +6,8 @@
  *
  *   CRASH_AT: after-read | after-state-write | after-publish | after-slack-send | (empty: no crash)
  *   SIM_URL, SIM_TOKEN, ORG_ID, APP_ID, NOW (simulated ISO time), DATA_DIR,
- *   DYNAMODB_ENDPOINT, LOOKOUT_TABLE, LOOKOUT_SLACK_API_URL
+ *   DYNAMODB_ENDPOINT, LOOKOUT_TABLE, LOOKOUT_SLACK_API_URL,
+ *   SLACK_WEBHOOK_URL (set: the incoming-webhook form instead of the Web API's #oncall)
  */
 import { checkConfig } from "../../lib/config/load.js";
 import { openLocalPipeline } from "../../local/pipeline.js";
@@ -26,7 +27,10 @@ const config = checkConfig(
     watch: [{ organization: env.ORG_ID, applications: [{ id: env.APP_ID, name: "api", environment: "prod" }] }],
     data_dir: env.DATA_DIR,
     retention: "36500d", // simulated clocks are in the past; DynamoDB Local enforces TTL
-    routes: [{ name: "deployments", match: { kind: "deployment" }, slack: [{ channel: "#oncall", token: "env:SLACK_BOT_TOKEN" }] }],
+    routes: [{
+      name: "deployments", match: { kind: "deployment" },
+      slack: [env.SLACK_WEBHOOK_URL ? { webhook_url: "env:SLACK_WEBHOOK_URL" } : { channel: "#oncall", token: "env:SLACK_BOT_TOKEN" }],
+    }],
   },
   "crash-worker",
   {},
@@ -71,6 +75,7 @@ if (!res.ok) {
   process.exitCode = 3;
 }
 await p.reader.drain();
+await p.notifyRetries.retry(); // as `lookout run` does after each pass
 await p.close();
 console.log(JSON.stringify({ alerts: res.alerts, ok: res.ok }));
 process.exit(process.exitCode ?? 0); // no lingering sockets keep the worker alive

@@ -9,7 +9,13 @@
  *    errors are HTTP 200 with `{ ok: false, error }` (invalid_auth, not_authed, channel_not_found,
  *    invalid_blocks, no_text, …), except rate limiting: HTTP 429, `Retry-After` and
  *    `{ ok: false, error: "ratelimited" }`. `thread_ts` is honoured: it must name a message of that
- *    channel (else `thread_not_found`) and is recorded.
+ *    channel (else `thread_not_found`) and is recorded. As Slack does, it answers with the channel's
+ *    id (`#oncall` → a `C…` id) and keeps the message `metadata` (sent form-encoded as a JSON string).
+ *  - the read methods a sender uses to find what an earlier attempt posted: conversations.list (names
+ *    → ids), conversations.history (top-level messages only, newest first, `oldest` exclusive) and
+ *    conversations.replies (the parent, then its replies); both take channel ids only (a name is
+ *    `channel_not_found`), page with `limit` and `response_metadata.next_cursor`, and include a
+ *    message's `metadata` only with `include_all_metadata=true`.
  * It checks Block Kit's main limits (50 blocks, header 150, section text 3000, 10 fields) and answers
  * `invalid_blocks` like Slack would, records every accepted message, and can be told to fail the next N
  * requests with a 429, a 5xx or a given error.
@@ -23,10 +29,13 @@ export interface ReceivedSlackMessage {
   path?: string;
   channel?: string;
   token?: string;
+  /** The channel's id (Web API form), as Slack answers it. */
+  channelId?: string;
   ts?: string;
   thread_ts?: string;
   text?: string;
   blocks?: unknown[];
+  metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
   body: Record<string, unknown>;
 }
 
@@ -41,6 +50,8 @@ export interface SlackFault {
   retryAfterSec?: number;
   /** Slack's error code: the webhook's plain-text body, the Web API's `error`. */
   error?: string;
+  /** A read method (`conversations.history`, …) to fail instead of the posts. */
+  method?: string;
 }
 
 /** HTTP status of a webhook error code (Slack's incoming-webhook error table). */
@@ -74,6 +85,8 @@ export interface SlackReceiver {
   tokens?: Set<string>;
   /** Channels that exist (default: any). */
   channels?: Set<string>;
+  /** Requests to the read methods (conversations.*), by method. */
+  reads: string[];
   fail(fault: SlackFault): void;
   reset(): void;
   close(): Promise<void>;
@@ -110,11 +123,26 @@ export function blockKitProblem(blocks: unknown): string | undefined {
   return undefined;
 }
 
-export async function startSlackReceiver(): Promise<SlackReceiver> {
+const CHANNEL_ID = /^[CGD][A-Z0-9]{6,}$/;
+
+/**
+ * `now`: the receiver's clock for message ts (default: the real one); tests on a simulated clock pass
+ * theirs, so that `oldest` compares with the times the pipeline believes it is.
+ */
+export async function startSlackReceiver(opts: { now?: () => number } = {}): Promise<SlackReceiver> {
   const faults: SlackFault[] = [];
   const channelTs = new Map<string, Set<string>>();
+  /** Channel name (no `#`) → id. */
+  const channelIds = new Map<string, string>();
   let seq = 0;
-  const baseSec = 1_772_460_000;
+  const now = opts.now ?? Date.now;
+  const idOf = (channel: string): string => {
+    if (CHANNEL_ID.test(channel)) return channel;
+    const name = channel.replace(/^#/, "");
+    let id = channelIds.get(name);
+    if (!id) channelIds.set(name, (id = `C${String(channelIds.size + 1).padStart(8, "0")}`));
+    return id;
+  };
 
   const receiver: SlackReceiver = {
     url: "",
@@ -122,20 +150,22 @@ export async function startSlackReceiver(): Promise<SlackReceiver> {
     webhookUrl: (name = "TLOOKOUT/BLOOKOUT/secret0123456789") => `${receiver.url}/services/${name}`,
     messages: [],
     requests: [],
+    reads: [],
     fail(fault) {
       faults.push({ times: 1, ...fault });
     },
     reset() {
       receiver.messages.length = 0;
       receiver.requests.length = 0;
+      receiver.reads.length = 0;
       faults.length = 0;
       channelTs.clear();
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 
-  const takeFault = (form: "webhook" | "api"): SlackFault | undefined => {
-    const i = faults.findIndex((f) => !f.form || f.form === form);
+  const takeFault = (form: "webhook" | "api", method?: string): SlackFault | undefined => {
+    const i = faults.findIndex((f) => (!f.form || f.form === form) && f.method === method);
     if (i === -1) return undefined;
     const f = faults[i]!;
     f.times = (f.times ?? 1) - 1;
@@ -188,40 +218,92 @@ export async function startSlackReceiver(): Promise<SlackReceiver> {
       if (status >= 500) return answer(res, "api", status, `<html><body>${status} Server Error</body></html>`, { "content-type": "text/html" });
       return apiJson(res, status, { ok: false, error: fault.error ?? "invalid_arguments" });
     }
-    const type = req.headers["content-type"] ?? "";
-    let body: Record<string, unknown>;
-    if (type.startsWith("application/json")) {
-      body = JSON.parse(raw) as Record<string, unknown>;
-    } else {
-      body = Object.fromEntries(new URLSearchParams(raw));
-      if (typeof body.blocks === "string") body.blocks = JSON.parse(body.blocks) as unknown;
-    }
-    const auth = req.headers.authorization ?? "";
-    const token = auth.startsWith("Bearer ") ? auth.slice(7) : typeof body.token === "string" ? body.token : "";
-    if (!token) return apiJson(res, 200, { ok: false, error: "not_authed" });
-    if (receiver.tokens && !receiver.tokens.has(token)) return apiJson(res, 200, { ok: false, error: "invalid_auth" });
+    const call = apiCall(req, raw);
+    if ("error" in call) return apiJson(res, 200, { ok: false, error: call.error });
+    const { body, token } = call;
     const channel = typeof body.channel === "string" ? body.channel : "";
     if (!channel || (receiver.channels && !receiver.channels.has(channel))) return apiJson(res, 200, { ok: false, error: "channel_not_found" });
     if (typeof body.text !== "string" && body.blocks === undefined) return apiJson(res, 200, { ok: false, error: "no_text" });
     if (blockKitProblem(body.blocks)) return apiJson(res, 200, { ok: false, error: "invalid_blocks", errors: [blockKitProblem(body.blocks)] });
+    const channelId = idOf(channel);
     const threadTs = typeof body.thread_ts === "string" && body.thread_ts ? body.thread_ts : undefined;
-    if (threadTs && !channelTs.get(channel)?.has(threadTs)) return apiJson(res, 200, { ok: false, error: "thread_not_found" });
+    if (threadTs && !channelTs.get(channelId)?.has(threadTs)) return apiJson(res, 200, { ok: false, error: "thread_not_found" });
 
     seq += 1;
-    const ts = `${baseSec + seq}.${String(seq).padStart(6, "0")}`;
-    if (!channelTs.has(channel)) channelTs.set(channel, new Set());
-    channelTs.get(channel)!.add(ts);
-    const m: ReceivedSlackMessage = { form: "api", channel, token, ts, body };
+    const ts = `${Math.floor(now() / 1000)}.${String(seq).padStart(6, "0")}`;
+    if (!channelTs.has(channelId)) channelTs.set(channelId, new Set());
+    channelTs.get(channelId)!.add(ts);
+    const m: ReceivedSlackMessage = { form: "api", channel, channelId, token, ts, body };
     if (typeof body.text === "string") m.text = body.text;
     if (Array.isArray(body.blocks)) m.blocks = body.blocks;
     if (threadTs) m.thread_ts = threadTs;
+    if (body.metadata && typeof body.metadata === "object") m.metadata = body.metadata as ReceivedSlackMessage["metadata"];
     receiver.messages.push(m);
     return apiJson(res, 200, {
       ok: true,
-      channel,
+      channel: channelId,
       ts,
       message: { type: "message", subtype: "bot_message", text: body.text, ts, ...(threadTs ? { thread_ts: threadTs } : {}) },
     });
+  }
+
+  /** A Web API call's arguments (form-encoded as @slack/web-api sends them, objects as JSON, or JSON) and token. */
+  function apiCall(req: IncomingMessage, raw: string): { body: Record<string, unknown>; token: string } | { error: string } {
+    let body: Record<string, unknown>;
+    if ((req.headers["content-type"] ?? "").startsWith("application/json")) {
+      body = JSON.parse(raw) as Record<string, unknown>;
+    } else {
+      body = Object.fromEntries(new URLSearchParams(raw));
+      for (const key of ["blocks", "metadata"]) if (typeof body[key] === "string") body[key] = JSON.parse(body[key] as string) as unknown;
+    }
+    const auth = req.headers.authorization ?? "";
+    const token = auth.startsWith("Bearer ") ? auth.slice(7) : typeof body.token === "string" ? body.token : "";
+    if (!token) return { error: "not_authed" };
+    if (receiver.tokens && !receiver.tokens.has(token)) return { error: "invalid_auth" };
+    return { body, token };
+  }
+
+  /** One page of `items` from `cursor` (an offset), as Slack pages its lists. */
+  const page = <T>(items: T[], body: Record<string, unknown>) => {
+    const from = Number(body.cursor ?? 0) || 0;
+    const limit = Math.min(Number(body.limit ?? 100) || 100, 999);
+    const next = from + limit < items.length ? String(from + limit) : "";
+    return { items: items.slice(from, from + limit), response_metadata: { next_cursor: next }, has_more: Boolean(next) };
+  };
+
+  /** conversations.list / history / replies: what a sender reads to find an earlier attempt's message. */
+  async function onRead(req: IncomingMessage, res: ServerResponse, method: string) {
+    const call = apiCall(req, await readBody(req));
+    if ("error" in call) return apiJson(res, 200, { ok: false, error: call.error });
+    receiver.reads.push(method);
+    const fault = takeFault("api", method);
+    if (fault?.status === 429) return apiJson(res, 429, { ok: false, error: "ratelimited" }, { "retry-after": String(fault.retryAfterSec ?? 1) });
+    if (fault) return apiJson(res, 200, { ok: false, error: fault.error ?? "internal_error" });
+    const { body } = call;
+    if (method === "conversations.list") {
+      const names = new Set([...(receiver.channels ?? []), ...channelIds.keys()].map((c) => c.replace(/^#/, "")));
+      const all = [...names].filter((n) => !CHANNEL_ID.test(n)).map((name) => ({ id: idOf(name), name, is_channel: true }));
+      const { items, ...rest } = page(all, body);
+      return apiJson(res, 200, { ok: true, channels: items, ...rest });
+    }
+    const channel = typeof body.channel === "string" ? body.channel : "";
+    if (!CHANNEL_ID.test(channel) || !channelTs.has(channel)) return apiJson(res, 200, { ok: false, error: "channel_not_found" });
+    const oldest = Number(body.oldest ?? 0);
+    const withMetadata = String(body.include_all_metadata) === "true";
+    const view = (m: ReceivedSlackMessage) => ({
+      type: "message", ts: m.ts, text: m.text, ...(m.thread_ts ? { thread_ts: m.thread_ts } : {}), ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}),
+    });
+    const inChannel = receiver.messages.filter((m) => m.form === "api" && m.channelId === channel);
+    let chosen: ReceivedSlackMessage[];
+    if (method === "conversations.history") {
+      chosen = inChannel.filter((m) => !m.thread_ts && Number(m.ts) > oldest).reverse();
+    } else {
+      const parent = inChannel.find((m) => m.ts === body.ts && !m.thread_ts);
+      if (!parent) return apiJson(res, 200, { ok: false, error: "thread_not_found" });
+      chosen = [parent, ...inChannel.filter((m) => m.thread_ts === body.ts && Number(m.ts) > oldest)];
+    }
+    const { items, ...rest } = page(chosen, body);
+    return apiJson(res, 200, { ok: true, messages: items.map(view), ...rest });
   }
 
   const server: Server = createServer((req, res) => {
@@ -229,6 +311,8 @@ export async function startSlackReceiver(): Promise<SlackReceiver> {
     const handle = async () => {
       if (req.method === "POST" && path.startsWith("/services/")) return onWebhook(req, res, path);
       if (req.method === "POST" && path === "/api/chat.postMessage") return onPostMessage(req, res);
+      const method = path.slice("/api/".length);
+      if (req.method === "POST" && ["conversations.list", "conversations.history", "conversations.replies"].includes(method)) return onRead(req, res, method);
       if (path.startsWith("/api/")) return apiJson(res, 200, { ok: false, error: "unknown_method" });
       return answer(res, "other", 404, "Not Found");
     };

@@ -32,7 +32,15 @@ import {
 import { readRateLimitHeaders } from "../../platform/cost.js";
 import { type AttemptOutcome, type RetryPolicy, nextRetryDelay } from "../../platform/retry.js";
 import { oneLine } from "../text.js";
-import { type SlackMessage, type SlackPosted, type SlackSender, type SlackTarget, SlackDeliveryError } from "../types.js";
+import {
+  type PostedQuery,
+  type SlackMessage,
+  type SlackPosted,
+  type SlackSender,
+  type SlackTarget,
+  SLACK_ALERT_EVENT,
+  SlackDeliveryError,
+} from "../types.js";
 
 export interface SlackRetryPolicy extends RetryPolicy {
   /** Cap on the time spent waiting between attempts of one post, Retry-After included. */
@@ -112,6 +120,40 @@ const silentLogger: Logger = {
   setName: () => undefined,
 };
 
+/** One failed Web API call, classified: the method, the status and Slack's error code, nothing else. */
+function apiFailure(method: string, err: unknown): Failure {
+  if (err instanceof WebAPIRateLimitedError) {
+    return { retryable: true, status: 429, retryAfterMs: Math.max(0, err.retryAfter * 1000), reason: `Slack ${method} answered HTTP 429 ratelimited` };
+  }
+  if (err instanceof WebAPIHTTPError) {
+    const status = err.statusCode;
+    return { retryable: status === 429 || status >= 500, status, reason: `Slack ${method} answered HTTP ${status}` };
+  }
+  if (err instanceof WebAPIPlatformError) {
+    const code = codeOf(err.data.error) || "error";
+    return { retryable: TRANSIENT_API_ERRORS.has(code), status: code === "ratelimited" ? 429 : 200, reason: `Slack ${method} failed: ${code}` };
+  }
+  const code = err instanceof WebAPIRequestError ? networkCode(err.original) : networkCode(err);
+  return { retryable: true, reason: `Slack ${method} request failed (${code})` };
+}
+
+const CHANNEL_ID = /^[CGD][A-Z0-9]{6,}$/;
+/** Enough for the minutes between a dead sender's post and its successor's look. */
+const MAX_HISTORY_PAGES = 5;
+
+/** A channel's id from its name (conversations.list, needs channels:read / groups:read). */
+async function lookUpChannel(client: WebClient, name: string): Promise<string> {
+  let cursor: string | undefined;
+  for (let page = 0; page < 50; page++) {
+    const res = await client.conversations.list({ types: "public_channel,private_channel", exclude_archived: true, limit: 1000, ...(cursor ? { cursor } : {}) });
+    const hit = res.channels?.find((c) => c.name === name);
+    if (hit?.id) return hit.id;
+    cursor = res.response_metadata?.next_cursor || undefined;
+    if (!cursor) break;
+  }
+  throw new SlackDeliveryError(`Slack conversations.list does not list #${name} (is the app in the channel?)`, false);
+}
+
 export function slackSender(opts: SlackSenderOptions = {}): SlackSender {
   const policy: SlackRetryPolicy = { ...defaultSlackRetryPolicy, ...opts.retry };
   const sleep = opts.sleep ?? sleepReal;
@@ -180,38 +222,57 @@ export function slackSender(opts: SlackSenderOptions = {}): SlackSender {
         unfurl_media: message.unfurl_media ?? false,
       };
       if (message.thread_ts) args.thread_ts = message.thread_ts;
+      if (message.metadata) args.metadata = message.metadata;
       const res = await webClient(token).chat.postMessage(args as never);
       const posted: SlackPosted = {};
       if (typeof res.ts === "string") posted.ts = res.ts;
       if (typeof res.channel === "string") posted.channel = res.channel;
       return posted;
     } catch (err) {
-      if (err instanceof WebAPIRateLimitedError) {
-        throw new AttemptFailed({
-          retryable: true,
-          status: 429,
-          retryAfterMs: Math.max(0, err.retryAfter * 1000),
-          reason: "Slack chat.postMessage answered HTTP 429 ratelimited",
-        });
+      throw new AttemptFailed(apiFailure("chat.postMessage", err));
+    }
+  }
+
+  /** A channel id for the read methods, which (unlike chat.postMessage) do not take `#name`. */
+  const channelIds = new Map<string, Promise<string>>();
+  const channelIdOf = (token: string, channel: string): Promise<string> => {
+    if (CHANNEL_ID.test(channel)) return Promise.resolve(channel);
+    const key = `${token}\u0000${channel}`;
+    let id = channelIds.get(key);
+    if (!id) {
+      id = lookUpChannel(webClient(token), channel.replace(/^#/, ""));
+      id.catch(() => channelIds.delete(key));
+      channelIds.set(key, id);
+    }
+    return id;
+  };
+
+  async function findPosted(target: SlackTarget & { kind: "api" }, q: PostedQuery): Promise<SlackPosted | undefined> {
+    const client = webClient(target.token);
+    let method = "conversations.list";
+    try {
+      const channel = await channelIdOf(target.token, target.channel);
+      method = q.threadTs ? "conversations.replies" : "conversations.history";
+      // Replies are not in the channel's history: a follow-up is looked for in its thread.
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_HISTORY_PAGES; page++) {
+        const args = { channel, oldest: (q.sinceMs / 1000).toFixed(6), include_all_metadata: true, limit: 200, ...(cursor ? { cursor } : {}) };
+        const res = q.threadTs ? await client.conversations.replies({ ...args, ts: q.threadTs }) : await client.conversations.history(args);
+        const hit = res.messages?.find((m) => m.metadata?.event_type === SLACK_ALERT_EVENT && (m.metadata.event_payload as Record<string, unknown> | undefined)?.alert_id === q.alertId);
+        if (hit?.ts) return { ts: hit.ts, channel };
+        cursor = res.response_metadata?.next_cursor || undefined;
+        if (!cursor) return undefined;
       }
-      if (err instanceof WebAPIHTTPError) {
-        const status = err.statusCode;
-        throw new AttemptFailed({ retryable: status === 429 || status >= 500, status, reason: `Slack chat.postMessage answered HTTP ${status}` });
-      }
-      if (err instanceof WebAPIPlatformError) {
-        const code = codeOf(err.data.error) || "error";
-        throw new AttemptFailed({
-          retryable: TRANSIENT_API_ERRORS.has(code),
-          status: code === "ratelimited" ? 429 : 200,
-          reason: `Slack chat.postMessage failed: ${code}`,
-        });
-      }
-      const code = err instanceof WebAPIRequestError ? networkCode(err.original) : networkCode(err);
-      throw new AttemptFailed({ retryable: true, reason: `Slack chat.postMessage request failed (${code})` });
+      return undefined;
+    } catch (err) {
+      if (err instanceof SlackDeliveryError) throw err;
+      const f = apiFailure(method, err);
+      throw new SlackDeliveryError(f.reason, f.retryable, f.status, f.retryAfterMs);
     }
   }
 
   return {
+    findPosted,
     async post(target: SlackTarget, message: SlackMessage): Promise<SlackPosted> {
       let waited = 0;
       for (let attempt = 0; ; attempt++) {
