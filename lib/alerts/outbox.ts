@@ -25,7 +25,8 @@ export interface OutboxAlert {
 
 /**
  * The alerts to publish: alert items INSERTed as pending. A MODIFY or REMOVE (TTL expiry) never
- * publishes again, and a suppressed alert (backfill, mute, storm) stays in the audit trail only.
+ * publishes again, and an alert kept quiet at first sight (backfill) stays in the audit trail only;
+ * mutes and storm budgets apply later, per receiver, when notifying.
  */
 export function selectPendingAlerts(records: readonly StreamRecordLike[]): OutboxAlert[] {
   const out: OutboxAlert[] = [];

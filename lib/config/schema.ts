@@ -25,7 +25,7 @@ export const SecretRef = z.string().check(
 
 export const WatchedApplication = z.union([
   uuid(),
-  z.object({
+  z.strictObject({
     id: uuid(),
     name: z.optional(z.string()),
     project: z.optional(z.string()),
@@ -33,7 +33,8 @@ export const WatchedApplication = z.union([
   }),
 ]);
 
-export const Watch = z.object({
+// Strict objects throughout: a misspelt key (`backfil_window`) is an error naming it, never ignored.
+export const Watch = z.strictObject({
   organization: uuid(),
   name: z.optional(z.string()),
   webhooks: z._default(z.array(uuid()), []),
@@ -41,7 +42,7 @@ export const Watch = z.object({
   applications: z._default(z.array(WatchedApplication), []),
 });
 
-export const PlatformSettings = z.object({
+export const PlatformSettings = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
   token: SecretRef,
   auth: z._default(z.enum(["token", "bearer"]), "token"),
@@ -51,7 +52,7 @@ export const PlatformSettings = z.object({
 
 const Routing = routeSchemas(SecretRef);
 
-export const ConfigFile = z.object({
+export const ConfigFile = z.strictObject({
   platform: PlatformSettings,
   watch: z.array(Watch).check(z.minLength(1)),
   backfill_window: z._default(duration(), "15m"),
@@ -61,7 +62,7 @@ export const ConfigFile = z.object({
   poll_interval: z._default(duration(), "1m"),
   /** When Lookout reports on itself (Lookout Health events). */
   health: z._default(
-    z.object({
+    z.strictObject({
       /** No successful poll of a source for this long: polling stalled. Default: twice a quiet source's interval, at least 30m. */
       stalled_after: z.optional(duration()),
       /** This many failed polls of a source in a row: source failing. */

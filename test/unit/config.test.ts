@@ -45,6 +45,14 @@ describe("configuration", () => {
     expect(problem("platform: { url: 'http://x', token: 'env:T' }\nwatch: []\n")).toMatch(/^lookout\.yaml: watch: too few items \(min 1\)/);
   });
 
+  it("names a misspelt or unknown key instead of ignoring it, at every level", () => {
+    expect(problem(minimal + "backfil_window: 5m\n")).toBe("lookout.yaml: unknown field(s) backfil_window");
+    expect(problem(minimal.replace("token:", "tokn: x, token:"))).toBe("lookout.yaml: platform: unknown field(s) tokn");
+    expect(problem(minimal.replace("    applications:", "    aplications: []\n    applications:"))).toBe("lookout.yaml: watch[0]: unknown field(s) aplications");
+    expect(problem(minimal + "health: { failing_afer: 2 }\n")).toBe("lookout.yaml: health: unknown field(s) failing_afer");
+    expect(problem(minimal.replace(`[${APP}]`, `[{ id: ${APP}, enviroment: prod }]`))).toMatch(/^lookout\.yaml: watch\[0\]\.applications\[0\]: /);
+  });
+
   it("says when the file is not YAML or JSON, or not a mapping", () => {
     expect(problem("platform: [unclosed")).toMatch(/^lookout\.yaml: is not valid YAML/);
     expect(problem("{", "lookout.json")).toMatch(/^lookout\.json: is not valid JSON/);
