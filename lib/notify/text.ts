@@ -400,3 +400,15 @@ export function digestGroups(held: readonly LookoutEventDetail[]): DigestGroup[]
 }
 
 export const asDate = (d: Date | string): Date => (typeof d === "string" ? new Date(d) : d);
+
+/** What every digest says first: its groups, "N alerts", and the count per detail-type. */
+export function digestOverview(held: readonly LookoutEventDetail[]): { groups: DigestGroup[]; alerts: string; tally: string } {
+  const groups = digestGroups(held);
+  const byType = new Map<string, number>();
+  for (const g of groups) byType.set(g.detailType, (byType.get(g.detailType) ?? 0) + g.details.length);
+  return {
+    groups,
+    alerts: `${held.length} alert${held.length === 1 ? "" : "s"}`,
+    tally: [...byType.entries()].map(([t, c]) => `${c} ${t}`).join(", "),
+  };
+}

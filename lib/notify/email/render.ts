@@ -20,7 +20,7 @@ import {
   alertView,
   asDate,
   clip,
-  digestGroups,
+  digestOverview,
   escapeHtml,
   formatTimeOfDay,
   formatUtc,
@@ -210,12 +210,7 @@ export function renderEmailDigest(held: readonly LookoutEventDetail[], opts: Ema
   const since = asDate(opts.since);
   const until = asDate(opts.until);
   const perGroup = Math.max(1, opts.perGroup ?? 10);
-  const n = held.length;
-  const groups = digestGroups(held);
-  const alerts = `${n} alert${n === 1 ? "" : "s"}`;
-  const byType = new Map<string, number>();
-  for (const g of groups) byType.set(g.detailType, (byType.get(g.detailType) ?? 0) + g.details.length);
-  const tally = [...byType.entries()].map(([t, c]) => `${c} ${t}`).join(", ");
+  const { groups, alerts, tally } = digestOverview(held);
   const label = opts.label ? oneLine(opts.label) : undefined;
 
   const digestId = `digest-${createHash("sha256").update(held.map((d) => d.id).sort().join("\n")).digest("hex").slice(0, 20)}`;

@@ -29,7 +29,7 @@ import {
   alertView,
   asDate,
   clip,
-  digestGroups,
+  digestOverview,
   escapeSlack,
   formatTimeOfDay,
   formatUtc,
@@ -292,13 +292,7 @@ export function renderSlackDigest(held: readonly LookoutEventDetail[], opts: Sla
   const from = asDate(opts.from);
   const to = asDate(opts.to);
   const perGroup = Math.max(1, opts.perGroup ?? 5);
-  const n = held.length;
-  const groups = digestGroups(held);
-  const alerts = `${n} alert${n === 1 ? "" : "s"}`;
-
-  const byType = new Map<string, number>();
-  for (const g of groups) byType.set(g.detailType, (byType.get(g.detailType) ?? 0) + g.details.length);
-  const tally = [...byType.entries()].map(([t, c]) => `${c} ${t}`).join(", ");
+  const { groups, alerts, tally } = digestOverview(held);
 
   const head: Block[] = [
     { type: "header", text: plain(`⏸ ${alerts} held back for ${oneLine(opts.channelLabel)}`, SLACK_LIMITS.headerText) },
