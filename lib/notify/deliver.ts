@@ -156,14 +156,16 @@ export async function flushHeld(channel: Channel, deps: DeliverDeps): Promise<nu
   const claim = await store.claim(digestId, channel.id, { receiver_label: channel.label, route: "digest" }, deps.leaseMs ?? DEFAULT_LEASE_MS);
   if (!claim.claimed) return 0;
   const mine = claim.record;
+  // The budget first: a storm retries its digest at every alert, and a digest with no budget yet was
+  // never sent, so only one that may go out now is worth reading the receiver back for.
+  if (!(await store.takeToken(channel.id, deps.rate.perSecond, deps.rate.burst))) {
+    await store.settle(mine, { state: "failed", error: "no budget yet; the next delivery or flush retries" });
+    return 0;
+  }
   const earlier = await sentEarlier(digestId, mine, channel, deps);
   if (earlier) {
     await settleHeld(held, digestId, earlier, channel, deps);
     return held.length;
-  }
-  if (!(await store.takeToken(channel.id, deps.rate.perSecond, deps.rate.burst))) {
-    await store.settle(mine, { state: "failed", error: "no budget yet; the next delivery or flush retries" });
-    return 0;
   }
   const window = { from: held[0]!.held_at, to: held[held.length - 1]!.held_at, id: digestId };
   try {
