@@ -3,6 +3,7 @@
  * BENCHMARKS.md. A partial run rewrites only its own sections of the file and keeps the others.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import { resolve } from "node:path";
 import { benchIngest } from "./ingest.js";
 import { benchDetectionLatency } from "./latency.js";
@@ -39,6 +40,8 @@ try {
   for (const [id, run] of BENCHES.filter(([id]) => selected.includes(id))) {
     // A stand-in until the bench names its section, so that an early failure is filed under it.
     section({ id, title: id, method: "(the section stopped before it began)" }, true);
+    // Other work on the machine moves wall-clock figures: say how busy it was.
+    const load = `1-minute load average ${os.loadavg()[0]!.toFixed(1)} as it began`;
     try {
       await run();
     } catch (err) {
@@ -46,7 +49,7 @@ try {
       report({ name: "this section failed", value: (err as Error).message.split("\n")[0]!, method: "the error it stopped with; rerun it alone to see the rest" });
       process.exitCode = 1;
     }
-    fresh.set(id, renderSection(sections.get(id)!, figures.filter((f) => f.section === id), when, where));
+    fresh.set(id, renderSection(sections.get(id)!, figures.filter((f) => f.section === id), when, `${where}; ${load}`));
   }
 } finally {
   await stopDynamo();
