@@ -48,6 +48,9 @@ try {
       // One section failing (packaging, say) is written into the report; the others still run.
       report({ name: "this section failed", value: (err as Error).message.split("\n")[0]!, method: "the error it stopped with; rerun it alone to see the rest" });
       process.exitCode = 1;
+    } finally {
+      // DynamoDB Local slows as it fills: each section starts on a fresh one (4 s), as its figures assume.
+      await stopDynamo();
     }
     fresh.set(id, renderSection(sections.get(id)!, figures.filter((f) => f.section === id), when, `${where}; ${load}`));
   }
