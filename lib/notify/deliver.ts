@@ -75,8 +75,10 @@ export async function deliver(
   const claim = await store.claim(detail.id, channel.id, { receiver_label: channel.label, route }, deps.leaseMs ?? DEFAULT_LEASE_MS);
   if (!claim.claimed) return claim.record.state === "sending" ? "in_flight" : "duplicate";
   const mine = claim.record;
-  const incident = await incidentOf(detail, channel, store);
-  if (await sentEarlier(detail.id, mine, channel, deps, incident)) return "duplicate";
+  // Read only when needed (a retry, a send): a storm holds most alerts without looking.
+  let incident: Promise<IncidentRef | undefined> | undefined;
+  const incidentRef = () => (incident ??= incidentOf(detail, channel, store));
+  if (await sentEarlier(detail.id, mine, channel, deps, incidentRef)) return "duplicate";
 
   // What a storm held back goes out first, as one digest, when the budget allows.
   await flushHeld(channel, deps);
@@ -90,7 +92,7 @@ export async function deliver(
   }
 
   try {
-    const sent = await channel.send(detail, incident);
+    const sent = await channel.send(detail, await incidentRef());
     await store.settle(mine, { state: "sent", ...sentFields(sent) });
     return "sent";
   } catch (err) {
@@ -111,11 +113,17 @@ const CLOCK_SKEW_MS = 60_000;
  * the receiver's answer and our record, or a timeout after Slack accepted, posts nothing twice. When
  * the receiver cannot say, the alert is sent again: a repeat is better than a missed failure.
  */
-async function sentEarlier(id: string, mine: DeliveryRecord, channel: Channel, deps: DeliverDeps, incident?: IncidentRef): Promise<Sent | undefined> {
+async function sentEarlier(
+  id: string,
+  mine: DeliveryRecord,
+  channel: Channel,
+  deps: DeliverDeps,
+  incident: () => Promise<IncidentRef | undefined> = async () => undefined,
+): Promise<Sent | undefined> {
   if (mine.attempts <= 1 || !channel.findSent) return undefined;
   const since = new Date(Date.parse(mine.first_attempt_at ?? mine.updated_at) - CLOCK_SKEW_MS);
   try {
-    const sent = await channel.findSent(id, since, incident);
+    const sent = await channel.findSent(id, since, await incident());
     if (!sent) return undefined;
     await deps.store.settle(mine, { state: "sent", ...sentFields(sent) });
     deps.log.info("an earlier attempt had been delivered; not sent again", { alert: id, receiver: channel.label, attempts: mine.attempts });
