@@ -63,11 +63,10 @@ function walk(value: unknown, depth: number): unknown {
   if (typeof value === "string") return redactText(value);
   if (Array.isArray(value)) return value.map((v) => walk(v, depth + 1));
   if (value && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      out[k] = isSecretKey(k) && v !== null && v !== undefined && v !== "" ? REDACTED : walk(v, depth + 1);
-    }
-    return out;
+    // fromEntries defines own properties: a key "__proto__" from JSON stays data, never a prototype.
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, isSecretKey(k) && v !== null && v !== undefined && v !== "" ? REDACTED : walk(v, depth + 1)]),
+    );
   }
   return value;
 }

@@ -34,6 +34,13 @@ describe("redaction", () => {
     expect(out).not.toContain("eyJhbGciOi");
   });
 
+  it("keeps a key named __proto__ as data (JSON may carry one), never as a prototype", () => {
+    const out = redact(JSON.parse('{"__proto__": {"password": "p", "name": "x"}, "ok": 1}') as Record<string, unknown>);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.keys(out)).toEqual(["__proto__", "ok"]);
+    expect(Object.getOwnPropertyDescriptor(out, "__proto__")!.value).toEqual({ password: REDACTED, name: "x" });
+  });
+
   it("does not touch the input", () => {
     const input = { password: "p" };
     redact(input);
