@@ -5,14 +5,14 @@
  * Lambda cold start that is ours.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { packageStack, ROOT } from "../scripts/package.js";
 import { bundleSizes } from "../scripts/bundle-sizes.js";
-import { readZip } from "../scripts/zip.js";
+import { extractZip } from "../scripts/zip.js";
 import { percentile, report, section } from "./support.js";
 
 const RUNS = 5;
@@ -60,11 +60,7 @@ export async function benchBundles() {
     for (const s of bundleSizes(packaged.outDir)) {
       report({ name: `${s.fn}: minified bundle / zip`, value: `${kb(s.bundleBytes)} / ${kb(s.zipBytes)}`, unit: "KB", method: "scripts/bundle-sizes.ts: the function's `functions/<name>.mjs` and its `<fn>.zip`" });
       const root = join(unpacked, s.fn);
-      for (const e of readZip(join(packaged.outDir, `${s.fn}.zip`))) {
-        if (e.name.endsWith("/")) continue;
-        mkdirSync(dirname(join(root, e.name)), { recursive: true });
-        writeFileSync(join(root, e.name), e.data());
-      }
+      extractZip(join(packaged.outDir, `${s.fn}.zip`), root);
       const loads: Array<{ importMs: number; sinceStartMs: number }> = [];
       for (let i = 0; i < RUNS; i++) {
         const { stdout } = await run(process.execPath, ["--input-type=module", "-e", LOADER, pathToFileURL(join(root, s.bundle.split(", ")[0]!)).href], { cwd: root, env: childEnv(root) });

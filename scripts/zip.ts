@@ -2,7 +2,8 @@
  * Reads a .zip file's entries (stored or deflated, no zip64): enough for the packages serverless
  * writes, with no dependency and no `unzip` on the machine.
  */
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { inflateRawSync } from "node:zlib";
 
 export interface ZipEntry {
@@ -53,4 +54,13 @@ export function readZip(path: string): ZipEntry[] {
     at += 46 + nameLen + extraLen + commentLen;
   }
   return entries;
+}
+
+/** Extracts a package into a directory, as Lambda does into /var/task. */
+export function extractZip(path: string, dir: string): void {
+  for (const e of readZip(path)) {
+    if (e.name.endsWith("/")) continue;
+    mkdirSync(dirname(join(dir, e.name)), { recursive: true });
+    writeFileSync(join(dir, e.name), e.data());
+  }
 }

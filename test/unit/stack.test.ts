@@ -10,10 +10,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { CreateTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCommand } from "@aws-sdk/client-eventbridge";
@@ -28,7 +28,7 @@ import { DEAD_LETTER_QUEUES, FUNCTIONS, type FunctionKey } from "../../infra/sta
 import { bundleSizes } from "../../scripts/bundle-sizes.js";
 import { cfnLintAvailable, lintTemplate } from "../../scripts/lint-template.js";
 import { packageStack } from "../../scripts/package.js";
-import { readZip } from "../../scripts/zip.js";
+import { extractZip, readZip } from "../../scripts/zip.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../support/moto.js";
 import { alertInsert } from "../support/stream-records.js";
@@ -372,10 +372,7 @@ describe("the packaged stack", () => {
 
 /** Extracts a function's package into a directory, as Lambda does into /var/task. */
 function extract(key: FunctionKey, dir: string): string {
-  for (const e of readZip(join(outDir, `${key}.zip`))) {
-    mkdirSync(dirname(join(dir, e.name)), { recursive: true });
-    writeFileSync(join(dir, e.name), e.data());
-  }
+  extractZip(join(outDir, `${key}.zip`), dir);
   return join(dir, `functions/${FUNCTIONS[key].suffix}.mjs`);
 }
 
