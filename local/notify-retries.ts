@@ -56,11 +56,11 @@ export class NotifyRetries {
     const pending = await this.read();
     for (const [id, entry] of Object.entries(pending)) {
       const deliveries = await this.opts.notify(entry.envelope);
-      await this.update(async (now) => {
-        if (!unfinished(deliveries)) return void delete now[id];
-        const attempts = (now[id]?.attempts ?? entry.attempts) + 1;
-        if (attempts < (this.opts.maxAttempts ?? 30)) return void (now[id] = { ...entry, attempts });
-        delete now[id];
+      await this.update(async (latest) => {
+        if (!unfinished(deliveries)) return void delete latest[id];
+        const attempts = (latest[id]?.attempts ?? entry.attempts) + 1;
+        if (attempts < (this.opts.maxAttempts ?? 30)) return void (latest[id] = { ...entry, attempts });
+        delete latest[id];
         await appendFile(join(this.opts.dataDir, DEAD_LETTERS_FILE), `${JSON.stringify({ ...entry, attempts, deliveries })}\n`, "utf8");
         this.opts.log.error("gave up delivering an event; it is in the dead letters", { alert: id, attempts, file: DEAD_LETTERS_FILE });
       });
