@@ -15,7 +15,7 @@ export type Transition =
   | "cluster_error"
   | HealthCheck;
 
-export type HealthCheck = "token_rejected" | "source_failing" | "polling_stalled" | "receiver_failing";
+export type HealthCheck = "token_rejected" | "source_failing" | "polling_stalled" | "receiver_failing" | "quarantined";
 
 export type Severity = "critical" | "error" | "warning" | "info";
 
@@ -30,7 +30,7 @@ export const DETAIL_TYPES = {
 } as const;
 export type DetailType = (typeof DETAIL_TYPES)[keyof typeof DETAIL_TYPES];
 
-const HEALTH_CHECKS = new Set<string>(["token_rejected", "source_failing", "polling_stalled", "receiver_failing"]);
+const HEALTH_CHECKS = new Set<string>(["token_rejected", "source_failing", "polling_stalled", "receiver_failing", "quarantined"]);
 const KIND_OF_TRANSITION: Record<string, EventKind> = {
   failed: "deployment", still_failing: "deployment", recovered: "deployment", cancelled: "deployment",
   delivery_failed: "webhook_delivery", cluster_error: "cluster_log",
@@ -149,6 +149,7 @@ export const severityOf = (kind: EventKind, transition: Transition): Severity =>
     case "failed":
     case "still_failing":
     case "cluster_error":
+    case "quarantined":
       return "error";
     case "token_rejected":
     case "polling_stalled":

@@ -26,6 +26,7 @@ export const TRANSITIONS: ReadonlyArray<{ transition: Transition; kind: EventKin
   { transition: "source_failing", kind: "health" },
   { transition: "polling_stalled", kind: "health" },
   { transition: "receiver_failing", kind: "health" },
+  { transition: "quarantined", kind: "health" },
 ];
 
 /** Filters whose values are platform ids (uuids). */

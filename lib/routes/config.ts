@@ -24,7 +24,7 @@ import { isUuidShaped } from "./values.js";
 export const KINDS = ["deployment", "webhook_delivery", "cluster_log", "health"] as const;
 export const TRANSITIONS = [
   "failed", "still_failing", "recovered", "cancelled", "delivery_failed", "cluster_error",
-  "token_rejected", "source_failing", "polling_stalled", "receiver_failing",
+  "token_rejected", "source_failing", "polling_stalled", "receiver_failing", "quarantined",
 ] as const;
 export const SEVERITIES = ["critical", "error", "warning", "info"] as const;
 
