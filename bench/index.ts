@@ -10,6 +10,7 @@ import { benchDetectionLatency } from "./latency.js";
 import { benchAlertLatency } from "./e2e.js";
 import { benchAuditQueries } from "./audit.js";
 import { benchBundles } from "./bundles.js";
+import { benchLoad } from "./load.js";
 import { renderReport, renderSection } from "./markdown.js";
 import { figures, machine, report, section, sections, stopDynamo } from "./support.js";
 
@@ -19,6 +20,7 @@ const BENCHES: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["e2e", benchAlertLatency],
   ["audit", benchAuditQueries],
   ["bundles", benchBundles],
+  ["load", benchLoad],
 ];
 const ORDER = BENCHES.map(([id]) => id);
 const OUT = resolve(import.meta.dirname, "..", "BENCHMARKS.md");

@@ -1,0 +1,34 @@
+/**
+ * A simulated day at 500 applications, 50 clusters and 20 webhooks (local/simulated-day.ts). Its
+ * invariants fail the bench loudly; the suite runs a six-hour, 60-application version of it.
+ */
+import { dayProblems, describeDay, simulateDay } from "../local/simulated-day.js";
+import { dynamo, report, section } from "./support.js";
+
+export async function benchLoad(): Promise<void> {
+  section({
+    id: "load",
+    title: "Load: a simulated day at 500 applications, 50 clusters, 20 webhooks",
+    method:
+      "The simulator schedules 24 hours of random activity (40 deployments and 6 cluster runs an hour, 10% of deployments fail, " +
+      "30% of cluster runs log errors) after first sight of every source; dispatch and the real poller run tick by tick on the " +
+      "simulator's clock at 1000 requests/hour, against DynamoDB Local. Fails if a failure is missed, the budget is exceeded in any " +
+      "hour, a poll fails, or writes exceed three per new record.",
+  });
+  const t = await dynamo();
+  const started = performance.now();
+  const r = await simulateDay({
+    size: { applications: 500, clusters: 50, webhooks: 20 }, hours: 24, deploymentsPerHour: 40, clusterRunsPerHour: 6,
+    store: { ...t, retentionMs: 100 * 365 * 86_400_000 },
+  });
+  const method = "one simulated day (bench/load.ts)";
+  report({ name: "deployments / of which failed", value: `${r.deployments} / ${r.failures}`, method });
+  report({ name: "failures missed", value: r.missed.length, method });
+  report({ name: "cluster runs / cluster errors alerted", value: `${r.clusterRuns} / ${r.clusterErrorsAlerted}`, method });
+  report({ name: "polls / requests", value: `${r.polls} / ${r.requests}`, method });
+  report({ name: "most requests in any hour (budget 1000)", value: r.maxRequestsInAnHour, method });
+  report({ name: "new records / DynamoDB writes", value: `${r.newRecords} / ${r.writes}`, method });
+  report({ name: "wall time", value: (performance.now() - started) / 1000, unit: "s", method: "on this machine" });
+  const problems = dayProblems(r);
+  if (problems.length) throw new Error(`load invariants broken: ${problems.join("; ")} (${describeDay(r)})`);
+}

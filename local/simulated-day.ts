@@ -1,0 +1,144 @@
+/**
+ * A simulated stretch of platform activity through the real poller, on the simulator's clock: first
+ * sight of everything, then `hours` of random deployments and cluster runs, tick by tick within the
+ * request budget. The load test runs a small one; `npm run bench` (section `load`) a day at 500
+ * applications. Both check the same invariants (`dayProblems`).
+ */
+import pMap from "p-map";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { startSimulator } from "./simulator/index.js";
+import { checkConfig } from "../lib/config/load.js";
+import { watchlist } from "../lib/ingest/dispatch.js";
+import { everySource } from "../lib/ingest/cycle.js";
+import { pollSource, type PollDeps } from "../lib/ingest/poll.js";
+import { createPlatformClient } from "../lib/platform/client.js";
+import { DynamoIngestStore } from "../lib/store/ingest-store.js";
+import { MemoryDispatchStore, POLL_CONCURRENCY, TickRunner } from "./simulated-run.js";
+
+const HOUR = 3_600_000;
+const silent = { info() {}, warn() {}, error() {} };
+
+export interface DaySize {
+  applications: number;
+  clusters: number;
+  webhooks: number;
+}
+
+export interface DayOptions {
+  size: DaySize;
+  hours: number;
+  deploymentsPerHour: number;
+  clusterRunsPerHour: number;
+  seed?: number;
+  store: { client: DynamoDBClient; tableName: string; retentionMs: number };
+}
+
+export interface DayResult {
+  deployments: number;
+  clusterRuns: number;
+  /** Executions scheduled to end in an error state. */
+  failures: number;
+  missed: string[];
+  /** Failures kept quiet after first sight (must be none: only first sight is backfill). */
+  suppressedAfterFirstSight: number;
+  clusterErrorsAlerted: number;
+  polls: number;
+  requests: number;
+  maxRequestsInAnHour: number;
+  requestsPerHourAllowed: number;
+  failedPolls: number;
+  newRecords: number;
+  writes: number;
+}
+
+export async function simulateDay(opts: DayOptions): Promise<DayResult> {
+  const sim = await startSimulator({ seed: opts.seed ?? 3, size: opts.size });
+  try {
+    const config = checkConfig(
+      {
+        platform: { url: sim.url, token: "env:T", requests_per_hour: 1000 },
+        watch: [{ organization: sim.ids.organizationId, webhooks: sim.ids.webhookIds, clusters: sim.ids.clusterIds, applications: sim.ids.applicationIds }],
+      },
+      "simulated day", {},
+    );
+    const watch = watchlist(config);
+    const now = () => sim.clock.now();
+    const store = new DynamoIngestStore({ ...opts.store, now });
+    const alerted = new Set<string>();
+    let clusterErrors = 0;
+    let suppressedFailures = 0;
+    const deps: PollDeps = {
+      client: createPlatformClient({ baseUrl: sim.url, token: sim.apiToken, auth: "token" }),
+      store, now, backfillWindowMs: config.backfillWindowMs, log: silent,
+      onAlert: (d, suppression) => {
+        if (d.kind === "cluster_log" && !suppression) clusterErrors++;
+        if (d.kind !== "deployment" || !d.deployment || (d.transition !== "failed" && d.transition !== "still_failing")) return;
+        if (suppression) suppressedFailures++;
+        else alerted.add(d.deployment.execution_id);
+      },
+    };
+    const dispatch = new MemoryDispatchStore();
+    const run = new TickRunner(sim, watch, dispatch, deps);
+
+    // First sight of everything, then steady state.
+    await pMap(await everySource(dispatch, watch), (req) => pollSource(req, deps), { concurrency: POLL_CONCURRENCY });
+    while (run.polledSources.size < watch.sources.length) await run.tick();
+    const firstSightSuppressed = suppressedFailures;
+
+    const from = sim.clock.nowMs();
+    const span = opts.hours * HOUR;
+    const activity = sim.scenario.randomActivity({
+      from: new Date(from), durationMs: span, deploymentsPerHour: opts.deploymentsPerHour, failureRate: 0.1, cancelRate: 0.02,
+      clusterRunsPerHour: opts.clusterRunsPerHour, clusterErrorRate: 0.3,
+    });
+    const scheduled = new Set(activity.executionIds);
+    const failures = [...sim.model.runs.values()]
+      .filter((r) => r.executionId && scheduled.has(r.executionId) && r.phases.at(-1)!.status.endsWith("_ERROR"))
+      .map((r) => r.executionId!);
+    const writesBefore = store.writes.count;
+    const requestsBefore = run.requests;
+    const newBefore = run.newRecords;
+    const pollsBefore = run.polls;
+    // The span, then up to an hour more for failures still being read.
+    while (sim.clock.nowMs() < from + span || (sim.clock.nowMs() < from + span + HOUR && !failures.every((f) => alerted.has(f)))) {
+      await run.tick();
+    }
+    return {
+      deployments: activity.deployments,
+      clusterRuns: activity.clusterRuns,
+      failures: failures.length,
+      missed: failures.filter((f) => !alerted.has(f)),
+      suppressedAfterFirstSight: suppressedFailures - firstSightSuppressed,
+      clusterErrorsAlerted: clusterErrors,
+      polls: run.polls - pollsBefore,
+      requests: run.requests - requestsBefore,
+      maxRequestsInAnHour: run.maxInWindow(60),
+      requestsPerHourAllowed: config.platform.requestsPerHour,
+      failedPolls: run.failedPolls,
+      newRecords: run.newRecords - newBefore,
+      writes: store.writes.count - writesBefore,
+    };
+  } finally {
+    await sim.close();
+  }
+}
+
+/** The invariants of a simulated day, as sentences; empty when every one holds. */
+export function dayProblems(r: DayResult): string[] {
+  const problems: string[] = [];
+  if (r.failures === 0) problems.push("the activity scheduled no failure: nothing was tested");
+  if (r.missed.length) problems.push(`${r.missed.length} of ${r.failures} failures never alerted: ${r.missed.slice(0, 5).join(", ")}`);
+  if (r.suppressedAfterFirstSight) problems.push(`${r.suppressedAfterFirstSight} failures after first sight kept quiet as backfill`);
+  if (r.clusterRuns && !r.clusterErrorsAlerted) problems.push("no cluster error alerted");
+  if (r.maxRequestsInAnHour > r.requestsPerHourAllowed) problems.push(`${r.maxRequestsInAnHour} requests in one hour, over the budget of ${r.requestsPerHourAllowed}`);
+  if (r.failedPolls) problems.push(`${r.failedPolls} polls failed`);
+  // A record, its alert, a cursor per poll that found news: never a write per quiet poll.
+  if (r.writes > 3 * r.newRecords) problems.push(`${r.writes} writes for ${r.newRecords} new records (more than 3 a record)`);
+  if (r.polls <= r.writes / 10) problems.push(`${r.polls} polls for ${r.writes} writes: quiet polls are writing`);
+  return problems;
+}
+
+export const describeDay = (r: DayResult) =>
+  `${r.deployments} deployments (${r.failures} failed), ${r.clusterRuns} cluster runs; ${r.polls} polls, ${r.requests} requests ` +
+  `(max ${r.maxRequestsInAnHour} in an hour); ${r.newRecords} new records, ${r.writes} writes; ` +
+  `${r.clusterErrorsAlerted} cluster errors alerted; ${r.missed.length} failures missed`;
