@@ -2,8 +2,15 @@
  * The local bus: an EventBus that keeps every event it accepts as the envelope EventBridge would hand to
  * a target, one JSON object per line in `<dataDir>/events.ndjson` (the local archive), and passes it to
  * subscribers (the local router). It validates like PutEvents so that what works here works in the cloud.
+ *
+ * Unlike EventBridge's archive, the file holds each alert once: the outbox is read at least once, and a
+ * crash between a put and the stream checkpoint puts the same alert again on the next run. The bus
+ * remembers the detail ids the file holds (read once, at the first put) and does not write a line for
+ * one again; subscribers are still told, since the crash may have come before they finished.
  */
+import { createReadStream } from "node:fs";
 import { appendFile, mkdir } from "node:fs/promises";
+import { createInterface } from "node:readline";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import {
@@ -43,6 +50,8 @@ export class LocalBus implements EventBus {
   private readonly subscribers = new Set<EventSubscriber>();
   /** Appends one put after another, so that lines of concurrent puts never interleave. */
   private writes: Promise<unknown> = Promise.resolve();
+  /** Detail ids in the file: loaded at the first put, then kept up to date. */
+  private written: Promise<BusFileState> | undefined;
 
   constructor(private readonly opts: LocalBusOptions) {
     this.file = join(opts.dataDir, EVENTS_FILE);
@@ -84,10 +93,16 @@ export class LocalBus implements EventBus {
     }
 
     if (accepted.length) {
-      const lines = accepted.map((env) => `${JSON.stringify(env)}\n`).join("");
       const write = this.writes.then(async () => {
+        const file = await (this.written ??= readBusFile(this.file));
+        const fresh = accepted.filter((env) => !file.ids.has(env.detail.id));
+        if (!fresh.length) return;
         await mkdir(this.opts.dataDir, { recursive: true });
-        await appendFile(this.file, lines, "utf8");
+        // After a line torn by a crash, start on a line of our own.
+        const lead = file.torn ? "\n" : "";
+        await appendFile(this.file, lead + fresh.map((env) => `${JSON.stringify(env)}\n`).join(""), "utf8");
+        file.torn = false;
+        for (const env of fresh) file.ids.add(env.detail.id);
       });
       this.writes = write.catch(() => undefined);
       await write;
@@ -127,6 +142,35 @@ export class LocalBus implements EventBus {
     }
     return { detail: detail as LookoutEventDetail };
   }
+}
+
+interface BusFileState {
+  ids: Set<string>;
+  /** The file ends in the middle of a line (a crash during an append). */
+  torn: boolean;
+}
+
+/** The detail ids of the envelopes a bus file holds; none when there is no file yet. A torn line is skipped. */
+async function readBusFile(file: string): Promise<BusFileState> {
+  const ids = new Set<string>();
+  let last = "";
+  const input = createReadStream(file, "utf8");
+  input.on("data", (chunk) => (last = chunk.length ? (chunk as string) : last));
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  try {
+    for await (const line of lines) {
+      if (!line) continue;
+      try {
+        const id = (JSON.parse(line) as { detail?: { id?: unknown } }).detail?.id;
+        if (typeof id === "string") ids.add(id);
+      } catch {
+        // a line cut short by a crash mid-append: its alert is written again whole
+      }
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  return { ids, torn: last !== "" && !last.endsWith("\n") };
 }
 
 const defaultSubscriberError = (err: unknown, env: LookoutEventEnvelope) =>

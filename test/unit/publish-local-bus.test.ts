@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { appendFile, mkdtemp, readFile, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -77,7 +77,42 @@ describe("local bus", () => {
     off();
     await bus.putEvents([toBusEntry(EXAMPLE_DETAILS["Lookout Health"], "lookout")]);
     expect(seen).toHaveLength(7);
-    expect(await lines(bus.file)).toHaveLength(8);
+    // That alert is in the file already: not written twice.
+    expect(await lines(bus.file)).toHaveLength(7);
+  });
+
+  it("writes each alert once, across restarts, and still tells subscribers of a replay", async () => {
+    const health = EXAMPLE_DETAILS["Lookout Health"];
+    const failed = EXAMPLE_DETAILS["Deployment Failed"];
+    await new LocalBus({ dataDir: dir }).putEvents([toBusEntry(health, "lookout")]);
+    // The next run (a crash came before the stream checkpoint) puts it again, beside a new one.
+    const again = new LocalBus({ dataDir: dir });
+    const told: string[] = [];
+    again.subscribe((env) => void told.push(env.detail.id));
+    const res = await again.putEvents([toBusEntry(health, "lookout"), toBusEntry(failed, "lookout")]);
+    expect(res.FailedEntryCount).toBe(0);
+    expect(told).toEqual([health.id, failed.id]);
+    await again.putEvents([toBusEntry(failed, "lookout")]);
+    expect((await lines(again.file)).map((e) => e.detail.id)).toEqual([health.id, failed.id]);
+  });
+
+  it("starts a line of its own after one a crash cut short, and writes that alert again whole", async () => {
+    const health = EXAMPLE_DETAILS["Lookout Health"];
+    const bus = new LocalBus({ dataDir: dir });
+    await bus.putEvents([toBusEntry(EXAMPLE_DETAILS["Deployment Failed"], "lookout")]);
+    const whole = JSON.stringify({ detail: health });
+    await appendFile(bus.file, whole.slice(0, 40), "utf8");
+    await new LocalBus({ dataDir: dir }).putEvents([toBusEntry(health, "lookout")]);
+    const text = await readFile(bus.file, "utf8");
+    const parsed = text.split("\n").filter(Boolean).flatMap((l) => {
+      try {
+        return [JSON.parse(l) as LookoutEventEnvelope];
+      } catch {
+        return [];
+      }
+    });
+    expect(parsed.map((e) => e.detail.id)).toEqual([EXAMPLE_DETAILS["Deployment Failed"].id, health.id]);
+    expect(text.endsWith("\n")).toBe(true);
   });
 
   it("keeps lines whole when puts run concurrently", async () => {
