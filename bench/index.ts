@@ -11,6 +11,7 @@ import { benchAlertLatency } from "./e2e.js";
 import { benchAuditQueries } from "./audit.js";
 import { benchBundles } from "./bundles.js";
 import { benchLoad } from "./load.js";
+import { benchKills } from "./kills.js";
 import { renderReport, renderSection } from "./markdown.js";
 import { figures, machine, report, section, sections, stopDynamo } from "./support.js";
 
@@ -21,6 +22,7 @@ const BENCHES: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["audit", benchAuditQueries],
   ["bundles", benchBundles],
   ["load", benchLoad],
+  ["kills", benchKills],
 ];
 const ORDER = BENCHES.map(([id]) => id);
 const OUT = resolve(import.meta.dirname, "..", "BENCHMARKS.md");
