@@ -97,8 +97,9 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
     email: z.optional(z.strictObject({ from: z.email(), smtp_url: z.optional(secretRef) })),
     slack_rate: z._default(
       z.strictObject({
-        per_second: z._default(z.number().check(z.positive()), DEFAULT_SLACK_RATE.perSecond),
-        burst: z._default(z.int().check(z.minimum(1)), DEFAULT_SLACK_RATE.burst),
+        // Bounded: a rate near zero would hold messages for ever, a huge one is no limit at all.
+        per_second: z._default(z.number().check(z.refine((n) => n >= 0.01 && n <= 100, { message: "must be from 0.01 to 100 (messages a second)" })), DEFAULT_SLACK_RATE.perSecond),
+        burst: z._default(z.int().check(z.refine((n) => n >= 1 && n <= 1000, { message: "must be a whole number from 1 to 1000" })), DEFAULT_SLACK_RATE.burst),
       }),
       { per_second: DEFAULT_SLACK_RATE.perSecond, burst: DEFAULT_SLACK_RATE.burst },
     ),
