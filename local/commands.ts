@@ -36,7 +36,7 @@ export async function runCommand(opts: { once: boolean; configFile: string; verb
 const MISSING_CONFIG_HINT = "pass --config FILE (see lookout.example.yaml), or run `npm start` without PLATFORM_API_URL for the embedded demo";
 
 export function reportFailure(command: string, err: unknown, signal?: AbortSignal): number {
-  // Ctrl-C while starting: DynamoDB Local got the SIGINT too, and its exit is no failure to report.
+  // Ctrl-C while starting: what failed after it (a request cut short, a store being stopped) is no failure to report.
   if (signal?.aborted) {
     process.stderr.write(`lookout ${command}: stopped before it was running\n`);
     return 0;
