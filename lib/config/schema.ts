@@ -21,9 +21,8 @@ const duration = (field: keyof typeof DURATION_LIMITS) =>
     }),
   );
 
-/** A whole number within a range, said in the error as it is in the file. */
-const count = (min: number, max: number) =>
-  z.int().check(z.refine((n) => n >= min && n <= max, { message: `must be a whole number from ${min} to ${max}` }));
+/** A whole number within a range (docs/limits.md). */
+const count = (min: number, max: number) => z.int().check(z.minimum(min), z.maximum(max));
 
 /**
  * Where a secret comes from: `env:NAME`, `ssm:/parameter/name` or `secretsmanager:name`. A literal token

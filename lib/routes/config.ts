@@ -98,8 +98,8 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
     slack_rate: z._default(
       z.strictObject({
         // Bounded: a rate near zero would hold messages for ever, a huge one is no limit at all.
-        per_second: z._default(z.number().check(z.refine((n) => n >= 0.01 && n <= 100, { message: "must be from 0.01 to 100 (messages a second)" })), DEFAULT_SLACK_RATE.perSecond),
-        burst: z._default(z.int().check(z.refine((n) => n >= 1 && n <= 1000, { message: "must be a whole number from 1 to 1000" })), DEFAULT_SLACK_RATE.burst),
+        per_second: z._default(z.number().check(z.minimum(0.01), z.maximum(100)), DEFAULT_SLACK_RATE.perSecond),
+        burst: z._default(z.int().check(z.minimum(1), z.maximum(1000)), DEFAULT_SLACK_RATE.burst),
       }),
       { per_second: DEFAULT_SLACK_RATE.perSecond, burst: DEFAULT_SLACK_RATE.burst },
     ),
