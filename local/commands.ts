@@ -24,6 +24,11 @@ export async function runCommand(opts: { once: boolean; configFile: string; verb
     process.stdout.write(
       `lookout: ${summary.polls} polls, ${summary.requests} requests, ${summary.newRecords} new records, ${summary.alerts} alerts, ${summary.published} published\n`,
     );
+    // A single pass that could not read a source has not done its job: a script must be able to tell.
+    if (opts.once && summary.failedPolls) {
+      process.stderr.write(`lookout run: ${summary.failedPolls} of ${summary.polls} polls failed; their lines above say why\n`);
+      return 1;
+    }
     return 0;
   } catch (err) {
     return reportFailure("run", err, controller.signal);

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { execFile } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -81,6 +81,15 @@ describe("start-up problems are one line that says what to do", () => {
   it("a token the platform rejects", async () => {
     const r = await lookout(["run", "--once", "--config", configFile(sim.url)], { ...baseEnv(), SIM_TOKEN: "wrong" });
     expectOneLine(r, /^lookout run: the platform at \S+ rejected the token \(401\): check the token that platform.token names \(env:SIM_TOKEN\)$/);
+  });
+
+  it("run --once whose polls fail exits 1, saying how many", async () => {
+    // An application the platform does not know: the start-up check passes, its poll fails (404).
+    const file = configFile(sim.url);
+    writeFileSync(file, readFileSync(file, "utf8").replace(sim.ids.applicationIds[0]!, randomUUID()));
+    const r = await lookout(["run", "--once", "--config", file], { ...baseEnv(), SIM_TOKEN: sim.apiToken });
+    expect(r.code).toBe(1);
+    expect(r.stderr.at(-1)).toBe("lookout run: 1 of 1 polls failed; their lines above say why");
   });
 
   it("start pointed at a platform with no configuration file", async () => {
