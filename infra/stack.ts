@@ -15,6 +15,7 @@ import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/alerts/event.js";
 import { type Config, loadConfigFile } from "../lib/config/load.js";
 import { ruleResources, type RuleTarget } from "../lib/routes/rules.js";
 import type { Receiver } from "../lib/routes/types.js";
+import { INDEXES } from "../lib/store/table.js";
 
 export type Cfn = Record<string, unknown>;
 
@@ -129,8 +130,9 @@ const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Z
 /**
  * Reading the given secret references: ssm:GetParameter on each parameter, secretsmanager:GetSecretValue
  * on each secret (its name and the random suffix Secrets Manager appends), and kms:Decrypt only through
- * those two services (SecureStrings and secrets are encrypted with aws/ssm, aws/secretsmanager or a key
- * of the account's choosing, which the template cannot know).
+ * those two services and only for those parameters and secrets: SSM and Secrets Manager name them in the
+ * encryption context of each Decrypt (PARAMETER_ARN, SecretARN; docs/deploy.md). The key itself is the
+ * account's choice (aws/ssm, aws/secretsmanager or its own), which the template cannot know: key/*.
  */
 export function secretStatements(refs: readonly string[]): Statement[] {
   const ssm = new Set<string>();
@@ -148,13 +150,20 @@ export function secretStatements(refs: readonly string[]): Statement[] {
   }
   const out: Statement[] = [];
   if (ssm.size) {
-    out.push(allow("ReadParameters", ["ssm:GetParameter"], [...ssm].sort().map((n) => arn("ssm", `parameter${n}`))));
-    out.push(allow("DecryptParameters", ["kms:Decrypt"], [arn("kms", "key/*")], { StringEquals: { "kms:ViaService": sub("ssm.${AWS::Region}.amazonaws.com") } }));
+    const parameters = [...ssm].sort().map((n) => arn("ssm", `parameter${n}`));
+    out.push(allow("ReadParameters", ["ssm:GetParameter"], parameters));
+    out.push(allow("DecryptParameters", ["kms:Decrypt"], [arn("kms", "key/*")], {
+      StringEquals: { "kms:ViaService": sub("ssm.${AWS::Region}.amazonaws.com"), "kms:EncryptionContext:PARAMETER_ARN": parameters },
+    }));
   }
   if (secrets.size) {
     const resources = [...secrets].sort().map((n) => (n.startsWith("arn:") ? n : arn("secretsmanager", `secret:${n}-??????`)));
     out.push(allow("ReadSecrets", ["secretsmanager:GetSecretValue"], resources));
-    out.push(allow("DecryptSecrets", ["kms:Decrypt"], [arn("kms", "key/*")], { StringEquals: { "kms:ViaService": sub("secretsmanager.${AWS::Region}.amazonaws.com") } }));
+    // StringLike: a secret's ARN ends in a random suffix, as in the resources above.
+    out.push(allow("DecryptSecrets", ["kms:Decrypt"], [arn("kms", "key/*")], {
+      StringEquals: { "kms:ViaService": sub("secretsmanager.${AWS::Region}.amazonaws.com") },
+      StringLike: { "kms:EncryptionContext:SecretARN": resources },
+    }));
   }
   return out;
 }
@@ -168,7 +177,8 @@ export function sesStatements(config: Config): Statement[] {
 }
 
 const TABLE = getAtt("LookoutTable", "Arn");
-const TABLE_INDEXES = sub("${LookoutTable.Arn}/index/*");
+/** The audit indexes (lib/store/table.ts), each by name: the only indexes anything queries. */
+const AUDIT_INDEXES = INDEXES.map((i) => sub(`\${LookoutTable.Arn}/index/${i.name}`));
 const consumeQueue = (queue: string) =>
   allow("ConsumeQueue", ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"], [getAtt(queue, "Arn")]);
 
@@ -179,7 +189,8 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
   const routeSlack = config.routes.flatMap((r) => r.slack);
   const routeEmail = config.routes.some((r) => r.email);
   const fallbackEmail = fallback.some((r) => r.type === "email");
-  // The notify functions write delivery records, storm buckets, held alerts and health alerts, read mutes.
+  // The notify functions write delivery records, storm buckets, held alerts and health alerts, read mutes;
+  // a digest's flush deletes the held alerts it carried (DeleteItem, lib/notify/deliver.ts).
   const notifyTable = allow(
     "NotifyStore",
     ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:Query"],
@@ -220,7 +231,11 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
       ...secretStatements(fallback.flatMap(secretRefs)),
       ...(routeEmail || fallbackEmail ? sesStatements(config) : []),
     ],
-    auditApi: [allow("ReadStore", ["dynamodb:GetItem", "dynamodb:Query"], [TABLE, TABLE_INDEXES])],
+    // Items by key, an alert's deliveries by partition (the table), the trail through the audit indexes.
+    auditApi: [
+      allow("ReadStore", ["dynamodb:GetItem", "dynamodb:Query"], [TABLE]),
+      allow("QueryAuditIndexes", ["dynamodb:Query"], AUDIT_INDEXES),
+    ],
   };
 }
 

@@ -24,6 +24,11 @@ export async function runCommand(opts: { once: boolean; configFile: string; verb
     process.stdout.write(
       `lookout: ${summary.polls} polls, ${summary.requests} requests, ${summary.newRecords} new records, ${summary.alerts} alerts, ${summary.published} published\n`,
     );
+    // A single pass that could not read a source has not done its job: a script must be able to tell.
+    if (opts.once && summary.failedPolls) {
+      process.stderr.write(`lookout run: ${summary.failedPolls} of ${summary.polls} polls failed; their lines above say why\n`);
+      return 1;
+    }
     return 0;
   } catch (err) {
     return reportFailure("run", err, controller.signal);
@@ -36,7 +41,7 @@ export async function runCommand(opts: { once: boolean; configFile: string; verb
 const MISSING_CONFIG_HINT = "pass --config FILE (see lookout.example.yaml), or run `npm start` without PLATFORM_API_URL for the embedded demo";
 
 export function reportFailure(command: string, err: unknown, signal?: AbortSignal): number {
-  // Ctrl-C while starting: DynamoDB Local got the SIGINT too, and its exit is no failure to report.
+  // Ctrl-C while starting: what failed after it (a request cut short, a store being stopped) is no failure to report.
   if (signal?.aborted) {
     process.stderr.write(`lookout ${command}: stopped before it was running\n`);
     return 0;

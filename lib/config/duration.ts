@@ -15,3 +15,34 @@ export function formatDuration(ms: number): string {
   }
   return `${ms}ms`;
 }
+
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+export interface DurationRange {
+  min: number;
+  max: number;
+}
+
+/**
+ * The range of every duration Lookout takes (docs/limits.md). Retention ends in an
+ * epoch-seconds TTL attribute: ten years keeps it well inside what DynamoDB's TTL handles and what a
+ * Date can hold; nothing older than that is ever stored, so no query or mute needs to reach further.
+ */
+export const DURATION_LIMITS = {
+  "platform.timeout": { min: SECOND, max: 5 * MINUTE },
+  retention: { min: DAY, max: 3650 * DAY },
+  backfill_window: { min: MINUTE, max: 30 * DAY },
+  poll_interval: { min: SECOND, max: DAY },
+  "health.stalled_after": { min: MINUTE, max: 30 * DAY },
+  /** `since` of an audit query, `--for` of a mute: no further than retention reaches. */
+  lookback: { min: 1, max: 3650 * DAY },
+} as const satisfies Record<string, DurationRange>;
+
+/** Why `ms` is out of `range` (one phrase), or undefined when it is in it. */
+export function durationRangeProblem(ms: number, range: DurationRange): string | undefined {
+  if (ms >= range.min && ms <= range.max) return undefined;
+  return `must be from ${formatDuration(range.min)} to ${formatDuration(range.max)}`;
+}

@@ -3,15 +3,26 @@
  * the smallest useful file names only the platform and what to watch.
  */
 import * as z from "zod/mini";
-import { parseDuration } from "./duration.js";
+import { DURATION_LIMITS, durationRangeProblem, parseDuration } from "./duration.js";
 import { routeSchemas } from "../routes/config.js";
 
 // Any 8-4-4-4-12 hex id, as the platform issues (not only RFC 4122 variants).
 const uuid = () => z.guid();
 
-/** A duration string, checked here and turned into milliseconds by the loader. */
-const duration = () =>
-  z.string().check(z.refine((s) => parseDuration(s) !== undefined, { message: "is not a duration like 90s, 15m, 1h or 400d" }));
+/** A duration string within the field's range (lib/config/duration.ts), turned into milliseconds by the loader. */
+const duration = (field: keyof typeof DURATION_LIMITS) =>
+  z.string().check(
+    z.refine((s) => parseDuration(s) !== undefined, { message: "is not a duration like 90s, 15m, 1h or 400d", abort: true }),
+    z.superRefine((s, ctx) => {
+      const problem = durationRangeProblem(parseDuration(s)!, DURATION_LIMITS[field]);
+      // The value is echoed, cut short: a hostile file must not make a screenful of one line.
+      const shown = s.trim().length > 24 ? `${s.trim().slice(0, 20)}…` : s.trim();
+      if (problem) ctx.addIssue({ code: "custom", message: `${shown}: ${problem}`, input: s });
+    }),
+  );
+
+/** A whole number within a range (docs/limits.md). */
+const count = (min: number, max: number) => z.int().check(z.minimum(min), z.maximum(max));
 
 /**
  * Where a secret comes from: `env:NAME`, `ssm:/parameter/name` or `secretsmanager:name`. A literal token
@@ -46,8 +57,8 @@ export const PlatformSettings = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
   token: SecretRef,
   auth: z._default(z.enum(["token", "bearer"]), "token"),
-  requests_per_hour: z._default(z.int().check(z.minimum(1)), 1000),
-  timeout: z._default(duration(), "10s"),
+  requests_per_hour: z._default(count(1, 1_000_000), 1000),
+  timeout: z._default(duration("platform.timeout"), "10s"),
 });
 
 const Routing = routeSchemas(SecretRef);
@@ -55,18 +66,18 @@ const Routing = routeSchemas(SecretRef);
 export const ConfigFile = z.strictObject({
   platform: PlatformSettings,
   watch: z.array(Watch).check(z.minLength(1)),
-  backfill_window: z._default(duration(), "15m"),
-  retention: z._default(duration(), "400d"),
+  backfill_window: z._default(duration("backfill_window"), "15m"),
+  retention: z._default(duration("retention"), "400d"),
   data_dir: z._default(z.string(), ".lookout"),
   /** How often the local runner polls; in the cloud the schedule does. */
-  poll_interval: z._default(duration(), "1m"),
+  poll_interval: z._default(duration("poll_interval"), "1m"),
   /** When Lookout reports on itself (Lookout Health events). */
   health: z._default(
     z.strictObject({
       /** No successful poll of a source for this long: polling stalled. Default: twice a quiet source's interval, at least 30m. */
-      stalled_after: z.optional(duration()),
+      stalled_after: z.optional(duration("health.stalled_after")),
       /** This many failed polls of a source in a row: source failing. */
-      failing_after: z._default(z.int().check(z.minimum(1)), 3),
+      failing_after: z._default(count(1, 1000), 3),
     }),
     { failing_after: 3 },
   ),

@@ -97,8 +97,9 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
     email: z.optional(z.strictObject({ from: z.email(), smtp_url: z.optional(secretRef) })),
     slack_rate: z._default(
       z.strictObject({
-        per_second: z._default(z.number().check(z.positive()), DEFAULT_SLACK_RATE.perSecond),
-        burst: z._default(z.int().check(z.minimum(1)), DEFAULT_SLACK_RATE.burst),
+        // Bounded: a rate near zero would hold messages for ever, a huge one is no limit at all.
+        per_second: z._default(z.number().check(z.minimum(0.01), z.maximum(100)), DEFAULT_SLACK_RATE.perSecond),
+        burst: z._default(z.int().check(z.minimum(1), z.maximum(1000)), DEFAULT_SLACK_RATE.burst),
       }),
       { per_second: DEFAULT_SLACK_RATE.perSecond, burst: DEFAULT_SLACK_RATE.burst },
     ),

@@ -16,6 +16,13 @@ describe("lookout mute arguments", () => {
     expect(() => buildMute({ config: "x", service: "api", reason: "r", until: "2020-01-01T00:00:00Z" }, now)).toThrow(/already past/);
   });
 
+  it("refuses an end further than the longest retention (docs/limits.md): no date a store could hold", () => {
+    for (const far of [{ for: "999999999999d" }, { for: "3651d" }, { until: "+275760-09-13T00:00:00Z" }, { until: "2036-06-01T10:00:01Z" }]) {
+      expect(() => buildMute({ config: "x", service: "api", reason: "r", ...far }, now), JSON.stringify(far)).toThrow(/must be from 1ms to 3650d/);
+    }
+    expect(buildMute({ config: "x", service: "api", reason: "r", for: "3650d" }, now, "id").until).toBe("2036-05-29T10:00:00.000Z");
+  });
+
   it("builds a mute that ends when asked", () => {
     const m = buildMute({ config: "x", service: "api-*", environment: "prod", reason: " deploy freeze ", for: "2h", by: "ann" }, now, "id-1");
     expect(m).toEqual({

@@ -33,7 +33,7 @@ beforeAll(async () => {
       platform: { url: sim.url, token: "env:SIM_TOKEN" },
       watch: [{ organization: sim.ids.organizationId, applications: [{ id: sim.ids.applicationIds[0], name: "api", environment: "prod" }] }],
       data_dir: dataDir,
-      retention: "36500d",
+      retention: "3650d",
       routes: [
         {
           name: "deployments",

@@ -29,7 +29,7 @@ function setup(): { config: Config; env: NodeJS.ProcessEnv } {
       platform: { url: sim.url, token: "env:SIM_TOKEN" },
       watch: [{ organization: sim.ids.organizationId, webhooks: sim.ids.webhookIds, clusters: sim.ids.clusterIds, applications: sim.ids.applicationIds }],
       data_dir: dataDir,
-      retention: "36500d", // the simulated clock is in the past; DynamoDB Local enforces TTL
+      retention: "3650d", // the simulated clock is in the past; DynamoDB Local enforces TTL
     },
     "test",
     {},

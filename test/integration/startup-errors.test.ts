@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { execFile } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,13 +38,13 @@ function lookout(args: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
 }
 
 /** A configuration watching the simulator's application, its token from SIM_TOKEN. */
-function configFile(url: string): string {
+function configFile(url: string, dataDir = join(dir, "data")): string {
   const file = join(dir, `${randomUUID().slice(0, 8)}.yaml`);
   writeFileSync(
     file,
     `platform: { url: "${url}", token: "env:SIM_TOKEN" }
 watch: [{ organization: ${sim.ids.organizationId}, applications: [${sim.ids.applicationIds[0]}] }]
-data_dir: ${join(dir, "data")}
+data_dir: ${dataDir}
 `,
   );
   return file;
@@ -83,10 +83,32 @@ describe("start-up problems are one line that says what to do", () => {
     expectOneLine(r, /^lookout run: the platform at \S+ rejected the token \(401\): check the token that platform.token names \(env:SIM_TOKEN\)$/);
   });
 
+  it("run --once whose polls fail exits 1, saying how many", async () => {
+    // An application the platform does not know: the start-up check passes, its poll fails (404).
+    const file = configFile(sim.url);
+    writeFileSync(file, readFileSync(file, "utf8").replace(sim.ids.applicationIds[0]!, randomUUID()));
+    const r = await lookout(["run", "--once", "--config", file], { ...baseEnv(), SIM_TOKEN: sim.apiToken });
+    expect(r.code).toBe(1);
+    expect(r.stderr.at(-1)).toBe("lookout run: 1 of 1 polls failed; their lines above say why");
+  });
+
   it("start pointed at a platform with no configuration file", async () => {
     const r = await lookout(["start", "--config", join(dir, "absent.yaml")], { ...baseEnv(), PLATFORM_API_URL: sim.url, PLATFORM_API_TOKEN: "x" });
     expectOneLine(r, /^lookout start: \S+absent.yaml: not found; pass --config FILE .*without PLATFORM_API_URL for the embedded demo$/);
   });
+
+  it("a data_dir that is a file, or on /proc: run, audit and mutes say so (docs/limits.md)", async () => {
+    const file = join(dir, "not-a-dir");
+    writeFileSync(file, "");
+    const env = { ...baseEnv(), SIM_TOKEN: sim.apiToken };
+    for (const [dataDir, problem] of [[file, "is a file, not a directory"], ["/proc/lookout", "is on proc, a kernel filesystem, not storage; choose a directory on a disk"]]) {
+      const config = configFile(sim.url, dataDir);
+      const escaped = `${config}: data_dir: ${dataDir}: ${problem}`.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      for (const args of [["run", "--once"], ["audit"], ["mutes"]]) {
+        expectOneLine(await lookout([...args, "--config", config], env), new RegExp(`^lookout ${args[0]}: ${escaped}$`));
+      }
+    }
+  }, 120_000);
 
   describe("a taken port", () => {
     let holder: Server;

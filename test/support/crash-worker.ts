@@ -26,7 +26,7 @@ const config = checkConfig(
     platform: { url: env.SIM_URL, token: "env:SIM_TOKEN" },
     watch: [{ organization: env.ORG_ID, applications: [{ id: env.APP_ID, name: "api", environment: "prod" }] }],
     data_dir: env.DATA_DIR,
-    retention: "36500d", // simulated clocks are in the past; DynamoDB Local enforces TTL
+    retention: "3650d", // simulated clocks are in the past; DynamoDB Local enforces TTL
     routes: [{
       name: "deployments", match: { kind: "deployment" },
       slack: [env.SLACK_WEBHOOK_URL ? { webhook_url: "env:SLACK_WEBHOOK_URL" } : { channel: "#oncall", token: "env:SLACK_BOT_TOKEN" }],

@@ -8,6 +8,10 @@ import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 import { createAuditApiHandler } from "../../functions/audit-api.js";
 import type { AuditReader } from "../../lib/audit/dynamo.js";
 import type { AuditQuery } from "../../lib/audit/model.js";
+import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
+import { encodeCursor } from "../../lib/audit/cursor.js";
+import { parseAuditQuery } from "../../lib/audit/parse.js";
+import { freshTable } from "../support/dynamodb.js";
 
 const context = { functionName: "audit-api", awsRequestId: "req-1", getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 
@@ -78,6 +82,69 @@ describe("GET /events", () => {
       const res = await handler(event("/events", query), context);
       expect([200, 400]).toContain(res.statusCode);
     }), { numRuns: 200 });
+  });
+});
+
+describe("GET /events against DynamoDB Local: 200 or 400 for any query string", () => {
+  /** Hostile text: any code points, long runs, and the shapes each parameter almost accepts. */
+  const anyText = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: "binary", maxLength: 400 }), fc.constantFrom("", " ", "\u0000", "x".repeat(5000)));
+  const duration = fc.oneof(
+    fc.tuple(fc.bigInt({ min: 0n, max: 10n ** 30n }), fc.constantFrom("ms", "s", "m", "h", "d")).map(([n, u]) => `${n}${u}`),
+    fc.constantFrom("999999999999d", "3650d", "3651d", "0s", "1h30m", "-1d", "7 d", `${"9".repeat(400)}d`),
+  );
+  const instant = fc.oneof(
+    fc.date({ noInvalidDate: false }).map((d) => (Number.isNaN(d.getTime()) ? "Invalid Date" : d.toISOString())),
+    fc.constantFrom("0000-01-01", "9999-12-31T23:59:59-14:00", "+275760-09-13T00:00:00Z", "2026-02-31", "2026-13-01", "2026-03-01T25:00:00Z", "2026-03-01T08:00:00"),
+  );
+  const limit = fc.oneof(fc.integer({ min: -10, max: 2000 }).map(String), fc.constantFrom("1e3", "0x10", " 5 ", "50.5", "9".repeat(400), "Infinity"));
+  const id = fc.oneof(fc.uuid().map(String), anyText);
+  const commit = fc.oneof(fc.stringMatching(/^[0-9a-f]{1,80}$/), anyText);
+  const VALUES: Record<string, fc.Arbitrary<string>> = {
+    since: duration, from: instant, to: instant, limit,
+    organization: id, project: id, environment: id, service: id, cluster: id, webhook: id, commit,
+    kind: fc.oneof(fc.constantFrom("deployment", "webhook_delivery", "cluster_log", "health"), anyText),
+    transition: fc.oneof(fc.constantFrom("failed", "recovered", "delivery_failed", "quarantined"), anyText),
+    severity: fc.oneof(fc.constantFrom("critical", "error", "warning", "info"), anyText),
+    type: fc.oneof(fc.constantFrom("execution", "record", "alert"), anyText),
+    status: anyText, actor: anyText, cursor: anyText,
+  };
+  const query = fc
+    .tuple(
+      fc.uniqueArray(fc.constantFrom(...Object.keys(VALUES)), { maxLength: 5 }).chain((names) => fc.tuple(...names.map((n) => VALUES[n]!.map((v) => [n, v] as const)))),
+      fc.option(fc.dictionary(anyText, anyText, { maxKeys: 2 }), { freq: 4 }),
+    )
+    .map(([known, unknown]) => ({ ...unknown, ...Object.fromEntries(known) }));
+  /** A cursor of the right form for the query, with hostile contents: what a caller can forge. */
+  const position = fc.record({ ix_at: fc.oneof(instant, anyText), pk: anyText, sk: anyText });
+  const range = fc.record({ from: fc.oneof(instant, anyText), to: fc.oneof(instant, anyText) }, { requiredKeys: [] });
+
+  it("never answers 500: huge durations, bad dates and limits, unknown keys, forged cursors", async () => {
+    const { client, tableName } = await freshTable("audit-api-prop");
+    const handler = createAuditApiHandler({ reader: new DynamoAuditStore({ client, tableName }), now });
+    await fc.assert(
+      fc.asyncProperty(query, fc.option(fc.tuple(position, range)), async (q, forged) => {
+        const params: Record<string, string> = { ...q };
+        if (forged) {
+          const { cursor: _, ...rest } = params;
+          try {
+            params.cursor = encodeCursor(parseAuditQuery(rest, now()).identity, forged[0], forged[1]);
+          } catch {
+            // The query itself is bad: it is a 400 whatever the cursor.
+          }
+        }
+        const res = await handler(event("/events", params), context);
+        expect([200, 400], `${JSON.stringify(params).slice(0, 500)} → ${res.body?.slice(0, 300)}`).toContain(res.statusCode);
+      }),
+      { numRuns: 300 },
+    );
+    client.destroy();
+  }, 120_000);
+
+  it("answers 400 to since beyond the longest retention, naming the limit", async () => {
+    const handler = createAuditApiHandler({ reader: reader().r, now });
+    const res = await handler(event("/events", { since: "999999999999d" }), context);
+    expect(res.statusCode).toBe(400);
+    expect(body(res)).toEqual({ error: 'since: "999999999999d" must be from 1ms to 3650d', field: "since" });
   });
 });
 

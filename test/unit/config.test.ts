@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig, resolveSecret } from "../../lib/config/load.js";
 import { parseDuration } from "../../lib/config/duration.js";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { checkConfigCommand } from "../../local/routes-commands.js";
 
 const ORG = "0b9c3a52-3f9e-4c43-9d5f-1f0f4a2b7c11";
 const APP = "6a3c2d1e-5b4f-4a7e-8c9d-0e1f2a3b4c5d";
@@ -88,5 +92,57 @@ describe("health settings", () => {
     expect(parseConfig(minimal, "f.yaml", {}).health).toEqual({ failingAfter: 3 });
     expect(parseConfig(`${minimal}health: { stalled_after: 45m, failing_after: 5 }\n`, "f.yaml", {}).health).toEqual({ failingAfter: 5, stalledAfterMs: 45 * 60_000 });
     expect(() => parseConfig(`${minimal}health: { stalled_after: later }\n`, "f.yaml", {})).toThrow(/health\.stalled_after: is not a duration/);
+  });
+});
+
+describe("limits (lib/config/duration.ts DURATION_LIMITS; docs/limits.md)", () => {
+  const platform = (extra: string) => minimal.replace('token: "env:PLATFORM_API_TOKEN" }', `token: "env:PLATFORM_API_TOKEN", ${extra} }`);
+  /** Each out-of-range value, the file that holds it, and the one line `lookout check-config` says. */
+  const BAD: Array<[string, string]> = [
+    [platform("timeout: 0s"), "platform.timeout: 0s: must be from 1s to 5m"],
+    [platform("timeout: 999ms"), "platform.timeout: 999ms: must be from 1s to 5m"],
+    [platform("timeout: 301s"), "platform.timeout: 301s: must be from 1s to 5m"],
+    [platform("requests_per_hour: 0"), "platform.requests_per_hour: too small (min 1)"],
+    [platform("requests_per_hour: 1e12"), "platform.requests_per_hour: too large (max 1000000)"],
+    [`${minimal}retention: 999999999999d\n`, "retention: 999999999999d: must be from 1d to 3650d"],
+    [`${minimal}retention: 3651d\n`, "retention: 3651d: must be from 1d to 3650d"],
+    [`${minimal}retention: 23h\n`, "retention: 23h: must be from 1d to 3650d"],
+    [`${minimal}retention: ${"9".repeat(400)}d\n`, "retention: 99999999999999999999…: must be from 1d to 3650d"],
+    [`${minimal}backfill_window: 0m\n`, "backfill_window: 0m: must be from 1m to 30d"],
+    [`${minimal}backfill_window: 31d\n`, "backfill_window: 31d: must be from 1m to 30d"],
+    [`${minimal}poll_interval: 0s\n`, "poll_interval: 0s: must be from 1s to 1d"],
+    [`${minimal}poll_interval: 2d\n`, "poll_interval: 2d: must be from 1s to 1d"],
+    [`${minimal}health: { stalled_after: 59s }\n`, "health.stalled_after: 59s: must be from 1m to 30d"],
+    [`${minimal}health: { stalled_after: 1000d }\n`, "health.stalled_after: 1000d: must be from 1m to 30d"],
+    [`${minimal}health: { failing_after: 0 }\n`, "health.failing_after: too small (min 1)"],
+    [`${minimal}health: { failing_after: 100000 }\n`, "health.failing_after: too large (max 1000)"],
+    [`${minimal}notify: { slack_rate: { per_second: 0 } }\n`, "notify.slack_rate.per_second: too small (min 0.01)"],
+    [`${minimal}notify: { slack_rate: { per_second: 1e-300 } }\n`, "notify.slack_rate.per_second: too small (min 0.01)"],
+    [`${minimal}notify: { slack_rate: { per_second: 1e300 } }\n`, "notify.slack_rate.per_second: too large (max 100)"],
+    [`${minimal}notify: { slack_rate: { burst: 0 } }\n`, "notify.slack_rate.burst: too small (min 1)"],
+    [`${minimal}notify: { slack_rate: { burst: 1000000 } }\n`, "notify.slack_rate.burst: too large (max 1000)"],
+  ];
+
+  it("lookout check-config refuses each value out of its range with one line naming the field, exit 1", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lookout-limits-"));
+    for (const [i, [text, line]] of BAD.entries()) {
+      const file = join(dir, `c${i}.yaml`);
+      writeFileSync(file, text);
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await checkConfigCommand({ configFile: file, env: {} }, { out: (l) => out.push(l), err: (l) => err.push(l) });
+      expect({ code, out, err }, text).toEqual({ code: 1, out: [], err: [`lookout check-config: ${file}: ${line}`] });
+    }
+  });
+
+  it("accepts each end of each range", () => {
+    const c = parseConfig(
+      `${platform("timeout: 1s, requests_per_hour: 1000000")}retention: 3650d\nbackfill_window: 1m\npoll_interval: 1d\nhealth: { stalled_after: 30d, failing_after: 1000 }\nnotify: { slack_rate: { per_second: 0.01, burst: 1000 } }\n`,
+      "f.yaml",
+      {},
+    );
+    expect(c).toMatchObject({ retentionMs: 3650 * 86_400_000, backfillWindowMs: 60_000, pollIntervalMs: 86_400_000, platform: { timeoutMs: 1000 } });
+    expect(parseConfig(`${platform("timeout: 5m")}retention: 1d\nbackfill_window: 30d\npoll_interval: 1s\nhealth: { stalled_after: 1m }\n`, "f.yaml", {}))
+      .toMatchObject({ retentionMs: 86_400_000, platform: { timeoutMs: 300_000 }, health: { stalledAfterMs: 60_000 } });
   });
 });

@@ -67,12 +67,21 @@ describe("the stack generated from a configuration", () => {
     expect(Object.keys(cloudformation.Resources)).not.toContain("SlackQueuePolicy");
   });
 
-  it("decrypts only through SSM or Secrets Manager", () => {
-    const s = secretStatements(["ssm:/a/b", "secretsmanager:c"]);
+  it("decrypts only through SSM or Secrets Manager, and only the parameters and secrets it names (encryption context)", () => {
+    const s = secretStatements(["ssm:/a/b", "secretsmanager:c", "ssm:/a/d"]);
     const kms = s.filter((x) => x.Action.includes("kms:Decrypt"));
-    expect(kms.map((x) => JSON.stringify(x.Condition))).toEqual([
-      JSON.stringify({ StringEquals: { "kms:ViaService": { "Fn::Sub": "ssm.${AWS::Region}.amazonaws.com" } } }),
-      JSON.stringify({ StringEquals: { "kms:ViaService": { "Fn::Sub": "secretsmanager.${AWS::Region}.amazonaws.com" } } }),
+    const at = (r: string) => ({ "Fn::Sub": `arn:\${AWS::Partition}:${r}` });
+    expect(kms.map((x) => x.Condition)).toEqual([
+      {
+        StringEquals: {
+          "kms:ViaService": { "Fn::Sub": "ssm.${AWS::Region}.amazonaws.com" },
+          "kms:EncryptionContext:PARAMETER_ARN": [at("ssm:${AWS::Region}:${AWS::AccountId}:parameter/a/b"), at("ssm:${AWS::Region}:${AWS::AccountId}:parameter/a/d")],
+        },
+      },
+      {
+        StringEquals: { "kms:ViaService": { "Fn::Sub": "secretsmanager.${AWS::Region}.amazonaws.com" } },
+        StringLike: { "kms:EncryptionContext:SecretARN": [at("secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:c-??????")] },
+      },
     ]);
     expect(secretStatements([])).toEqual([]);
     expect(secretStatements(["env:X"])).toEqual([]);

@@ -23,13 +23,14 @@ import { DETAIL_TYPES } from "../../lib/alerts/event.js";
 import { loadConfigFile } from "../../lib/config/load.js";
 import { eventPattern } from "../../lib/routes/patterns.js";
 import { inputTemplate, ruleLogicalId } from "../../lib/routes/rules.js";
-import { tableDefinition } from "../../lib/store/table.js";
+import { INDEXES, tableDefinition } from "../../lib/store/table.js";
 import { DEAD_LETTER_QUEUES, FUNCTIONS, type FunctionKey } from "../../infra/stack.js";
 import { bundleSizes } from "../../scripts/bundle-sizes.js";
 import { cfnLintAvailable, lintTemplate } from "../../scripts/lint-template.js";
 import { packageStack } from "../../scripts/package.js";
 import { extractZip, readZip } from "../../scripts/zip.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
+import { sdkUsage } from "../support/sdk-usage.js";
 import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../support/moto.js";
 import { alertInsert } from "../support/stream-records.js";
 
@@ -160,6 +161,43 @@ describe("the packaged stack", () => {
     expect(actionsOf("auditApi")).toEqual(sorted(logs, ["dynamodb:GetItem", "dynamodb:Query"]));
   });
 
+  it("grants each function exactly the AWS calls its code makes, and those Lambda makes for it", async () => {
+    const consume = ["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"];
+    /** Lambda, not the code: the function's logs, its event sources, and a stream's on-failure destination. */
+    const byLambda = (key: FunctionKey): string[] => {
+      const fn = `\${${FUNCTIONS[key].logicalId}LambdaFunction.Arn}`;
+      const out = ["logs:CreateLogStream", "logs:PutLogEvents"];
+      for (const m of ofType("AWS::Lambda::EventSourceMapping").map(([, r]) => r.Properties).filter((p) => text(p.FunctionName) === fn)) {
+        if (/Queue\.Arn\}$/.test(text(m.EventSourceArn))) out.push(...consume);
+        if (/\.StreamArn\}$/.test(text(m.EventSourceArn))) out.push("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams");
+        if (m.DestinationConfig?.OnFailure) out.push("sqs:SendMessage");
+      }
+      return out;
+    };
+    // A class comes whole into a bundle, all its methods: these are in the code but never called by that function.
+    const ingestOnly = {
+      "dynamodb:BatchGetItem": "DynamoIngestStore.getServiceContexts: only poll reads the service directory",
+      "dynamodb:ConditionCheckItem": "DynamoIngestStore.insertRecord's transactions: only poll stores records; the others raise alerts with a conditional PutItem",
+    };
+    const NEVER_CALLED: Partial<Record<FunctionKey, Record<string, string>>> = { dispatch: ingestOnly, notifySlack: ingestOnly, notifyEmail: ingestOnly };
+    /** Granted only when the configuration gives the function a secret or receiver of that kind (asserted above for the example). */
+    const BY_CONFIGURATION = new Set(["kms:Decrypt", "secretsmanager:GetSecretValue", "ses:SendEmail", "ses:SendRawEmail", "ssm:GetParameter"]);
+    const problems: Record<string, { used: string[]; unused: string[]; ungranted: string[] }> = {};
+    for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) {
+      const usage = await sdkUsage(`functions/${FUNCTIONS[key].suffix}.ts`);
+      const never = NEVER_CALLED[key] ?? {};
+      // A stale exception would hide a real call: each must still be in the code.
+      for (const a of Object.keys(never)) expect(usage.actions, `${key}: ${a} is no longer in its code; drop the exception`).toContain(a);
+      const used = usage.actions.filter((a) => !(a in never));
+      const granted = actionsOf(key);
+      const needed = new Set([...byLambda(key), ...used]);
+      const unused = granted.filter((a) => !needed.has(a));
+      const ungranted = used.filter((a) => !granted.includes(a) && !BY_CONFIGURATION.has(a));
+      if (unused.length || ungranted.length) problems[key] = { used: usage.calls, unused, ungranted };
+    }
+    expect(problems).toEqual({});
+  }, 60_000);
+
   it("names the narrowest resource for every action", () => {
     const table = "${LookoutTable.Arn}";
     expect(resourcesFor("dispatch", "dynamodb:PutItem")).toEqual([table]);
@@ -174,7 +212,10 @@ describe("the packaged stack", () => {
     expect(resourcesFor("notifyEmail", "ses:SendRawEmail")).toEqual(
       [`${ARN}:ses:${REGION_ACCOUNT}:identity/example.com`, `${ARN}:ses:${REGION_ACCOUNT}:identity/lookout@example.com`].sort(),
     );
-    expect(resourcesFor("auditApi", "dynamodb:Query")).toEqual([table, "${LookoutTable.Arn}/index/*"].sort());
+    // The audit indexes by name (lib/store/table.ts), never index/*: a new index is not readable by accident.
+    expect(resourcesFor("auditApi", "dynamodb:Query")).toEqual([table, ...INDEXES.map((i) => `\${LookoutTable.Arn}/index/${i.name}`)].sort());
+    expect(INDEXES.every((i) => i.name.startsWith("audit-"))).toBe(true);
+    expect(resourcesFor("auditApi", "dynamodb:GetItem")).toEqual([table]);
     expect(resourcesFor("notifySlack", "ssm:GetParameter")).toEqual([
       `${ARN}:ssm:${REGION_ACCOUNT}:parameter/lookout/prod/slack-bot-token`,
       `${ARN}:ssm:${REGION_ACCOUNT}:parameter/lookout/prod/slack-webhook-platform`,
@@ -190,11 +231,15 @@ describe("the packaged stack", () => {
     /** Wildcards inside an ARN that are as narrow as IAM allows. */
     const NARROW_WILDCARDS: Array<{ why: string; resource: RegExp; condition?: (c: Cfn | undefined) => boolean }> = [
       { why: "the streams of the function's own log group", resource: /:log-group:\/aws\/lambda\/lookout-[a-z0-9-]+:\*$/ },
-      { why: "the table's own indexes (audit queries)", resource: /^\$\{LookoutTable\.Arn\}\/index\/\*$/ },
       {
-        why: "the key of an SSM parameter or a secret is the account's choice; only through that service",
+        why: "the key of an SSM parameter or a secret is the account's choice; only through that service, for the parameters or secrets named",
         resource: /:kms:\$\{AWS::Region\}:\$\{AWS::AccountId\}:key\/\*$/,
-        condition: (c) => /^(ssm|secretsmanager)\.\$\{AWS::Region\}\.amazonaws\.com$/.test(text(c?.StringEquals?.["kms:ViaService"] ?? "")),
+        condition: (c) => {
+          const via = /^(ssm|secretsmanager)\.\$\{AWS::Region\}\.amazonaws\.com$/.exec(text(c?.StringEquals?.["kms:ViaService"] ?? ""));
+          const context = via?.[1] === "ssm" ? c?.StringEquals?.["kms:EncryptionContext:PARAMETER_ARN"] : c?.StringLike?.["kms:EncryptionContext:SecretARN"];
+          const named = asList(context ?? []).map(text);
+          return Boolean(via) && named.length > 0 && named.every((n) => (via![1] === "ssm" ? /:parameter\/[^*?]+$/ : /:secret:[^*]+$/).test(n));
+        },
       },
     ];
     const problems: string[] = [];
@@ -228,7 +273,19 @@ describe("the packaged stack", () => {
     }
   });
 
-  it("includes infra/table.yml as it is: stream, TTL, point-in-time recovery, retained", () => {
+  it("encrypts the alarm and health topics with a key of the stack that EventBridge and CloudWatch may publish with", () => {
+    const topics = ofType("AWS::SNS::Topic");
+    expect(topics.map(([id]) => id).sort()).toEqual(["AlarmTopic", "HealthTopic"]);
+    for (const [id, t] of topics) expect(t.Properties.KmsMasterKeyId, id).toEqual({ Ref: "TopicKey" });
+    const key = resources.TopicKey!;
+    expect(key).toMatchObject({ Type: "AWS::KMS::Key", DeletionPolicy: "Retain", Properties: { EnableKeyRotation: true } });
+    const publish = key.Properties.KeyPolicy.Statement.find((s: Cfn) => s.Sid === "RuleAndAlarmsPublish");
+    expect(publish.Principal.Service.sort()).toEqual(["cloudwatch.amazonaws.com", "events.amazonaws.com"]);
+    expect(publish.Action).toEqual(["kms:Decrypt", "kms:GenerateDataKey*"]);
+    expect(publish.Condition).toEqual({ StringEquals: { "aws:SourceAccount": { Ref: "AWS::AccountId" } } });
+  });
+
+  it("includes infra/table.yml as it is: stream, TTL, point-in-time recovery, retained, deletion protection", () => {
     const yml = parseYaml(readFileSync("infra/table.yml", "utf8")).Resources.LookoutTable;
     const table = resources.LookoutTable!;
     expect(table).toEqual(yml);
@@ -236,6 +293,8 @@ describe("the packaged stack", () => {
     expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: "expires_at", Enabled: true });
     expect(table.Properties.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled).toBe(true);
     expect(table.DeletionPolicy).toBe("Retain");
+    expect(table.UpdateReplacePolicy).toBe("Retain");
+    expect(table.Properties.DeletionProtectionEnabled).toBe(true);
   });
 
   it("feeds poll and the notifiers from SQS with partial batch failures, and dead-letters what keeps failing", () => {
