@@ -122,7 +122,7 @@ describe("the planner", () => {
   it("answers kind, severity, transition and entry type from the 'what' partitions", () => {
     expect(plan({ transition: "failed" })).toMatchObject({ index: "audit-what", partitions: ["TR#failed"] });
     expect(plan({ kind: "deployment" }).partitions).toEqual(["KIND#deployment", "TR#failed", "TR#still_failing", "TR#recovered", "TR#cancelled"]);
-    expect(plan({ severity: "error" }).partitions).toEqual(["TR#failed", "TR#still_failing", "TR#cluster_error"]);
+    expect(plan({ severity: "error" }).partitions).toEqual(["TR#failed", "TR#still_failing", "TR#cluster_error", "TR#quarantined"]);
     expect(plan({ severity: "critical" }).partitions).toEqual(["TR#token_rejected", "TR#polling_stalled"]);
     expect(plan({ type: "record" }).partitions).toEqual(["KIND#webhook_delivery", "KIND#cluster_log"]);
     expect(plan({ kind: "cluster_log", type: "alert" }).partitions).toEqual(["TR#cluster_error"]);
