@@ -76,7 +76,7 @@ async function build(logger: Logger): Promise<CloudRuntime> {
     watch: watchlist(config),
     dispatch: new DynamoDispatchStore({ client: dynamodb, tableName }),
     pollDeps: {
-      client: createPlatformClient({ baseUrl: config.platform.url, token, auth: config.platform.auth, timeoutMs: config.platform.timeoutMs }),
+      client: createPlatformClient({ baseUrl: config.platform.url, token, auth: config.platform.auth, timeoutMs: config.platform.timeoutMs, maxResponseBytes: config.platform.maxResponseBytes }),
       store: new DynamoIngestStore({ client: dynamodb, tableName, retentionMs: config.retentionMs }),
       now: () => new Date(),
       backfillWindowMs: config.backfillWindowMs,

@@ -127,6 +127,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
     token,
     auth: config.platform.auth,
     timeoutMs: config.platform.timeoutMs,
+    maxResponseBytes: config.platform.maxResponseBytes,
     onCost: opts.onCost,
   });
   const store = new DynamoIngestStore({ client: dynamodb, tableName, retentionMs: config.retentionMs, now });

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { ConfigFile } from "./schema.js";
 import { parseDuration } from "./duration.js";
+import { parseSize } from "./size.js";
 import { describeIssue, jsonPath } from "../platform/issues.js";
 import { routingProblem, toNotify, toRoutes } from "../routes/config.js";
 import type { NotifySettings, Route } from "../routes/types.js";
@@ -51,6 +52,8 @@ export interface Config {
     auth: "token" | "bearer";
     requestsPerHour: number;
     timeoutMs: number;
+    /** Answers larger than this, decompressed, are refused (the loader always sets it; default 20 MB). */
+    maxResponseBytes?: number;
   };
   watch: Watch[];
   backfillWindowMs: number;
@@ -117,6 +120,7 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
       auth: c.platform.auth,
       requestsPerHour: c.platform.requests_per_hour,
       timeoutMs: ms(c.platform.timeout),
+      maxResponseBytes: parseSize(c.platform.max_response_size)!,
     },
     watch: c.watch.map((w) => ({
       organization: w.organization.toLowerCase(),

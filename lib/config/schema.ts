@@ -4,6 +4,7 @@
  */
 import * as z from "zod/mini";
 import { parseDuration } from "./duration.js";
+import { parseSize } from "./size.js";
 import { routeSchemas } from "../routes/config.js";
 
 // Any 8-4-4-4-12 hex id, as the platform issues (not only RFC 4122 variants).
@@ -12,6 +13,9 @@ const uuid = () => z.guid();
 /** A duration string, checked here and turned into milliseconds by the loader. */
 const duration = () =>
   z.string().check(z.refine((s) => parseDuration(s) !== undefined, { message: "is not a duration like 90s, 15m, 1h or 400d" }));
+
+/** A size string (`20MB`), turned into bytes by the loader. */
+const size = () => z.string().check(z.refine((s) => parseSize(s) !== undefined, { message: "is not a size like 512KB, 20MB or 1GB" }));
 
 /**
  * Where a secret comes from: `env:NAME`, `ssm:/parameter/name` or `secretsmanager:name`. A literal token
@@ -48,6 +52,8 @@ export const PlatformSettings = z.strictObject({
   auth: z._default(z.enum(["token", "bearer"]), "token"),
   requests_per_hour: z._default(z.int().check(z.minimum(1)), 1000),
   timeout: z._default(duration(), "10s"),
+  /** Larger answers (decompressed) are refused: a runaway or hostile answer must not fill memory. */
+  max_response_size: z._default(size(), "20MB"),
 });
 
 const Routing = routeSchemas(SecretRef);
