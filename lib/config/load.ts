@@ -30,11 +30,16 @@ export interface WatchedApplication {
   environment?: string;
 }
 
+export interface WatchedCluster {
+  id: string;
+  name?: string;
+}
+
 export interface Watch {
   organization: string;
   name?: string;
   webhooks: string[];
-  clusters: string[];
+  clusters: WatchedCluster[];
   applications: WatchedApplication[];
 }
 
@@ -126,7 +131,7 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
       organization: w.organization.toLowerCase(),
       ...(w.name ? { name: w.name } : {}),
       webhooks: w.webhooks,
-      clusters: w.clusters,
+      clusters: w.clusters.map((c) => (typeof c === "string" ? { id: c } : c)),
       applications: w.applications.map((a) => (typeof a === "string" ? { id: a } : a)),
     })),
     backfillWindowMs: ms(c.backfill_window),

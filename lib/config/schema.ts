@@ -37,12 +37,15 @@ export const WatchedApplication = z.union([
   }),
 ]);
 
+/** A cluster by id, or `{ id, name }`: the name then appears in its alerts. */
+export const WatchedCluster = z.union([uuid(), z.strictObject({ id: uuid(), name: z.optional(z.string()) })]);
+
 // Strict objects throughout: a misspelt key (`backfil_window`) is an error naming it, never ignored.
 export const Watch = z.strictObject({
   organization: uuid(),
   name: z.optional(z.string()),
   webhooks: z._default(z.array(uuid()), []),
-  clusters: z._default(z.array(uuid()), []),
+  clusters: z._default(z.array(WatchedCluster), []),
   applications: z._default(z.array(WatchedApplication), []),
 });
 

@@ -26,7 +26,7 @@ const big: Watchlist = watchlist({
   watch: [0, 1].map((g) => ({
     organization: uuid("0", g),
     webhooks: Array.from({ length: 10 }, (_, i) => uuid("b", g * 100 + i)),
-    clusters: Array.from({ length: 25 }, (_, i) => uuid("c", g * 100 + i)),
+    clusters: Array.from({ length: 25 }, (_, i) => ({ id: uuid("c", g * 100 + i) })),
     applications: Array.from({ length: 250 }, (_, i) => ({ id: uuid("a", g * 1000 + i) })),
   })),
 });
