@@ -122,6 +122,12 @@ export function deliveryDetail(r: WebhookDeliveryRecord, observedAt: string): Lo
   });
 }
 
+/** The organization's configured name (`watch[].name`), when there is one. */
+export function withOrganizationName(d: LookoutEventDetail, names: ReadonlyMap<string, string> | undefined): LookoutEventDetail {
+  const name = names?.get(d.organization.id);
+  return name && !d.organization.name ? { ...d, organization: { ...d.organization, name } } : d;
+}
+
 export function clusterDetail(r: ClusterLogRecord, observedAt: string, cluster?: NamedRef): LookoutEventDetail {
   const tag = r.error?.tag;
   const message = r.error?.message ?? r.message ?? r.error?.underlying;

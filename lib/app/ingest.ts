@@ -12,7 +12,7 @@ import { DynamoIngestStore } from "../store/ingest-store.js";
 import { DynamoDispatchStore } from "../store/dispatch-store.js";
 import { watchlist, type Watchlist } from "../ingest/dispatch.js";
 import type { Log, PollDeps } from "../ingest/poll.js";
-import { configuredClusterNames, configuredContexts } from "./context.js";
+import { configuredClusterNames, configuredContexts, configuredOrganizationNames } from "./context.js";
 
 /** What differs between the cloud and one machine. */
 export interface Adapters {
@@ -60,6 +60,7 @@ export async function composeIngest(config: Config, a: Adapters): Promise<Ingest
       backfillWindowMs: config.backfillWindowMs,
       configured: configuredContexts(config),
       clusterNames: configuredClusterNames(config),
+      organizationNames: configuredOrganizationNames(config),
       log: a.log,
     },
   };

@@ -83,6 +83,8 @@ describe("the cloud and one machine are built by one composition root", () => {
     expect(cloud.pollDeps.configured!.has(WEB)).toBe(false);
     expect(cloud.pollDeps.clusterNames).toEqual(local.pollDeps.clusterNames);
     expect([...cloud.pollDeps.clusterNames!]).toEqual([[CLUSTER, "eu-prod"]]);
+    expect(cloud.pollDeps.organizationNames).toEqual(local.pollDeps.organizationNames);
+    expect([...cloud.pollDeps.organizationNames!]).toEqual([[ORG, "acme"]]);
     expect(cloud.pollDeps.backfillWindowMs).toBe(42 * 60_000);
     expect(local.pollDeps.backfillWindowMs).toBe(42 * 60_000);
     expect(cloud.watch.sources).toEqual(local.watch.sources);

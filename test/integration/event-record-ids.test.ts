@@ -8,13 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
-import { createPlatformClient } from "../../lib/platform/client.js";
-import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
-import { pollSource, type PollDeps } from "../../lib/ingest/poll.js";
+import { pollSource } from "../../lib/ingest/poll.js";
+import { parseConfig } from "../../lib/config/load.js";
+import { composeIngest } from "../../lib/app/ingest.js";
 import type { LookoutEventDetail } from "../../lib/alerts/event.js";
 import { explainCommand } from "../../local/audit-commands.js";
-import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { freshTable } from "../support/dynamodb.js";
 
 const ORG = randomUUID();
 const WEBHOOK = randomUUID();
@@ -50,19 +50,24 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-describe("platform ids in events, and explain by them", () => {
+describe("platform ids and configured names in events, and explain by id", () => {
   it("a delivery's event carries its id; explain <delivery id> shows the record and its alert", async () => {
     const { client: dynamodb, tableName } = await freshTable("record-ids");
     const raised: LookoutEventDetail[] = [];
-    // A window wide enough that the fixed 2026 log time is not backfill at first sight.
-    const deps: PollDeps = {
-      client: createPlatformClient({ baseUrl: url, token: "t-ids", auth: "token" }),
-      store: new DynamoIngestStore({ client: dynamodb, tableName, retentionMs: TEST_RETENTION_MS }),
-      now: () => new Date(),
-      backfillWindowMs: 400 * 86_400_000,
-      log: { info() {}, warn() {}, error() {} },
-      onAlert: (d) => void raised.push(d),
-    };
+    // Built as the functions and `lookout run` build it. A backfill window wide enough that the fixed
+    // 2026 log time is not backfill at first sight.
+    const config = parseConfig(
+      `platform: { url: "${url}", token: "env:T" }
+watch: [{ organization: ${ORG}, name: acme, webhooks: [${WEBHOOK}], clusters: [{ id: ${CLUSTER}, name: eu-prod }] }]
+backfill_window: 36500d
+retention: 36500d
+`,
+      "ids.yaml",
+    );
+    const { pollDeps: deps } = await composeIngest(config, {
+      dynamodb, tableName, resolveSecret: async () => "t-ids", log: { info() {}, warn() {}, error() {} },
+    });
+    deps.onAlert = (d) => void raised.push(d);
     await pollSource({ source: { kind: "webhook", organizationId: ORG, id: WEBHOOK } }, deps);
     await pollSource({ source: { kind: "cluster", organizationId: ORG, id: CLUSTER } }, deps);
 
@@ -71,6 +76,10 @@ describe("platform ids in events, and explain by them", () => {
     expect(delivery.http?.delivery_id).toBe(DELIVERY);
     const log = raised.find((d) => d.kind === "cluster_log")!;
     expect(log.record).toMatchObject({ type: "cluster_log_entry", timestamp: LOG_TIME, step: "CreateError" });
+    // Configured names reach the alerts: the cluster's and the organization's.
+    expect(log.cluster).toEqual({ id: CLUSTER, name: "eu-prod" });
+    expect(log.summary).toMatch(/^Cluster eu-prod InsufficientCapacity at CreateError/);
+    for (const d of raised) expect(d.organization).toEqual({ id: ORG, name: "acme" });
 
     const audit = new DynamoAuditStore({ client: dynamodb, tableName });
     for (const d of [delivery, log]) {
