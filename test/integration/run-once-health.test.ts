@@ -59,7 +59,8 @@ const healthEvents = (dataDir: string) =>
     : [];
 
 describe("lookout run --once, run by cron", () => {
-  it("raises source_failing on the failing_after-th failing run, not before, and once", async () => {
+  // Four child processes, each starting the CLI: slow on a loaded machine, so a generous budget.
+  it("raises source_failing on the failing_after-th failing run, not before, and once", { timeout: 180_000 }, async () => {
     const dataDir = join(dir, "data");
     const config = join(dir, "lookout.yaml");
     writeFileSync(
