@@ -24,6 +24,7 @@ const STALLS = randomUUID();
 const BOMB = randomUUID();
 const HUGE = randomUUID();
 const FINE = randomUUID();
+const DECLARED = randomUUID();
 const MB = 1024 * 1024;
 let server: Server;
 let url: string;
@@ -70,6 +71,11 @@ beforeAll(async () => {
     if (u.includes(BOMB)) {
       res.writeHead(200, { "content-encoding": "gzip" });
       return void zeros(1024 * MB).pipe(createGzip({ level: 1 })).pipe(res);
+    }
+    if (u.includes(DECLARED)) {
+      // Says it is 30 MB, sends a byte, then stalls: refused on the header, not waited for.
+      res.writeHead(200, { "content-length": String(30 * MB) });
+      return void res.write("{");
     }
     if (u.includes(HUGE)) {
       res.writeHead(200); // chunked: no length to refuse it by
@@ -121,6 +127,12 @@ describe("a platform answer is bounded in time and size", () => {
     expect(err).toBeInstanceOf(PlatformResponseTooLargeError);
     expect(err.message).toMatch(/larger than 5 MB/);
     expect(process.memoryUsage().rss - before).toBeLessThan(200 * MB);
+  });
+
+  it("an answer whose declared length is over the limit is refused without waiting for its body", async () => {
+    const err = await webhookEvents(client({ maxResponseBytes: 5 * MB, timeoutMs: 60_000 }), DECLARED).catch((e) => e);
+    expect(err).toBeInstanceOf(PlatformResponseTooLargeError);
+    expect(err.cost).toMatchObject({ requests: 1, statuses: [200] });
   });
 
   it("an answer within the limit is read as before", async () => {
