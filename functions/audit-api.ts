@@ -16,6 +16,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { AuditQueryError } from "../lib/audit/model.js";
 import { parseAuditQuery } from "../lib/audit/parse.js";
 import { DynamoAuditStore, type AuditReader } from "../lib/audit/dynamo.js";
+import { requiredEnv } from "../lib/app/env.js";
 
 export interface AuditApiDeps {
   reader: AuditReader;
@@ -71,12 +72,6 @@ export function createAuditApiHandler(deps: AuditApiDeps | (() => AuditApiDeps |
     }
   };
   return middy(base).use(injectLambdaContext(logger)) as unknown as AuditApiHandler;
-}
-
-function requiredEnv(name: string): string {
-  const v = process.env[name];
-  if (!v) throw new Error(`environment variable ${name} is not set`);
-  return v;
 }
 
 let reader: AuditReader | undefined;

@@ -16,6 +16,7 @@ import { type EventBus, eventBridgeBus } from "../lib/alerts/bus.js";
 import { detailTypeOf } from "../lib/alerts/event.js";
 import { publishOutbox } from "../lib/alerts/outbox.js";
 import type { PublishOptions } from "../lib/alerts/publish.js";
+import { requiredEnv } from "../lib/app/env.js";
 
 export interface PublishHandlerDeps {
   bus: EventBus;
@@ -69,12 +70,6 @@ export function createPublishHandler(deps: PublishHandlerDeps): PublishHandler {
   };
 
   return middy(base).use(injectLambdaContext(logger)).use(logMetrics(metrics)) as unknown as PublishHandler;
-}
-
-function requiredEnv(name: string): string {
-  const v = process.env[name];
-  if (!v) throw new Error(`environment variable ${name} is not set`);
-  return v;
 }
 
 let real: PublishHandler | undefined;

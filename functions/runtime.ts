@@ -8,24 +8,13 @@ import { getParameter } from "@aws-lambda-powertools/parameters/ssm";
 import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { loadConfigFile, resolveSecret, type Config } from "../lib/config/load.js";
-import { createPlatformClient } from "../lib/platform/client.js";
-import { DynamoIngestStore } from "../lib/store/ingest-store.js";
-import { DynamoDispatchStore } from "../lib/store/dispatch-store.js";
-import { watchlist, type Watchlist } from "../lib/ingest/dispatch.js";
-import type { Log, PollDeps } from "../lib/ingest/poll.js";
+import type { Log } from "../lib/ingest/poll.js";
+import { composeIngest, type Adapters, type IngestServices } from "../lib/app/ingest.js";
+import { requiredEnv } from "../lib/app/env.js";
 
-export interface CloudRuntime {
-  config: Config;
-  watch: Watchlist;
-  dispatch: DynamoDispatchStore;
-  pollDeps: PollDeps;
-}
+export { requiredEnv };
 
-export function requiredEnv(name: string): string {
-  const v = process.env[name];
-  if (!v) throw new Error(`environment variable ${name} is not set`);
-  return v;
-}
+export type CloudRuntime = IngestServices;
 
 /** Powertools' Logger as the stages' `Log` port. */
 export function asLog(logger: Logger): Log {
@@ -66,21 +55,11 @@ export function cloudSecret(ref: string): Promise<string> {
   });
 }
 
-async function build(logger: Logger): Promise<CloudRuntime> {
-  const config = loadBundledConfig();
-  const token = await cloudSecret(config.platform.tokenRef);
-  const tableName = requiredEnv("TABLE_NAME");
-  const dynamodb = new DynamoDBClient({});
-  return {
-    config,
-    watch: watchlist(config),
-    dispatch: new DynamoDispatchStore({ client: dynamodb, tableName }),
-    pollDeps: {
-      client: createPlatformClient({ baseUrl: config.platform.url, token, auth: config.platform.auth, timeoutMs: config.platform.timeoutMs }),
-      store: new DynamoIngestStore({ client: dynamodb, tableName, retentionMs: config.retentionMs }),
-      now: () => new Date(),
-      backfillWindowMs: config.backfillWindowMs,
-      log: asLog(logger),
-    },
-  };
+/** The cloud's adapters: the table named by TABLE_NAME, secrets from SSM and Secrets Manager. */
+export function cloudAdapters(logger: Logger): Adapters {
+  return { dynamodb: new DynamoDBClient({}), tableName: requiredEnv("TABLE_NAME"), resolveSecret: cloudSecret, log: asLog(logger) };
+}
+
+function build(logger: Logger): Promise<CloudRuntime> {
+  return composeIngest(loadBundledConfig(), cloudAdapters(logger));
 }

@@ -8,24 +8,25 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
 import type { Config } from "../lib/config/load.js";
 import { resolveSecret } from "../lib/config/load.js";
-import { createPlatformClient, type PlatformApi, type PlatformClient } from "../lib/platform/client.js";
+import type { PlatformApi, PlatformClient } from "../lib/platform/client.js";
 import type { CallCost } from "../lib/platform/cost.js";
-import { DynamoIngestStore } from "../lib/store/ingest-store.js";
+import type { DynamoIngestStore } from "../lib/store/ingest-store.js";
 import { ensureTable } from "../lib/store/table.js";
-import type { ServiceContext } from "../lib/alerts/build.js";
 import type { LookoutEventEnvelope } from "../lib/alerts/event.js";
 import type { OutboxPublishResult } from "../lib/alerts/outbox.js";
 import type { Log, PollDeps } from "../lib/ingest/poll.js";
-import { watchlist, type Watchlist } from "../lib/ingest/dispatch.js";
-import { DynamoDispatchStore } from "../lib/store/dispatch-store.js";
+import type { Watchlist } from "../lib/ingest/dispatch.js";
+import type { DynamoDispatchStore } from "../lib/store/dispatch-store.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local.js";
 import { LocalBus } from "./bus.js";
 import { ensureDataDir } from "./data-dir.js";
-import { DynamoNotifyStore } from "../lib/store/notify-store.js";
+import type { DynamoNotifyStore } from "../lib/store/notify-store.js";
+import type { Route } from "../lib/routes/types.js";
 import { routeEvent } from "../lib/routes/match.js";
-import { notifyEvent, type Delivery } from "../lib/notify/notifier.js";
-import { channelResolver } from "../lib/notify/receivers.js";
+import { notifyEvent, type Delivery, type NotifierDeps } from "../lib/notify/notifier.js";
 import { slackSender } from "../lib/notify/slack/send.js";
+import { composeIngest } from "../lib/app/ingest.js";
+import { composeNotify } from "../lib/app/notify.js";
 import { fileTransport, smtpTransport } from "../lib/notify/email/transport.js";
 import type { EmailTransport } from "../lib/notify/types.js";
 import { OutboxStreamReader, outboxPublisher } from "./stream.js";
@@ -41,6 +42,9 @@ export interface LocalPipeline {
   tableName: string;
   store: DynamoIngestStore;
   notifyStore: DynamoNotifyStore;
+  /** What each published event is routed by and delivered with (the same as the notify functions'). */
+  routes: readonly Route[];
+  notifier: NotifierDeps;
   bus: LocalBus;
   reader: OutboxStreamReader;
   /** Events whose delivery is unfinished: `notifyRetries.retry()` delivers them again (each pass of `lookout run`). */
@@ -68,22 +72,6 @@ async function localEmailTransport(config: Config, env: NodeJS.ProcessEnv): Prom
   if (!config.notify.email) return undefined;
   if (config.notify.email.smtpUrlRef) return smtpTransport(await resolveSecret(config.notify.email.smtpUrlRef, env));
   return fileTransport(join(config.dataDir, "outbox"));
-}
-
-/** Names given in the configuration, by application id. */
-export function configuredContexts(config: Config): Map<string, ServiceContext> {
-  const out = new Map<string, ServiceContext>();
-  for (const w of config.watch) {
-    for (const a of w.applications) {
-      const ctx: ServiceContext = {
-        ...(a.name ? { name: a.name } : {}),
-        ...(a.project ? { project: { id: a.project, name: a.project } } : {}),
-        ...(a.environment ? { environment: { id: a.environment, name: a.environment } } : {}),
-      };
-      if (Object.keys(ctx).length) out.set(a.id, ctx);
-    }
-  }
-  return out;
 }
 
 export interface LocalStore {
@@ -119,37 +107,38 @@ export async function openLocalStore(config: Pick<Config, "dataDir"> & Partial<P
 export async function openLocalPipeline(config: Config, opts: OpenOptions): Promise<LocalPipeline> {
   const env = opts.env ?? process.env;
   const now = opts.now ?? (() => new Date());
-  const token = await resolveSecret(config.platform.tokenRef, env);
+  const resolve = (ref: string) => resolveSecret(ref, env);
+  // The token first: a missing one is reported before DynamoDB Local is started.
+  await resolve(config.platform.tokenRef);
   const { dynamodb, streams, tableName, close } = await openLocalStore(config, env);
-
-  const client = createPlatformClient({
-    baseUrl: config.platform.url,
-    token,
-    auth: config.platform.auth,
-    timeoutMs: config.platform.timeoutMs,
-    onCost: opts.onCost,
-  });
-  const store = new DynamoIngestStore({ client: dynamodb, tableName, retentionMs: config.retentionMs, now });
+  const adapters = { dynamodb, tableName, resolveSecret: resolve, log: opts.log, now };
+  let services;
+  try {
+    const ingest = await composeIngest(config, { ...adapters, ...(opts.onCost ? { onCost: opts.onCost } : {}) });
+    const emailTransport = await localEmailTransport(config, env);
+    const notify = composeNotify(config, {
+      ...adapters,
+      outbox: ingest.store,
+      slack: slackSender(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}),
+      ...(emailTransport ? { emailTransport } : {}),
+    });
+    services = { ...ingest, ...notify };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  const { store, routes, notifier } = services;
   const bus = new LocalBus({ dataDir: config.dataDir, now });
   if (opts.onEvent) bus.subscribe(opts.onEvent);
 
   // Routes drive the local bus exactly as they drive the deployed EventBridge rules.
-  const notifyStore = new DynamoNotifyStore({ client: dynamodb, tableName, retentionMs: config.retentionMs, now });
-  const emailTransport = await localEmailTransport(config, env);
-  const channelFor = channelResolver({
-    resolveSecret: (ref) => resolveSecret(ref, env),
-    slack: slackSender(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}),
-    ...(config.notify.email && emailTransport ? { email: { from: config.notify.email.from, transport: emailTransport } } : {}),
-  });
   const notifyRetries = new NotifyRetries({
     dataDir: config.dataDir,
     now,
     log: opts.log,
     notify: async (envelope) => {
-      const decisions = routeEvent(envelope.detail, config.routes).map((d) => ({ route: d.route.name, receivers: d.receivers }));
-      const deliveries = await notifyEvent(envelope.detail, decisions, {
-        settings: config.notify, store: notifyStore, outbox: store, channelFor, now, log: opts.log,
-      });
+      const decisions = routeEvent(envelope.detail, routes).map((d) => ({ route: d.route.name, receivers: d.receivers }));
+      const deliveries = await notifyEvent(envelope.detail, decisions, notifier);
       opts.onDelivery?.(envelope.detail, deliveries);
       return deliveries;
     },
@@ -163,19 +152,10 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
     onRecords: outboxPublisher(bus, { busName: LOCAL_BUS }, opts.onPublished),
     onError: (err) => opts.log.error("publishing failed; will retry", { error: (err as Error).message }),
   });
-  const pollDeps: PollDeps = {
-    client,
-    store,
-    now,
-    backfillWindowMs: config.backfillWindowMs,
-    configured: configuredContexts(config),
-    log: opts.log,
-  };
 
   return {
-    config, client, dynamodb, tableName, store, notifyStore, bus, reader, notifyRetries, pollDeps,
-    watch: watchlist(config),
-    dispatch: new DynamoDispatchStore({ client: dynamodb, tableName }),
+    config, client: services.client, dynamodb, tableName, store, notifyStore: notifier.store, routes, notifier, bus, reader,
+    notifyRetries, pollDeps: services.pollDeps, watch: services.watch, dispatch: services.dispatch,
     async close() {
       await reader.stop();
       await close();

@@ -6,7 +6,7 @@ import pMap from "p-map";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Config } from "../lib/config/load.js";
 import type { Log, PollRequest, PollResult } from "../lib/ingest/poll.js";
-import { everySource, planPolls, pollAndRecord, raiseHealth } from "../lib/ingest/cycle.js";
+import { DISPATCH_NAME, everySource, planPolls, pollAndRecord, raiseHealth } from "../lib/ingest/cycle.js";
 import { openLocalPipeline, type LocalPipeline } from "./pipeline.js";
 import {
   PlatformForbiddenError,
@@ -71,6 +71,9 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
     await preflight(pipeline);
     if (opts.once) {
       await pollEach(pipeline, await everySource(pipeline.dispatch, pipeline.watch), { ...opts, verbosePolls: true }, summary);
+      // The failures recorded across runs (the table keeps them) raise health as dispatch's tick would.
+      const state = await pipeline.dispatch.get(DISPATCH_NAME);
+      if (state) await raiseHealth(state, pipeline.watch, now(), pipeline.store, (d) => opts.print(alertLine(d, undefined, now())), opts.config.health);
       await pipeline.reader.drain();
       await pipeline.notifyRetries.retry();
     } else {

@@ -74,6 +74,7 @@ export function deploymentDetail(args: {
     occurred_at: obs.updated_at ?? obs.created_at ?? observedAt,
     observed_at: observedAt,
     summary: parts.join(" — "),
+    record: { type: "deployment_execution" as const, id: obs.execution_id },
     deployment: compact({
       execution_id: obs.execution_id,
       commit: commit
@@ -109,7 +110,9 @@ export function deliveryDetail(r: WebhookDeliveryRecord, observedAt: string): Lo
     occurred_at: r.created_at ?? observedAt,
     observed_at: observedAt,
     summary: `Webhook delivery${r.matched_event ? ` of ${r.matched_event}` : ""} to ${r.target_host ?? "its target"} ${answered}`,
+    record: { type: "webhook_delivery" as const, id: r.id },
     http: compact({
+      delivery_id: r.id,
       status_code: r.status_code,
       target_host: r.target_host,
       matched_event: r.matched_event,
@@ -117,6 +120,12 @@ export function deliveryDetail(r: WebhookDeliveryRecord, observedAt: string): Lo
       response_excerpt: r.response_excerpt,
     }),
   });
+}
+
+/** The organization's configured name (`watch[].name`), when there is one. */
+export function withOrganizationName(d: LookoutEventDetail, names: ReadonlyMap<string, string> | undefined): LookoutEventDetail {
+  const name = names?.get(d.organization.id);
+  return name && !d.organization.name ? { ...d, organization: { ...d.organization, name } } : d;
 }
 
 export function clusterDetail(r: ClusterLogRecord, observedAt: string, cluster?: NamedRef): LookoutEventDetail {
@@ -135,6 +144,7 @@ export function clusterDetail(r: ClusterLogRecord, observedAt: string, cluster?:
     observed_at: observedAt,
     summary: `Cluster ${cluster?.name ?? r.cluster_id} ${tag ?? "error"}${r.step ? ` at ${r.step}` : ""}${message ? `: ${firstLine(message, 100)}` : ""}`,
     error: compact({ tag, message, hint: r.error?.hint, link: r.error?.link, step: r.step }),
+    record: compact({ type: "cluster_log_entry" as const, id: r.id, timestamp: r.timestamp, step: r.step }),
     link: r.error?.link,
   });
 }

@@ -84,12 +84,26 @@ export interface ErrorFacts {
 }
 
 export interface HttpFacts {
+  /** The platform's id of the delivery (since 1.1): find it on the platform, or `lookout explain` it. */
+  delivery_id?: string;
   status_code: number | null;
   target_host?: string;
   matched_event?: string;
   delivery_kind?: string;
   /** The first few hundred characters of the target's answer, redacted. */
   response_excerpt?: string;
+}
+
+/**
+ * The platform record an event is about (since 1.1; on every event but health): a deployment execution,
+ * a webhook delivery, a cluster log entry. Cluster log entries have no platform id (docs/platform.md):
+ * theirs is Lookout's hash of the entry, and `timestamp` and `step` as the platform wrote them find it.
+ */
+export interface RecordRef {
+  type: "deployment_execution" | "webhook_delivery" | "cluster_log_entry";
+  id: string;
+  timestamp?: string;
+  step?: string;
 }
 
 export interface HealthFacts {
@@ -125,6 +139,7 @@ export interface LookoutEventDetail {
   error?: ErrorFacts;
   http?: HttpFacts;
   health?: HealthFacts;
+  record?: RecordRef;
   /** Follow-ups (still failing, recovered) name the alert that opened the incident, for threading. */
   incident_id?: string;
   /** A link to the thing on the platform, when one is known. */

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { ConfigFile } from "./schema.js";
 import { parseDuration } from "./duration.js";
+import { parseSize } from "./size.js";
 import { describeIssue, jsonPath } from "../platform/issues.js";
 import { routingProblem, toNotify, toRoutes } from "../routes/config.js";
 import type { NotifySettings, Route } from "../routes/types.js";
@@ -29,11 +30,16 @@ export interface WatchedApplication {
   environment?: string;
 }
 
+export interface WatchedCluster {
+  id: string;
+  name?: string;
+}
+
 export interface Watch {
   organization: string;
   name?: string;
   webhooks: string[];
-  clusters: string[];
+  clusters: WatchedCluster[];
   applications: WatchedApplication[];
 }
 
@@ -51,6 +57,8 @@ export interface Config {
     auth: "token" | "bearer";
     requestsPerHour: number;
     timeoutMs: number;
+    /** Answers larger than this, decompressed, are refused (the loader always sets it; default 20 MB). */
+    maxResponseBytes?: number;
   };
   watch: Watch[];
   backfillWindowMs: number;
@@ -117,12 +125,13 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
       auth: c.platform.auth,
       requestsPerHour: c.platform.requests_per_hour,
       timeoutMs: ms(c.platform.timeout),
+      maxResponseBytes: parseSize(c.platform.max_response_size)!,
     },
     watch: c.watch.map((w) => ({
       organization: w.organization.toLowerCase(),
       ...(w.name ? { name: w.name } : {}),
       webhooks: w.webhooks,
-      clusters: w.clusters,
+      clusters: w.clusters.map((c) => (typeof c === "string" ? { id: c } : c)),
       applications: w.applications.map((a) => (typeof a === "string" ? { id: a } : a)),
     })),
     backfillWindowMs: ms(c.backfill_window),

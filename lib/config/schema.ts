@@ -4,6 +4,7 @@
  */
 import * as z from "zod/mini";
 import { DURATION_LIMITS, durationRangeProblem, parseDuration } from "./duration.js";
+import { parseSize } from "./size.js";
 import { routeSchemas } from "../routes/config.js";
 
 // Any 8-4-4-4-12 hex id, as the platform issues (not only RFC 4122 variants).
@@ -23,6 +24,14 @@ const duration = (field: keyof typeof DURATION_LIMITS) =>
 
 /** A whole number within a range (docs/limits.md). */
 const count = (min: number, max: number) => z.int().check(z.minimum(min), z.maximum(max));
+
+/** A size string (`20MB`) from 64KB to 1GB (docs/limits.md), turned into bytes by the loader. */
+const SIZE_RANGE = { min: 64 * 1024, max: 1024 ** 3 };
+const size = () =>
+  z.string().check(
+    z.refine((s) => parseSize(s) !== undefined, { message: "is not a size like 512KB, 20MB or 1GB", abort: true }),
+    z.refine((s) => parseSize(s)! >= SIZE_RANGE.min && parseSize(s)! <= SIZE_RANGE.max, { message: "must be from 64KB to 1GB" }),
+  );
 
 /**
  * Where a secret comes from: `env:NAME`, `ssm:/parameter/name` or `secretsmanager:name`. A literal token
@@ -44,12 +53,15 @@ export const WatchedApplication = z.union([
   }),
 ]);
 
+/** A cluster by id, or `{ id, name }`: the name then appears in its alerts. */
+export const WatchedCluster = z.union([uuid(), z.strictObject({ id: uuid(), name: z.optional(z.string()) })]);
+
 // Strict objects throughout: a misspelt key (`backfil_window`) is an error naming it, never ignored.
 export const Watch = z.strictObject({
   organization: uuid(),
   name: z.optional(z.string()),
   webhooks: z._default(z.array(uuid()), []),
-  clusters: z._default(z.array(uuid()), []),
+  clusters: z._default(z.array(WatchedCluster), []),
   applications: z._default(z.array(WatchedApplication), []),
 });
 
@@ -59,6 +71,8 @@ export const PlatformSettings = z.strictObject({
   auth: z._default(z.enum(["token", "bearer"]), "token"),
   requests_per_hour: z._default(count(1, 1_000_000), 1000),
   timeout: z._default(duration("platform.timeout"), "10s"),
+  /** Larger answers (decompressed) are refused: a runaway or hostile answer must not fill memory. */
+  max_response_size: z._default(size(), "20MB"),
 });
 
 const Routing = routeSchemas(SecretRef);

@@ -89,7 +89,7 @@ export function watchlist(config: Pick<Config, "watch" | "platform">): Watchlist
   for (const w of config.watch) {
     for (const id of w.webhooks) add("webhook", w.organization, id);
     for (const a of w.applications) add("deployment", w.organization, a.id);
-    for (const id of w.clusters) add("cluster", w.organization, id);
+    for (const c of w.clusters) add("cluster", w.organization, c.id);
   }
   const sources = [...seen.values()];
   const byApplication = new Map(sources.filter((s) => s.kind === "deployment").map((s) => [s.id, sourceKey(s)]));

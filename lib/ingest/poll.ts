@@ -20,6 +20,7 @@ import {
   deliveryDetail,
   deploymentAlertId,
   deploymentDetail,
+  withOrganizationName,
 } from "../alerts/build.js";
 import { type Suppression, newAlertItem, recordItem } from "../store/items.js";
 import type { IngestStore, SourceCursor } from "../store/ingest-store.js";
@@ -50,6 +51,8 @@ export interface PollDeps {
   /** Names from configuration, by application id; the change feed's directory fills the rest. */
   configured?: Map<string, ServiceContext>;
   clusterNames?: Map<string, string>;
+  /** Organization names from configuration (`watch[].name`), by organization id. */
+  organizationNames?: Map<string, string>;
   log: Log;
   /** Told of each alert raised (pending or suppressed), for live views and tests. */
   onAlert?: (detail: LookoutEventDetail, suppression?: Suppression) => void;
@@ -230,7 +233,7 @@ async function pollWebhook(req: PollRequest, deps: PollDeps, result: PollResult,
     () => deps.client.list("listWebhookEvents", { path: { organizationId, webhookId: id } }),
     (e: WebhookEvent) => normalizeWebhookDelivery(e, req.source),
     (r) => r.created_at,
-    deliveryDetail,
+    (r, at) => withOrganizationName(deliveryDetail(r, at), deps.organizationNames),
     async (recs) => {
       // The change feed: these services just started or ended a deployment — read them next.
       const named = recs.flatMap((r) => r.services);
@@ -260,7 +263,7 @@ async function pollCluster(req: PollRequest, deps: PollDeps, result: PollResult,
     () => deps.client.list("listClusterLogs", { path: { organizationId, clusterId: id } }),
     (e: ClusterLogEntry) => normalizeClusterLog(e, req.source),
     (r) => r.timestamp,
-    (r, at) => clusterDetail(r, at, cluster),
+    (r, at) => withOrganizationName(clusterDetail(r, at, cluster), deps.organizationNames),
   );
 }
 
@@ -314,10 +317,10 @@ async function pollDeployments(req: PollRequest, deps: PollDeps, result: PollRes
     const res = await deps.store.observeExecution(obs, observedAt, (prev, svc) => {
       const d = decideDeploymentTransition(prev, obs, svc, alertId);
       if (!d.changed || !d.transition) return { changed: d.changed, service: d.service };
-      const detail = deploymentDetail({
+      const detail = withOrganizationName(deploymentDetail({
         obs, transition: d.transition, ctx, observedAt, previousStatus: prev?.status,
         failureCount: d.failureCount, incidentId: d.incidentId,
-      });
+      }), deps.organizationNames);
       const suppression = suppressionFor(obs.updated_at ?? obs.created_at, cutoff, deps.backfillWindowMs);
       const alert = newAlertItem(detail, observedAt, deps.store.expiresAt(), suppression);
       return { changed: true, service: d.service, alert, outcome: alert };

@@ -27,6 +27,7 @@ import {
   PlatformNotFoundError,
   PlatformRateLimitedError,
   PlatformRequestInvalidError,
+  PlatformResponseTooLargeError,
   PlatformSchemaMismatchError,
   PlatformServerError,
   PlatformTimeoutError,
@@ -45,8 +46,10 @@ export interface PlatformClientOptions {
   token: string;
   /** `token`: `Authorization: Token …` (API tokens); `bearer`: `Authorization: Bearer …` (OIDC JWTs). */
   auth: AuthScheme;
-  /** Per attempt, response body included. */
+  /** Per attempt, response body included: a stalled body times out like a stalled connection. */
   timeoutMs?: number;
+  /** An answer larger than this, decompressed, is refused (default 20 MB): a gzip bomb must not fill memory. */
+  maxResponseBytes?: number;
   retry?: Partial<RetryPolicy>;
   /** Check path, query and body against the spec before sending (a bad request costs no budget). */
   validateRequests?: boolean;
@@ -96,15 +99,19 @@ export type PlatformApi = {
 
 type RawAttempt =
   | { kind: "response"; status: number; headers: Headers; text: string }
+  | { kind: "too_large"; status: number; headers: Headers }
   | { kind: "timeout" }
   | { kind: "network"; error: unknown };
 
 const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+export const DEFAULT_MAX_RESPONSE_BYTES = 20 * 1024 * 1024;
+
 export class PlatformClient {
   private readonly baseUrl: string;
   private readonly policy: RetryPolicy;
   private readonly timeoutMs: number;
+  private readonly maxResponseBytes: number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly now: () => number;
   private readonly random: () => number;
@@ -114,6 +121,7 @@ export class PlatformClient {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.policy = { ...defaultRetryPolicy, ...options.retry };
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.sleep = options.sleep ?? sleepReal;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
@@ -176,9 +184,11 @@ export class PlatformClient {
     for (let attempt = 0; ; attempt++) {
       cost.requests++;
       const raw = await this.attempt(endpoint.method, path, body);
-      const rateLimit = raw.kind === "response" ? readRateLimitHeaders(raw.headers, this.now()) : undefined;
+      const rateLimit = "headers" in raw ? readRateLimitHeaders(raw.headers, this.now()) : undefined;
       if (rateLimit) cost.rateLimit = rateLimit;
-      cost.statuses.push(raw.kind === "response" ? raw.status : 0);
+      cost.statuses.push("status" in raw ? raw.status : 0);
+      // The same request would bring the same flood: refused, not retried; the source backs off.
+      if (raw.kind === "too_large") throw new PlatformResponseTooLargeError(ctx({ status: raw.status }), this.maxResponseBytes);
 
       if (raw.kind === "response" && raw.status >= 200 && raw.status < 300) {
         return { data: parseBody(endpoint, raw, ctx), status: raw.status, cost };
@@ -211,7 +221,12 @@ export class PlatformClient {
         signal: controller.signal,
         redirect: "error",
       });
-      const text = await res.text();
+      // Read within the same timer, counting decompressed bytes, never more than the limit.
+      const text = await readCapped(res, this.maxResponseBytes);
+      if (text === undefined) {
+        controller.abort();
+        return { kind: "too_large", status: res.status, headers: res.headers };
+      }
       return { kind: "response", status: res.status, headers: res.headers, text };
     } catch (error) {
       return controller.signal.aborted ? { kind: "timeout" } : { kind: "network", error };
@@ -252,6 +267,31 @@ export class PlatformClient {
   }
 }
 
+/** The body as text, or undefined once it passes `limit` bytes (the rest is not read). */
+async function readCapped(res: Response, limit: number): Promise<string | undefined> {
+  const declared = Number(res.headers.get("content-length"));
+  // A declared length is of the encoded body; only an unencoded one can be refused before reading.
+  if (!res.headers.get("content-encoding") && declared > limit) {
+    await res.body?.cancel().catch(() => undefined);
+    return undefined;
+  }
+  if (!res.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, size).toString("utf8");
+}
+
 function queryString(query: Record<string, unknown> | undefined): string {
   const entries = Object.entries(query ?? {}).filter(([, v]) => v !== undefined && v !== null);
   return entries.length ? `?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString()}` : "";
@@ -280,7 +320,7 @@ function parseBody(
 }
 
 function toError(
-  raw: RawAttempt,
+  raw: Exclude<RawAttempt, { kind: "too_large" }>,
   rateLimit: RateLimitHeaders | undefined,
   ctx: (extra?: Partial<PlatformErrorContext>) => PlatformErrorContext,
   timeoutMs: number,

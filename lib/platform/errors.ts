@@ -15,6 +15,7 @@ export type PlatformErrorKind =
   | "unexpected_status"
   | "timeout"
   | "network"
+  | "response_too_large"
   | "schema_mismatch";
 
 export interface PlatformErrorContext {
@@ -141,6 +142,22 @@ export class PlatformNetworkError extends PlatformError {
   constructor(ctx: PlatformErrorContext, cause: unknown) {
     super(`The platform could not be reached (${describeCause(cause)})`, ctx, { cause });
   }
+}
+
+/** An answer larger than the configured limit (platform.max_response_size), counted decompressed. */
+export class PlatformResponseTooLargeError extends PlatformError {
+  readonly kind = "response_too_large";
+  readonly retryable = false;
+  constructor(ctx: PlatformErrorContext, readonly limitBytes: number) {
+    super(`The platform's answer is larger than ${formatBytes(limitBytes)} (platform.max_response_size); not read further`, ctx);
+  }
+}
+
+/** 20 MB, 512 KB, 900 bytes: limits as people write them. */
+export function formatBytes(n: number): string {
+  if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MB`;
+  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KB`;
+  return `${n} bytes`;
 }
 
 /** A 2xx response whose body is not JSON or does not match the endpoint's schema. */

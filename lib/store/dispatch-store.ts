@@ -12,7 +12,7 @@ import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/c
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { keys } from "./items.js";
 import { TTL_ATTRIBUTE } from "./table.js";
-import { type DispatchState, type SourceState, type Watchlist, applyPollResult } from "../ingest/dispatch.js";
+import { type DispatchState, type SourceState, type Watchlist, applyPollResult, initialState } from "../ingest/dispatch.js";
 import type { BudgetState } from "../ingest/budget.js";
 import type { PollResult } from "../ingest/poll.js";
 import { type SourceKind, parseSourceKey } from "../ingest/normalize.js";
@@ -93,9 +93,9 @@ export class DynamoDispatchStore implements DispatchStore {
 
   async recordPollResult(name: string, result: PollResult, now: number, watch: Watchlist): Promise<boolean> {
     const { written } = await this.update(name, (current) => {
-      // No state yet: dispatch, which planned this poll, has not stored one; nothing to fold into.
-      if (!current) return undefined;
-      const applied = applyPollResult(current, result, now, watch);
+      // No state yet (`run --once` plans nothing; a first poll before dispatch wrote): start one, so a
+      // failure is counted whichever way Lookout runs (README, "Lookout's health").
+      const applied = applyPollResult(current ?? initialState(watch, now), result, now, watch);
       return applied.changed ? applied.state : undefined;
     });
     return written;

@@ -26,7 +26,7 @@ const big: Watchlist = watchlist({
   watch: [0, 1].map((g) => ({
     organization: uuid("0", g),
     webhooks: Array.from({ length: 10 }, (_, i) => uuid("b", g * 100 + i)),
-    clusters: Array.from({ length: 25 }, (_, i) => uuid("c", g * 100 + i)),
+    clusters: Array.from({ length: 25 }, (_, i) => ({ id: uuid("c", g * 100 + i) })),
     applications: Array.from({ length: 250 }, (_, i) => ({ id: uuid("a", g * 1000 + i) })),
   })),
 });
@@ -142,10 +142,16 @@ describe("dispatch store on DynamoDB Local", () => {
     expect((await s.get(name))!.sources[appKey]?.hot_until).toBe(T0 + 2_000 + DISPATCH_POLICY.hotMs);
   });
 
-  it("without a stored state, a poll result is not recorded (dispatch writes the state first)", async () => {
+  it("without a stored state, a poll result that learned something starts one (run --once plans nothing)", async () => {
     const s = store();
+    const key = sourceKey(big.sources.find((r) => r.kind === "cluster")!);
+    // Not a watched source, nothing else learned: nothing to store.
     expect(await s.recordPollResult("nothing-yet", result("deployment:x/y", { newRecords: 1 }), T0, big)).toBe(false);
     expect(await s.get("nothing-yet")).toBeUndefined();
+    const failed = result(key, { ok: false, error: { kind: "not_found", message: "gone" } });
+    expect(await s.recordPollResult("nothing-yet", failed, T0, big)).toBe(true);
+    expect(await s.recordPollResult("nothing-yet", failed, T0 + MIN, big)).toBe(true);
+    expect((await s.get("nothing-yet"))!.sources[key]).toMatchObject({ consecutive_failures: 2, last_error: "not_found" });
   });
 
   it("keeps a version attribute on the item", async () => {

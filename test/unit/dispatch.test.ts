@@ -28,7 +28,7 @@ function makeWatch(o: { apps: number; webhooks?: number; clusters?: number; rph?
   const watch = Array.from({ length: orgs }, (_, g) => ({
     organization: g === 0 ? ORG : uuid("0", g),
     webhooks: Array.from({ length: o.webhooks ?? 0 }, (_, i) => uuid("b", g * 1000 + i)),
-    clusters: Array.from({ length: o.clusters ?? 0 }, (_, i) => uuid("c", g * 1000 + i)),
+    clusters: Array.from({ length: o.clusters ?? 0 }, (_, i) => ({ id: uuid("c", g * 1000 + i) })),
     applications: Array.from({ length: o.apps }, (_, i) => ({ id: app(g * 100_000 + i) })),
   }));
   return watchlist({ platform, watch });

@@ -16,6 +16,7 @@ import type {
   HealthFacts,
   HttpFacts,
   LookoutEventDetail,
+  RecordRef,
   LookoutEventEnvelope,
   NamedRef,
 } from "../../lib/alerts/event.js";
@@ -71,14 +72,15 @@ const errorsOf = (fn: ValidateFunction, data: unknown) => (fn(data) ? [] : fn.er
 type Exhaustive<T, K extends readonly PropertyKey[]> = [Exclude<keyof T, K[number]>] extends [never] ? K : never;
 const list = <T>() => <const K extends readonly (keyof T)[]>(k: Exhaustive<T, K>) => k;
 const FIELDS = {
-  detail: list<LookoutEventDetail>()(["version", "id", "kind", "transition", "severity", "organization", "project", "environment", "service", "cluster", "webhook", "status", "occurred_at", "observed_at", "summary", "deployment", "error", "http", "health", "incident_id", "link"]),
+  detail: list<LookoutEventDetail>()(["version", "id", "kind", "transition", "severity", "organization", "project", "environment", "service", "cluster", "webhook", "status", "occurred_at", "observed_at", "summary", "deployment", "error", "http", "health", "record", "incident_id", "link"]),
   namedRef: list<NamedRef>()(["id", "name"]),
   typedRef: list<NonNullable<LookoutEventDetail["environment"]> & NonNullable<LookoutEventDetail["service"]>>()(["id", "name", "type"]),
   deployment: list<DeploymentFacts>()(["execution_id", "commit", "triggered_by", "origin", "duration", "duration_sec", "failure_count", "previous_status"]),
   commit: list<CommitFacts>()(["id", "short_id", "message", "author", "link", "tag"]),
   error: list<ErrorFacts>()(["tag", "message", "hint", "link", "step"]),
-  http: list<HttpFacts>()(["status_code", "target_host", "matched_event", "delivery_kind", "response_excerpt"]),
+  http: list<HttpFacts>()(["delivery_id", "status_code", "target_host", "matched_event", "delivery_kind", "response_excerpt"]),
   health: list<HealthFacts>()(["check", "subject", "detail", "consecutive_failures"]),
+  record: list<RecordRef>()(["type", "id", "timestamp", "step"]),
   envelope: list<LookoutEventEnvelope>()(["version", "id", "detail-type", "source", "account", "time", "region", "resources", "detail"]),
 } as const;
 
@@ -151,6 +153,13 @@ describe("docs/events.schema.json", () => {
         { id: "c-1", name: "eu-prod" },
       ),
     ];
+    // Every event but health names the platform record it is about (docs/events.md, 1.1).
+    expect(details.map((d) => d.record)).toEqual([
+      { type: "deployment_execution", id: "exec-1" },
+      { type: "webhook_delivery", id: "dl-1" },
+      { type: "cluster_log_entry", id: "cl-1", timestamp: "2026-03-02T13:55:10.123456789Z", step: "CreateError" },
+    ]);
+    expect(details[1]!.http?.delivery_id).toBe("dl-1");
     for (const d of details) {
       expect(errorsOf(strict.detail, d), d.kind).toEqual([]);
       expect(errorsOf(v.envelope, envelopeOf(d)), d.kind).toEqual([]);
@@ -179,6 +188,7 @@ describe("docs/events.md", () => {
       ...FIELDS.error.map((f) => `error.${f}`),
       ...FIELDS.http.map((f) => `http.${f}`),
       ...FIELDS.health.map((f) => `health.${f}`),
+      ...FIELDS.record.map((f) => `record.${f}`),
     ];
     for (const p of paths) expect(page, p).toContain(`| \`${p}\` |`);
     for (const f of FIELDS.envelope) expect(page, f).toContain(`| \`${f}\` |`);
