@@ -1,6 +1,6 @@
 /**
- * Identity is exact and time is instants, for deployments (docs/platform.md): hand-made history pages
- * from a plain HTTP server, polled into DynamoDB Local.
+ * Identity is exact and time is instants (docs/platform.md): hand-made deployment history pages and
+ * cluster logs from a plain HTTP server, polled into DynamoDB Local.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
@@ -20,6 +20,8 @@ type Entry = Record<string, unknown>;
 
 /** Deployment history by application id, served as the platform does (newest first is up to the test). */
 const histories = new Map<string, Entry[]>();
+/** Cluster logs by cluster id. */
+const clusterLogs = new Map<string, Entry[]>();
 let server: Server;
 let doc: DynamoDBDocumentClient;
 let tableName: string;
@@ -32,6 +34,11 @@ const org = randomUUID();
 beforeAll(async () => {
   server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
+    const logs = /^\/organization\/[^/]+\/cluster\/([^/]+)\/logs$/.exec(url.pathname);
+    if (logs) {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ results: clusterLogs.get(logs[1]!) ?? [] }));
+      return;
+    }
     const m = /^\/application\/([^/]+)\/deploymentHistoryV2$/.exec(url.pathname);
     if (!m) {
       res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ status: 404, detail: "not found" }));
@@ -266,5 +273,40 @@ describe("time as instants", () => {
     minutes(1);
     expect(ok(await poll(app)).alerts).toBe(2);
     expect((await alertsOf(app.service)).map((a) => a.detail.transition).sort()).toEqual(["failed", "recovered"]);
+  });
+});
+
+describe("the backfill cutoff compares instants", () => {
+  it("keeps old cluster errors quiet at first sight, and alerts on those whose time cannot be believed", async () => {
+    clock = Date.parse("2026-03-02T12:00:00Z");
+    const cluster = randomUUID();
+    const error = (timestamp: string, tag: string): Entry => ({ type: "error", step: "CreateError", timestamp, error: { tag, user_log_message: tag } });
+    clusterLogs.set(cluster, [
+      error("2026-03-02T11:00:00.000000001+01:00", "OLD_WITH_OFFSET"), // 10:00 UTC: two hours old
+      error("2026-03-02T10:00:00", "OLD_WITHOUT_ZONE"),
+      error("2026-03-02T13:55:00+02:00", "FRESH_WITH_OFFSET"), // 11:55 UTC
+      error("9999-01-01T00:00:00Z", "FAR_FUTURE"),
+      error("0001-01-01T00:00:00Z", "ZERO_TIME"),
+      error("half past ten", "UNREADABLE"),
+    ]);
+    const alerts: Array<{ tag?: string; occurred_at: string; suppressed: boolean }> = [];
+    const r = ok(await pollSource(
+      { source: { kind: "cluster", organizationId: org, id: cluster } },
+      { ...deps, onAlert: (d, s) => alerts.push({ tag: d.error?.tag, occurred_at: d.occurred_at, suppressed: !!s }) },
+    ));
+    expect(r).toMatchObject({ newRecords: 6, alerts: 4, suppressed: 2 });
+    const byTag = Object.fromEntries(alerts.map((a) => [a.tag, a]));
+    expect(byTag.OLD_WITH_OFFSET).toEqual({ tag: "OLD_WITH_OFFSET", occurred_at: "2026-03-02T10:00:00.000Z", suppressed: true });
+    expect(byTag.OLD_WITHOUT_ZONE).toMatchObject({ occurred_at: "2026-03-02T10:00:00.000Z", suppressed: true });
+    expect(byTag.FRESH_WITH_OFFSET).toMatchObject({ occurred_at: "2026-03-02T11:55:00.000Z", suppressed: false });
+    for (const odd of ["FAR_FUTURE", "ZERO_TIME", "UNREADABLE"]) {
+      expect(byTag[odd], odd).toMatchObject({ occurred_at: "2026-03-02T12:00:00.000Z", suppressed: false });
+    }
+    // The stored records hold instants too, and the platform's text in the record itself.
+    const records = (await doc.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }))).Items!
+      .filter((i) => i.item_type === "record" && i.record?.cluster_id === cluster);
+    expect(records).toHaveLength(6);
+    for (const rec of records) expect(rec.occurred_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(records.map((rec) => rec.record.timestamp)).toContain("9999-01-01T00:00:00Z");
   });
 });
