@@ -228,13 +228,8 @@ function sameStatuses(a: Map<string, string>, b: Map<string, string>): boolean {
 const execKey = (o: { service_id: string; execution_id: string }) => JSON.stringify([o.service_id, o.execution_id]);
 
 /** The cursor's statuses by execKey. */
-function knownStatuses(cursor: SourceCursor | undefined): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const [service_id, execs] of Object.entries(cursor?.service_executions ?? {})) {
-    for (const [execution_id, status] of Object.entries(execs)) out.set(execKey({ service_id, execution_id }), status);
-  }
-  return out;
-}
+const knownStatuses = (cursor: SourceCursor | undefined) =>
+  new Map((cursor?.deployments ?? []).map((d) => [execKey(d), d.status]));
 
 /** An entry's time as an instant, nanoseconds included; undefined when missing or implausible. */
 const entryInstant = (iso: string | undefined, raw: string | undefined, nowMs: number): Instant | undefined =>
@@ -371,11 +366,6 @@ async function pollDeployments(req: PollRequest, deps: PollDeps, result: PollRes
   }
 
   const executions = new Map(observations.map((o) => [execKey(o), o.status]));
-  // fromEntries defines keys as data: an execution id such as `__proto__` stays an entry.
-  const services = [...new Set(observations.map((o) => o.service_id))];
-  const serviceExecutions = Object.fromEntries(services.map((id) => [
-    id, Object.fromEntries(observations.filter((o) => o.service_id === id).map((o) => [o.execution_id, o.status])),
-  ]));
   result.inProgress = observations.filter((o) => classifyStatus(o.status) === "in_progress").length;
   // Quiet (the page overlapped and nothing is in progress): back to the small page at once. A burst
   // larger than it is caught by the overlap check above, at the cost of one more request.
@@ -383,7 +373,7 @@ async function pollDeployments(req: PollRequest, deps: PollDeps, result: PollRes
   const next: SourceCursor = {
     source: key,
     version: (cursor?.version ?? 0) + 1,
-    service_executions: serviceExecutions,
+    deployments: observations.map(({ service_id, execution_id, status }) => ({ service_id, execution_id, status })),
     page_size: nextSize,
     ...(gap ? { gap_suspected_at: observedAt } : cursor?.gap_suspected_at ? { gap_suspected_at: cursor.gap_suspected_at } : {}),
     first_polled_at: cursor?.first_polled_at ?? observedAt,

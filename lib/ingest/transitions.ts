@@ -15,8 +15,11 @@ export interface ExecutionState {
   version: number;
   first_seen_at: string;
   first_seen_status: string;
-  /** How many times the execution entered each status (a re-run can fail again with the same status). */
-  entered?: Record<string, number>;
+  /**
+   * How many times the execution entered each status (a re-run can fail again with the same status).
+   * A list, not a map keyed by status: the marshaller loses a key such as `__proto__`.
+   */
+  entered?: Array<{ status: string; times: number }>;
   /** Older states have no `entered`: their history tells (all of it, unless it was trimmed). */
   history?: Array<{ status: string }>;
 }
@@ -50,7 +53,7 @@ export const emptyServiceState = (): ServiceState => ({ failing: false, failure_
 
 /** How many times the execution entered each status; states written before this was counted tell by their history. */
 export function enteredCounts(prev: ExecutionState | undefined): Map<string, number> {
-  if (prev?.entered) return new Map(Object.entries(prev.entered));
+  if (prev?.entered) return new Map(prev.entered.map((e) => [e.status, e.times]));
   const out = new Map<string, number>();
   for (const h of prev?.history ?? []) out.set(h.status, (out.get(h.status) ?? 0) + 1);
   return out;

@@ -28,11 +28,12 @@ export interface SourceCursor {
   /** Ids (deliveries) or content hashes (cluster logs) of the last list read and stored. */
   seen?: string[];
   /**
-   * Deployments: service id → execution id → last status of the executions on the last page (two
-   * services of one history can share an execution id). Cursors written before kept `executions`,
-   * by execution id alone: it is no longer read, and the next save drops it.
+   * Deployments: the last status of each execution on the last page, by service and execution (two
+   * services of one history can share an execution id). A list, not a map keyed by platform ids: the
+   * marshaller loses a key such as `__proto__`. Cursors written before kept `executions`, by execution
+   * id alone: it is no longer read, and the next save drops it.
    */
-  service_executions?: Record<string, Record<string, string>>;
+  deployments?: Array<{ service_id: string; execution_id: string; status: string }>;
   /** Deployments: the page size to ask for next. */
   page_size?: number;
   /** Deployments: when a page last shared no execution with what was known (a gap may exist). */
@@ -206,8 +207,7 @@ export class DynamoIngestStore implements IngestStore {
         version: (prev?.version ?? 0) + 1,
         first_seen_at: prev?.first_seen_at ?? observedAt,
         first_seen_status: prev?.first_seen_status ?? obs.status,
-        // fromEntries: a status such as `__proto__` stays data.
-        entered: Object.fromEntries(enteredCounts(prev).set(obs.status, timesEntered(prev, obs.status) + 1)),
+        entered: [...enteredCounts(prev).set(obs.status, timesEntered(prev, obs.status) + 1)].map(([status, times]) => ({ status, times })),
         observation: obs,
         history: [...(prev?.history ?? []), { status: obs.status, observed_at: observedAt }].slice(-50),
       };

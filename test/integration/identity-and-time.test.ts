@@ -179,6 +179,25 @@ describe("identity is exact", () => {
     expect(ok(await poll(app2)).alerts).toBe(0);
   });
 
+  it("remembers executions whose ids or statuses look like an object's own machinery, and a full page of one execution", async () => {
+    const app = await newApp();
+    const odd = ["__proto__", "constructor", "toString", "hasOwnProperty"];
+    serve(app, ...odd.map((id, i) => entry(app.service, id, i % 2 ? "__proto__" : "DEPLOYMENT_ERROR", iso(i))));
+    minutes(1);
+    expect(ok(await poll(app)).alerts).toBe(2); // failed, then still_failing; `__proto__` is a state in progress
+    minutes(1);
+    expect(ok(await poll(app)).newRecords).toBe(0);
+    // Hostile size: a page of 100 copies of one execution is one observation.
+    const flood = randomUUID();
+    serve(app, ...Array.from({ length: 100 }, (_, i) => entry(flood, "same", i % 3 ? "BUILDING" : "DEPLOYMENT_ERROR", iso(0), iso(i % 7))));
+    minutes(1);
+    const r = ok(await poll(app));
+    expect(r.newRecords).toBe(1);
+    expect((await execution(flood, "same"))!.state.status).toBe("DEPLOYMENT_ERROR"); // updated last (i = 6), and finished
+    minutes(1);
+    expect(ok(await poll(app)).newRecords).toBe(0);
+  });
+
   it("takes an alert already in the outbox as the transition recorded: no retries, no error, the state moves on", async () => {
     const app = await newApp();
     const failure = entry(app.service, "e4", "DEPLOYMENT_ERROR", iso(0));
@@ -193,7 +212,7 @@ describe("identity is exact", () => {
     const r = ok(await poll(app));
     expect(r.alerts).toBe(0);
     expect(r.newRecords).toBe(1);
-    expect((await execution(app.service, "e4"))!.state).toMatchObject({ status: "DEPLOYMENT_ERROR", entered: { DEPLOYMENT_ERROR: 1 } });
+    expect((await execution(app.service, "e4"))!.state).toMatchObject({ status: "DEPLOYMENT_ERROR", entered: [{ status: "DEPLOYMENT_ERROR", times: 1 }] });
     minutes(1);
     expect(ok(await poll(app)).alerts).toBe(0);
     expect(errors).toEqual([]);

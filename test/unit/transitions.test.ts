@@ -94,19 +94,19 @@ describe("exact identity", () => {
   });
 
   it("counts how often an execution entered a status, from its counts or, for older states, its history", () => {
-    const counted: ExecutionState = { ...prev("BUILDING"), entered: { DEPLOYMENT_ERROR: 2, BUILDING: 2 } };
+    const counted: ExecutionState = { ...prev("BUILDING"), entered: [{ status: "DEPLOYMENT_ERROR", times: 2 }, { status: "BUILDING", times: 2 }] };
     expect(timesEntered(counted, "DEPLOYMENT_ERROR")).toBe(2);
     expect(timesEntered(counted, "DEPLOYED")).toBe(0);
     const older: ExecutionState = { ...prev("BUILDING"), history: [{ status: "DEPLOYMENT_ERROR" }, { status: "BUILDING" }] };
     expect(timesEntered(older, "DEPLOYMENT_ERROR")).toBe(1);
     expect(timesEntered(undefined, "DEPLOYMENT_ERROR")).toBe(0);
     // Status names are data, never an object's own machinery.
-    expect(timesEntered({ ...prev("X"), entered: {} }, "constructor")).toBe(0);
-    expect(timesEntered({ ...prev("X"), entered: {} }, "__proto__")).toBe(0);
+    expect(timesEntered({ ...prev("X"), entered: [] }, "constructor")).toBe(0);
+    expect(timesEntered({ ...prev("X"), entered: [{ status: "__proto__", times: 3 }] }, "__proto__")).toBe(3);
   });
 
   it("makes a re-run that fails again with the same status a further failure of the incident", () => {
-    const rerun: ExecutionState = { ...prev("BUILDING"), entered: { DEPLOYMENT_ERROR: 1, BUILDING: 1 } };
+    const rerun: ExecutionState = { ...prev("BUILDING"), entered: [{ status: "DEPLOYMENT_ERROR", times: 1 }, { status: "BUILDING", times: 1 }] };
     const d = decideDeploymentTransition(rerun, obs("DEPLOYMENT_ERROR"), failing, "second");
     expect(d).toMatchObject({ transition: "still_failing", failureCount: 2, incidentId: "first" });
   });
