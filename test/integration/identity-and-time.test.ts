@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
-import { DynamoDBDocumentClient, GetCommand, PutCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { pollSource, type Log, type PollDeps, type PollResult } from "../../lib/ingest/poll.js";
@@ -14,7 +14,7 @@ import type { SourceRef } from "../../lib/ingest/normalize.js";
 import { keys, type AlertItem } from "../../lib/store/items.js";
 import { deploymentAlertId } from "../../lib/alerts/build.js";
 import { alertIdsOf } from "../../lib/audit/explain.js";
-import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { freshTable, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
 type Entry = Record<string, unknown>;
 
@@ -89,14 +89,7 @@ const minutes = (n: number) => (clock += n * 60_000);
 const iso = (offsetMinutes: number) => new Date(Date.parse("2026-03-02T12:00:00Z") + offsetMinutes * 60_000).toISOString();
 
 async function alertsOf(service: string): Promise<AlertItem[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const res = await doc.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }));
-    items.push(...(res.Items ?? []));
-    start = res.LastEvaluatedKey;
-  } while (start);
-  return items
+  return (await scanTable(doc, tableName))
     .filter((i) => i.item_type === "alert" && (i as unknown as AlertItem).detail.service?.id === service)
     .map((i) => i as unknown as AlertItem)
     .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.alert_id.localeCompare(b.alert_id));
@@ -322,8 +315,8 @@ describe("the backfill cutoff compares instants", () => {
       expect(byTag[odd], odd).toMatchObject({ occurred_at: "2026-03-02T12:00:00.000Z", suppressed: false });
     }
     // The stored records hold instants too, and the platform's text in the record itself.
-    const records = (await doc.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }))).Items!
-      .filter((i) => i.item_type === "record" && i.record?.cluster_id === cluster);
+    const records = (await scanTable(doc, tableName))
+      .filter((i) => i.item_type === "record" && (i.record as { cluster_id?: string }).cluster_id === cluster) as Array<{ occurred_at: string; record: { timestamp?: string } }>;
     expect(records).toHaveLength(6);
     for (const rec of records) expect(rec.occurred_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(records.map((rec) => rec.record.timestamp)).toContain("9999-01-01T00:00:00Z");
