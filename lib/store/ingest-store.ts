@@ -98,7 +98,7 @@ export interface DynamoIngestStoreOptions {
  * `alert_exists` when only the alert's put found an alert with its id, meaning the transition is
  * already recorded; `other` (throttling, validation…) is not retried here.
  */
-function refusalOf(err: unknown, alertIndex: number | undefined): "contention" | "alert_exists" | "other" {
+export function refusalOf(err: unknown, alertIndex: number | undefined): "contention" | "alert_exists" | "other" {
   if (!(err instanceof TransactionCanceledException)) return "other";
   const codes = (err.CancellationReasons ?? []).map((r) => r.Code ?? "None");
   const refused = codes.map((code, i) => ({ code, i })).filter((r) => r.code !== "None");
@@ -259,7 +259,11 @@ export class DynamoIngestStore implements IngestStore {
         return { changed: true, outcome: decision.outcome, ...(alertExisted ? { alertExisted } : {}) };
       } catch (err) {
         const refusal = refusalOf(err, alertIndex);
-        if (refusal === "other") throw err;
+        if (refusal === "other") {
+          const codes = (err as TransactionCanceledException).CancellationReasons?.map((r) => r.Code ?? "None").join(", ");
+          if (!codes) throw err;
+          throw new Error(`execution ${obs.execution_id} of ${obs.service_id}: write refused (per item: ${codes})`, { cause: err });
+        }
         if (refusal === "alert_exists") existingAlert = decision.alert?.pk;
       }
     }
