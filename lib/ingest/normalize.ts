@@ -230,8 +230,9 @@ export function normalizeDeployment(item: DeploymentHistoryItem, src: SourceRef,
     status: str(item.status) ?? "UNKNOWN",
     created_at: created.iso,
     updated_at: updated.iso,
-    created_at_raw: created.raw,
-    updated_at_raw: updated.raw,
+    // A time is short: what is longer is not one, and a bounded excerpt of it is enough for the audit trail.
+    created_at_raw: clip(created.raw, 100),
+    updated_at_raw: clip(updated.raw, 100),
     triggered_by: str(audit?.triggered_by),
     origin: str(audit?.origin),
     commit: commit

@@ -80,6 +80,9 @@ describe("normalizers", () => {
     expect(odd.created_at).toBeUndefined();
     expect(odd.created_at_raw).toBe("9999-01-01T00:00:00Z");
     expect(at("last tuesday")).toMatchObject({ created_at_raw: "last tuesday" });
+    const huge = at(`2026-03-02T13:00:00Z${"x".repeat(300_000)}`);
+    expect(huge.created_at).toBeUndefined();
+    expect(huge.created_at_raw!.length).toBeLessThanOrEqual(101);
   });
 
   it("reads ISO 8601 durations", () => {
