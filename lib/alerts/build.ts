@@ -13,6 +13,7 @@ import {
   durationSeconds,
 } from "../ingest/normalize.js";
 import { deploymentAlertKey } from "../ingest/transitions.js";
+import { instantOr } from "../ingest/time.js";
 
 /** What Lookout knows of a service beyond the deployment entry: from configuration and the change feed. */
 export interface ServiceContext {
@@ -21,7 +22,8 @@ export interface ServiceContext {
   environment?: NamedRef & { type?: string };
 }
 
-export const deploymentAlertId = (obs: DeploymentObservation) => contentHash(...deploymentAlertKey(obs));
+/** `occurrence`: the nth time the execution entered this status (lib/ingest/transitions.ts). */
+export const deploymentAlertId = (obs: DeploymentObservation, occurrence = 1) => contentHash(...deploymentAlertKey(obs, occurrence));
 export const deliveryAlertId = (r: WebhookDeliveryRecord) => contentHash("webhook_delivery", r.webhook_id, r.id);
 export const clusterAlertId = (r: ClusterLogRecord) => contentHash("cluster_log", r.cluster_id, r.id);
 
@@ -47,9 +49,11 @@ export function deploymentDetail(args: {
   previousStatus?: string;
   failureCount?: number;
   incidentId?: string;
+  /** The nth time the execution entered this status; 1 when absent. */
+  occurrence?: number;
 }): LookoutEventDetail {
   const { obs, transition, ctx, observedAt } = args;
-  const id = deploymentAlertId(obs);
+  const id = deploymentAlertId(obs, args.occurrence);
   const name = ctx.name ?? obs.service_name ?? obs.service_id;
   const place = where(ctx);
   const commit = obs.commit;
@@ -71,7 +75,7 @@ export function deploymentDetail(args: {
     environment: ctx.environment,
     service: compact({ id: obs.service_id, name, type: obs.service_type }),
     status: obs.status,
-    occurred_at: obs.updated_at ?? obs.created_at ?? observedAt,
+    occurred_at: instantOr(obs.updated_at ?? obs.created_at, observedAt),
     observed_at: observedAt,
     summary: parts.join(" — "),
     record: { type: "deployment_execution" as const, id: obs.execution_id },
@@ -107,7 +111,7 @@ export function deliveryDetail(r: WebhookDeliveryRecord, observedAt: string): Lo
     service: svc ? compact({ id: svc.id, name: svc.name, type: svc.type }) : undefined,
     webhook: { id: r.webhook_id },
     status: r.status_code === null ? "NO_RESPONSE" : String(r.status_code),
-    occurred_at: r.created_at ?? observedAt,
+    occurred_at: instantOr(r.created_at, observedAt),
     observed_at: observedAt,
     summary: `Webhook delivery${r.matched_event ? ` of ${r.matched_event}` : ""} to ${r.target_host ?? "its target"} ${answered}`,
     record: { type: "webhook_delivery" as const, id: r.id },
@@ -140,7 +144,7 @@ export function clusterDetail(r: ClusterLogRecord, observedAt: string, cluster?:
     organization: { id: r.organization_id },
     cluster: { id: r.cluster_id, ...(cluster?.name ? { name: cluster.name } : {}) },
     status: r.type ?? "error",
-    occurred_at: r.timestamp ?? observedAt,
+    occurred_at: instantOr(r.timestamp, observedAt),
     observed_at: observedAt,
     summary: `Cluster ${cluster?.name ?? r.cluster_id} ${tag ?? "error"}${r.step ? ` at ${r.step}` : ""}${message ? `: ${firstLine(message, 100)}` : ""}`,
     error: compact({ tag, message, hint: r.error?.hint, link: r.error?.link, step: r.step }),

@@ -6,6 +6,7 @@ import type { LookoutEventDetail } from "../alerts/event.js";
 import type { ServiceContext } from "../alerts/build.js";
 import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } from "../ingest/normalize.js";
 import { AUDIT_ROW } from "../store/table.js";
+import { instantOr } from "../ingest/time.js";
 import type { AuditRow, Ref } from "./model.js";
 import { type Dimension, AUDIT_SORT, dimensionKey, sortKey } from "./keys.js";
 
@@ -16,13 +17,11 @@ const clip = (s: string, max = MAX_SUMMARY) => (s.length > max ? `${s.slice(0, m
 const firstLine = (s: string | undefined, max = 80) => clip((s ?? "").split("\n")[0]!.trim(), max);
 const shortSha = (id: string | undefined) => (id && /^[0-9a-f]{8,}$/i.test(id) ? id.slice(0, 7) : id);
 
-/** A platform time as a sortable ISO instant (milliseconds, UTC); the fallback when it is missing or unreadable. */
-export function isoInstant(value: string | undefined, fallback: string): string {
-  const t = value ? Date.parse(value) : NaN;
-  if (!Number.isNaN(t)) return new Date(t).toISOString();
-  const f = Date.parse(fallback);
-  return Number.isNaN(f) ? fallback : new Date(f).toISOString();
-}
+/**
+ * A platform time as a sortable ISO instant (milliseconds, UTC); the fallback when it is missing,
+ * unreadable or implausible (lib/ingest/time.ts).
+ */
+export const isoInstant = instantOr;
 
 function ref(r: { id?: string; name?: string } | undefined): Ref | undefined {
   if (!r?.id) return undefined;

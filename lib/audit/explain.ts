@@ -6,6 +6,7 @@
  */
 import type { LookoutEventDetail } from "../alerts/event.js";
 import { clusterAlertId, deliveryAlertId, deploymentAlertId } from "../alerts/build.js";
+import { type ExecutionState, enteredCounts } from "../ingest/transitions.js";
 import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } from "../ingest/normalize.js";
 import { redact } from "../ingest/redact.js";
 import type { Mute } from "../store/notify-store.js";
@@ -98,9 +99,12 @@ export function alertIdsOf(subject: StoredItem): string[] {
     return [];
   }
   if (subject.item_type === "execution") {
-    const state = subject.state as { observation: DeploymentObservation; history?: Array<{ status: string }>; status: string };
-    const statuses = new Set([...(state.history ?? []).map((h) => h.status), state.status]);
-    return [...statuses].map((status) => deploymentAlertId({ ...state.observation, status }));
+    // One id per status and per time the execution entered it (lib/ingest/transitions.ts).
+    const state = subject.state as ExecutionState & { observation: DeploymentObservation };
+    const counts = enteredCounts(state);
+    if (!counts.has(state.status)) counts.set(state.status, 1);
+    return [...counts].flatMap(([status, n]) =>
+      Array.from({ length: n }, (_, i) => deploymentAlertId({ ...state.observation, status }, i + 1)));
   }
   return [];
 }

@@ -6,6 +6,7 @@ import type { ClusterLogEntry, DeploymentHistoryItem, WebhookEvent } from "../pl
 import { contentHash } from "./hash.js";
 import { redact, redactText, redactUrl } from "./redact.js";
 import { clusterLogFailed, deliveryFailed } from "./status.js";
+import { readPlatformTime } from "./time.js";
 
 export type SourceKind = "webhook" | "deployment" | "cluster";
 
@@ -89,8 +90,12 @@ export interface DeploymentObservation {
   /** True when the platform gave no execution_id and one was derived (old entries). */
   execution_id_derived: boolean;
   status: string;
+  /** A UTC ISO instant; absent when the platform's time is missing, unreadable or implausible (lib/ingest/time.ts). */
   created_at?: string;
   updated_at?: string;
+  /** The platform's text, when it differs from the instant above (an offset, nanoseconds, an odd value). */
+  created_at_raw?: string;
+  updated_at_raw?: string;
   triggered_by?: string;
   origin?: string;
   commit?: CommitRecord;
@@ -203,9 +208,12 @@ export function normalizeClusterLog(e: ClusterLogEntry, src: SourceRef): Cluster
   });
 }
 
-export function normalizeDeployment(item: DeploymentHistoryItem, src: SourceRef): DeploymentObservation {
+/** `seenAt`: when Lookout read the entry, to tell an implausible (far future) time from a real one. */
+export function normalizeDeployment(item: DeploymentHistoryItem, src: SourceRef, seenAt?: string): DeploymentObservation {
   const ident = item.identifier;
   const audit = item.auditing_data ?? undefined;
+  const created = readPlatformTime(str(audit?.created_at), seenAt);
+  const updated = readPlatformTime(str(audit?.updated_at), seenAt);
   const commit = item.details?.commit ?? undefined;
   const serviceId = str(ident.service_id) ?? src.id;
   const givenExec = str(ident.execution_id);
@@ -220,8 +228,11 @@ export function normalizeDeployment(item: DeploymentHistoryItem, src: SourceRef)
     execution_id: givenExec ?? `derived-${contentHash(serviceId, audit?.created_at, commit?.git_commit_id)}`,
     execution_id_derived: !givenExec,
     status: str(item.status) ?? "UNKNOWN",
-    created_at: str(audit?.created_at),
-    updated_at: str(audit?.updated_at),
+    created_at: created.iso,
+    updated_at: updated.iso,
+    // A time is short: what is longer is not one, and a bounded excerpt of it is enough for the audit trail.
+    created_at_raw: clip(created.raw, 100),
+    updated_at_raw: clip(updated.raw, 100),
     triggered_by: str(audit?.triggered_by),
     origin: str(audit?.origin),
     commit: commit

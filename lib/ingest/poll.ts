@@ -32,8 +32,9 @@ import {
   normalizeWebhookDelivery,
   sourceKey,
 } from "./normalize.js";
-import { decideDeploymentTransition } from "./transitions.js";
+import { decideDeploymentTransition, timesEntered } from "./transitions.js";
 import { classifyStatus } from "./status.js";
+import { type Instant, compareInstants, plausibleInstant } from "./time.js";
 import { redact } from "./redact.js";
 import { formatDuration } from "../config/duration.js";
 
@@ -145,8 +146,9 @@ function backfillCutoff(req: PollRequest, cursor: SourceCursor | undefined, deps
 
 function suppressionFor(occurredAt: string | undefined, cutoff: number | undefined, windowMs: number): Suppression | undefined {
   if (cutoff === undefined || !occurredAt) return undefined;
-  const t = Date.parse(occurredAt);
-  if (Number.isNaN(t) || t >= cutoff) return undefined;
+  // An unreadable or implausible time counts as when Lookout saw it: now, inside the window.
+  const t = plausibleInstant(occurredAt)?.ms;
+  if (t === undefined || t >= cutoff) return undefined;
   return {
     reason: "backfill",
     detail: `older than the ${formatDuration(windowMs)} backfill window when the source was first seen, or when Lookout resumed after a longer outage`,
@@ -221,9 +223,37 @@ async function pollList<Raw, Rec extends { record_kind: string; id: string; orga
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((v, i) => v === b[i]);
 
 /** Same executions with the same statuses, whatever the order (entries can share a timestamp). */
-function sameStatuses(a: Record<string, string>, b: Record<string, string>): boolean {
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+function sameStatuses(a: Map<string, string>, b: Map<string, string>): boolean {
+  return a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
+}
+
+/** An execution is known by its service and its id: two services of one history can share an execution id. */
+const execKey = (o: { service_id: string; execution_id: string }) => JSON.stringify([o.service_id, o.execution_id]);
+
+/** The cursor's statuses by execKey. */
+const knownStatuses = (cursor: SourceCursor | undefined) =>
+  new Map((cursor?.deployments ?? []).map((d) => [execKey(d), d.status]));
+
+/** An entry's time as an instant, nanoseconds included; undefined when missing or implausible. */
+const entryInstant = (iso: string | undefined, raw: string | undefined, nowMs: number): Instant | undefined =>
+  plausibleInstant(raw ?? iso, nowMs);
+
+/**
+ * One observation per execution: a page can list an execution twice. Which copy is kept does not depend
+ * on the page's order (or polls would flap between them): the later updated, then a finished state over
+ * one in progress, then the greater status.
+ */
+function onePerExecution(observations: DeploymentObservation[], nowMs: number): DeploymentObservation[] {
+  const updated = (o: DeploymentObservation) => entryInstant(o.updated_at, o.updated_at_raw, nowMs) ?? { ms: -Infinity, nanos: 0 };
+  const finished = (o: DeploymentObservation) => (classifyStatus(o.status) === "in_progress" ? 0 : 1);
+  const later = (a: DeploymentObservation, b: DeploymentObservation) =>
+    (compareInstants(updated(a), updated(b)) || finished(a) - finished(b) || (a.status > b.status ? 1 : a.status < b.status ? -1 : 0)) > 0;
+  const byKey = new Map<string, DeploymentObservation>();
+  for (const o of observations) {
+    const had = byKey.get(execKey(o));
+    if (!had || later(o, had)) byKey.set(execKey(o), o);
+  }
+  return [...byKey.values()];
 }
 
 async function pollWebhook(req: PollRequest, deps: PollDeps, result: PollResult, spend: Spend) {
@@ -276,23 +306,25 @@ async function pollDeployments(req: PollRequest, deps: PollDeps, result: PollRes
   const applicationId = req.source.id;
   const cursor = await deps.store.getCursor(key);
   result.firstSight = !cursor;
-  const known = cursor?.executions ?? {};
+  const known = knownStatuses(cursor);
   let pageSize = cursor?.page_size ?? (cursor ? DEPLOYMENT_PAGE_MIN : 20);
+  const observedAt = deps.now().toISOString();
+  const nowMs = Date.parse(observedAt);
 
   let page = await readDeploymentPage(deps, applicationId, pageSize, spend, result, key);
-  let observations = page.map((item) => normalizeDeployment(item, req.source));
-  const followed = Object.entries(known).filter(([, status]) => classifyStatus(status) === "in_progress").map(([id]) => id);
-  const onPage = (obs: DeploymentObservation[]) => new Set(obs.map((o) => o.execution_id));
+  const normalize = (items: DeploymentHistoryItem[]) => items.map((item) => normalizeDeployment(item, req.source, observedAt));
+  let observations = normalize(page);
+  const followed = [...known].filter(([, status]) => classifyStatus(status) === "in_progress").map(([k]) => k);
   const missing = (obs: DeploymentObservation[]) => {
-    const ids = onPage(obs);
-    const overlap = Object.keys(known).some((id) => ids.has(id));
-    const lostFollowed = followed.some((id) => !ids.has(id));
-    return Object.keys(known).length > 0 && obs.length >= pageSize && (!overlap || lostFollowed);
+    const ids = new Set(obs.map(execKey));
+    const overlap = [...known.keys()].some((k) => ids.has(k));
+    const lostFollowed = followed.some((k) => !ids.has(k));
+    return known.size > 0 && obs.length >= pageSize && (!overlap || lostFollowed);
   };
   if (missing(observations) && pageSize < DEPLOYMENT_PAGE_MAX) {
     pageSize = DEPLOYMENT_PAGE_MAX;
     page = await readDeploymentPage(deps, applicationId, pageSize, spend, result, key);
-    observations = page.map((item) => normalizeDeployment(item, req.source));
+    observations = normalize(page);
   }
   const gap = missing(observations);
   if (gap) {
@@ -303,23 +335,26 @@ async function pollDeployments(req: PollRequest, deps: PollDeps, result: PollRes
   }
 
   const cutoff = backfillCutoff(req, cursor, deps);
-  const observedAt = deps.now().toISOString();
-  // Oldest first, so a failure is recorded before the success that recovers it.
-  observations.sort((a, b) => (a.created_at ?? "").localeCompare(b.created_at ?? ""));
-  const changed = observations.filter((o) => known[o.execution_id] !== o.status);
+  observations = onePerExecution(observations, nowMs);
+  // Oldest first, so a failure is recorded before the success that recovers it. An entry without a
+  // usable start is ordered by when Lookout saw it: now (docs/platform.md, "Timestamps").
+  const startOf = (o: DeploymentObservation) => entryInstant(o.created_at, o.created_at_raw, nowMs) ?? { ms: nowMs, nanos: 0 };
+  observations.sort((a, b) => compareInstants(startOf(a), startOf(b)));
+  const changed = observations.filter((o) => known.get(execKey(o)) !== o.status);
   const contexts = changed.length
     ? await deps.store.getServiceContexts([...new Set(changed.map((o) => o.service_id))])
     : new Map<string, ServiceContext>();
 
   for (const obs of changed) {
     const ctx: ServiceContext = { ...contexts.get(obs.service_id), ...deps.configured?.get(obs.application_id) };
-    const alertId = deploymentAlertId(obs);
     const res = await deps.store.observeExecution(obs, observedAt, (prev, svc) => {
-      const d = decideDeploymentTransition(prev, obs, svc, alertId);
+      // The nth time this execution entered this status: a re-run that fails again is another alert.
+      const occurrence = timesEntered(prev, obs.status) + 1;
+      const d = decideDeploymentTransition(prev, obs, svc, deploymentAlertId(obs, occurrence), observedAt);
       if (!d.changed || !d.transition) return { changed: d.changed, service: d.service };
       const detail = withOrganizationName(deploymentDetail({
         obs, transition: d.transition, ctx, observedAt, previousStatus: prev?.status,
-        failureCount: d.failureCount, incidentId: d.incidentId,
+        failureCount: d.failureCount, incidentId: d.incidentId, occurrence,
       }), deps.organizationNames);
       const suppression = suppressionFor(obs.updated_at ?? obs.created_at, cutoff, deps.backfillWindowMs);
       const alert = newAlertItem(detail, observedAt, deps.store.expiresAt(), suppression);
@@ -333,7 +368,7 @@ async function pollDeployments(req: PollRequest, deps: PollDeps, result: PollRes
     if (res.changed) result.newRecords++;
   }
 
-  const executions = Object.fromEntries(observations.map((o) => [o.execution_id, o.status]));
+  const executions = new Map(observations.map((o) => [execKey(o), o.status]));
   result.inProgress = observations.filter((o) => classifyStatus(o.status) === "in_progress").length;
   // Quiet (the page overlapped and nothing is in progress): back to the small page at once. A burst
   // larger than it is caught by the overlap check above, at the cost of one more request.
@@ -341,12 +376,12 @@ async function pollDeployments(req: PollRequest, deps: PollDeps, result: PollRes
   const next: SourceCursor = {
     source: key,
     version: (cursor?.version ?? 0) + 1,
-    executions,
+    deployments: observations.map(({ service_id, execution_id, status }) => ({ service_id, execution_id, status })),
     page_size: nextSize,
     ...(gap ? { gap_suspected_at: observedAt } : cursor?.gap_suspected_at ? { gap_suspected_at: cursor.gap_suspected_at } : {}),
     first_polled_at: cursor?.first_polled_at ?? observedAt,
   };
-  if (!cursor || !sameStatuses(cursor.executions ?? {}, executions) || cursor.page_size !== nextSize || gap) {
+  if (!cursor || !sameStatuses(known, executions) || cursor.page_size !== nextSize || gap) {
     await deps.store.saveCursor(next, cursor?.version);
   }
 }

@@ -7,6 +7,7 @@
 import type { DeploymentTransition } from "../alerts/event.js";
 import type { DeploymentObservation } from "./normalize.js";
 import { classifyStatus } from "./status.js";
+import { parseTimestamp, plausibleInstant } from "./time.js";
 
 export interface ExecutionState {
   status: string;
@@ -14,6 +15,13 @@ export interface ExecutionState {
   version: number;
   first_seen_at: string;
   first_seen_status: string;
+  /**
+   * How many times the execution entered each status (a re-run can fail again with the same status).
+   * A list, not a map keyed by status: the marshaller loses a key such as `__proto__`.
+   */
+  entered?: Array<{ status: string; times: number }>;
+  /** Older states have no `entered`: their history tells (all of it, unless it was trimmed). */
+  history?: Array<{ status: string }>;
 }
 
 export interface ServiceState {
@@ -22,7 +30,10 @@ export interface ServiceState {
   failure_count: number;
   /** The alert that opened the current incident: follow-ups thread under it. */
   incident_id?: string;
-  /** created_at of the execution that last changed the service's health, to ignore older news. */
+  /**
+   * When the execution that last changed the service's health started (a UTC instant; when Lookout
+   * first saw it if the platform's time was unusable), to ignore older news.
+   */
   last_change_created_at?: string;
   version: number;
 }
@@ -40,15 +51,42 @@ export interface TransitionDecision {
 
 export const emptyServiceState = (): ServiceState => ({ failing: false, failure_count: 0, version: 0 });
 
-/** The stable id of the alert a transition raises: the same transition always gets the same id. */
-export const deploymentAlertKey = (obs: DeploymentObservation) =>
-  ["deployment", obs.service_id, obs.execution_id, obs.status] as const;
+/** How many times the execution entered each status; states written before this was counted tell by their history. */
+export function enteredCounts(prev: ExecutionState | undefined): Map<string, number> {
+  if (prev?.entered) return new Map(prev.entered.map((e) => [e.status, e.times]));
+  const out = new Map<string, number>();
+  for (const h of prev?.history ?? []) out.set(h.status, (out.get(h.status) ?? 0) + 1);
+  return out;
+}
+
+/** How many times the execution had entered `status` before this observation. */
+export const timesEntered = (prev: ExecutionState | undefined, status: string): number => enteredCounts(prev).get(status) ?? 0;
+
+/**
+ * The stable id of the alert a transition raises: the execution, its status and the occurrence (the
+ * nth time it entered that status), so the same transition always gets the same id and a re-run that
+ * fails again gets another. The first occurrence keeps the id it had before occurrences were counted.
+ */
+export const deploymentAlertKey = (obs: DeploymentObservation, occurrence = 1) =>
+  occurrence > 1
+    ? (["deployment", obs.service_id, obs.execution_id, obs.status, String(occurrence)] as const)
+    : (["deployment", obs.service_id, obs.execution_id, obs.status] as const);
+
+/**
+ * Where the execution stands in time among the service's executions: when it started, or when Lookout
+ * first saw it if the platform gave no usable start (docs/platform.md, "Timestamps").
+ */
+export function executionOrderAt(prev: ExecutionState | undefined, obs: DeploymentObservation, observedAt?: string): number | undefined {
+  const at = obs.created_at ?? prev?.first_seen_at ?? observedAt;
+  return plausibleInstant(at, observedAt === undefined ? undefined : parseTimestamp(observedAt)?.ms)?.ms;
+}
 
 export function decideDeploymentTransition(
   prev: ExecutionState | undefined,
   obs: DeploymentObservation,
   svc: ServiceState,
   alertId: string,
+  observedAt?: string,
 ): TransitionDecision {
   if (prev && prev.status === obs.status) return { changed: false, service: svc };
   const now = classifyStatus(obs.status);
@@ -59,8 +97,12 @@ export function decideDeploymentTransition(
   // A terminal execution that moves to another state of the same class is news, not a new incident.
   if (prev && before === now) return noTransition;
   // News about an execution older than the one that last changed the service's health does not flip it.
-  const stale =
-    !!svc.last_change_created_at && !!obs.created_at && obs.created_at < svc.last_change_created_at;
+  // Instants, not text; a stored time that is implausible now (written before times were checked) is ignored.
+  const at = executionOrderAt(prev, obs, observedAt);
+  const nowMs = observedAt === undefined ? undefined : parseTimestamp(observedAt)?.ms;
+  const lastChange = plausibleInstant(svc.last_change_created_at, nowMs)?.ms;
+  const stale = lastChange !== undefined && at !== undefined && at < lastChange;
+  const atIso = at === undefined ? undefined : new Date(at).toISOString();
 
   switch (now) {
     case "failure": {
@@ -68,20 +110,20 @@ export function decideDeploymentTransition(
         const count = svc.failure_count + 1;
         return {
           changed: true, transition: "still_failing", failureCount: count, incidentId: svc.incident_id,
-          service: { ...svc, failure_count: count, last_change_created_at: newest(svc.last_change_created_at, obs.created_at) },
+          service: { ...svc, failure_count: count, last_change_created_at: newest(lastChange, at) },
         };
       }
       if (stale) return { changed: true, transition: "failed", failureCount: 1, incidentId: alertId, service: svc };
       return {
         changed: true, transition: "failed", failureCount: 1, incidentId: alertId,
-        service: { ...svc, failing: true, failure_count: 1, incident_id: alertId, last_change_created_at: obs.created_at },
+        service: { ...svc, failing: true, failure_count: 1, incident_id: alertId, last_change_created_at: atIso },
       };
     }
     case "success": {
       if (!svc.failing || stale) return noTransition;
       return {
         changed: true, transition: "recovered", incidentId: svc.incident_id, failureCount: svc.failure_count,
-        service: { failing: false, failure_count: 0, version: svc.version, last_change_created_at: obs.created_at },
+        service: { failing: false, failure_count: 0, version: svc.version, last_change_created_at: atIso },
       };
     }
     case "cancelled":
@@ -89,8 +131,7 @@ export function decideDeploymentTransition(
   }
 }
 
-function newest(a: string | undefined, b: string | undefined): string | undefined {
-  if (!a) return b;
-  if (!b) return a;
-  return a > b ? a : b;
+function newest(a: number | undefined, b: number | undefined): string | undefined {
+  const ms = a === undefined ? b : b === undefined ? a : Math.max(a, b);
+  return ms === undefined ? undefined : new Date(ms).toISOString();
 }

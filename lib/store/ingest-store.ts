@@ -17,7 +17,7 @@ import { keys } from "./items.js";
 import type { ServiceContext } from "../alerts/build.js";
 import type { DeploymentObservation } from "../ingest/normalize.js";
 import type { ExecutionState, ServiceState } from "../ingest/transitions.js";
-import { emptyServiceState } from "../ingest/transitions.js";
+import { emptyServiceState, enteredCounts, timesEntered } from "../ingest/transitions.js";
 import { TTL_ATTRIBUTE } from "./table.js";
 import { auditAttributes, executionEntryId, executionRow } from "../audit/entries.js";
 
@@ -27,8 +27,13 @@ export interface SourceCursor {
   version: number;
   /** Ids (deliveries) or content hashes (cluster logs) of the last list read and stored. */
   seen?: string[];
-  /** Deployments: execution id → last status of the executions on the last page. */
-  executions?: Record<string, string>;
+  /**
+   * Deployments: the last status of each execution on the last page, by service and execution (two
+   * services of one history can share an execution id). A list, not a map keyed by platform ids: the
+   * marshaller loses a key such as `__proto__`. Cursors written before kept `executions`, by execution
+   * id alone: it is no longer read, and the next save drops it.
+   */
+  deployments?: Array<{ service_id: string; execution_id: string; status: string }>;
   /** Deployments: the page size to ask for next. */
   page_size?: number;
   /** Deployments: when a page last shared no execution with what was known (a gap may exist). */
@@ -38,6 +43,7 @@ export interface SourceCursor {
 
 export interface StoredExecution extends ExecutionState {
   observation: DeploymentObservation;
+  /** The last 50 statuses; `entered` keeps the counts of all of them. */
   history: Array<{ status: string; observed_at: string }>;
 }
 
@@ -47,6 +53,8 @@ export interface ExecutionChange<T> {
   /** False when the stored status was already this one: nothing written. */
   changed: boolean;
   outcome?: T;
+  /** The alert decided was in the outbox already (same id): the change was written without it. */
+  alertExisted?: boolean;
 }
 
 /** Decides, from the stored states, what an observation changes and which alert it raises. */
@@ -82,6 +90,22 @@ export interface DynamoIngestStoreOptions {
   tableName: string;
   retentionMs: number;
   now?: () => Date;
+}
+
+/**
+ * Why a transaction was refused, from its per-item CancellationReasons: `contention` when an item of
+ * the state (or any item, by a conflicting transaction) lost a race, worth reading again and retrying;
+ * `alert_exists` when only the alert's put found an alert with its id, meaning the transition is
+ * already recorded; `other` (throttling, validation…) is not retried here.
+ */
+export function refusalOf(err: unknown, alertIndex: number | undefined): "contention" | "alert_exists" | "other" {
+  if (!(err instanceof TransactionCanceledException)) return "other";
+  const codes = (err.CancellationReasons ?? []).map((r) => r.Code ?? "None");
+  const refused = codes.map((code, i) => ({ code, i })).filter((r) => r.code !== "None");
+  if (!refused.length) return "other";
+  if (refused.every((r) => r.i === alertIndex && r.code === "ConditionalCheckFailed")) return "alert_exists";
+  if (refused.every((r) => r.code === "ConditionalCheckFailed" || r.code === "TransactionConflict")) return "contention";
+  return "other";
 }
 
 const isConditionFailure = (err: unknown) =>
@@ -162,6 +186,8 @@ export class DynamoIngestStore implements IngestStore {
   async observeExecution<T>(obs: DeploymentObservation, observedAt: string, decide: ExecutionDecider<T>, ctx?: ServiceContext): Promise<ExecutionChange<T>> {
     const execKey = keys.execution(obs.service_id, obs.execution_id);
     const svcKey = keys.service(obs.service_id);
+    // An alert id found in the outbox already: the transition is recorded; write the state without it.
+    let existingAlert: string | undefined;
     // Optimistic locking: on a lost race, read again and decide again (the winner's write may make ours moot).
     for (let attempt = 0; attempt < 8; attempt++) {
       const [execRes, svcRes] = await Promise.all([
@@ -170,8 +196,10 @@ export class DynamoIngestStore implements IngestStore {
       ]);
       const prev = execRes.Item?.state as StoredExecution | undefined;
       const svc = (svcRes.Item?.state as ServiceState | undefined) ?? emptyServiceState();
-      const decision = decide(prev, svc);
-      if (!decision.changed) return { changed: false };
+      const decided = decide(prev, svc);
+      if (!decided.changed) return { changed: false };
+      const alertExisted = !!decided.alert && decided.alert.pk === existingAlert;
+      const decision = alertExisted ? { ...decided, alert: undefined, outcome: undefined } : decided;
 
       const expires = this.expiresAt();
       const next: StoredExecution = {
@@ -179,6 +207,7 @@ export class DynamoIngestStore implements IngestStore {
         version: (prev?.version ?? 0) + 1,
         first_seen_at: prev?.first_seen_at ?? observedAt,
         first_seen_status: prev?.first_seen_status ?? obs.status,
+        entered: [...enteredCounts(prev).set(obs.status, timesEntered(prev, obs.status) + 1)].map(([status, times]) => ({ status, times })),
         observation: obs,
         history: [...(prev?.history ?? []), { status: obs.status, observed_at: observedAt }].slice(-50),
       };
@@ -216,7 +245,9 @@ export class DynamoIngestStore implements IngestStore {
           },
         });
       }
+      let alertIndex: number | undefined;
       if (decision.alert) {
+        alertIndex = items.length;
         const alert = decision.alert.audit
           ? { ...decision.alert, audit: { ...decision.alert.audit, source: executionEntryId(obs.service_id, obs.execution_id) } }
           : decision.alert;
@@ -225,9 +256,15 @@ export class DynamoIngestStore implements IngestStore {
       try {
         this.writes.count += items.filter((i) => !i.ConditionCheck).length;
         await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
-        return { changed: true, outcome: decision.outcome };
+        return { changed: true, outcome: decision.outcome, ...(alertExisted ? { alertExisted } : {}) };
       } catch (err) {
-        if (!isConditionFailure(err)) throw err;
+        const refusal = refusalOf(err, alertIndex);
+        if (refusal === "other") {
+          const codes = (err as TransactionCanceledException).CancellationReasons?.map((r) => r.Code ?? "None").join(", ");
+          if (!codes) throw err;
+          throw new Error(`execution ${obs.execution_id} of ${obs.service_id}: write refused (per item: ${codes})`, { cause: err });
+        }
+        if (refusal === "alert_exists") existingAlert = decision.alert?.pk;
       }
     }
     throw new Error(`execution ${obs.execution_id} of ${obs.service_id}: too much contention, gave up after 8 attempts`);

@@ -5,6 +5,7 @@
 import type { LookoutEventDetail } from "../alerts/event.js";
 import type { AuditRow } from "../audit/model.js";
 import { alertRow, auditAttributes, recordRow } from "../audit/entries.js";
+import { instantOr } from "../ingest/time.js";
 
 export type ItemType = "cursor" | "record" | "execution" | "service" | "alert" | "directory" | "dispatch";
 
@@ -94,7 +95,8 @@ export function recordItem(
     item_type: "record",
     record_kind: record.record_kind,
     organization_id: record.organization_id,
-    occurred_at: occurredAt ?? observedAt,
+    // An instant (lib/ingest/time.ts); the platform's own text stays in `record`.
+    occurred_at: instantOr(occurredAt, observedAt),
     observed_at: observedAt,
     record,
     ...auditAttributes(recordRow(record, occurredAt ?? observedAt, observedAt), key.pk),

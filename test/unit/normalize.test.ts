@@ -63,6 +63,28 @@ describe("normalizers", () => {
     expect(old.execution_id).toMatch(/^derived-/);
   });
 
+  it("stores a deployment's times as UTC instants, keeping the platform's text when it differs", () => {
+    const src = { kind: "deployment" as const, organizationId: org, id: "a1" };
+    const seen = "2026-03-02T14:00:00.000Z";
+    const at = (created_at: string, updated_at?: string) =>
+      normalizeDeployment({ identifier: { service_id: "a1", execution_id: "x" }, status: "DEPLOYED", auditing_data: { created_at, updated_at } }, src, seen);
+    expect(at("2026-03-02T13:00:00Z")).toMatchObject({ created_at: "2026-03-02T13:00:00.000Z" });
+    expect(at("2026-03-02T13:00:00Z").created_at_raw).toBeUndefined();
+    expect(at("2026-03-02T15:00:00+02:00", "2026-03-02T13:05:00")).toMatchObject({
+      created_at: "2026-03-02T13:00:00.000Z", created_at_raw: "2026-03-02T15:00:00+02:00",
+      updated_at: "2026-03-02T13:05:00.000Z", updated_at_raw: "2026-03-02T13:05:00",
+    });
+    expect(at("2026-03-02T13:00:00.123456789Z")).toMatchObject({ created_at: "2026-03-02T13:00:00.123Z", created_at_raw: "2026-03-02T13:00:00.123456789Z" });
+    // Implausible or unreadable: no instant, the text kept; the execution id does not depend on it.
+    const odd = at("9999-01-01T00:00:00Z");
+    expect(odd.created_at).toBeUndefined();
+    expect(odd.created_at_raw).toBe("9999-01-01T00:00:00Z");
+    expect(at("last tuesday")).toMatchObject({ created_at_raw: "last tuesday" });
+    const huge = at(`2026-03-02T13:00:00Z${"x".repeat(300_000)}`);
+    expect(huge.created_at).toBeUndefined();
+    expect(huge.created_at_raw!.length).toBeLessThanOrEqual(101);
+  });
+
   it("reads ISO 8601 durations", () => {
     expect(durationSeconds("PT8M42S")).toBe(522);
     expect(durationSeconds("P1DT1H")).toBe(90000);

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { decideDeploymentTransition, emptyServiceState, type ExecutionState, type ServiceState } from "../../lib/ingest/transitions.js";
+import {
+  decideDeploymentTransition, emptyServiceState, timesEntered, type ExecutionState, type ServiceState,
+} from "../../lib/ingest/transitions.js";
+import { deploymentAlertId } from "../../lib/alerts/build.js";
+import { contentHash } from "../../lib/ingest/hash.js";
 import type { DeploymentObservation } from "../../lib/ingest/normalize.js";
 import { classifyStatus } from "../../lib/ingest/status.js";
 
@@ -75,6 +79,71 @@ describe("deployment transitions", () => {
     const d = decideDeploymentTransition(prev("BUILD_ERROR"), obs("DEPLOYMENT_ERROR"), failing, "a");
     expect(d.changed).toBe(true);
     expect(d.transition).toBeUndefined();
+  });
+});
+
+describe("exact identity", () => {
+  it("gives the first occurrence the id it always had, and each later one its own", () => {
+    const o = obs("DEPLOYMENT_ERROR");
+    expect(deploymentAlertId(o)).toBe(contentHash("deployment", "s", "e1", "DEPLOYMENT_ERROR"));
+    expect(deploymentAlertId(o, 1)).toBe(deploymentAlertId(o));
+    const ids = new Set([1, 2, 3].map((n) => deploymentAlertId(o, n)));
+    expect(ids.size).toBe(3);
+    // Another service with the same execution id is another alert.
+    expect(deploymentAlertId({ ...o, service_id: "t" })).not.toBe(deploymentAlertId(o));
+  });
+
+  it("counts how often an execution entered a status, from its counts or, for older states, its history", () => {
+    const counted: ExecutionState = { ...prev("BUILDING"), entered: [{ status: "DEPLOYMENT_ERROR", times: 2 }, { status: "BUILDING", times: 2 }] };
+    expect(timesEntered(counted, "DEPLOYMENT_ERROR")).toBe(2);
+    expect(timesEntered(counted, "DEPLOYED")).toBe(0);
+    const older: ExecutionState = { ...prev("BUILDING"), history: [{ status: "DEPLOYMENT_ERROR" }, { status: "BUILDING" }] };
+    expect(timesEntered(older, "DEPLOYMENT_ERROR")).toBe(1);
+    expect(timesEntered(undefined, "DEPLOYMENT_ERROR")).toBe(0);
+    // Status names are data, never an object's own machinery.
+    expect(timesEntered({ ...prev("X"), entered: [] }, "constructor")).toBe(0);
+    expect(timesEntered({ ...prev("X"), entered: [{ status: "__proto__", times: 3 }] }, "__proto__")).toBe(3);
+  });
+
+  it("makes a re-run that fails again with the same status a further failure of the incident", () => {
+    const rerun: ExecutionState = { ...prev("BUILDING"), entered: [{ status: "DEPLOYMENT_ERROR", times: 1 }, { status: "BUILDING", times: 1 }] };
+    const d = decideDeploymentTransition(rerun, obs("DEPLOYMENT_ERROR"), failing, "second");
+    expect(d).toMatchObject({ transition: "still_failing", failureCount: 2, incidentId: "first" });
+  });
+});
+
+describe("time as instants", () => {
+  const seen = "2026-01-01T12:00:00.000Z";
+
+  it("compares instants, not text: an offset does not make a later execution look older", () => {
+    // 02:00+02:00 is midnight UTC: the success at 01:00Z is later and recovers.
+    const svc: ServiceState = { ...failing, last_change_created_at: "2026-01-01T02:00:00+02:00" };
+    const d = decideDeploymentTransition(undefined, obs("DEPLOYED", "e9", "2026-01-01T01:00:00Z"), svc, "a", seen);
+    expect(d.transition).toBe("recovered");
+    expect(d.service.last_change_created_at).toBe("2026-01-01T01:00:00.000Z");
+  });
+
+  it("ignores a stored time that is implausible now, so a service wedged by one recovers", () => {
+    const wedged: ServiceState = { ...failing, last_change_created_at: "9999-01-01T00:00:00Z" };
+    const d = decideDeploymentTransition(undefined, obs("DEPLOYED", "e9", "2026-01-01T11:00:00Z"), wedged, "a", seen);
+    expect(d.transition).toBe("recovered");
+    expect(d.service.last_change_created_at).toBe("2026-01-01T11:00:00.000Z");
+  });
+
+  it("orders an execution without a usable start by when Lookout first saw it", () => {
+    const noStart = { ...obs("DEPLOYMENT_ERROR", "odd"), created_at: undefined, created_at_raw: "9999-01-01T00:00:00Z" };
+    const opened = decideDeploymentTransition(undefined, noStart, emptyServiceState(), "odd-alert", seen);
+    expect(opened.service).toMatchObject({ failing: true, last_change_created_at: seen });
+    // A real execution that started after Lookout saw the odd one recovers the service...
+    const after = decideDeploymentTransition(undefined, obs("DEPLOYED", "e10", "2026-01-01T12:05:00Z"), opened.service, "a", "2026-01-01T12:10:00.000Z");
+    expect(after.transition).toBe("recovered");
+    // ...and one that started before it is older news.
+    const before = decideDeploymentTransition(undefined, obs("DEPLOYED", "e0", "2026-01-01T11:00:00Z"), opened.service, "a", "2026-01-01T12:10:00.000Z");
+    expect(before.transition).toBeUndefined();
+    // Re-read later, it keeps its place: when it was first seen, not when it was read again.
+    const firstSeen: ExecutionState = { ...prev("BUILDING"), first_seen_at: "2026-01-01T10:00:00.000Z" };
+    const later = decideDeploymentTransition(firstSeen, noStart, { ...emptyServiceState() }, "x", "2026-01-01T13:00:00.000Z");
+    expect(later.service.last_change_created_at).toBe("2026-01-01T10:00:00.000Z");
   });
 });
 
