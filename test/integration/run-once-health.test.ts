@@ -75,7 +75,9 @@ health: { failing_after: 3 }
     for (let run = 1; run <= 4; run++) {
       const before = seen.length;
       const r = await runOnce(config, table);
-      expect(r.code, r.stderr).toBe(0);
+      // A run with a failed poll exits 1 (docs: exit codes), and says which.
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain("1 of 2 polls failed");
       // Each run polls both sources: the failing one does not keep the other from being read.
       const asked = seen.slice(before);
       expect(asked.some((u) => u.includes(`/webhook/${WEBHOOK}/event`))).toBe(true);
