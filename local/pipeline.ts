@@ -22,8 +22,8 @@ import { DynamoDispatchStore } from "../lib/store/dispatch-store.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local.js";
 import { LocalBus } from "./bus.js";
 import { DynamoNotifyStore } from "../lib/store/notify-store.js";
-import { routeEvent } from "../lib/routes/match.js";
-import { notifyEvent, type Delivery } from "../lib/notify/notifier.js";
+import { decideRoutes } from "../lib/routes/match.js";
+import { notifyEvent, type Delivery, type NotifierDeps } from "../lib/notify/notifier.js";
 import { channelResolver } from "../lib/notify/receivers.js";
 import { slackSender } from "../lib/notify/slack/send.js";
 import { fileTransport, smtpTransport } from "../lib/notify/email/transport.js";
@@ -45,6 +45,8 @@ export interface LocalPipeline {
   reader: OutboxStreamReader;
   /** Events whose delivery is unfinished: `notifyRetries.retry()` delivers them again (each pass of `lookout run`). */
   notifyRetries: NotifyRetries;
+  /** What delivers (routes aside): the run loop flushes storm digests with it. */
+  notifier: NotifierDeps;
   pollDeps: PollDeps;
   /** The sources the configuration watches, as dispatch sees them. */
   watch: Watchlist;
@@ -141,15 +143,14 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
     slack: slackSender(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}),
     ...(config.notify.email && emailTransport ? { email: { from: config.notify.email.from, transport: emailTransport } } : {}),
   });
+  const notifier: NotifierDeps = { settings: config.notify, store: notifyStore, outbox: store, channelFor, now, log: opts.log };
   const notifyRetries = new NotifyRetries({
     dataDir: config.dataDir,
     now,
     log: opts.log,
     notify: async (envelope) => {
-      const decisions = routeEvent(envelope.detail, config.routes).map((d) => ({ route: d.route.name, receivers: d.receivers }));
-      const deliveries = await notifyEvent(envelope.detail, decisions, {
-        settings: config.notify, store: notifyStore, outbox: store, channelFor, now, log: opts.log,
-      });
+      const decisions = decideRoutes(envelope.detail, config.routes, config.notify);
+      const deliveries = await notifyEvent(envelope.detail, decisions, notifier);
       opts.onDelivery?.(envelope.detail, deliveries);
       return deliveries;
     },
@@ -173,7 +174,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
   };
 
   return {
-    config, client, dynamodb, tableName, store, notifyStore, bus, reader, notifyRetries, pollDeps,
+    config, client, dynamodb, tableName, store, notifyStore, bus, reader, notifyRetries, notifier, pollDeps,
     watch: watchlist(config),
     dispatch: new DynamoDispatchStore({ client: dynamodb, tableName }),
     async close() {

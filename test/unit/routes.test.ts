@@ -62,6 +62,7 @@ describe("routes configuration", () => {
       email: { from: "lookout@example.com", smtpUrlRef: "env:SMTP_URL" },
       slackRate: { perSecond: 1, burst: 10 },
       fallback: { email: { type: "email", to: ["ops@example.com"] } },
+      digestWithinMs: 120_000,
     });
     // Upper-case ids are read as the platform writes them.
     expect(parity.routes[2]!.match.organization).toEqual(["5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01"]);
@@ -70,7 +71,7 @@ describe("routes configuration", () => {
   it("has no routes and default notify settings when the file names none", () => {
     const c = parseConfig(HEAD, "lookout.yaml", {});
     expect(c.routes).toEqual([]);
-    expect(c.notify).toEqual({ slackRate: { perSecond: 1, burst: 10 } });
+    expect(c.notify).toEqual({ slackRate: { perSecond: 1, burst: 10 }, digestWithinMs: 120_000 });
   });
 
   it("names the path of a bad field", () => {
