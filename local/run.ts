@@ -68,7 +68,7 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
   });
   pipeline.pollDeps.onAlert = (detail, suppression) => opts.print(alertLine(detail, suppression, now()));
   // No Slack receiver configured: show what Lookout would post, so a local run shows its messages.
-  if (!opts.config.routes.some((r) => r.slack.length)) {
+  if (!allReceivers(opts.config.routes, opts.config.notify).some((r) => r.type === "slack")) {
     pipeline.bus.subscribe((envelope) => {
       for (const line of slackAsText(renderSlackAlert(envelope.detail), "slack (not configured: shown here)")) opts.print(line);
     });
