@@ -111,7 +111,7 @@ export async function deliver(
   try {
     sent = await channel.send(detail, await incidentRef());
   } catch (err) {
-    const error = err instanceof DeliveryError ? err : new DeliveryError((err as Error).message, true);
+    const error = asDeliveryError(err);
     deps.log.error("receiver failed after its retries", { alert: detail.id, receiver: channel.label, error: error.message, retryable: error.retryable });
     const run = await store.receiverFailed(channel.id, channel.label, error.message);
     const told = await deps.onReceiverFailed?.(detail, channel, error, run);
@@ -126,6 +126,9 @@ export async function deliver(
   await store.receiverSucceeded(channel.id);
   return "sent";
 }
+
+/** Anything a sender threw, as a DeliveryError; what it does not classify may pass (retryable). */
+const asDeliveryError = (err: unknown): DeliveryError => (err instanceof DeliveryError ? err : new DeliveryError((err as Error).message, true));
 
 /** Clocks differ between us and the receiver: look this much further back than our first attempt. */
 const CLOCK_SKEW_MS = 60_000;
@@ -209,8 +212,24 @@ export async function flushHeld(channel: Channel, deps: DeliverDeps): Promise<nu
     await store.receiverSucceeded(channel.id);
     return held.length;
   } catch (err) {
-    await store.settle(mine, { state: "failed", error: (err as Error).message });
-    deps.log.error("digest not delivered; it stays held", { receiver: channel.label, held: held.length, error: (err as Error).message });
+    const error = asDeliveryError(err);
+    await store.settle(mine, { state: "failed", error: error.message, ...(error.retryable ? {} : { permanent: true }) });
+    if (error.retryable || !deps.onReceiverFailed) {
+      deps.log.error("digest not delivered; it stays held", { receiver: channel.label, held: held.length, error: error.message });
+      return 0;
+    }
+    // Retrying cannot fix it (a revoked webhook, a missing secret): what it held goes where any alert
+    // goes when its receiver fails — health and the fallback — and is recorded so, not held forever.
+    deps.log.error("digest refused; what it held goes to the fallback", { receiver: channel.label, held: held.length, error: error.message });
+    const run = await store.receiverFailed(channel.id, channel.label, error.message);
+    for (const h of held) {
+      const told = await deps.onReceiverFailed(h.detail, channel, error, run);
+      const record = await store.getDelivery(h.detail.id, channel.id);
+      if (record) {
+        await store.settle(record, { state: "failed", error: error.message, permanent: true, digest_id: digestId, ...(told?.healthId ? { health_id: told.healthId } : {}) });
+      }
+      await store.release(h);
+    }
     return 0;
   }
 }

@@ -10,7 +10,7 @@ import type { IngestStore } from "../store/ingest-store.js";
 import { newAlertItem } from "../store/items.js";
 import type { DynamoNotifyStore } from "../store/notify-store.js";
 import { FALLBACK_ROUTE, type NotifySettings, type Receiver, receiversOf } from "../routes/types.js";
-import type { ReceiverFailures } from "../store/notify-store.js";
+import type { Mute, ReceiverFailures } from "../store/notify-store.js";
 import { deliver, flushHeld, type Channel, type DeliverDeps, type DeliveryOutcome } from "./deliver.js";
 
 export interface NotifierDeps {
@@ -47,10 +47,26 @@ export async function notifyEvent(
   deps: NotifierDeps,
 ): Promise<Delivery[]> {
   if (!decisions.some((d) => d.receivers.length)) return [];
-  const mutes = await deps.store.listMutes();
   const out: Delivery[] = [];
-  const deliverDeps: DeliverDeps = {
+  const deliverDeps = withFallback(deps, await deps.store.listMutes(), out);
+  for (const decision of decisions) {
+    for (const receiver of decision.receivers) {
+      const channel = await deps.channelFor(receiver);
+      const outcome = await deliver(detail, decision.route, channel, deliverDeps.mutes, deliverDeps);
+      out.push({ route: decision.route, receiver: channel.label, outcome });
+    }
+  }
+  return out;
+}
+
+/**
+ * The delivery core's dependencies, with what happens when a receiver fails: a health event and the
+ * fallback receivers, whose deliveries are added to `out`.
+ */
+function withFallback(deps: NotifierDeps, mutes: Mute[], out: Delivery[]): DeliverDeps & { mutes: Mute[] } {
+  return {
     ...deliverDepsOf(deps),
+    mutes,
     onReceiverFailed: async (failed: LookoutEventDetail, channel: Channel, error: Error, run: ReceiverFailures) => {
       // One health event per episode of failures (its id is anchored on the run's first failure, which
       // the table keeps); a health event that fails to deliver raises nothing more (no loops).
@@ -69,14 +85,6 @@ export async function notifyEvent(
       return healthId ? { healthId } : {};
     },
   };
-  for (const decision of decisions) {
-    for (const receiver of decision.receivers) {
-      const channel = await deps.channelFor(receiver);
-      const outcome = await deliver(detail, decision.route, channel, mutes, deliverDeps);
-      out.push({ route: decision.route, receiver: channel.label, outcome });
-    }
-  }
-  return out;
 }
 
 /**
@@ -85,7 +93,8 @@ export async function notifyEvent(
  * every `notify.digest_within`. Returns how many held alerts went out.
  */
 export async function flushDigests(receivers: readonly Receiver[], deps: NotifierDeps): Promise<number> {
+  const deliverDeps = withFallback(deps, await deps.store.listMutes(), []);
   let sent = 0;
-  for (const r of receivers) sent += await flushHeld(await deps.channelFor(r), deliverDepsOf(deps));
+  for (const r of receivers) sent += await flushHeld(await deps.channelFor(r), deliverDeps);
   return sent;
 }

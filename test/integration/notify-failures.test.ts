@@ -264,4 +264,26 @@ describe("a storm's digest", () => {
     }
     expect(await store.heldFor(receiverId(config.routes[0]!.slack[0]!))).toEqual([]);
   });
+
+  it("refused for good at the flush (the webhook revoked): what it held goes to the fallback, recorded so, never held forever", async () => {
+    clock += 3_600_000;
+    const tight = { ...config.notify, slackRate: { perSecond: 0.01, burst: 1 } };
+    const deps = process_(tight);
+    const storm = [];
+    for (let i = 0; i < 3; i++) storm.push(await raise({ ...EXAMPLE_DETAILS["Deployment Failed"], summary: `revoked ${i}` }));
+    expect((await Promise.all(storm.map(async (a) => (await local(a, deps)).map((d) => d.outcome)))).flat().sort()).toEqual(["held", "held", "sent"]);
+    const held = (await Promise.all(storm.map(async (a) => (await deps.store.deliveriesOf(a.id))[0]!))).filter((r) => r.state === "held");
+
+    clock += 100_000;
+    slack.fail({ form: "webhook", status: 404, error: "no_service", times: 10 });
+    expect(await flushDigests(allReceivers(config.routes, config.notify), deps)).toBe(0);
+    for (const r of held) {
+      const records = await deps.store.deliveriesOf(r.alert_id);
+      expect(records.find((x) => x.route === "deploys")).toMatchObject({ state: "failed", permanent: true, error: expect.stringContaining("no_service"), health_id: expect.any(String) });
+      // The fallback has the same tight budget: sent, or held for the fallback's own digest.
+      expect(["sent", "held"]).toContain(records.find((x) => x.route === "fallback")!.state);
+    }
+    expect(held.flatMap((r) => mails(r.alert_id))).toHaveLength(1);
+    expect(await deps.store.heldFor(receiverId(config.routes[0]!.slack[0]!))).toEqual([]);
+  });
 });
