@@ -3,7 +3,11 @@
  * EventBridge rule — are delivered to the route's receivers of one kind (Slack or email), each once.
  * A delivery that failed and may succeed later fails the message, so SQS retries it and, in the end,
  * dead-letters it; the fallback receiver and a health event have been told by then. So does one that
- * another sender holds: if that sender died, the retry takes over once its lease ran out.
+ * another sender holds: if that sender died, the retry takes over once its lease ran out. One that no
+ * retry can fix (a missing secret, a 4xx) has gone to the fallback and is not retried.
+ * The default route's messages (`route: "default"`) carry every event; only those no route matches are
+ * delivered. The digest schedule invokes it with `{"lookout": "flush-digests"}`: what storms held back
+ * for this kind of receiver goes out without waiting for another alert.
  */
 import middy from "@middy/core";
 import { Logger } from "@aws-lambda-powertools/logger";
