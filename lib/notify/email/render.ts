@@ -22,7 +22,6 @@ import {
   clip,
   digestOverview,
   escapeHtml,
-  formatTimeOfDay,
   formatUtc,
   oneLine,
   parseInstant,

@@ -31,7 +31,6 @@ import {
   clip,
   digestOverview,
   escapeSlack,
-  formatTimeOfDay,
   formatUtc,
   neutralizeMrkdwn,
   oneLine,
