@@ -88,6 +88,14 @@ function fail(command: string, err: unknown, io: Output): number {
 export const unsetSecretProblem = (r: { field: string; ref: string }): string =>
   `${r.field}: ${r.ref} is not set in this environment; export ${r.ref.slice("env:".length)} (a receiver without it cannot send)`;
 
+/** Why `lookout run` does not start: each unset variable once, with where the file names it. */
+export function unsetSecretsLine(unset: ReadonlyArray<{ field: string; ref: string }>): string {
+  const byRef = new Map<string, string[]>();
+  for (const u of unset) byRef.set(u.ref, [...(byRef.get(u.ref) ?? []), u.field]);
+  const each = [...byRef].map(([ref, fields]) => `${ref.slice("env:".length)} is not set (${fields.join(", ")} read ${ref})`);
+  return `${each.join("; ")}: export ${byRef.size === 1 ? "it" : "them"}, or \`lookout check-config\` to see every secret; a receiver without its secret cannot send`;
+}
+
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** A detail, or a whole envelope as a target receives it. */

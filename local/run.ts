@@ -20,7 +20,7 @@ import { slackAsText } from "./slack-print.js";
 import { renderSlackAlert } from "../lib/notify/slack/render.js";
 import { flushDigests } from "../lib/notify/notifier.js";
 import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/routes/config.js";
-import { unsetSecretProblem } from "./routes-commands.js";
+import { unsetSecretsLine } from "./routes-commands.js";
 
 export interface RunOptions {
   config: Config;
@@ -53,7 +53,7 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
   const summary: RunSummary = { polls: 0, requests: 0, newRecords: 0, alerts: 0, published: 0, failedPolls: 0 };
   // Before anything starts: a receiver whose secret is unset would drop alerts at the first failure.
   const unset = unsetEnvSecrets(receiverSecretRefs(opts.config.routes, opts.config.notify), opts.env ?? process.env);
-  if (unset.length) throw new PreflightError(unset.map(unsetSecretProblem).join("; "));
+  if (unset.length) throw new PreflightError(unsetSecretsLine(unset));
   const pipeline = await openLocalPipeline(opts.config, {
     env: opts.env,
     log: opts.log,

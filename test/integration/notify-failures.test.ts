@@ -124,9 +124,11 @@ const message = (detail: LookoutEventDetail, route: string) =>
 
 describe("a receiver whose secret is unset", () => {
   it("lookout run refuses to start, in one line naming the variable", async () => {
-    const run = runLookout({ config, env: { ...env, HOOK_DEPLOYS: undefined }, once: true, log: silent, print: () => {} });
+    const run = runLookout({ config, env: { ...env, HOOK_DEPLOYS: undefined, HOOK_DEFAULT: "" }, once: true, log: silent, print: () => {} });
     await expect(run).rejects.toThrow(PreflightError);
-    await expect(run).rejects.toThrow(/^routes\[0\]\.slack\.webhook_url: env:HOOK_DEPLOYS is not set in this environment; export HOOK_DEPLOYS/);
+    await expect(run).rejects.toThrow(
+      "HOOK_DEPLOYS is not set (routes[0].slack.webhook_url read env:HOOK_DEPLOYS); HOOK_DEFAULT is not set (notify.default.slack.webhook_url read env:HOOK_DEFAULT): export them, or `lookout check-config` to see every secret; a receiver without its secret cannot send",
+    );
   });
 
   it("removed after start: the alert goes to the fallback at once, one health event per episode, explain tells it", async () => {
