@@ -14,6 +14,7 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/alerts/event.js";
 import { type Config, loadConfigFile } from "../lib/config/load.js";
 import { ruleResources, type RuleTarget } from "../lib/routes/rules.js";
+import { receiverSecretRefs } from "../lib/routes/config.js";
 import type { Receiver } from "../lib/routes/types.js";
 import { INDEXES } from "../lib/store/table.js";
 
@@ -84,23 +85,17 @@ export function loadDeployConfig(serviceDir: string, file: string): { config: Co
   // No environment overrides: the functions read the file as it is, without PLATFORM_API_URL/TOKEN.
   const config = loadConfigFile(abs, {});
   const problems = envReferences(config).map(({ field, ref: r }) => `${field}: ${r} is read from the environment, which the deployed functions do not get; use ssm:/… (SecureString) or secretsmanager:…`);
+  // The digest schedule (infra/schedule.yml) flushes once a minute: a shorter bound cannot be kept there.
+  if (config.notify.digestWithinMs < 60_000) problems.push("notify.digest_within: the cloud flushes digests once a minute; give at least 1m");
   if (problems.length) throw new DeployConfigError(`${rel}: ${problems.join("; ")}`);
   return { config, configFile: rel.split(sep).join("/") };
 }
 
 /** The secret references the deployed functions would resolve, with where they are in the file. */
 function envReferences(config: Config): Array<{ field: string; ref: string }> {
-  const out: Array<{ field: string; ref: string }> = [];
-  const check = (field: string, r: string) => r.startsWith("env:") && out.push({ field, ref: r });
-  check("platform.token", config.platform.tokenRef);
-  config.routes.forEach((route, i) => {
-    route.slack.forEach((s, j) => {
-      const at = route.slack.length > 1 ? `routes[${i}].slack[${j}]` : `routes[${i}].slack`;
-      for (const r of secretRefs(s)) check(`${at}.${s.type === "slack" && s.form === "webhook" ? "webhook_url" : "token"}`, r);
-    });
-  });
-  if (config.notify.fallback?.slack) for (const r of secretRefs(config.notify.fallback.slack)) check("notify.fallback.slack", r);
-  return out;
+  // The SMTP URL is for one machine only: the cloud sends through SES.
+  const refs = receiverSecretRefs(config.routes, config.notify).filter((r) => r.field !== "notify.email.smtp_url");
+  return [{ field: "platform.token", ref: config.platform.tokenRef }, ...refs].filter((r) => r.ref.startsWith("env:"));
 }
 
 const secretRefs = (r: Receiver): string[] => (r.type === "email" ? [] : r.form === "webhook" ? [r.webhookUrlRef] : [r.tokenRef]);
@@ -186,8 +181,9 @@ const consumeQueue = (queue: string) =>
 export function functionStatements(config: Config): Record<FunctionKey, Statement[]> {
   const platform = secretStatements([config.platform.tokenRef]);
   const fallback = [config.notify.fallback?.slack, config.notify.fallback?.email].filter((r): r is Receiver => r !== undefined);
-  const routeSlack = config.routes.flatMap((r) => r.slack);
-  const routeEmail = config.routes.some((r) => r.email);
+  // The default route (notify.default) is a route like the others here.
+  const routeSlack = [...config.routes.flatMap((r) => r.slack), ...(config.notify.default?.slack ? [config.notify.default.slack] : [])];
+  const routeEmail = config.routes.some((r) => r.email) || config.notify.default?.email !== undefined;
   const fallbackEmail = fallback.some((r) => r.type === "email");
   // The notify functions write delivery records, storm buckets, held alerts and health alerts, read mutes;
   // a digest's flush deletes the held alerts it carried (DeleteItem, lib/notify/deliver.ts).
@@ -275,6 +271,7 @@ export function ruleAndPolicyResources(config: Config, o: StackOptions): Record<
   const rules = ruleResources(config.routes, { slack: target("slack", "SlackQueue"), email: target("email", "EmailQueue") }, {
     eventBusName: ref("LookoutBus"),
     namePrefix: `${o.service}-${o.stage}-`,
+    defaultRoute: config.notify.default,
   });
   const tooLong = Object.values(rules).filter((r) => r.Properties.Name.length > RULE_NAME_MAX).map((r) => r.Properties.Name);
   if (tooLong.length) throw new DeployConfigError(`rule names longer than ${RULE_NAME_MAX} characters: ${tooLong.join(", ")}; shorten the route names or the stage`);

@@ -42,22 +42,32 @@ export class NotifyRetries {
 
   /** Delivers an event, keeping it for a later pass when that delivery is unfinished. */
   async deliver(envelope: LookoutEventEnvelope): Promise<Delivery[]> {
-    const deliveries = await this.opts.notify(envelope);
-    if (unfinished(deliveries)) {
+    const deliveries = await this.attempt(envelope);
+    if (!deliveries || unfinished(deliveries)) {
       await this.update((pending) => {
         pending[envelope.detail.id] ??= { envelope, attempts: 0, first_at: this.opts.now().toISOString() };
       });
     }
-    return deliveries;
+    return deliveries ?? [];
+  }
+
+  /** One delivery; undefined when it broke mid-way (the store unreachable): said in one line, retried, never dropped. */
+  private async attempt(envelope: LookoutEventEnvelope): Promise<Delivery[] | undefined> {
+    try {
+      return await this.opts.notify(envelope);
+    } catch (err) {
+      this.opts.log.error("delivery interrupted; it will be retried", { alert: envelope.detail.id, error: (err as Error).message });
+      return undefined;
+    }
   }
 
   /** One pass over what is owed; returns how many events are still pending after it. */
   async retry(): Promise<number> {
     const pending = await this.read();
     for (const [id, entry] of Object.entries(pending)) {
-      const deliveries = await this.opts.notify(entry.envelope);
+      const deliveries = await this.attempt(entry.envelope);
       await this.update(async (latest) => {
-        if (!unfinished(deliveries)) return void delete latest[id];
+        if (deliveries && !unfinished(deliveries)) return void delete latest[id];
         const attempts = (latest[id]?.attempts ?? entry.attempts) + 1;
         if (attempts < (this.opts.maxAttempts ?? 30)) return void (latest[id] = { ...entry, attempts });
         delete latest[id];

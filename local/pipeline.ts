@@ -22,7 +22,7 @@ import { LocalBus } from "./bus.js";
 import { ensureDataDir } from "./data-dir.js";
 import type { DynamoNotifyStore } from "../lib/store/notify-store.js";
 import type { Route } from "../lib/routes/types.js";
-import { routeEvent } from "../lib/routes/match.js";
+import { decideRoutes } from "../lib/routes/match.js";
 import { notifyEvent, type Delivery, type NotifierDeps } from "../lib/notify/notifier.js";
 import { slackSender } from "../lib/notify/slack/send.js";
 import { composeIngest } from "../lib/app/ingest.js";
@@ -42,13 +42,14 @@ export interface LocalPipeline {
   tableName: string;
   store: DynamoIngestStore;
   notifyStore: DynamoNotifyStore;
-  /** What each published event is routed by and delivered with (the same as the notify functions'). */
+  /** What each published event is routed by (the same as the notify functions'). */
   routes: readonly Route[];
-  notifier: NotifierDeps;
   bus: LocalBus;
   reader: OutboxStreamReader;
   /** Events whose delivery is unfinished: `notifyRetries.retry()` delivers them again (each pass of `lookout run`). */
   notifyRetries: NotifyRetries;
+  /** What delivers (routes aside): the run loop flushes storm digests with it. */
+  notifier: NotifierDeps;
   pollDeps: PollDeps;
   /** The sources the configuration watches, as dispatch sees them. */
   watch: Watchlist;
@@ -137,7 +138,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
     now,
     log: opts.log,
     notify: async (envelope) => {
-      const decisions = routeEvent(envelope.detail, routes).map((d) => ({ route: d.route.name, receivers: d.receivers }));
+      const decisions = decideRoutes(envelope.detail, routes, config.notify);
       const deliveries = await notifyEvent(envelope.detail, decisions, notifier);
       opts.onDelivery?.(envelope.detail, deliveries);
       return deliveries;

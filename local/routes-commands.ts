@@ -7,9 +7,11 @@ import { readFileSync } from "node:fs";
 import { DETAIL_TYPES, type LookoutEventDetail, detailTypeOf } from "../lib/alerts/event.js";
 import { type ConfigEnv, ConfigError, loadConfigFile } from "../lib/config/load.js";
 import { watchlist } from "../lib/ingest/dispatch.js";
-import { allReceivers } from "../lib/routes/config.js";
+import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/routes/config.js";
+import { coverage, coverageLine } from "../lib/routes/coverage.js";
 import { type RouteOutcome, describeCheck, explainRoutes } from "../lib/routes/match.js";
 import { receiverLabel } from "../lib/routes/receivers.js";
+import { receiversOf } from "../lib/routes/types.js";
 
 export interface Output {
   out(line: string): void;
@@ -24,13 +26,28 @@ export const stdio: Output = {
 /** A problem with the event file, said in one line. */
 class EventFileError extends Error {}
 
+/**
+ * Besides the file itself: every kind of event that would reach nobody (a warning each), and every
+ * receiver secret: an `env:` one that is unset here fails the check (`lookout run` would refuse to
+ * start); ssm:/secretsmanager: ones are read in the cloud only, so they are listed, not checked.
+ */
 export async function checkConfigCommand(opts: { configFile: string; env?: ConfigEnv }, io: Output = stdio): Promise<number> {
   try {
+    const env = opts.env ?? process.env;
     const config = loadConfigFile(opts.configFile, opts.env);
     const sources = watchlist(config).sources.length;
     const receivers = allReceivers(config.routes, config.notify).length;
-    io.out(`ok: ${plural(sources, "source")} watched, ${plural(config.routes.length, "route")}, ${plural(receivers, "receiver")}`);
-    return 0;
+    const refs = receiverSecretRefs(config.routes, config.notify);
+    const unset = unsetEnvSecrets(refs, env);
+    const setUp = `${plural(sources, "source")} watched, ${plural(config.routes.length, "route")}${config.notify.default ? " and the default route" : ""}, ${plural(receivers, "receiver")}`;
+    io.out(`${unset.length ? "not ok" : "ok"}: ${setUp}`);
+    for (const c of coverage(config.routes, config.notify)) {
+      const line = coverageLine(c);
+      if (line) io.out(`warning: ${line}`);
+    }
+    for (const r of refs) if (!r.ref.startsWith("env:")) io.out(`note: ${r.field}: ${r.ref} is read in the cloud; not checked here`);
+    for (const r of unset) io.err(`lookout check-config: ${unsetSecretProblem(r)}`);
+    return unset.length ? 1 : 0;
   } catch (err) {
     return fail("check-config", err, io);
   }
@@ -50,7 +67,9 @@ export async function routesTestCommand(
     for (const o of explained.routes) for (const line of describeOutcome(o)) io.out(line);
     const reached = explained.receivers.map(receiverLabel);
     const matched = explained.routes.filter((o) => o.outcome === "matched").length;
-    io.out(`reaches: ${reached.length ? reached.join("; ") : matched ? "nobody (the matching routes have no receivers)" : "nobody (no route matches)"}`);
+    const fallthrough = matched ? [] : receiversOf(config.notify.default).map(receiverLabel);
+    if (fallthrough.length) io.out(`reaches: ${fallthrough.join("; ")} (the default route: no route matches)`);
+    else io.out(`reaches: ${reached.length ? reached.join("; ") : matched ? "nobody (the matching routes have no receivers)" : "nobody (no route matches, and there is no notify.default)"}`);
     return 0;
   } catch (err) {
     return fail("routes test", err, io);
@@ -63,6 +82,18 @@ function fail(command: string, err: unknown, io: Output): number {
     return 1;
   }
   throw err;
+}
+
+/** One line about an `env:` secret that is not set. */
+export const unsetSecretProblem = (r: { field: string; ref: string }): string =>
+  `${r.field}: ${r.ref} is not set in this environment; export ${r.ref.slice("env:".length)} (a receiver without it cannot send)`;
+
+/** Why `lookout run` does not start: each unset variable once, with where the file names it. */
+export function unsetSecretsLine(unset: ReadonlyArray<{ field: string; ref: string }>): string {
+  const byRef = new Map<string, string[]>();
+  for (const u of unset) byRef.set(u.ref, [...(byRef.get(u.ref) ?? []), u.field]);
+  const each = [...byRef].map(([ref, fields]) => `${ref.slice("env:".length)} is not set (${fields.join(", ")} read ${ref})`);
+  return `${each.join("; ")}: export ${byRef.size === 1 ? "it" : "them"}, or \`lookout check-config\` to see every secret; a receiver without its secret cannot send`;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;

@@ -18,6 +18,9 @@ import {
 import { alertLine, deliveryLine, pollLine } from "./view.js";
 import { slackAsText } from "./slack-print.js";
 import { renderSlackAlert } from "../lib/notify/slack/render.js";
+import { flushDigests } from "../lib/notify/notifier.js";
+import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/routes/config.js";
+import { unsetSecretsLine } from "./routes-commands.js";
 
 export interface RunOptions {
   config: Config;
@@ -48,6 +51,9 @@ const POLL_CONCURRENCY = 4;
 export async function runLookout(opts: RunOptions): Promise<RunSummary> {
   const now = opts.now ?? (() => new Date());
   const summary: RunSummary = { polls: 0, requests: 0, newRecords: 0, alerts: 0, published: 0, failedPolls: 0 };
+  // Before anything starts: a receiver whose secret is unset would drop alerts at the first failure.
+  const unset = unsetEnvSecrets(receiverSecretRefs(opts.config.routes, opts.config.notify), opts.env ?? process.env);
+  if (unset.length) throw new PreflightError(unsetSecretsLine(unset));
   const pipeline = await openLocalPipeline(opts.config, {
     env: opts.env,
     log: opts.log,
@@ -62,7 +68,7 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
   });
   pipeline.pollDeps.onAlert = (detail, suppression) => opts.print(alertLine(detail, suppression, now()));
   // No Slack receiver configured: show what Lookout would post, so a local run shows its messages.
-  if (!opts.config.routes.some((r) => r.slack.length)) {
+  if (!allReceivers(opts.config.routes, opts.config.notify).some((r) => r.type === "slack")) {
     pipeline.bus.subscribe((envelope) => {
       for (const line of slackAsText(renderSlackAlert(envelope.detail), "slack (not configured: shown here)")) opts.print(line);
     });
@@ -76,6 +82,7 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
       if (state) await raiseHealth(state, pipeline.watch, now(), pipeline.store, (d) => opts.print(alertLine(d, undefined, now())), opts.config.health);
       await pipeline.reader.drain();
       await pipeline.notifyRetries.retry();
+      await flushHeld(pipeline);
     } else {
       await runContinuously(pipeline, opts, summary);
     }
@@ -133,8 +140,15 @@ async function pollEach(p: LocalPipeline, polls: PollRequest[], opts: RunOptions
   );
 }
 
+/** What storms held back goes out as digests now, whether or not another alert comes. */
+export async function flushHeld(p: LocalPipeline): Promise<number> {
+  return flushDigests(allReceivers(p.config.routes, p.config.notify), p.notifier);
+}
+
 async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunSummary) {
   p.reader.start(1_000);
+  // Digests are flushed at least every digest_within, also between polling passes.
+  const flushEvery = Math.min(opts.config.pollIntervalMs, opts.config.notify.digestWithinMs);
   while (!opts.signal?.aborted) {
     const started = Date.now();
     const now = p.pollDeps.now();
@@ -142,7 +156,12 @@ async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunS
     await raiseHealth(state, p.watch, now, p.store, (d) => opts.print(alertLine(d, undefined, now)), opts.config.health);
     await pollEach(p, polls, opts, summary);
     await p.notifyRetries.retry();
-    const wait = Math.max(0, opts.config.pollIntervalMs - (Date.now() - started));
-    await delay(wait, undefined, { signal: opts.signal }).catch(() => undefined);
+    await flushHeld(p);
+    for (;;) {
+      const wait = Math.min(flushEvery, opts.config.pollIntervalMs - (Date.now() - started));
+      if (wait <= 0 || opts.signal?.aborted) break;
+      await delay(wait, undefined, { signal: opts.signal }).catch(() => undefined);
+      if (!opts.signal?.aborted) await flushHeld(p);
+    }
   }
 }

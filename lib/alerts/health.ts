@@ -88,11 +88,22 @@ export function healthFromFacts(
   return out;
 }
 
-/** A receiver failed after its retries: said once per receiver and hour. */
-export function receiverFailing(alert: LookoutEventDetail, receiverLabel: string, error: string, now: Date): LookoutEventDetail {
+/**
+ * A receiver failed after its retries. Said once per episode: the id is anchored on the first failure
+ * of the receiver's current run (`run.since`, kept in the table so every worker agrees), with a daily
+ * reminder while it lasts. Without a run, once per receiver and hour.
+ */
+export function receiverFailing(
+  alert: LookoutEventDetail,
+  receiverLabel: string,
+  error: string,
+  now: Date,
+  run?: { since: string; consecutive_failures: number },
+): LookoutEventDetail {
   const hour = new Date(Math.floor(now.getTime() / 3_600_000) * 3_600_000).toISOString();
   return healthDetail({
-    check: "receiver_failing", organization: alert.organization.id, subject: receiverLabel, anchor: hour, now,
+    check: "receiver_failing", organization: alert.organization.id, subject: receiverLabel, anchor: run?.since ?? hour, now,
+    ...(run ? { consecutiveFailures: run.consecutive_failures } : {}),
     summary: `Lookout could not deliver to ${receiverLabel}: ${error}`,
     detail: `Alert ${alert.id} (${alert.summary}) was not delivered there; it went to the fallback receiver if one is configured.`,
   });

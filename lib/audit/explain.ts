@@ -11,6 +11,7 @@ import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } f
 import { redact } from "../ingest/redact.js";
 import type { Mute } from "../store/notify-store.js";
 import { executionEntryId } from "./entries.js";
+import { DEFAULT_ROUTE, FALLBACK_ROUTE } from "../routes/types.js";
 
 export interface ExplainedRecord {
   type: "record";
@@ -44,6 +45,10 @@ export interface ExplainedDelivery {
   attempts: number;
   updated_at: string;
   error?: string;
+  /** The failure was one retries cannot fix (a secret missing, a revoked webhook): not retried. */
+  permanent?: boolean;
+  /** The `Lookout Health` event (receiver_failing) the failure raised. */
+  health_id?: string;
   /** Slack message ts, email Message-ID: where it was posted. */
   ts?: string;
   message_id?: string;
@@ -146,6 +151,8 @@ function explainDelivery({ record: d, mute, digest }: DeliveryFacts): ExplainedD
     attempts: Number(d.attempts ?? 0), updated_at: String(d.updated_at ?? ""),
   };
   if (d.error) out.error = String(d.error);
+  if (d.permanent) out.permanent = true;
+  if (d.health_id) out.health_id = String(d.health_id);
   if (d.ts) out.ts = String(d.ts);
   if (d.message_id) out.message_id = String(d.message_id);
   if (suppression) out.suppression = { reason: suppression.reason, detail: suppression.detail, ...(mute ? { mute } : {}) };
@@ -159,19 +166,29 @@ function explainDelivery({ record: d, mute, digest }: DeliveryFacts): ExplainedD
   return out;
 }
 
+/** Which route a delivery came from, for people: the default route and the fallback say why. */
+function routePhrase(route: string): string {
+  if (route === DEFAULT_ROUTE) return "the default route: no route matched it";
+  if (route === FALLBACK_ROUTE) return "the fallback, after a receiver failed";
+  return `route ${route}`;
+}
+
 function deliveryPhrase(d: ExplainedDelivery): string {
-  const to = `${d.receiver} (route ${d.route})`;
+  const to = `${d.receiver} (${routePhrase(d.route)})`;
   if (d.suppression?.reason === "mute") return `not ${to}: muted${d.suppression.mute ? ` by ${d.suppression.mute.created_by}: ${d.suppression.mute.reason}` : ""}`;
   if (d.state === "sent" && d.digest) return `${to} in storm digest ${d.digest.id}`;
   if (d.state === "sent") return to;
   if (d.state === "held") return `not yet ${to}: held back by the storm budget for a digest`;
-  if (d.state === "failed") return `not ${to}: failed after ${d.attempts} attempt(s)${d.error ? ` (${d.error})` : ""}`;
+  if (d.state === "failed") {
+    const why = `${d.error ? ` (${d.error})` : ""}${d.permanent ? ", not retried: retrying cannot fix it" : ""}`;
+    return `not ${to}: failed after ${d.attempts} attempt(s)${why}${d.health_id ? `; health event ${d.health_id} raised (receiver_failing)` : ""}`;
+  }
   return `${to}: ${d.state}`;
 }
 
 export function verdictOf(a: Pick<ExplainedAlert, "published" | "suppression" | "deliveries">): string {
   if (!a.published) return `nobody was told: ${a.suppression ? `${a.suppression.reason} — ${a.suppression.detail}` : "not published"}`;
-  if (!a.deliveries.length) return "published, but no receiver has a delivery: no route matched it, or it is not delivered yet";
+  if (!a.deliveries.length) return "published, but no receiver has a delivery: no route matched it and there is no notify.default, or it is not delivered yet";
   const told = a.deliveries.filter((d) => d.state === "sent");
   const phrases = a.deliveries.map(deliveryPhrase);
   return `${told.length ? "told" : "nobody was told"}: ${phrases.join("; ")}`;
@@ -180,7 +197,11 @@ export function verdictOf(a: Pick<ExplainedAlert, "published" | "suppression" | 
 export function explainAlert(alert: StoredItem, deliveries: DeliveryFacts[]): ExplainedAlert {
   const d = alert.detail as LookoutEventDetail;
   const suppression = alert.suppression as { reason: string; detail: string } | undefined;
-  const explained = deliveries.map(explainDelivery).sort((a, b) => a.route.localeCompare(b.route) || a.receiver.localeCompare(b.receiver));
+  // The story in order: the routes' receivers, then the fallback that stood in for a failed one.
+  const rank = (route: string) => (route === FALLBACK_ROUTE ? 1 : 0);
+  const explained = deliveries
+    .map(explainDelivery)
+    .sort((a, b) => rank(a.route) - rank(b.route) || a.route.localeCompare(b.route) || a.receiver.localeCompare(b.receiver));
   const out: Omit<ExplainedAlert, "verdict"> = {
     id: d.id, kind: d.kind, transition: d.transition, severity: d.severity,
     ...(d.status ? { status: d.status } : {}),

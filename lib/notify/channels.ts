@@ -35,7 +35,9 @@ export function slackChannel(who: ChannelIdentity, target: SlackTarget, sender: 
       return (await sender.post(target, marked(slackMessageFor(detail, target, incident), target, detail.id))) as Sent;
     },
     async sendDigest(held, window) {
-      const message = renderSlackDigest(held, { channelLabel: who.label, from: window.from, to: window.to });
+      const message = renderSlackDigest(held, {
+        channelLabel: who.label, from: window.from, to: window.to, heldAt: window.heldAt, sentAt: window.at,
+      });
       return (await sender.post(target, marked(message, target, window.id))) as Sent;
     },
   };
@@ -59,7 +61,9 @@ export function emailChannel(who: ChannelIdentity, address: { from: string; to: 
       return { messageId: (await transport.send(message)).messageId };
     },
     async sendDigest(held, window) {
-      const message = renderEmailDigest(held, { ...address, since: window.from, until: window.to, label: who.label });
+      const message = renderEmailDigest(held, {
+        ...address, since: window.from, until: window.to, label: who.label, heldAt: window.heldAt, sentAt: window.at,
+      });
       return { messageId: (await transport.send(message)).messageId };
     },
   };

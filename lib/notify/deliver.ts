@@ -7,7 +7,7 @@
 import type { LookoutEventDetail } from "../alerts/event.js";
 import type { Log } from "../ingest/poll.js";
 import { contentHash } from "../ingest/hash.js";
-import type { DeliveryRecord, DynamoNotifyStore, HeldAlert, Mute } from "../store/notify-store.js";
+import type { DeliveryRecord, DynamoNotifyStore, HeldAlert, Mute, ReceiverFailures } from "../store/notify-store.js";
 import { DeliveryError, type IncidentRef } from "./types.js";
 import { activeMute } from "./mutes.js";
 
@@ -24,13 +24,24 @@ export interface Channel {
   /** For people and logs: `slack #oncall`, `email oncall@example.com`. */
   label: string;
   send(detail: LookoutEventDetail, incident?: IncidentRef): Promise<Sent>;
-  /** `window.id` is the digest's delivery id, carried like an alert id. */
-  sendDigest(held: LookoutEventDetail[], window: { from: string; to: string; id: string }): Promise<Sent>;
+  /**
+   * `window.id` is the digest's delivery id, carried like an alert id; `heldAt` says when each alert
+   * (by id) was held and `at` when the digest goes out, so the digest can say how long each waited.
+   */
+  sendDigest(held: LookoutEventDetail[], window: DigestWindow): Promise<Sent>;
   /**
    * Where the receiver can be read back (Slack's Web API): the message an earlier attempt posted for
    * this alert (or digest) id since `since`, if it got through. Absent: a resend cannot be detected.
    */
   findSent?(alertId: string, since: Date, incident?: IncidentRef): Promise<Sent | undefined>;
+}
+
+export interface DigestWindow {
+  from: string;
+  to: string;
+  id: string;
+  heldAt?: Record<string, string>;
+  at?: string;
 }
 
 export interface DeliverDeps {
@@ -41,16 +52,21 @@ export interface DeliverDeps {
   /** How long a sender may take before another worker assumes it died and sends again. */
   leaseMs?: number;
   log: Log;
-  /** Told when a receiver failed after its own retries: raise health, try the fallback. */
-  onReceiverFailed?: (detail: LookoutEventDetail, channel: Channel, error: DeliveryError) => Promise<void>;
+  /**
+   * Told when a receiver failed after its own retries, with its run of failures so far (kept in the
+   * table): raise health, try the fallback. Returns the health event's id, recorded on the delivery.
+   */
+  onReceiverFailed?: (detail: LookoutEventDetail, channel: Channel, error: DeliveryError, run: ReceiverFailures) => Promise<{ healthId?: string } | void>;
 }
 
 /**
  * `duplicate`: settled before (sent, suppressed or held). `in_flight`: another sender holds the lease;
  * not settled yet, so whoever delivers the event must come back (the holder may have died): an alert
- * is only done when its record says what became of it.
+ * is only done when its record says what became of it. `failed`: may work later (retried);
+ * `rejected`: failed for a reason retries cannot fix (a secret missing, a revoked webhook, another
+ * 4xx), so it is not retried: the fallback and a health event say so at once.
  */
-export type DeliveryOutcome = "sent" | "duplicate" | "in_flight" | "muted" | "held" | "failed";
+export type DeliveryOutcome = "sent" | "duplicate" | "in_flight" | "muted" | "held" | "failed" | "rejected";
 
 const DEFAULT_LEASE_MS = 60_000;
 
@@ -91,18 +107,28 @@ export async function deliver(
     return "held";
   }
 
+  let sent: Sent;
   try {
-    const sent = await channel.send(detail, await incidentRef());
-    await store.settle(mine, { state: "sent", ...sentFields(sent) });
-    return "sent";
+    sent = await channel.send(detail, await incidentRef());
   } catch (err) {
-    const error = err instanceof DeliveryError ? err : new DeliveryError((err as Error).message, true);
-    await store.settle(mine, { state: "failed", error: error.message });
+    const error = asDeliveryError(err);
     deps.log.error("receiver failed after its retries", { alert: detail.id, receiver: channel.label, error: error.message, retryable: error.retryable });
-    await deps.onReceiverFailed?.(detail, channel, error);
-    return "failed";
+    const run = await store.receiverFailed(channel.id, channel.label, error.message);
+    const told = await deps.onReceiverFailed?.(detail, channel, error, run);
+    await store.settle(mine, {
+      state: "failed", error: error.message,
+      ...(error.retryable ? {} : { permanent: true }),
+      ...(told?.healthId ? { health_id: told.healthId } : {}),
+    });
+    return error.retryable ? "failed" : "rejected";
   }
+  await store.settle(mine, { state: "sent", ...sentFields(sent) });
+  await store.receiverSucceeded(channel.id);
+  return "sent";
 }
+
+/** Anything a sender threw, as a DeliveryError; what it does not classify may pass (retryable). */
+const asDeliveryError = (err: unknown): DeliveryError => (err instanceof DeliveryError ? err : new DeliveryError((err as Error).message, true));
 
 /** Clocks differ between us and the receiver: look this much further back than our first attempt. */
 const CLOCK_SKEW_MS = 60_000;
@@ -175,15 +201,35 @@ export async function flushHeld(channel: Channel, deps: DeliverDeps): Promise<nu
     await settleHeld(held, digestId, earlier, channel, deps);
     return held.length;
   }
-  const window = { from: held[0]!.held_at, to: held[held.length - 1]!.held_at, id: digestId };
+  const window: DigestWindow = {
+    from: held[0]!.held_at, to: held[held.length - 1]!.held_at, id: digestId,
+    heldAt: Object.fromEntries(held.map((h) => [h.detail.id, h.held_at])), at: deps.now().toISOString(),
+  };
   try {
     const sent = await channel.sendDigest(held.map((h) => h.detail), window);
     await store.settle(mine, { state: "sent", ...sentFields(sent) });
     await settleHeld(held, digestId, sent, channel, deps);
+    await store.receiverSucceeded(channel.id);
     return held.length;
   } catch (err) {
-    await store.settle(mine, { state: "failed", error: (err as Error).message });
-    deps.log.error("digest not delivered; it stays held", { receiver: channel.label, held: held.length, error: (err as Error).message });
+    const error = asDeliveryError(err);
+    await store.settle(mine, { state: "failed", error: error.message, ...(error.retryable ? {} : { permanent: true }) });
+    if (error.retryable || !deps.onReceiverFailed) {
+      deps.log.error("digest not delivered; it stays held", { receiver: channel.label, held: held.length, error: error.message });
+      return 0;
+    }
+    // Retrying cannot fix it (a revoked webhook, a missing secret): what it held goes where any alert
+    // goes when its receiver fails — health and the fallback — and is recorded so, not held forever.
+    deps.log.error("digest refused; what it held goes to the fallback", { receiver: channel.label, held: held.length, error: error.message });
+    const run = await store.receiverFailed(channel.id, channel.label, error.message);
+    for (const h of held) {
+      const told = await deps.onReceiverFailed(h.detail, channel, error, run);
+      const record = await store.getDelivery(h.detail.id, channel.id);
+      if (record) {
+        await store.settle(record, { state: "failed", error: error.message, permanent: true, digest_id: digestId, ...(told?.healthId ? { health_id: told.healthId } : {}) });
+      }
+      await store.release(h);
+    }
     return 0;
   }
 }

@@ -9,8 +9,9 @@ import type { Log } from "../ingest/poll.js";
 import type { IngestStore } from "../store/ingest-store.js";
 import { newAlertItem } from "../store/items.js";
 import type { DynamoNotifyStore } from "../store/notify-store.js";
-import type { NotifySettings, Receiver } from "../routes/types.js";
-import { deliver, type Channel, type DeliveryOutcome } from "./deliver.js";
+import { FALLBACK_ROUTE, type NotifySettings, type Receiver, receiversOf } from "../routes/types.js";
+import type { Mute, ReceiverFailures } from "../store/notify-store.js";
+import { deliver, flushHeld, type Channel, type DeliverDeps, type DeliveryOutcome } from "./deliver.js";
 
 export interface NotifierDeps {
   settings: NotifySettings;
@@ -30,11 +31,15 @@ export interface Delivery {
 }
 
 /**
- * Whether an event must be delivered again later: a receiver failed (its fallback was told), or another
- * sender holds a delivery that is not settled yet. SQS redelivers in the cloud, a retry file locally.
+ * Whether an event must be delivered again later: a receiver failed for a reason that may pass (its
+ * fallback was told), or another sender holds a delivery that is not settled yet. SQS redelivers in
+ * the cloud, a retry file locally. A `rejected` delivery is not retried: retrying cannot fix it.
  */
 export const unfinished = (deliveries: readonly Delivery[]): boolean =>
-  deliveries.some((d) => d.outcome === "in_flight" || (d.outcome === "failed" && d.route !== "fallback"));
+  deliveries.some((d) => d.outcome === "in_flight" || (d.outcome === "failed" && d.route !== FALLBACK_ROUTE));
+
+/** What the delivery core needs, from the notifier's dependencies. */
+const deliverDepsOf = (deps: NotifierDeps): DeliverDeps => ({ store: deps.store, now: deps.now, rate: deps.settings.slackRate, log: deps.log });
 
 export async function notifyEvent(
   detail: LookoutEventDetail,
@@ -42,39 +47,54 @@ export async function notifyEvent(
   deps: NotifierDeps,
 ): Promise<Delivery[]> {
   if (!decisions.some((d) => d.receivers.length)) return [];
-  const mutes = await deps.store.listMutes();
   const out: Delivery[] = [];
-  const deliverDeps = {
-    store: deps.store,
-    now: deps.now,
-    rate: deps.settings.slackRate,
-    log: deps.log,
-    onReceiverFailed: async (failed: LookoutEventDetail, channel: Channel, error: Error) => {
-      // Health about a failing receiver is raised once an hour; a health event that fails to deliver
-      // raises nothing more (no loops).
-      if (failed.kind !== "health") {
-        const health = receiverFailing(failed, channel.label, error.message, deps.now());
-        await deps.outbox.raiseAlert(newAlertItem(health, deps.now().toISOString(), deps.outbox.expiresAt()));
-      }
-      for (const fb of fallbackReceivers(deps.settings)) {
-        const fallback = await deps.channelFor(fb);
-        if (fallback.id === channel.id) continue;
-        const outcome = await deliver(failed, "fallback", fallback, mutes, { ...deliverDeps, onReceiverFailed: undefined });
-        out.push({ route: "fallback", receiver: fallback.label, outcome });
-      }
-    },
-  };
+  const deliverDeps = withFallback(deps, await deps.store.listMutes(), out);
   for (const decision of decisions) {
     for (const receiver of decision.receivers) {
       const channel = await deps.channelFor(receiver);
-      const outcome = await deliver(detail, decision.route, channel, mutes, deliverDeps);
+      const outcome = await deliver(detail, decision.route, channel, deliverDeps.mutes, deliverDeps);
       out.push({ route: decision.route, receiver: channel.label, outcome });
     }
   }
   return out;
 }
 
-const fallbackReceivers = (s: NotifySettings): Receiver[] => [
-  ...(s.fallback?.slack ? [s.fallback.slack] : []),
-  ...(s.fallback?.email ? [s.fallback.email] : []),
-];
+/**
+ * The delivery core's dependencies, with what happens when a receiver fails: a health event and the
+ * fallback receivers, whose deliveries are added to `out`.
+ */
+function withFallback(deps: NotifierDeps, mutes: Mute[], out: Delivery[]): DeliverDeps & { mutes: Mute[] } {
+  return {
+    ...deliverDepsOf(deps),
+    mutes,
+    onReceiverFailed: async (failed: LookoutEventDetail, channel: Channel, error: Error, run: ReceiverFailures) => {
+      // One health event per episode of failures (its id is anchored on the run's first failure, which
+      // the table keeps); a health event that fails to deliver raises nothing more (no loops).
+      let healthId: string | undefined;
+      if (failed.kind !== "health") {
+        const health = receiverFailing(failed, channel.label, error.message, deps.now(), run);
+        await deps.outbox.raiseAlert(newAlertItem(health, deps.now().toISOString(), deps.outbox.expiresAt()));
+        healthId = health.id;
+      }
+      for (const fb of receiversOf(deps.settings.fallback)) {
+        const fallback = await deps.channelFor(fb);
+        if (fallback.id === channel.id) continue;
+        const outcome = await deliver(failed, FALLBACK_ROUTE, fallback, mutes, deliverDepsOf(deps));
+        out.push({ route: FALLBACK_ROUTE, receiver: fallback.label, outcome });
+      }
+      return healthId ? { healthId } : {};
+    },
+  };
+}
+
+/**
+ * Sends what storms held back for these receivers, one digest each as its budget allows, without
+ * waiting for another alert: the local run loop and the cloud's digest schedule call this at least
+ * every `notify.digest_within`. Returns how many held alerts went out.
+ */
+export async function flushDigests(receivers: readonly Receiver[], deps: NotifierDeps): Promise<number> {
+  const deliverDeps = withFallback(deps, await deps.store.listMutes(), []);
+  let sent = 0;
+  for (const r of receivers) sent += await flushHeld(await deps.channelFor(r), deliverDeps);
+  return sent;
+}

@@ -7,7 +7,8 @@ import type { Receiver } from "../routes/types.js";
 import { receiverId, receiverLabel } from "../routes/receivers.js";
 import type { Channel } from "./deliver.js";
 import { emailChannel, slackChannel } from "./channels.js";
-import type { EmailTransport, SlackSender } from "./types.js";
+import { DeliveryError, type EmailTransport, type SlackSender } from "./types.js";
+import { ConfigError } from "../config/load.js";
 
 export interface ReceiverRuntime {
   resolveSecret(ref: string): Promise<string>;
@@ -15,17 +16,37 @@ export interface ReceiverRuntime {
   email?: { from: string; transport: EmailTransport };
 }
 
+/**
+ * A receiver that cannot be built (its secret does not resolve, no email sender) still becomes a
+ * channel: one whose every send fails with why, so the failure is a delivery like any other —
+ * recorded, sent to the fallback, raised as health — and never an exception in the bus subscriber.
+ */
 export function channelResolver(rt: ReceiverRuntime): (r: Receiver) => Promise<Channel> {
   const cache = new Map<string, Promise<Channel>>();
-  return (r) => {
+  return async (r) => {
     const id = receiverId(r);
     let channel = cache.get(id);
     if (!channel) {
       channel = build(r, id, rt);
       cache.set(id, channel);
-      channel.catch(() => cache.delete(id)); // a secret that failed to resolve is tried again next time
     }
-    return channel;
+    try {
+      return await channel;
+    } catch (err) {
+      cache.delete(id); // a secret that failed to resolve is tried again next time
+      return unavailableChannel({ id, label: receiverLabel(r) }, err);
+    }
+  };
+}
+
+/** A configuration problem (a secret missing or empty, no sender) needs a person; anything else may pass. */
+function unavailableChannel(who: { id: string; label: string }, cause: unknown): Channel {
+  const permanent = cause instanceof ConfigError || cause instanceof DeliveryError;
+  const error = () => new DeliveryError(`${who.label} is unavailable: ${(cause as Error).message}`, !permanent, undefined, undefined, "receiver_unavailable");
+  return {
+    ...who,
+    send: async () => Promise.reject(error()),
+    sendDigest: async () => Promise.reject(error()),
   };
 }
 
@@ -37,6 +58,6 @@ async function build(r: Receiver, id: string, rt: ReceiverRuntime): Promise<Chan
       : { kind: "api" as const, token: await rt.resolveSecret(r.tokenRef), channel: r.channel };
     return slackChannel(who, target, rt.slack);
   }
-  if (!rt.email) throw new Error(`${who.label}: no email sender configured (notify.email.from)`);
+  if (!rt.email) throw new DeliveryError("no email sender configured (notify.email.from)", false);
   return emailChannel(who, { from: rt.email.from, to: r.to }, rt.email.transport);
 }

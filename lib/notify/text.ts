@@ -401,6 +401,29 @@ export function digestGroups(held: readonly LookoutEventDetail[]): DigestGroup[]
 
 export const asDate = (d: Date | string): Date => (typeof d === "string" ? new Date(d) : d);
 
+/** When each held alert (by id) was held, and when its digest goes out: the digest says how long each waited. */
+export interface HeldTimes {
+  heldAt?: Readonly<Record<string, string>>;
+  sentAt?: Date | string;
+}
+
+/** "3m 07s", "45s", "2h 05m": how long an alert waited for its digest. */
+export function formatWait(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
+}
+
+/** One line of a digest: when it happened, its summary (clipped), and how long it was held back. */
+export function digestLine(d: LookoutEventDetail, clipAt: number, times: HeldTimes = {}): string {
+  const at = parseInstant(d.occurred_at);
+  const heldAt = times.heldAt?.[d.id];
+  const wait = heldAt && times.sentAt ? ` (held ${formatWait(asDate(times.sentAt).getTime() - Date.parse(heldAt))})` : "";
+  return `${at ? `${formatTimeOfDay(at)} ` : ""}${clip(oneLine(d.summary), clipAt)}${wait}`;
+}
+
 /** What every digest says first: its groups, "N alerts", and the count per detail-type. */
 export function digestOverview(held: readonly LookoutEventDetail[]): { groups: DigestGroup[]; alerts: string; tally: string } {
   const groups = digestGroups(held);

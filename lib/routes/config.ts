@@ -9,7 +9,9 @@ import { distinctReceivers } from "./receivers.js";
 import { patternProblems } from "./patterns.js";
 import { ruleLogicalId } from "./rules.js";
 import {
+  DEFAULT_DIGEST_WITHIN,
   DEFAULT_SLACK_RATE,
+  RESERVED_ROUTE_NAMES,
   type EmailReceiver,
   type NotifySettings,
   REF_FIELDS,
@@ -17,9 +19,11 @@ import {
   type Route,
   type RouteMatch,
   type SlackReceiver,
+  receiversOf,
   routeReceivers,
 } from "./types.js";
 import { isUuidShaped } from "./values.js";
+import { parseDuration } from "../config/duration.js";
 
 export const KINDS = ["deployment", "webhook_delivery", "cluster_log", "health"] as const;
 export const TRANSITIONS = [
@@ -86,6 +90,9 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
       z.refine((s) => ROUTE_NAME.test(s) && s.length <= ROUTE_NAME_MAX, {
         message: `must be lower-case letters and digits joined by single hyphens, at most ${ROUTE_NAME_MAX} characters (it names an EventBridge rule)`,
       }),
+      z.refine((s) => !RESERVED_ROUTE_NAMES.includes(s), {
+        message: `must not be ${RESERVED_ROUTE_NAMES.join(", ")}: Lookout names its own deliveries so (the default route is notify.default)`,
+      }),
     ),
     match: z._default(Match, {}),
     slack: z.optional(anyOf(SlackReceiverFile)),
@@ -104,11 +111,27 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
       { per_second: DEFAULT_SLACK_RATE.perSecond, burst: DEFAULT_SLACK_RATE.burst },
     ),
     fallback: z.optional(z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile) })),
+    /** The default route: gets every event no route matches (docs: README, "Routes"). */
+    default: z.optional(
+      z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile) }).check(
+        z.refine((d) => Boolean(d.slack || d.email), { message: "needs slack or email: who gets the events no route matches" }),
+      ),
+    ),
+    /** A storm's held alerts go out as a digest within this, even when nothing else arrives. */
+    digest_within: z._default(
+      z.string().check(
+        z.refine((s) => (parseDuration(s) ?? 0) >= 10_000, { message: "is not a duration of at least 10s (like 2m)" }),
+      ),
+      DEFAULT_DIGEST_WITHIN,
+    ),
   });
 
   return {
     Routes: z._default(z.array(RouteFile), []),
-    Notify: z._default(NotifyFile, { slack_rate: { per_second: DEFAULT_SLACK_RATE.perSecond, burst: DEFAULT_SLACK_RATE.burst } }),
+    Notify: z._default(NotifyFile, {
+      slack_rate: { per_second: DEFAULT_SLACK_RATE.perSecond, burst: DEFAULT_SLACK_RATE.burst },
+      digest_within: DEFAULT_DIGEST_WITHIN,
+    }),
   };
 }
 
@@ -146,15 +169,19 @@ export function toRoutes(file: RoutesFile): Route[] {
   }));
 }
 
+const toPair = (p: NonNullable<NotifyFile["fallback"]>): { slack?: SlackReceiver; email?: EmailReceiver } => ({
+  ...(p.slack ? { slack: toSlack(p.slack) } : {}),
+  ...(p.email ? { email: toEmail(p.email) } : {}),
+});
+
 export function toNotify(file: NotifyFile): NotifySettings {
-  const out: NotifySettings = { slackRate: { perSecond: file.slack_rate.per_second, burst: file.slack_rate.burst } };
+  const out: NotifySettings = {
+    slackRate: { perSecond: file.slack_rate.per_second, burst: file.slack_rate.burst },
+    digestWithinMs: parseDuration(file.digest_within)!,
+  };
+  if (file.default) out.default = toPair(file.default);
   if (file.email) out.email = { from: file.email.from, ...(file.email.smtp_url ? { smtpUrlRef: file.email.smtp_url } : {}) };
-  if (file.fallback) {
-    out.fallback = {
-      ...(file.fallback.slack ? { slack: toSlack(file.fallback.slack) } : {}),
-      ...(file.fallback.email ? { email: toEmail(file.fallback.email) } : {}),
-    };
-  }
+  if (file.fallback) out.fallback = toPair(file.fallback);
   return out;
 }
 
@@ -184,15 +211,38 @@ export function routingProblem(routes: readonly Route[], notify: NotifySettings)
     const i = routes.findIndex((r) => r.email);
     if (i >= 0) return { field: "notify.email.from", problem: `is required: routes[${i}] sends email` };
     if (notify.fallback?.email) return { field: "notify.email.from", problem: "is required: the fallback sends email" };
+    if (notify.default?.email) return { field: "notify.email.from", problem: "is required: the default route sends email" };
   }
   const p = patternProblems(routes)[0];
   if (p) return { field: `routes[${p.index}]${p.field ? `.${p.field}` : ""}`, problem: p.message };
   return undefined;
 }
 
-/** Every receiver the configuration names, once each (routes, then the fallbacks). */
+/** A secret reference in the routes or notify settings, and where it is written (`routes[0].slack.token`). */
+export interface SecretReference {
+  field: string;
+  ref: string;
+}
+
+/** Every secret reference a notifier resolves: receivers' webhook URLs and tokens, and the SMTP URL. */
+export function receiverSecretRefs(routes: readonly Route[], notify: NotifySettings): SecretReference[] {
+  const out: SecretReference[] = [];
+  const slack = (at: string, s: SlackReceiver) =>
+    out.push(s.form === "webhook" ? { field: `${at}.webhook_url`, ref: s.webhookUrlRef } : { field: `${at}.token`, ref: s.tokenRef });
+  routes.forEach((route, i) => route.slack.forEach((s, j) => slack(route.slack.length > 1 ? `routes[${i}].slack[${j}]` : `routes[${i}].slack`, s)));
+  if (notify.default?.slack) slack("notify.default.slack", notify.default.slack);
+  if (notify.fallback?.slack) slack("notify.fallback.slack", notify.fallback.slack);
+  if (notify.email?.smtpUrlRef) out.push({ field: "notify.email.smtp_url", ref: notify.email.smtpUrlRef });
+  return out;
+}
+
+/** `env:` references whose variable is unset or empty in this environment: a receiver that cannot send. */
+export function unsetEnvSecrets(refs: readonly SecretReference[], env: Readonly<Record<string, string | undefined>>): SecretReference[] {
+  return refs.filter((r) => r.ref.startsWith("env:") && !env[r.ref.slice("env:".length)]);
+}
+
+/** Every receiver the configuration names, once each (routes, the default route, then the fallbacks). */
 export function allReceivers(routes: readonly Route[], notify: NotifySettings): Receiver[] {
-  const fallback = [notify.fallback?.slack, notify.fallback?.email].filter((r): r is Receiver => r !== undefined);
-  return distinctReceivers([...routes.flatMap(routeReceivers), ...fallback]);
+  return distinctReceivers([...routes.flatMap(routeReceivers), ...receiversOf(notify.default), ...receiversOf(notify.fallback)]);
 }
 

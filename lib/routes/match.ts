@@ -7,7 +7,7 @@
  */
 import type { LookoutEventDetail } from "../alerts/event.js";
 import { distinctReceivers } from "./receivers.js";
-import { MATCH_FIELDS, type MatchField, type Receiver, type Route, routeReceivers } from "./types.js";
+import { DEFAULT_ROUTE, MATCH_FIELDS, type MatchField, type NotifySettings, type Receiver, type Route, receiversOf, routeReceivers } from "./types.js";
 import { globMatch, splitRefValues } from "./values.js";
 
 /** How one field of the event compared with what a route wants. */
@@ -110,6 +110,25 @@ export function explainRoutes(detail: LookoutEventDetail | Detail, routes: reado
 /** The routes an event matches, in order. */
 export function routeEvent(detail: LookoutEventDetail | Detail, routes: readonly Route[]): RouteDecision[] {
   return explainRoutes(detail, routes).routes.flatMap((o) => (o.outcome === "matched" ? [o.decision] : []));
+}
+
+/** Who gets an event: a route's name (or `default`) and its receivers. */
+export interface RouteDelivery {
+  route: string;
+  receivers: Receiver[];
+}
+
+/**
+ * The routes an event matches, or, when it matches none, the default route (notify.default), like
+ * Alertmanager's root route. A route that matches with no receivers (continue: false) silences on
+ * purpose: the default route does not take that event. The same decision in the cloud: the default
+ * route's rule takes every event and the notify handler keeps only what this gives `default`.
+ */
+export function decideRoutes(detail: LookoutEventDetail | Detail, routes: readonly Route[], notify: Pick<NotifySettings, "default">): RouteDelivery[] {
+  const matched = routeEvent(detail, routes);
+  if (matched.length) return matched.map((d) => ({ route: d.route.name, receivers: d.receivers }));
+  const receivers = receiversOf(notify.default);
+  return receivers.length ? [{ route: DEFAULT_ROUTE, receivers }] : [];
 }
 
 /** One line about a check, for people: `environment.name "production" is one of prod, production`. */

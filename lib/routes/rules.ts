@@ -3,8 +3,9 @@
  * patterns.ts, its targets the notifiers the route needs. Pure JSON in, JSON out; the stack that
  * includes it is built elsewhere.
  */
+import { EVENT_SOURCE } from "../alerts/event.js";
 import { type EventPattern, eventPattern } from "./patterns.js";
-import type { Route } from "./types.js";
+import { DEFAULT_ROUTE, type NotifySettings, type Route } from "./types.js";
 
 /** A rule target as CloudFormation takes it; Arn may be an intrinsic (`{"Fn::GetAtt": [...]}`). */
 export interface RuleTarget {
@@ -23,6 +24,8 @@ export interface RuleOptions {
   eventBusName?: unknown;
   /** Rule names are `<prefix><route name>`; default "lookout-". */
   namePrefix?: string;
+  /** notify.default: a rule `<prefix>default` that takes every event (see ruleResources). */
+  defaultRoute?: NotifySettings["default"];
 }
 
 export interface RuleResource {
@@ -47,29 +50,41 @@ export const ruleLogicalId = (routeName: string): string =>
  */
 export const inputTemplate = (routeName: string): string => `{"route": ${JSON.stringify(routeName)}, "event": <aws.events.event.json>}`;
 
-/** One `AWS::Events::Rule` per route that has receivers, keyed by logical id. Pure: JSON in, JSON out. */
+/**
+ * One `AWS::Events::Rule` per route that has receivers, keyed by logical id, and one for the default
+ * route. Pure: JSON in, JSON out. The default route's rule matches every Lookout event and the notify
+ * handler delivers it only when no route matches (lib/routes/match.ts decideRoutes): "no route
+ * matched" as a pattern would be the negation of every route at once, far over EventBridge's size
+ * quota and inexact for wildcards; the check in the handler is the local router itself, so both agree.
+ */
 export function ruleResources(routes: readonly Route[], targets: RuleTargets, opts: RuleOptions = {}): Record<string, RuleResource> {
   const out: Record<string, RuleResource> = {};
-  routes.forEach((route, index) => {
-    const kinds = (["slack", "email"] as const).filter((k) => (k === "slack" ? route.slack.length > 0 : route.email !== undefined));
+  const rule = (name: string, kinds: Array<"slack" | "email">, pattern: () => EventPattern, description: string) => {
     if (!kinds.length) return; // a route that only stops matching needs no rule
-    const logicalId = ruleLogicalId(route.name);
-    if (out[logicalId]) throw new Error(`routes ${route.name} and another route share the rule id ${logicalId}`);
+    const logicalId = ruleLogicalId(name);
+    if (out[logicalId]) throw new Error(`routes ${name} and another route share the rule id ${logicalId}`);
     out[logicalId] = {
       Type: "AWS::Events::Rule",
       Properties: {
-        Name: `${opts.namePrefix ?? "lookout-"}${route.name}`,
-        Description: `Lookout route ${route.name} (${kinds.join(" and ")})`,
+        Name: `${opts.namePrefix ?? "lookout-"}${name}`,
+        Description: `${description} (${kinds.join(" and ")})`,
         EventBusName: opts.eventBusName ?? "lookout",
-        EventPattern: eventPattern(routes, index),
+        EventPattern: pattern(),
         State: "ENABLED",
         Targets: kinds.map((k) => {
           const target = targets[k];
-          if (!target) throw new Error(`route ${route.name} sends to ${k}, but no ${k} target was given`);
-          return { ...target, InputTransformer: { InputTemplate: inputTemplate(route.name) } };
+          if (!target) throw new Error(`route ${name} sends to ${k}, but no ${k} target was given`);
+          return { ...target, InputTransformer: { InputTemplate: inputTemplate(name) } };
         }),
       },
     };
+  };
+  routes.forEach((route, index) => {
+    const kinds = (["slack", "email"] as const).filter((k) => (k === "slack" ? route.slack.length > 0 : route.email !== undefined));
+    rule(route.name, kinds, () => eventPattern(routes, index), `Lookout route ${route.name}`);
   });
+  const d = opts.defaultRoute;
+  const kinds = (["slack", "email"] as const).filter((k) => d?.[k] !== undefined);
+  rule(DEFAULT_ROUTE, kinds, () => ({ source: [EVENT_SOURCE] }), "Lookout default route: every event; delivered only when no route matches it");
   return out;
 }

@@ -56,9 +56,29 @@ export interface NotifySettings {
   slackRate: { perSecond: number; burst: number };
   /** Where an event goes when its receiver keeps failing. */
   fallback?: { slack?: SlackReceiver; email?: EmailReceiver };
+  /** The default route (like Alertmanager's root route): who gets an event that no route matches. */
+  default?: { slack?: SlackReceiver; email?: EmailReceiver };
+  /** The longest an alert held back by a storm waits before its digest goes out, even if nothing else comes. */
+  digestWithinMs: number;
 }
 
 export const DEFAULT_SLACK_RATE = { perSecond: 1, burst: 10 } as const;
+export const DEFAULT_DIGEST_WITHIN = "2m";
+
+/**
+ * Names the notifier gives deliveries that no configured route made: the default route's, the fallback's
+ * and a digest's. A route may not take them (its deliveries would be mistaken for theirs).
+ */
+export const DEFAULT_ROUTE = "default";
+export const FALLBACK_ROUTE = "fallback";
+export const DIGEST_ROUTE = "digest";
+export const RESERVED_ROUTE_NAMES: readonly string[] = [DEFAULT_ROUTE, FALLBACK_ROUTE, DIGEST_ROUTE];
+
+/** The receivers of the fallback or the default route, Slack first. */
+export const receiversOf = (r: { slack?: SlackReceiver; email?: EmailReceiver } | undefined): Receiver[] => [
+  ...(r?.slack ? [r.slack] : []),
+  ...(r?.email ? [r.email] : []),
+];
 
 /** The receivers of a route, Slack first, in the order written. */
 export const routeReceivers = (route: Route): Receiver[] => [...route.slack, ...(route.email ? [route.email] : [])];

@@ -36,6 +36,10 @@ export interface DeliveryRecord {
   /** Delivered as part of a digest: the digest's id. */
   digest_id?: string;
   error?: string;
+  /** The failure was one retries cannot fix (a secret missing, a revoked webhook): not retried. */
+  permanent?: boolean;
+  /** The `Lookout Health` event (receiver_failing) this failure raised. */
+  health_id?: string;
   suppression?: { reason: "mute" | "storm"; detail: string; mute_id?: string };
   updated_at: string;
 }
@@ -66,6 +70,17 @@ export interface HeldAlert {
   route: string;
 }
 
+/** A receiver's current run of failed deliveries, kept in the table so every worker counts the same run. */
+export interface ReceiverFailures {
+  receiver_id: string;
+  receiver_label: string;
+  consecutive_failures: number;
+  /** ISO: the first failure of this run (the health episode's anchor). */
+  since: string;
+  last_error: string;
+  updated_at: string;
+}
+
 export type ClaimResult =
   | { claimed: true; record: DeliveryRecord }
   | { claimed: false; record: DeliveryRecord };
@@ -76,6 +91,7 @@ const keys = {
   mute: (id: string) => ({ pk: "MUTES", sk: id }),
   bucket: (receiverId: string) => ({ pk: `RATE#${receiverId}`, sk: "BUCKET" }),
   held: (receiverId: string, heldAt: string, alertId: string) => ({ pk: `HELD#${receiverId}`, sk: `${heldAt}#${alertId}` }),
+  receiver: (receiverId: string) => ({ pk: `RCV#${receiverId}`, sk: "FAILURES" }),
 };
 
 export interface NotifyStoreOptions {
@@ -281,6 +297,40 @@ export class DynamoNotifyStore {
 
   async release(held: HeldAlert): Promise<void> {
     await this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.held(held.receiver_id, held.held_at, held.detail.id) }));
+  }
+
+  // ---- Receiver health ----------------------------------------------------------------------------
+
+  /** Counts one more failure in a row for a receiver; the run's first failure anchors its episode. */
+  async receiverFailed(receiverId: string, label: string, error: string): Promise<ReceiverFailures> {
+    const now = this.now();
+    const res = await this.doc.send(new UpdateCommand({
+      TableName: this.table,
+      Key: keys.receiver(receiverId),
+      UpdateExpression:
+        "SET consecutive_failures = if_not_exists(consecutive_failures, :zero) + :one, since = if_not_exists(since, :now), last_error = :error, receiver_id = :r, receiver_label = :label, updated_at = :now, item_type = :type, #ttl = :ttl",
+      ExpressionAttributeNames: { "#ttl": TTL_ATTRIBUTE },
+      ExpressionAttributeValues: {
+        ":zero": 0, ":one": 1, ":now": now.toISOString(), ":error": error, ":r": receiverId, ":label": label,
+        ":type": "receiver_failures", ":ttl": this.expiresAt(),
+      },
+      ReturnValues: "ALL_NEW",
+    }));
+    return stripKeys(res.Attributes) as unknown as ReceiverFailures;
+  }
+
+  /** A delivery got through: the receiver's run of failures (if any) is over. */
+  async receiverSucceeded(receiverId: string): Promise<void> {
+    try {
+      await this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.receiver(receiverId), ConditionExpression: "attribute_exists(pk)" }));
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+    }
+  }
+
+  async receiverFailures(receiverId: string): Promise<ReceiverFailures | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.receiver(receiverId), ConsistentRead: true }));
+    return Item ? (stripKeys(Item) as unknown as ReceiverFailures) : undefined;
   }
 
   /** The alert as raised, from the outbox (a follow-up quotes the first alert of its incident). */

@@ -28,6 +28,12 @@ export function heldForDigest(): LookoutEventDetail[] {
 
 export const DIGEST_WINDOW = { from: "2026-03-02T14:10:00Z", to: "2026-03-02T14:40:00Z" };
 
+/** When each held alert was held (30 s after it occurred) and when the digest went out: the held durations. */
+export function heldTimes(held: readonly LookoutEventDetail[]): { heldAt: Record<string, string>; sentAt: string } {
+  const heldAt = Object.fromEntries(held.map((d) => [d.id, new Date(Date.parse(d.occurred_at) + 30_000).toISOString()]));
+  return { heldAt, sentAt: "2026-03-02T14:41:00Z" };
+}
+
 export const HOSTILE = "<!channel> *deploy* <https://evil.example|click> & friends _it_ ~gone~ `code` <@U123> &amp; \"q\" 'a'";
 
 /** A detail of the given kind with `text` in every free-text and name field, and hostile links. */

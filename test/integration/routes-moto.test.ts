@@ -16,7 +16,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, S
 import { detailTypeOf, type LookoutEventDetail } from "../../lib/alerts/event.js";
 import { toEnvelope } from "../../lib/alerts/publish.js";
 import { loadConfigFile } from "../../lib/config/load.js";
-import { routeEvent } from "../../lib/routes/match.js";
+import { decideRoutes, routeEvent } from "../../lib/routes/match.js";
 import { eventPattern } from "../../lib/routes/patterns.js";
 import { inputTemplate, ruleResources } from "../../lib/routes/rules.js";
 import type { Route } from "../../lib/routes/types.js";
@@ -123,5 +123,31 @@ describe.skipIf(!available)("routes as EventBridge rules, against moto_server", 
     const got = await drain<{ route: string; event: { source: string; "detail-type": string; detail: LookoutEventDetail } }>(QueueUrl!);
     expect(got).toHaveLength(1);
     expect(got[0]).toMatchObject({ route: "stop-prod-api", event: { source: "lookout", "detail-type": "Deployment Failed", detail: d } });
+  });
+
+  it("the default route's rule hands every event to its notifier, which keeps exactly those no route matches", async () => {
+    await moto.reset();
+    await eb.send(new CreateEventBusCommand({ Name: BUS }));
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: "default-notifier" }));
+    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["QueueArn"] }));
+    const notify = { default: { slack: { type: "slack" as const, form: "webhook" as const, webhookUrlRef: "env:DEFAULT" } } };
+    // Without its catch-all, the parity configuration leaves events to the default route.
+    const routes_ = routes.filter((r) => r.name !== "catch-all");
+    const resources = ruleResources(routes_, { slack: { Id: "slack", Arn: Attributes!.QueueArn! }, email: { Id: "email", Arn: "arn:aws:sqs:us-east-1:123456789012:unused" } }, { defaultRoute: notify.default });
+    const rule = resources.RouteDefault!.Properties;
+    await eb.send(new PutRuleCommand({ Name: rule.Name, EventBusName: BUS, EventPattern: JSON.stringify(rule.EventPattern) }));
+    const targets = rule.Targets.map((t) => ({ Id: t.Id, Arn: t.Arn as string, InputTransformer: { InputPathsMap: { id: "$.id" }, ...t.InputTransformer } }));
+    await eb.send(new PutTargetsCommand({ Rule: rule.Name, EventBusName: BUS, Targets: targets }));
+    for (let i = 0; i < PARITY_EVENTS.length; i += 10) {
+      const batch = PARITY_EVENTS.slice(i, i + 10);
+      await eb.send(new PutEventsCommand({ Entries: batch.map((d) => ({ EventBusName: BUS, Source: "lookout", DetailType: detailTypeOf(d.kind, d.transition), Detail: JSON.stringify(d) })) }));
+    }
+    const got = await drain<{ route: string; event: { detail: LookoutEventDetail } }>(QueueUrl!);
+    expect(got.map((m) => m.event.detail.id).sort()).toEqual(PARITY_EVENTS.map((d) => d.id).sort());
+    // functions/notify.ts keeps a `default` message when decideRoutes gives it to the default route.
+    const kept = got.filter((m) => decideRoutes(m.event.detail, routes_, notify).some((x) => x.route === "default")).map((m) => m.event.detail.id).sort();
+    const unrouted = PARITY_EVENTS.filter((d) => routeEvent(d, routes_).length === 0).map((d) => d.id).sort();
+    expect(kept).toEqual(unrouted);
+    expect(unrouted.length).toBeGreaterThan(0);
   });
 });

@@ -38,4 +38,16 @@ describe("health events", () => {
     expect(r).toMatchObject({ transition: "receiver_failing", health: { subject: "slack #oncall" } });
     expect(receiverFailing(EXAMPLE_DETAILS["Deployment Failed"], "slack #oncall", "again", new Date(now.getTime() + 60_000)).id).toBe(r.id);
   });
+
+  it("says a failing receiver once per episode: the run of failures the table keeps, however long it lasts", () => {
+    const alert = EXAMPLE_DETAILS["Deployment Failed"];
+    const run = { since: "2026-05-01T11:58:00.000Z", consecutive_failures: 1 };
+    const first = receiverFailing(alert, "slack #oncall", "no_service", now, run);
+    // Hours later, the same run (no success in between): the same event, counted.
+    const later = receiverFailing(alert, "slack #oncall", "no_service", new Date(now.getTime() + 5 * 3_600_000), { ...run, consecutive_failures: 40 });
+    expect(later.id).toBe(first.id);
+    expect(later.health).toMatchObject({ consecutive_failures: 40 });
+    // A new run (it worked in between): a new event.
+    expect(receiverFailing(alert, "slack #oncall", "no_service", now, { since: "2026-05-01T12:30:00.000Z", consecutive_failures: 1 }).id).not.toBe(first.id);
+  });
 });

@@ -8,7 +8,7 @@ import { DETAIL_TYPES } from "../../lib/alerts/event.js";
 import { ALERT_ID_HEADER, alertMessageId, domainOf, renderEmail, renderEmailDigest } from "../../lib/notify/email/render.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { expectGolden, json, slug } from "../golden/golden.js";
-import { DIGEST_WINDOW, FIRST, HOSTILE, RECOVERED, STILL, heldForDigest, hostile } from "../golden/inputs.js";
+import { DIGEST_WINDOW, heldTimes, FIRST, HOSTILE, RECOVERED, STILL, heldForDigest, hostile } from "../golden/inputs.js";
 
 const FROM = "Lookout <lookout@alerts.acme.io>";
 const TO = ["oncall@acme.io"];
@@ -31,8 +31,10 @@ describe("email rendering: golden files", () => {
     expectGolden("email/follow-up.html", m.html);
   });
 
-  it("a storm digest", () => {
-    const m = renderEmailDigest(heldForDigest(), { from: FROM, to: TO, since: DIGEST_WINDOW.from, until: DIGEST_WINDOW.to, label: "route prod-oncall" });
+  it("a storm digest, saying how long each alert was held", () => {
+    const held = heldForDigest();
+    const m = renderEmailDigest(held, { from: FROM, to: TO, since: DIGEST_WINDOW.from, until: DIGEST_WINDOW.to, label: "route prod-oncall", ...heldTimes(held) });
+    expect(m.text).toContain("Cluster eu-prod InsufficientCapacity at CreateError: not enough vCPU quota in eu-west-3 (held 45m 20s)");
     expectGolden("email/digest.txt", m.text);
     expectGolden("email/digest.html", m.html);
   });

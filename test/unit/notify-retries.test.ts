@@ -32,10 +32,27 @@ describe("unfinished deliveries", () => {
     expect(unfinished([d("sent"), d("in_flight")])).toBe(true);
     expect(unfinished([d("failed")])).toBe(true);
     expect(unfinished([d("sent"), d("failed", "fallback")])).toBe(false);
+    // Failed for a reason retrying cannot fix: the fallback and a health event said so; not retried.
+    expect(unfinished([d("sent", "fallback"), d("rejected")])).toBe(false);
   });
 });
 
 describe("NotifyRetries", () => {
+  it("keeps an event whose delivery broke mid-way (an exception, not an outcome) and delivers it at the next pass", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "lookout-retries-"));
+    const errors: string[] = [];
+    let broken = 2;
+    const notify = async () => {
+      if (broken-- > 0) throw new Error("connect ECONNREFUSED 127.0.0.1:8000");
+      return [d("sent")];
+    };
+    const q = new NotifyRetries({ dataDir, notify, now: () => new Date("2026-03-02T14:00:00Z"), log: { ...log, error: (m: string) => errors.push(m) } });
+    expect(await q.deliver(envelope("x"))).toEqual([]);
+    expect(await q.retry()).toBe(1); // broke again: still owed
+    expect(await q.retry()).toBe(0);
+    expect(errors).toEqual(["delivery interrupted; it will be retried", "delivery interrupted; it will be retried"]);
+  });
+
   it("keeps what is owed across a restart and delivers it again until it is done", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "lookout-retries-"));
     const { notify, calls } = scripted({ a: ["in_flight", "failed", "duplicate"], b: ["sent"] });

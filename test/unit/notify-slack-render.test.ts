@@ -9,7 +9,7 @@ import { SLACK_LIMITS, renderSlackAlert, renderSlackDigest, slackDate, slackLink
 import type { SlackMessage } from "../../lib/notify/types.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { expectGolden, json, slug } from "../golden/golden.js";
-import { DIGEST_WINDOW, FIRST, HOSTILE, RECOVERED, STILL, heldForDigest, hostile } from "../golden/inputs.js";
+import { DIGEST_WINDOW, FIRST, HOSTILE, RECOVERED, STILL, heldForDigest, heldTimes, hostile } from "../golden/inputs.js";
 import { blockKitProblem } from "../support/slack-receiver.js";
 
 interface TextObject {
@@ -64,8 +64,10 @@ describe("Slack rendering: golden files", () => {
     expectGolden("slack/quote-follow-up.json", json(m));
   });
 
-  it("a storm digest", () => {
-    const m = renderSlackDigest(heldForDigest(), { channelLabel: "#ops-alerts", ...DIGEST_WINDOW });
+  it("a storm digest, saying how long each alert was held", () => {
+    const held = heldForDigest();
+    const m = renderSlackDigest(held, { channelLabel: "#ops-alerts", ...DIGEST_WINDOW, ...heldTimes(held) });
+    expect(JSON.stringify(m.blocks)).toContain("BUILD_ERROR (#2) (held 9m 30s)");
     expect(blockKitProblem(m.blocks)).toBeUndefined();
     expectGolden("slack/digest.json", json(m));
   });

@@ -19,11 +19,58 @@ function capture(): Output & { stdout: string[]; stderr: string[] } {
   return { stdout, stderr, out: (l) => stdout.push(l), err: (l) => stderr.push(l) };
 }
 
+/** The secrets test/fixtures/routes/lookout.yaml names, set. */
+const SECRETS = { SLACK_WEBHOOK_ONCALL: "https://hooks.example/x", SLACK_BOT_TOKEN: "xoxb-1", SMTP_URL: "smtp://127.0.0.1:2525" };
+
 describe("lookout check-config", () => {
-  it("says what a good configuration sets up", async () => {
+  it("says what a good configuration sets up, and which kinds of event reach nobody", async () => {
     const io = capture();
-    expect(await checkConfigCommand({ configFile: fixture("lookout.yaml"), env: {} }, io)).toBe(0);
-    expect(io.stdout).toEqual(["ok: 4 sources watched, 5 routes, 6 receivers"]);
+    expect(await checkConfigCommand({ configFile: fixture("lookout.yaml"), env: SECRETS }, io)).toBe(0);
+    expect(io.stdout).toEqual([
+      "ok: 4 sources watched, 5 routes, 6 receivers",
+      "warning: deployment/recovered (info) reaches nobody unless routes prod-failures match its organization/project/environment/service: add a route or notify.default",
+      "warning: deployment/cancelled (info) reaches nobody: add a route or notify.default",
+    ]);
+    expect(io.stderr).toEqual([]);
+  });
+
+  it("names every receiver secret that is not set here, and fails", async () => {
+    const io = capture();
+    expect(await checkConfigCommand({ configFile: fixture("lookout.yaml"), env: { ...SECRETS, SLACK_BOT_TOKEN: "" } }, io)).toBe(1);
+    expect(io.stdout[0]).toBe("not ok: 4 sources watched, 5 routes, 6 receivers");
+    expect(io.stderr).toEqual([
+      "lookout check-config: routes[1].slack[1].token: env:SLACK_BOT_TOKEN is not set in this environment; export SLACK_BOT_TOKEN (a receiver without it cannot send)",
+      "lookout check-config: routes[2].slack.token: env:SLACK_BOT_TOKEN is not set in this environment; export SLACK_BOT_TOKEN (a receiver without it cannot send)",
+      "lookout check-config: routes[3].slack.token: env:SLACK_BOT_TOKEN is not set in this environment; export SLACK_BOT_TOKEN (a receiver without it cannot send)",
+    ]);
+    // The values themselves are never shown.
+    expect([...io.stdout, ...io.stderr].join("\n")).not.toMatch(/xoxb-1|hooks\.example|smtp:\/\//);
+  });
+
+  it("with no routes at all, every kind of event reaches nobody; notify.default takes them all", async () => {
+    const head = `platform: { url: "http://127.0.0.1:4010", token: "env:T" }
+watch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01 }]
+`;
+    const none = capture();
+    expect(await checkConfigCommand({ configFile: file("none.yaml", head), env: {} }, none)).toBe(0);
+    expect(none.stdout[0]).toBe("ok: 0 sources watched, 0 routes, 0 receivers");
+    const warned = none.stdout.slice(1);
+    expect(warned).toContain("warning: cluster_log/cluster_error (error) reaches nobody: add a route or notify.default");
+    expect(warned).toContain("warning: webhook_delivery/delivery_failed (warning) reaches nobody: add a route or notify.default");
+    expect(warned).toContain("warning: health/receiver_failing (warning) reaches nobody: add a route or notify.default");
+    expect(warned).toHaveLength(11); // every kind/transition there is
+
+    const withDefault = capture();
+    const text = `${head}notify: { default: { slack: { webhook_url: "env:HOOK" } } }\n`;
+    expect(await checkConfigCommand({ configFile: file("default.yaml", text), env: { HOOK: "https://hooks.example/d" } }, withDefault)).toBe(0);
+    expect(withDefault.stdout).toEqual(["ok: 0 sources watched, 0 routes and the default route, 1 receiver"]);
+  });
+
+  it("on the shipped example: every kind reaches someone, and cloud-only secrets are listed, not checked", async () => {
+    const io = capture();
+    expect(await checkConfigCommand({ configFile: new URL("../../lookout.example.yaml", import.meta.url).pathname, env: {} }, io)).toBe(0);
+    expect(io.stdout.filter((l) => l.startsWith("warning:"))).toEqual([]);
+    expect(io.stdout).toContain("note: routes[0].slack.token: ssm:/lookout/prod/slack-bot-token is read in the cloud; not checked here");
     expect(io.stderr).toEqual([]);
   });
 
@@ -121,11 +168,14 @@ describe("lookout routes test", () => {
     const out: string[] = [];
     const write = process.stdout.write.bind(process.stdout);
     process.stdout.write = ((chunk: string) => (out.push(String(chunk)), true)) as typeof process.stdout.write;
+    const saved = { ...process.env };
+    Object.assign(process.env, SECRETS);
     try {
       expect(await main(["check-config", "--config", fixture("lookout.yaml")])).toBe(0);
       expect(await main(["routes", "test", "--config", fixture("lookout.yaml"), "--event", fixture("preview-failed.json")])).toBe(0);
     } finally {
       process.stdout.write = write;
+      for (const k of Object.keys(SECRETS)) if (!(k in saved)) delete process.env[k];
     }
     expect(out[0]).toBe("ok: 4 sources watched, 5 routes, 6 receivers\n");
     expect(out.at(-1)).toBe("reaches: nobody (the matching routes have no receivers)\n");

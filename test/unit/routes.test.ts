@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfigFile, parseConfig } from "../../lib/config/load.js";
 import { covered, disjoint, globMatch } from "../../lib/routes/values.js";
-import { describeCheck, explainRoutes, routeEvent } from "../../lib/routes/match.js";
+import { decideRoutes, describeCheck, explainRoutes, routeEvent } from "../../lib/routes/match.js";
+import { coverage, eventKinds } from "../../lib/routes/coverage.js";
 import { EVENT_PATTERN_MAX_CHARS, eventPattern, patternProblems } from "../../lib/routes/patterns.js";
 import { distinctReceivers, receiverId, receiverLabel } from "../../lib/routes/receivers.js";
 import { inputTemplate, ruleResources } from "../../lib/routes/rules.js";
@@ -62,6 +63,7 @@ describe("routes configuration", () => {
       email: { from: "lookout@example.com", smtpUrlRef: "env:SMTP_URL" },
       slackRate: { perSecond: 1, burst: 10 },
       fallback: { email: { type: "email", to: ["ops@example.com"] } },
+      digestWithinMs: 120_000,
     });
     // Upper-case ids are read as the platform writes them.
     expect(parity.routes[2]!.match.organization).toEqual(["5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01"]);
@@ -70,7 +72,7 @@ describe("routes configuration", () => {
   it("has no routes and default notify settings when the file names none", () => {
     const c = parseConfig(HEAD, "lookout.yaml", {});
     expect(c.routes).toEqual([]);
-    expect(c.notify).toEqual({ slackRate: { perSecond: 1, burst: 10 } });
+    expect(c.notify).toEqual({ slackRate: { perSecond: 1, burst: 10 }, digestWithinMs: 120_000 });
   });
 
   it("names the path of a bad field", () => {
@@ -98,6 +100,13 @@ describe("routes configuration", () => {
       [`notify: { fallback: { email: { to: [a@example.com] } } }`, "notify.email.from: is required: the fallback sends email"],
       [`notify: { slack_rate: { burst: 0 } }`, "notify.slack_rate.burst: too small (min 1)"],
       [`notify: { email: { from: lookout } }`, "notify.email.from: is not a valid email"],
+      [`routes: [{ name: default, ${SLACK} }]`, /^lookout\.yaml: routes\[0\]\.name: must not be default, fallback, digest: Lookout names its own deliveries so/],
+      [`routes: [{ name: fallback, ${SLACK} }]`, /routes\[0\]\.name: must not be default, fallback, digest/],
+      [`notify: { default: {} }`, "notify.default: needs slack or email: who gets the events no route matches"],
+      [`notify: { default: { email: { to: [a@example.com] } } }`, "notify.email.from: is required: the default route sends email"],
+      [`notify: { default: { slack: { webhook_url: "https://hooks.slack.com/services/T/B/x" } } }`, /notify\.default\.slack\.webhook_url: must name where the secret is kept/],
+      [`notify: { digest_within: 5s }`, "notify.digest_within: is not a duration of at least 10s (like 2m)"],
+      [`notify: { digest_within: soon }`, "notify.digest_within: is not a duration of at least 10s (like 2m)"],
     ];
     for (const [yaml, expected] of cases) {
       const message = problem(yaml);
@@ -306,5 +315,58 @@ describe("EventBridge patterns", () => {
     expect(rules.RouteEverythingElse!.Properties.Targets.map((t) => t.Id)).toEqual(["email"]);
     expect(JSON.parse(inputTemplate("a-b").replace("<aws.events.event.json>", "{}"))).toEqual({ route: "a-b", event: {} });
     expect(() => ruleResources(sample.routes, { slack: targets.slack })).toThrow("route prod-failures sends to email, but no email target was given");
+  });
+
+  it("give the default route a rule that takes every Lookout event, to the notifiers its receivers need", () => {
+    const targets = { slack: { Id: "slack", Arn: "slack-queue" }, email: { Id: "email", Arn: "email-queue" } };
+    const email = { type: "email" as const, to: ["ops@example.com"] };
+    const rules = ruleResources(sample.routes, targets, { defaultRoute: { email } });
+    expect(rules.RouteDefault!.Properties).toMatchObject({
+      Name: "lookout-default",
+      EventPattern: { source: ["lookout"] },
+      Targets: [{ ...targets.email, InputTransformer: { InputTemplate: '{"route": "default", "event": <aws.events.event.json>}' } }],
+    });
+    expect(Object.keys(ruleResources(sample.routes, targets))).not.toContain("RouteDefault");
+  });
+});
+
+describe("the default route", () => {
+  const hook = (name: string): Receiver => ({ type: "slack", form: "webhook", webhookUrlRef: `env:${name}` });
+  const routes = [route("prod", { environment: ["prod"] }, true), { ...route("quiet", { environment: ["preview"] }, true), slack: [] }];
+  const notify = { default: { slack: hook("DEFAULT") as Extract<Receiver, { type: "slack" }> } };
+
+  it("takes only what no route matches; a route without receivers silences on purpose", () => {
+    const at = (name: string) => detail("d1", "failed", { environment: { id: "0e0e0e0e-0000-4000-8000-000000000000", name } });
+    expect(decideRoutes(at("prod"), routes, notify)).toEqual([{ route: "prod", receivers: [hook("HOOK")] }]);
+    expect(decideRoutes(at("staging"), routes, notify)).toEqual([{ route: "default", receivers: [hook("DEFAULT")] }]);
+    expect(decideRoutes(at("preview"), routes, notify)).toEqual([{ route: "quiet", receivers: [] }]);
+    expect(decideRoutes(at("staging"), routes, {})).toEqual([]);
+  });
+
+  it("agrees with the parity events: default exactly when routeEvent finds nothing", () => {
+    for (const e of PARITY_EVENTS) {
+      const decided = decideRoutes(e, parity.routes, notify);
+      const matched = routeEvent(e, parity.routes);
+      expect(decided.map((d) => d.route)).toEqual(matched.length ? matched.map((m) => m.route.name) : ["default"]);
+    }
+  });
+});
+
+describe("coverage (lookout check-config)", () => {
+  it("says for each kind of event whether a route, the default route or nobody takes it", () => {
+    const by = (c: ReturnType<typeof coverage>) => Object.fromEntries(c.map((x) => [`${x.kind}/${x.transition}`, x.by ? `${x.reach} ${x.by.join(",")}` : x.reach]));
+    const c = by(coverage([
+      route("prod-deploys", { kind: ["deployment"], environment: ["prod"] }),
+      { ...route("no-cancelled", { transition: ["cancelled"] }, true), slack: [] },
+      route("errors", { severity: ["error", "critical"] }),
+    ], {}));
+    expect(c["deployment/failed"]).toBe("routed");
+    expect(c["deployment/recovered"]).toBe("partly prod-deploys");
+    expect(c["deployment/cancelled"]).toBe("silenced no-cancelled");
+    expect(c["webhook_delivery/delivery_failed"]).toBe("nobody");
+    expect(c["health/token_rejected"]).toBe("routed");
+    expect(eventKinds()).toHaveLength(11);
+    const fallthrough = { default: { email: { type: "email" as const, to: ["ops@example.com"] } } };
+    expect(coverage([], fallthrough).every((x) => x.reach === "default")).toBe(true);
   });
 });

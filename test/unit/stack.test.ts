@@ -347,7 +347,14 @@ describe("the packaged stack", () => {
     const routed = config.routes.filter((r) => r.slack.length || r.email);
     expect(routed.length).toBeGreaterThanOrEqual(2);
     const ruleIds = ofType("AWS::Events::Rule").map(([id]) => id).filter((id) => id.startsWith("Route"));
-    expect(ruleIds.sort()).toEqual(routed.map((r) => ruleLogicalId(r.name)).sort());
+    expect(ruleIds.sort()).toEqual([...routed.map((r) => ruleLogicalId(r.name)), "RouteDefault"].sort());
+    // The default route (notify.default): every event to both notifiers, which keep what no route matches.
+    const fallthrough = resources.RouteDefault!.Properties;
+    expect(fallthrough.EventPattern).toEqual({ source: ["lookout"] });
+    expect(fallthrough.Targets.map((t: Cfn) => [t.Arn["Fn::GetAtt"][0], t.InputTransformer.InputTemplate])).toEqual([
+      ["SlackQueue", inputTemplate("default")],
+      ["EmailQueue", inputTemplate("default")],
+    ]);
     config.routes.forEach((route, index) => {
       if (!route.slack.length && !route.email) return;
       const rule = resources[ruleLogicalId(route.name)]!.Properties;
@@ -396,6 +403,24 @@ describe("the packaged stack", () => {
     expect(s.Properties.Target.RetryPolicy.MaximumRetryAttempts).toBe(0);
     const invokeConfig = ofType("AWS::Lambda::EventInvokeConfig").map(([, r]) => r.Properties);
     expect(invokeConfig).toEqual([expect.objectContaining({ FunctionName: { Ref: "DispatchLambdaFunction" }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 })]);
+  });
+
+  it("flushes storm digests every minute by invoking each notify function, through a role that can only invoke them", () => {
+    for (const [id, fn] of [["DigestSlackSchedule", "NotifySlackLambdaFunction"], ["DigestEmailSchedule", "NotifyEmailLambdaFunction"]] as const) {
+      const s = resources[id]!.Properties;
+      expect(s.ScheduleExpression).toBe("rate(1 minute)");
+      expect(s.Target.Arn).toEqual({ "Fn::GetAtt": [fn, "Arn"] });
+      expect(JSON.parse(s.Target.Input)).toEqual({ lookout: "flush-digests" });
+    }
+    const role = resources.DigestScheduleRole!;
+    expect(role.Properties.Policies.flatMap((p: Cfn) => p.PolicyDocument.Statement)).toEqual([
+      {
+        Sid: "InvokeNotify", Effect: "Allow", Action: "lambda:InvokeFunction",
+        Resource: [{ "Fn::GetAtt": ["NotifySlackLambdaFunction", "Arn"] }, { "Fn::GetAtt": ["NotifyEmailLambdaFunction", "Arn"] }],
+      },
+    ]);
+    // The cloud flushes once a minute, within the example's digest_within.
+    expect(config.notify.digestWithinMs).toBeGreaterThanOrEqual(60_000);
   });
 
   it("serves the audit API over HTTP with IAM authorization (payload v2)", () => {

@@ -22,10 +22,11 @@ import {
   clip,
   digestOverview,
   escapeHtml,
-  formatTimeOfDay,
   formatUtc,
   oneLine,
   parseInstant,
+  digestLine,
+  type HeldTimes,
 } from "../text.js";
 
 export interface EmailRenderOptions {
@@ -203,6 +204,9 @@ export interface EmailDigestOptions {
   label?: string;
   /** Summaries listed per group before "and K more" (default 10). */
   perGroup?: number;
+  /** When each alert was held and when the digest goes out: each line says how long it waited. */
+  heldAt?: HeldTimes["heldAt"];
+  sentAt?: HeldTimes["sentAt"];
 }
 
 /** ONE email for everything a storm held back: grouped, counted, the first summaries of each group. */
@@ -222,10 +226,7 @@ export function renderEmailDigest(held: readonly LookoutEventDetail[], opts: Ema
   for (const g of groups) {
     const v0 = alertView(g.details[0]!);
     const title = `${v0.emoji} ${g.detailType} · ${g.place ? `${g.place} · ` : ""}${g.subject} — ${g.details.length}`;
-    const lines = g.details.slice(0, perGroup).map((d) => {
-      const at = parseInstant(d.occurred_at);
-      return `${at ? `${formatTimeOfDay(at)} ` : ""}${clip(oneLine(d.summary), 500)}`;
-    });
+    const lines = g.details.slice(0, perGroup).map((d) => digestLine(d, 500, opts));
     const more = g.details.length - lines.length;
     textLines.push(title, ...lines.map((l) => `  • ${l}`), ...(more > 0 ? [`  and ${more} more`] : []), "");
     htmlGroups.push(

@@ -31,11 +31,12 @@ import {
   clip,
   digestOverview,
   escapeSlack,
-  formatTimeOfDay,
   formatUtc,
   neutralizeMrkdwn,
   oneLine,
   parseInstant,
+  digestLine,
+  type HeldTimes,
 } from "../text.js";
 
 export const SLACK_LIMITS = {
@@ -281,6 +282,9 @@ export interface SlackDigestOptions {
   to: Date | string;
   /** Summaries listed per group before "and K more" (default 5). */
   perGroup?: number;
+  /** When each alert was held and when the digest goes out: each line says how long it waited. */
+  heldAt?: HeldTimes["heldAt"];
+  sentAt?: HeldTimes["sentAt"];
 }
 
 /**
@@ -314,10 +318,7 @@ export function renderSlackDigest(held: readonly LookoutEventDetail[], opts: Sla
   const groupBlocks: Block[] = shown.map((g) => {
     const v0 = alertView(g.details[0]!);
     const title = `${v0.emoji} ${g.detailType} · ${g.place ? `${g.place} · ` : ""}${g.subject} — ${g.details.length}`;
-    const lines = g.details.slice(0, perGroup).map((d) => {
-      const at = parseInstant(d.occurred_at);
-      return `• ${at ? `${formatTimeOfDay(at)} ` : ""}${clip(oneLine(d.summary), 300)}`;
-    });
+    const lines = g.details.slice(0, perGroup).map((d) => `• ${digestLine(d, 300, opts)}`);
     const more = g.details.length - lines.length;
     if (more > 0) lines.push(`and ${more} more`);
     return { type: "section", text: plain([title, ...lines].join("\n")) };
