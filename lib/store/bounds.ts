@@ -59,8 +59,8 @@ export type ClipRank = 0 | 1 | 2 | "never";
 export interface ClipOptions {
   /** The JSON of the whole value must fit in this many UTF-8 bytes. */
   maxBytes: number;
-  /** Every string above this many bytes is shortened to it first (ranks 0 and 1 only). */
-  maxFieldBytes?: number;
+  /** Every string above this many bytes (per path, or for all) is shortened to it first (ranks 0 and 1 only). */
+  maxFieldBytes?: number | ((path: Path) => number | undefined);
   /** A shortened string keeps at least this many bytes: a reader still sees how it starts. Default 256. */
   minKeptBytes?: number;
   /** The rank of the string at `path`; default {@link defaultRank}. */
@@ -125,9 +125,12 @@ export function clipStrings<T>(value: T, opts: ClipOptions): Clipped<T> {
   const rank = opts.rank ?? defaultRank;
   const minKept = opts.minKeptBytes ?? 256;
   const markerBytes = jsonStringBytes(CLIP_MARKER);
-  const maxField = opts.maxFieldBytes;
-  const overField = (l: Leaf) => maxField !== undefined && l.rank !== 2 && l.bytes > maxField;
-  if (size0 <= opts.maxBytes && (maxField === undefined || !leaves(value, rank).some(overField))) {
+  const fieldCap = (p: Path) => (typeof opts.maxFieldBytes === "function" ? opts.maxFieldBytes(p) : opts.maxFieldBytes);
+  const overField = (l: Leaf) => {
+    const cap = l.rank === 2 ? undefined : fieldCap(l.path);
+    return cap !== undefined && l.bytes > cap;
+  };
+  if (size0 <= opts.maxBytes && (opts.maxFieldBytes === undefined || !leaves(value, rank).some(overField))) {
     return { value, clipped: [], bytes: size0 };
   }
   const copy = structuredClone(value);
@@ -144,11 +147,34 @@ export function clipStrings<T>(value: T, opts: ClipOptions): Clipped<T> {
     clipped.add(l.path.join("."));
   };
   const all = leaves(copy, rank);
-  if (maxField !== undefined) for (const l of all) if (overField(l)) shorten(l, Math.max(0, maxField - markerBytes));
+  for (const l of all) if (overField(l)) shorten(l, Math.max(0, fieldCap(l.path)! - markerBytes));
   const order = [...all].sort((a, b) => a.rank - b.rank || b.bytes - a.bytes);
   for (const l of order) {
     if (size <= opts.maxBytes) break;
     shorten(l, Math.max(minKept, l.bytes - (size - opts.maxBytes) - markerBytes));
   }
   return { value: copy, clipped: [...clipped], bytes: size };
+}
+
+/** A record or observation as stored stays well under DynamoDB's 400 KB item limit (it is written with its audit row). */
+export const MAX_RECORD_BYTES = 96 * 1024;
+/** Names, statuses, tags, durations: no platform value of these needs more; free text may be longer. */
+export const MAX_SHORT_FIELD_BYTES = 1024;
+/** Free text (messages, hints, excerpts, payloads): bounded only by the record's total. */
+const FREE_TEXT = new Set(["message", "hint", "underlying", "response_excerpt", "excerpt"]);
+
+function recordFieldCap(path: Path): number | undefined {
+  if (path[0] === "request") return undefined;
+  const last = path[path.length - 1];
+  return typeof last === "string" && FREE_TEXT.has(last) ? undefined : MAX_SHORT_FIELD_BYTES;
+}
+
+/**
+ * A normalized record or observation bounded for storage: names, statuses and other short fields to
+ * MAX_SHORT_FIELD_BYTES, then the longest text until the whole fits MAX_RECORD_BYTES; ids are kept
+ * whole unless nothing else is left. What was shortened is listed in `clipped`.
+ */
+export function boundRecord<T extends object>(record: T): T & { clipped?: string[] } {
+  const r = clipStrings(record, { maxBytes: MAX_RECORD_BYTES, maxFieldBytes: recordFieldCap });
+  return r.clipped.length ? { ...r.value, clipped: r.clipped } : r.value;
 }
