@@ -58,6 +58,14 @@ const PERMANENT_CALL_ERRORS = new Set([
 
 export const isTransientEntryError = (code: string) => TRANSIENT_ENTRY_CODES.has(code);
 
+/**
+ * Failures that are the alert's own, not the bus's or the configuration's: no retry publishes it
+ * (InvalidDetail and EntryTooLarge are decided here, before sending). Such an alert is quarantined by
+ * the outbox so that the alerts after it go on (lib/alerts/outbox.ts).
+ */
+const ALERT_AT_FAULT = new Set(["InvalidDetail", "EntryTooLarge", "ValidationException", "InvalidArgument", "MalformedDetail"]);
+export const isAlertAtFault = (code: string) => ALERT_AT_FAULT.has(code);
+
 export function busEntryTime(detail: Pick<LookoutEventDetail, "observed_at">): Date | undefined {
   // The event's time is when Lookout raised it: stable when the same alert is published again.
   const t = new Date(detail.observed_at);

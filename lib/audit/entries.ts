@@ -7,7 +7,7 @@ import type { ServiceContext } from "../alerts/build.js";
 import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } from "../ingest/normalize.js";
 import { AUDIT_ROW } from "../store/table.js";
 import type { AuditRow, Ref } from "./model.js";
-import { type Dimension, AUDIT_SORT, dimensionKey, quarantineWhat, sortKey } from "./keys.js";
+import { type Dimension, AUDIT_SORT, dimensionKey, QUARANTINE_WHAT, sortKey } from "./keys.js";
 import { MAX_SHORT_FIELD_BYTES, clipStrings } from "../store/bounds.js";
 
 /** Rows stay small: they are copied into every index the item is in. */
@@ -135,7 +135,7 @@ export function rowDimensions(row: AuditRow): Array<[Dimension, string]> {
   else if (row.webhook) out.push(["webhook", row.webhook.id]);
   if (row.commit) out.push(["commit", row.commit]);
   if (row.status) out.push(["status", row.status]);
-  if (row.type === "quarantine") out.push(["kind", quarantineWhat(row.kind)]);
+  if (row.type === "quarantine") out.push(["kind", QUARANTINE_WHAT]);
   else out.push(row.type === "alert" && row.transition ? ["transition", row.transition] : ["kind", row.kind]);
   return out;
 }

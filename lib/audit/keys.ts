@@ -49,5 +49,5 @@ export const sortKey = (at: string, pk: string) => `${at}#${pk}`;
 
 export { AUDIT_SORT };
 
-/** The "what" value of a quarantined record or alert of this kind (one partition per kind). */
-export const quarantineWhat = (kind: string) => `quarantine:${kind}`;
+/** The "what" value of every quarantined record or alert (they are few: one partition). */
+export const QUARANTINE_WHAT = "quarantine";

@@ -10,8 +10,8 @@
 import { severityOf } from "../alerts/event.js";
 import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, auditIndexName } from "../store/table.js";
 import type { AuditQuery, FilterName, Filters } from "./model.js";
-import { KINDS, TRANSITIONS } from "./model.js";
-import { COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, dimensionKey, quarantineWhat } from "./keys.js";
+import { TRANSITIONS } from "./model.js";
+import { COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, QUARANTINE_WHAT, dimensionKey } from "./keys.js";
 
 export interface Plan {
   index: string;
@@ -43,7 +43,8 @@ const WHAT_PARTITIONS: WhatPartition[] = [
   ...TRANSITIONS.map(({ transition, kind }) => ({
     key: dimensionKey("transition", transition).key, type: "alert", kind, transition, severity: severityOf(kind, transition),
   })),
-  ...KINDS.map((kind) => ({ key: dimensionKey("kind", quarantineWhat(kind)).key, type: "quarantine", kind })),
+  // Quarantined records and alerts, of any kind: one partition (a kind filter leaves them out).
+  { key: dimensionKey("kind", QUARANTINE_WHAT).key, type: "quarantine", kind: "" },
 ];
 
 /** The filters a "what" partition answers by itself: kind, transition, severity, entry type. */
@@ -58,7 +59,7 @@ const KEY_THEN: Dimension[] = ["cluster", "webhook", "environment", "project", "
 
 /** Alerts and quarantined things: small shares of what is stored, so their partitions make good keys. */
 const isAlertPartition = (key: string) =>
-  key.startsWith(`${DIMENSIONS.transition.prefix}#`) || key.startsWith(dimensionKey("kind", quarantineWhat("")).key);
+  key.startsWith(`${DIMENSIONS.transition.prefix}#`) || key === dimensionKey("kind", QUARANTINE_WHAT).key;
 
 type Key = { dim: Dimension | "what"; attr: string; partitions: string[]; by: string };
 

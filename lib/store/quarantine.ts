@@ -9,7 +9,7 @@ import { DynamoDBDocumentClient, TransactWriteCommand } from "@aws-sdk/lib-dynam
 import type { EventKind } from "../alerts/event.js";
 import { type QuarantinedThing, quarantinedHealth } from "../alerts/health.js";
 import { auditAttributes } from "../audit/entries.js";
-import type { AuditRow, Ref } from "../audit/model.js";
+import { type AuditRow, KINDS, type Ref } from "../audit/model.js";
 import { redact } from "../ingest/redact.js";
 import { keys, newAlertItem } from "./items.js";
 import { TTL_ATTRIBUTE } from "./table.js";
@@ -57,7 +57,8 @@ export function quarantineItems(e: QuarantineEntry, now: Date, expiresAt: number
   const key = keys.quarantine(e.id, e.stage);
   const health = newAlertItem(quarantinedHealth(e, now), at, expiresAt);
   const row: AuditRow = {
-    type: "quarantine", id: e.id, kind: (e.kind as EventKind), at, observed_at: at,
+    // An alert of no known kind is Lookout's own problem: listed with health.
+    type: "quarantine", id: e.id, kind: KINDS.includes(e.kind as EventKind) ? (e.kind as EventKind) : "health", at, observed_at: at,
     organization: e.organization, stage: e.stage, reason: e.reason.slice(0, 1000),
     ...e.refs,
     summary: health.detail.summary.slice(0, 240),
