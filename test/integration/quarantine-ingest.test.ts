@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { startSimulator } from "../../local/simulator/index.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
@@ -19,7 +19,7 @@ import type { AlertItem } from "../../lib/store/items.js";
 import { keys } from "../../lib/store/items.js";
 import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
-import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { freshTable, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
 type Json = Record<string, unknown>;
 const ORG = "0b7c7f4e-5a55-4d0e-9d0a-000000000001";
@@ -77,16 +77,7 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => platform.close(() => r())));
 
-async function scanAll(): Promise<Json[]> {
-  const items: Json[] = [];
-  let start: Json | undefined;
-  do {
-    const res = await doc.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }));
-    items.push(...(res.Items ?? []));
-    start = res.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
+const scanAll = () => scanTable(doc, tableName);
 const alerts = async () => (await scanAll()).filter((i) => i.item_type === "alert") as unknown as AlertItem[];
 const at = (minutesAgo: number) => new Date(NOW - minutesAgo * 60_000).toISOString();
 
@@ -142,6 +133,7 @@ describe("a deployment history item with a field of hostile length", () => {
       const cursor = await deps.store.getCursor(r1.source);
       expect(Object.keys(cursor!.executions!)).toEqual(expect.arrayContaining([genuineId, hostileId]));
     },
+    60_000,
   );
 
   it("a 3,000-character service id: hashed into the keys, kept whole as an attribute, found by explain", async () => {

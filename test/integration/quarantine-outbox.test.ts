@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { DynamoDBDocumentClient, PutCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
 import type { LookoutEventDetail, LookoutEventEnvelope } from "../../lib/alerts/event.js";
@@ -24,7 +24,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
 import { OutboxStreamReader, outboxPublisher } from "../../local/stream.js";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import { freshTable, localDynamoClient, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { freshTable, localDynamoClient, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
 let streams: DynamoDBStreamsClient;
 beforeAll(() => {
@@ -45,10 +45,7 @@ async function putRaw(doc: DynamoDBDocumentClient, tableName: string, detail: Lo
 const tooLarge = () => alert("numbers", { attachments: Array.from({ length: 30_000 }, (_, i) => 1e10 + i * 1_000_003) });
 const invalid = () => alert("melted", { transition: "melted" as never });
 
-async function scan(doc: DynamoDBDocumentClient, tableName: string) {
-  const res = await doc.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }));
-  return res.Items ?? [];
-}
+const scan = scanTable;
 const eventsIn = async (file: string): Promise<LookoutEventEnvelope[]> =>
   existsSync(file) ? (await readFile(file, "utf8")).trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
 
@@ -102,7 +99,7 @@ describe("the outbox moves past an alert EventBridge can never take", () => {
     // The checkpoint is past all of it: the next drain reads nothing and publishes nothing.
     expect(await reader().drain()).toBe(0);
     expect(await eventsIn(bus.file)).toHaveLength(events.length);
-  });
+  }, 120_000); // 1 MB of alerts through DynamoDB Local's stream: slow on a busy machine
 
   it("a passing failure still makes the batch be read again, and nothing is quarantined for it", async () => {
     const one = alert("one");
@@ -174,5 +171,5 @@ retention: 36500d
       client.destroy();
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, 240_000); // two CLI runs, each starting a process
 });

@@ -1,6 +1,7 @@
 /** A fresh table on the run's DynamoDB Local, for one test file. */
 import { inject } from "vitest";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { type DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { randomUUID } from "node:crypto";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
 import { ensureTable } from "../../lib/store/table.js";
@@ -21,3 +22,15 @@ export async function freshTable(prefix = "lookout-test"): Promise<{ client: Dyn
  * TTL: with a short retention their items are born expired and vanish mid-test.
  */
 export const TEST_RETENTION_MS = 100 * 365 * 86_400_000;
+
+/** Every item of a table, all pages, consistent: for tests that check what was written (never in lib/). */
+export async function scanTable(doc: DynamoDBDocumentClient, tableName: string): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const res = await doc.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }));
+    items.push(...(res.Items ?? []));
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
