@@ -19,7 +19,8 @@ import type { AlertItem } from "../../lib/store/items.js";
 import { keys } from "../../lib/store/items.js";
 import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
-import { freshTable, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { freshTable, localDynamoClient, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { ProvisionedThroughputExceededException } from "@aws-sdk/client-dynamodb";
 
 type Json = Record<string, unknown>;
 const ORG = "0b7c7f4e-5a55-4d0e-9d0a-000000000001";
@@ -249,5 +250,47 @@ describe("webhook deliveries", () => {
     const explained = await audit.explain(String(list[1]!.id));
     expect(explained?.quarantined?.[0]).toMatchObject({ stage: "ingest", kind: "webhook_delivery" });
     expect(explained?.alerts.map((a) => a.id)).toEqual([health[0]!.alert_id]);
+  });
+});
+
+describe("a passing store error is not a reason to quarantine", () => {
+  it("fails the poll after the other records were stored, keeps the cursor, and the next poll stores the rest", async () => {
+    // The real SDK exception, thrown for one record's write only (DynamoDB Local never throttles).
+    const client = localDynamoClient();
+    let failId: string | undefined;
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        if (failId && JSON.stringify((args as { input?: unknown }).input ?? {}).includes(failId)) {
+          throw new ProvisionedThroughputExceededException({ message: "Rate of requests exceeds the allowed throughput.", $metadata: { httpStatusCode: 400 } });
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "throttleOneRecord" },
+    );
+    const flakyDeps: PollDeps = { ...deps, store: new DynamoIngestStore({ client, tableName, retentionMs: TEST_RETENTION_MS, now: deps.now }) };
+    const webhookId = randomUUID();
+    const source: SourceRef = { kind: "webhook", organizationId: ORG, id: webhookId };
+    const path = `/organization/${ORG}/webhook/${webhookId}/event`;
+    lists.set(path, []);
+    await pollSource({ source }, flakyDeps);
+    const list = Array.from({ length: 5 }, (_, i) => delivery(webhookId, i, 500));
+    lists.set(path, list);
+    failId = String(list[2]!.id);
+    const before = await flakyDeps.store.getCursor(`webhook:${ORG}/${webhookId}`);
+
+    const r = await pollSource({ source }, flakyDeps);
+    expect(r.ok).toBe(false);
+    expect(r.quarantined).toBeUndefined();
+    expect(r.newRecords).toBe(4); // the others were tried and stored
+    expect(await flakyDeps.store.getCursor(r.source)).toEqual(before); // not moved past the one not stored
+    expect((await scanAll()).filter((i) => i.item_type === "quarantine" && i.subject_id === failId)).toEqual([]);
+
+    failId = undefined;
+    const again = await pollSource({ source }, flakyDeps);
+    expect(again.ok).toBe(true);
+    expect(again.newRecords).toBe(1);
+    expect((await alerts()).filter((a) => a.detail.webhook?.id === webhookId)).toHaveLength(5);
+    expect((await flakyDeps.store.getCursor(r.source))!.seen).toHaveLength(5);
+    client.destroy();
   });
 });
