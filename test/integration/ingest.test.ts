@@ -2,7 +2,6 @@
  * Ingestion end to end on real parts: the simulator over HTTP, DynamoDB Local, the poller.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
@@ -10,7 +9,7 @@ import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { pollSource, type PollDeps, type Log } from "../../lib/ingest/poll.js";
 import type { SourceRef } from "../../lib/ingest/normalize.js";
 import type { AlertItem } from "../../lib/store/items.js";
-import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { freshTable, TEST_RETENTION_MS, scanTable } from "../support/dynamodb.js";
 
 const quietLog: Log & { warnings: Array<Record<string, unknown>> } = {
   warnings: [],
@@ -49,13 +48,7 @@ beforeEach(() => {
 });
 
 async function scanAll(): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const res = await doc.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }));
-    items.push(...(res.Items ?? []));
-    start = res.LastEvaluatedKey;
-  } while (start);
+  const items = await scanTable(doc, tableName);
   return items;
 }
 const alerts = async (filter: (a: AlertItem) => boolean = () => true) =>
