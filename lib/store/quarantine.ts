@@ -13,7 +13,7 @@ import { type AuditRow, KINDS, type Ref } from "../audit/model.js";
 import { redact } from "../ingest/redact.js";
 import { keys, newAlertItem } from "./items.js";
 import { TTL_ATTRIBUTE } from "./table.js";
-import { prefixWithin } from "./bounds.js";
+import { CLIP_MARKER, prefixWithin } from "./bounds.js";
 
 /** A quarantined thing's excerpt: enough to see what it was, small enough to always store. */
 export const MAX_EXCERPT_BYTES = 4 * 1024;
@@ -48,8 +48,11 @@ export function excerptOf(content: unknown): string {
   } catch (err) {
     json = `(not JSON: ${(err as Error).message})`;
   }
-  return Buffer.byteLength(json) <= MAX_EXCERPT_BYTES ? json : `${prefixWithin(json, MAX_EXCERPT_BYTES - 16)}…[clipped]`;
+  return clipText(json, MAX_EXCERPT_BYTES);
 }
+
+const clipText = (s: string, maxBytes: number) =>
+  Buffer.byteLength(s) <= maxBytes ? s : `${prefixWithin(s, maxBytes - 16)}${CLIP_MARKER}`;
 
 /** The quarantine item and its health alert, as written. */
 export function quarantineItems(e: QuarantineEntry, now: Date, expiresAt: number) {
@@ -59,13 +62,14 @@ export function quarantineItems(e: QuarantineEntry, now: Date, expiresAt: number
   const row: AuditRow = {
     // An alert of no known kind is Lookout's own problem: listed with health.
     type: "quarantine", id: e.id, kind: KINDS.includes(e.kind as EventKind) ? (e.kind as EventKind) : "health", at, observed_at: at,
-    organization: e.organization, stage: e.stage, reason: e.reason.slice(0, 1000),
+    organization: e.organization, stage: e.stage, reason: clipText(e.reason, 1024),
     ...e.refs,
     summary: health.detail.summary.slice(0, 240),
   };
   const item = {
-    ...key, item_type: "quarantine", stage: e.stage, kind: e.kind, source: e.source, subject_id: e.id,
-    organization_id: e.organization, reason: e.reason.slice(0, 4000), excerpt: excerptOf(e.content),
+    // Found by its key (the id hashed when long); what is shown is bounded, so the item always fits.
+    ...key, item_type: "quarantine", stage: e.stage, kind: clipText(e.kind, 200), source: clipText(e.source, 2048),
+    subject_id: clipText(e.id, 8192), organization_id: clipText(e.organization, 2048), reason: clipText(e.reason, 4096), excerpt: excerptOf(e.content),
     health_alert_id: health.alert_id, quarantined_at: at, [TTL_ATTRIBUTE]: expiresAt,
     ...auditAttributes(row, key.pk),
   };
