@@ -213,6 +213,8 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
       allow("ListStreams", ["dynamodb:ListStreams"], "*"),
       allow("PublishToBus", ["events:PutEvents"], [getAtt("LookoutBus", "Arn")]),
       allow("OnFailureDestination", ["sqs:SendMessage"], [getAtt("PublishFailureQueue", "Arn")]),
+      // Quarantines an alert no retry can publish, with its health alert, in one transaction (PutItem per item).
+      allow("Quarantine", ["dynamodb:PutItem"], [TABLE]),
     ],
     // A failed delivery goes to the fallback receivers, whatever their kind.
     notifySlack: [

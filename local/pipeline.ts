@@ -150,7 +150,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
     streams,
     tableName,
     dataDir: config.dataDir,
-    onRecords: outboxPublisher(bus, { busName: LOCAL_BUS }, opts.onPublished),
+    onRecords: outboxPublisher(bus, { busName: LOCAL_BUS }, opts.onPublished, store),
     onError: (err) => opts.log.error("publishing failed; will retry", { error: (err as Error).message }),
   });
 

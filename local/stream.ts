@@ -19,6 +19,7 @@ import {
 import type { EventBus } from "../lib/alerts/bus.js";
 import { type OutboxPublishResult, publishOutbox } from "../lib/alerts/outbox.js";
 import type { PublishOptions } from "../lib/alerts/publish.js";
+import type { QuarantinePort } from "../lib/store/quarantine.js";
 
 export const CHECKPOINT_FILE = "stream-checkpoint.json";
 
@@ -232,16 +233,23 @@ export class OutboxStreamReader {
 
 /**
  * The callback the local runner gives the reader: publish the batch's pending alerts; if any was not
- * published, throw, so the batch is not checkpointed and is read again (its published alerts too:
- * at-least-once, as with the Lambda trigger's retry from the failed record).
+ * published for a passing reason, throw, so the batch is not checkpointed and is read again (its
+ * published alerts too: at-least-once, as with the Lambda trigger's retry from the failed record). With
+ * a quarantine port, an alert no retry can publish is quarantined and the batch moves on.
  */
-export function outboxPublisher(bus: EventBus, opts: PublishOptions, onResult?: (r: OutboxPublishResult) => void): RecordsHandler {
+export function outboxPublisher(
+  bus: EventBus,
+  opts: PublishOptions,
+  onResult?: (r: OutboxPublishResult) => void,
+  quarantine?: QuarantinePort,
+): RecordsHandler {
   return async (records) => {
-    const result = await publishOutbox(records, bus, opts);
+    const result = await publishOutbox(records, bus, opts, quarantine);
     onResult?.(result);
-    if (result.failed.length) {
-      const f = result.failed[0]!;
-      throw new Error(`${result.failed.length} alert(s) not published, first ${f.id}: ${f.errorCode} ${f.errorMessage}`);
+    const retry = result.failed.filter((f) => !result.quarantined.includes(f));
+    if (retry.length) {
+      const f = retry[0]!;
+      throw new Error(`${retry.length} alert(s) not published, first ${f.id}: ${f.errorCode} ${f.errorMessage}`);
     }
   };
 }

@@ -144,6 +144,8 @@ export interface LookoutEventDetail {
   incident_id?: string;
   /** A link to the thing on the platform, when one is known. */
   link?: string;
+  /** Dotted paths of text fields shortened to fit a size limit (each ends in `…[clipped]`). */
+  clipped?: string[];
 }
 
 /** The envelope EventBridge gives targets; the local bus writes the same. */

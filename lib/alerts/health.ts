@@ -108,3 +108,29 @@ export function receiverFailing(
     detail: `Alert ${alert.id} (${alert.summary}) was not delivered there; it went to the fallback receiver if one is configured.`,
   });
 }
+
+/** What was quarantined: a record Lookout could not store, or an alert it could not publish. */
+export interface QuarantinedThing {
+  stage: "ingest" | "publish";
+  /** What it is: deployment, webhook_delivery, cluster_log, or the alert's kind. */
+  kind: string;
+  /** The record's id, `<service id>:<execution id>`, or the alert's id. */
+  id: string;
+  /** The source key it was read from, or `outbox`. */
+  source: string;
+  organization: string;
+  reason: string;
+}
+
+const short = (s: string, max = 200) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
+
+/** Said once per quarantined thing: its id is the thing's, not the time's. */
+export function quarantinedHealth(q: QuarantinedThing, now: Date): LookoutEventDetail {
+  const what = q.stage === "ingest" ? `${q.kind.replace("_", " ")} ${short(q.id, 80)} from ${short(q.source, 120)} could not be stored` : `alert ${short(q.id, 80)} (${q.kind}) could not be published`;
+  const d = healthDetail({
+    check: "quarantined", organization: q.organization, subject: short(`${q.stage} ${q.kind} ${q.id}`, 400), anchor: now.toISOString(), now,
+    summary: `A ${what}: quarantined (${short(q.reason, 120)})`,
+    detail: `It was set aside so that it blocks nothing after it. See lookout audit --type quarantine and lookout explain ${short(q.id, 200)}. Reason: ${short(q.reason, 1000)}`,
+  });
+  return { ...d, id: contentHash("health", "quarantined", q.stage, q.id) };
+}

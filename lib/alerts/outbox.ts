@@ -6,8 +6,9 @@ import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import type { LookoutEventDetail } from "./event.js";
 import type { EventBus } from "./bus.js";
-import { type PublishOptions, type PublishResult, publishAlerts } from "./publish.js";
+import { type PublishFailure, type PublishOptions, type PublishResult, isAlertAtFault, publishAlerts } from "./publish.js";
 import { isPendingAlert } from "../store/items.js";
+import type { QuarantinePort } from "../store/quarantine.js";
 
 /**
  * What is read of a stream record. Both aws-lambda's `DynamoDBRecord` and the Streams API's `_Record`
@@ -45,22 +46,54 @@ export function selectPendingAlerts(records: readonly StreamRecordLike[]): Outbo
 export interface OutboxPublishResult extends PublishResult {
   /** The pending alerts found in the records, in stream order. */
   alerts: OutboxAlert[];
-  /** Sequence numbers of the records whose alert was not published, in stream order. */
+  /** Alerts no retry can publish, set aside (with the quarantine port): they no longer hold the batch. */
+  quarantined: PublishFailure[];
+  /** Sequence numbers of the records whose alert was not published nor quarantined, in stream order: read them again. */
   failedSequenceNumbers: string[];
 }
 
-/** Selects the pending alerts of a batch of stream records and publishes them. */
+/**
+ * Selects the pending alerts of a batch of stream records and publishes them. With a quarantine port,
+ * an alert that fails for a reason of its own (isAlertAtFault) is quarantined, so that only passing
+ * failures make the batch be read again; without one, every failure does.
+ */
 export async function publishOutbox(
   records: readonly StreamRecordLike[],
   bus: EventBus,
   opts: PublishOptions,
+  quarantine?: QuarantinePort,
 ): Promise<OutboxPublishResult> {
   const alerts = selectPendingAlerts(records);
   const result = await publishAlerts(alerts.map((a) => a.detail), bus, opts);
-  const failedIds = new Set(result.failed.map((f) => f.id));
+  const detailOf = new Map(alerts.map((a) => [String(a.detail.id), a.detail]));
+  // A call refused as invalid names no entry: send its alerts one by one to find the one at fault.
+  const refused = result.failed.filter((f) => f.errorCode === "ValidationException");
+  if (quarantine && refused.length > 1) {
+    result.failed = result.failed.filter((f) => f.errorCode !== "ValidationException");
+    for (const f of refused) {
+      const alone = await publishAlerts([detailOf.get(f.id)!], bus, opts);
+      result.published.push(...alone.published);
+      result.clipped.push(...alone.clipped);
+      result.failed.push(...alone.failed);
+    }
+  }
+  const quarantined: PublishFailure[] = [];
+  if (quarantine) {
+    for (const f of result.failed.filter((x) => isAlertAtFault(x.errorCode))) {
+      const d = detailOf.get(f.id) as Partial<LookoutEventDetail> | undefined;
+      await quarantine.quarantine({
+        stage: "publish", kind: String(d?.kind ?? "unknown"), id: f.id, source: "outbox",
+        organization: String(d?.organization?.id ?? "unknown"), reason: `EventBridge: ${f.errorCode}: ${f.errorMessage}`, content: d,
+        refs: { ...(d?.service?.id ? { service: { id: d.service.id } } : {}), ...(d?.cluster?.id ? { cluster: { id: d.cluster.id } } : {}), ...(d?.webhook?.id ? { webhook: { id: d.webhook.id } } : {}) },
+      });
+      quarantined.push(f);
+    }
+  }
+  const retryIds = new Set(result.failed.filter((f) => !quarantined.includes(f)).map((f) => f.id));
   return {
     ...result,
     alerts,
-    failedSequenceNumbers: alerts.filter((a) => failedIds.has(String(a.detail.id))).map((a) => a.sequenceNumber),
+    quarantined,
+    failedSequenceNumbers: alerts.filter((a) => retryIds.has(String(a.detail.id))).map((a) => a.sequenceNumber),
   };
 }

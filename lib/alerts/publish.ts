@@ -11,6 +11,7 @@ import {
   entrySize,
   isFailedEntry,
 } from "./bus.js";
+import { CLIP_MARKER, type ClipRank, type Path, clipStrings, defaultRank } from "../store/bounds.js";
 import {
   type DetailType,
   EVENT_SOURCE,
@@ -20,10 +21,9 @@ import {
   detailTypeOf,
 } from "./event.js";
 
-/** Appended to a text field that was shortened to fit EventBridge's entry limit (docs/events.md). */
-export const CLIP_MARKER = "…[clipped]";
+export { CLIP_MARKER };
 
-/** The free-text fields that may be long; identifiers, names and links are never clipped. */
+/** The free-text fields that may be long: shortened first. Other strings follow, identifiers last. */
 const CLIPPABLE_FIELDS: readonly (readonly string[])[] = [
   ["deployment", "commit", "message"],
   ["error", "message"],
@@ -32,8 +32,17 @@ const CLIPPABLE_FIELDS: readonly (readonly string[])[] = [
   ["health", "detail"],
   ["summary"],
 ];
-/** A clipped field keeps at least this many bytes of its text: a responder still sees how it starts. */
-const MIN_KEPT_BYTES = 256;
+/** What identifies and routes an event: never shortened (they are short by construction). */
+const NEVER_CLIPPED = new Set(["version", "id", "kind", "transition", "severity", "clipped"]);
+/** At most this many clipped paths are listed in the detail's `clipped`. */
+const MAX_CLIPPED_PATHS = 20;
+
+function detailRank(path: Path): ClipRank {
+  if (path.length === 1 && NEVER_CLIPPED.has(String(path[0]))) return "never";
+  if (path[0] === "clipped") return "never";
+  if (CLIPPABLE_FIELDS.some((f) => f.length === path.length && f.every((k, i) => k === path[i]))) return 0;
+  return defaultRank(path);
+}
 
 /** Per-entry error codes that a later attempt can succeed with; any other code is final. */
 const TRANSIENT_ENTRY_CODES = new Set(["ThrottlingException", "InternalFailure", "InternalException", "ServiceUnavailable"]);
@@ -48,6 +57,14 @@ const PERMANENT_CALL_ERRORS = new Set([
 ]);
 
 export const isTransientEntryError = (code: string) => TRANSIENT_ENTRY_CODES.has(code);
+
+/**
+ * Failures that are the alert's own, not the bus's or the configuration's: no retry publishes it
+ * (InvalidDetail and EntryTooLarge are decided here, before sending). Such an alert is quarantined by
+ * the outbox so that the alerts after it go on (lib/alerts/outbox.ts).
+ */
+const ALERT_AT_FAULT = new Set(["InvalidDetail", "EntryTooLarge", "ValidationException", "InvalidArgument", "MalformedDetail"]);
+export const isAlertAtFault = (code: string) => ALERT_AT_FAULT.has(code);
 
 export function busEntryTime(detail: Pick<LookoutEventDetail, "observed_at">): Date | undefined {
   // The event's time is when Lookout raised it: stable when the same alert is published again.
@@ -96,78 +113,27 @@ export function toEnvelope(
   };
 }
 
-/** UTF-8 bytes of one code point once JSON-encoded (escapes included), so clipping counts what is sent. */
-function jsonBytes(cp: number): number {
-  if (cp === 0x22 || cp === 0x5c) return 2; // \" \\
-  if (cp < 0x20) return [0x08, 0x09, 0x0a, 0x0c, 0x0d].includes(cp) ? 2 : 6; // \n … or \u00XX
-  if (cp < 0x80) return 1;
-  if (cp < 0x800) return 2;
-  if (cp >= 0xd800 && cp <= 0xdfff) return 6; // a lone surrogate is written as \uDXXX
-  return cp < 0x10000 ? 3 : 4;
-}
-
-const jsonStringBytes = (s: string) => {
-  let n = 0;
-  for (const ch of s) n += jsonBytes(ch.codePointAt(0)!);
-  return n;
-};
-
-/** The longest prefix of `s`, cut between code points, whose JSON encoding fits in `maxBytes`. */
-function prefixWithin(s: string, maxBytes: number): string {
-  let n = 0;
-  let end = 0;
-  for (const ch of s) {
-    const b = jsonBytes(ch.codePointAt(0)!);
-    if (n + b > maxBytes) break;
-    n += b;
-    end += ch.length;
-  }
-  return s.slice(0, end);
-}
-
-function getPath(o: unknown, path: readonly string[]): unknown {
-  let cur = o;
-  for (const k of path) cur = cur && typeof cur === "object" ? (cur as Record<string, unknown>)[k] : undefined;
-  return cur;
-}
-
-function setPath(o: Record<string, unknown>, path: readonly string[], value: string): void {
-  let cur = o;
-  for (const k of path.slice(0, -1)) cur = cur[k] as Record<string, unknown>;
-  cur[path[path.length - 1]!] = value;
-}
-
 /**
- * Shortens the longest clippable text field, again and again, until the JSON of the detail fits in
- * `maxBytes` (UTF-8). Returns the input itself when it fits; a copy otherwise. If clipping every text
- * field to its minimum is not enough, returns the smallest it got (the caller checks the size).
+ * Shortens text fields until the JSON of the detail fits in `maxBytes` (UTF-8): the free-text fields
+ * first, then any other string, longest first, identifiers last; each ends in CLIP_MARKER and is listed
+ * in `clipped`. Returns the input itself when it fits; a copy otherwise. If clipping every field to its
+ * minimum is not enough, returns the smallest it got (the caller checks the size).
  */
 export function clipDetail(detail: LookoutEventDetail, maxBytes: number): LookoutEventDetail {
-  let size = Buffer.byteLength(JSON.stringify(detail), "utf8");
-  if (size <= maxBytes) return detail;
-  const copy = structuredClone(detail) as unknown as Record<string, unknown>;
-  const markerBytes = jsonStringBytes(CLIP_MARKER);
-  const done = new Set<number>();
-  while (size > maxBytes) {
-    let pick = -1;
-    let pickBytes = 0;
-    CLIPPABLE_FIELDS.forEach((path, i) => {
-      const v = getPath(copy, path);
-      if (done.has(i) || typeof v !== "string") return;
-      const b = jsonStringBytes(v);
-      if (b > pickBytes) [pick, pickBytes] = [i, b];
-    });
-    if (pick < 0) break;
-    const path = CLIPPABLE_FIELDS[pick]!;
-    const keep = Math.max(MIN_KEPT_BYTES, pickBytes - (size - maxBytes) - markerBytes);
-    if (keep + markerBytes >= pickBytes) {
-      done.add(pick); // already as short as clipping makes it
-      continue;
-    }
-    setPath(copy, path, prefixWithin(getPath(copy, path) as string, keep) + CLIP_MARKER);
-    size = Buffer.byteLength(JSON.stringify(copy), "utf8");
+  const bytesOf = (d: unknown) => Buffer.byteLength(JSON.stringify(d), "utf8");
+  if (bytesOf(detail) <= maxBytes) return detail;
+  let budget = maxBytes;
+  let out = detail;
+  // The `clipped` list takes room too: shrink the budget by what it overshot, a few times at most.
+  for (let round = 0; round < 4; round++) {
+    const r = clipStrings(detail, { maxBytes: budget, rank: detailRank });
+    const paths = [...new Set([...(detail.clipped ?? []), ...r.clipped])].slice(0, MAX_CLIPPED_PATHS);
+    out = paths.length ? { ...r.value, clipped: paths } : r.value;
+    const over = bytesOf(out) - maxBytes;
+    if (over <= 0) break;
+    budget -= over;
   }
-  return copy as unknown as LookoutEventDetail;
+  return out;
 }
 
 /** Splits entries into PutEvents calls: at most 10 entries and 256 KB per call, order kept. */

@@ -21,6 +21,7 @@ import {
   alertIdsOf,
   alertSourceId,
   explainAlert,
+  explainQuarantine,
   explainSubject,
 } from "./explain.js";
 
@@ -109,26 +110,34 @@ export class DynamoAuditStore implements AuditReader {
       keys.record("webhook_delivery", id),
       keys.record("cluster_log", id),
       ...(exec ? [keys.execution(exec.serviceId, exec.executionId)] : []),
+      keys.quarantine(id, "ingest"),
+      keys.quarantine(id, "publish"),
     ];
-    const found = await this.getMany(candidates);
+    const all = await this.getMany(candidates);
+    const quarantined = all.filter((i) => i.item_type === "quarantine");
+    const found = all.filter((i) => i.item_type !== "quarantine");
     const asked = found.find((i) => i.item_type === "alert") ?? found[0];
-    if (!asked) return undefined;
+    if (!asked && !quarantined.length) return undefined;
 
     // The subject is what raised the alerts: the record or execution asked about, or the asked alert's source.
-    let subject: StoredItem | undefined = asked.item_type === "alert" ? undefined : asked;
-    if (!subject) {
+    let subject: StoredItem | undefined = asked?.item_type === "alert" ? undefined : asked;
+    if (!subject && asked) {
       const source = alertSourceId(asked);
       const sourceExec = source ? parseExecutionEntryId(source) : undefined;
       if (sourceExec) subject = await this.get(keys.execution(sourceExec.serviceId, sourceExec.executionId));
       else if (source) subject = (await this.getMany([keys.record("webhook_delivery", source), keys.record("cluster_log", source)]))[0];
     }
     const alertIds = new Set(subject ? alertIdsOf(subject) : []);
-    if (asked.item_type === "alert") alertIds.add(String(asked.alert_id));
+    if (asked?.item_type === "alert") alertIds.add(String(asked.alert_id));
+    for (const q of quarantined) if (q.health_alert_id) alertIds.add(String(q.health_alert_id));
     const alerts = (await this.getMany([...alertIds].map((a) => keys.alert(a))))
       .sort((a, b) => String(a.created_at).localeCompare(String(b.created_at)));
     const explained = await pMap(alerts, async (alert) => explainAlert(alert, await this.deliveryFacts(String(alert.alert_id))), { concurrency: JOIN_CONCURRENCY });
     const explainedSubject = subject ? explainSubject(subject) : undefined;
-    return { id, ...(explainedSubject ? { subject: explainedSubject } : {}), alerts: explained };
+    return {
+      id, ...(explainedSubject ? { subject: explainedSubject } : {}),
+      ...(quarantined.length ? { quarantined: quarantined.map(explainQuarantine) } : {}), alerts: explained,
+    };
   }
 
   /** An alert's deliveries with the mute that silenced them and the digest that carried them. */

@@ -8,10 +8,12 @@ import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } f
 import { AUDIT_ROW } from "../store/table.js";
 import { instantOr } from "../ingest/time.js";
 import type { AuditRow, Ref } from "./model.js";
-import { type Dimension, AUDIT_SORT, dimensionKey, sortKey } from "./keys.js";
+import { type Dimension, AUDIT_SORT, dimensionKey, QUARANTINE_WHAT, sortKey } from "./keys.js";
+import { MAX_SHORT_FIELD_BYTES, clipStrings } from "../store/bounds.js";
 
 /** Rows stay small: they are copied into every index the item is in. */
 const MAX_SUMMARY = 240;
+const MAX_ROW_BYTES = 16 * 1024;
 
 const clip = (s: string, max = MAX_SUMMARY) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
 const firstLine = (s: string | undefined, max = 80) => clip((s ?? "").split("\n")[0]!.trim(), max);
@@ -132,13 +134,18 @@ export function rowDimensions(row: AuditRow): Array<[Dimension, string]> {
   else if (row.webhook) out.push(["webhook", row.webhook.id]);
   if (row.commit) out.push(["commit", row.commit]);
   if (row.status) out.push(["status", row.status]);
-  out.push(row.type === "alert" && row.transition ? ["transition", row.transition] : ["kind", row.kind]);
+  if (row.type === "quarantine") out.push(["kind", QUARANTINE_WHAT]);
+  else out.push(row.type === "alert" && row.transition ? ["transition", row.transition] : ["kind", row.kind]);
   return out;
 }
 
-/** What an item carries for the audit indexes: the row, the shared sort key and one key per slot it has. */
+/**
+ * What an item carries for the audit indexes: the row, the shared sort key and one key per slot it has.
+ * Keys come from the full values (hashed when long); the stored row has long names shortened.
+ */
 export function auditAttributes(row: AuditRow, pk: string): Record<string, unknown> {
-  const attrs: Record<string, unknown> = { [AUDIT_ROW]: row, [AUDIT_SORT]: sortKey(row.at, pk) };
+  const stored = clipStrings(row, { maxBytes: MAX_ROW_BYTES, maxFieldBytes: MAX_SHORT_FIELD_BYTES }).value;
+  const attrs: Record<string, unknown> = { [AUDIT_ROW]: stored, [AUDIT_SORT]: sortKey(row.at, pk) };
   for (const [dim, value] of rowDimensions(row)) {
     if (!value) continue;
     const { attr, key } = dimensionKey(dim, value);

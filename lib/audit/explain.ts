@@ -77,10 +77,25 @@ export interface ExplainedAlert {
   verdict: string;
 }
 
+/** A record that could not be stored, or an alert that could not be published, set aside. */
+export interface ExplainedQuarantine {
+  stage: "ingest" | "publish";
+  kind: string;
+  source: string;
+  quarantined_at: string;
+  reason: string;
+  /** The record or alert as it was, redacted and clipped to a few KB. */
+  excerpt: string;
+  /** The `Lookout Health` alert that said so. */
+  health_alert_id?: string;
+}
+
 export interface Explanation {
   /** The id that was asked about. */
   id: string;
   subject?: ExplainedRecord | ExplainedExecution;
+  /** When it was quarantined (at ingest, at publish). */
+  quarantined?: ExplainedQuarantine[];
   alerts: ExplainedAlert[];
 }
 
@@ -136,6 +151,14 @@ export function explainSubject(item: StoredItem): ExplainedRecord | ExplainedExe
     };
   }
   return undefined;
+}
+
+export function explainQuarantine(item: StoredItem): ExplainedQuarantine {
+  return {
+    stage: item.stage === "publish" ? "publish" : "ingest", kind: String(item.kind ?? ""), source: String(item.source ?? ""),
+    quarantined_at: String(item.quarantined_at ?? ""), reason: String(item.reason ?? ""), excerpt: String(item.excerpt ?? ""),
+    ...(item.health_alert_id ? { health_alert_id: String(item.health_alert_id) } : {}),
+  };
 }
 
 export interface DeliveryFacts {

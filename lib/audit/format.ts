@@ -32,7 +32,7 @@ function whereOf(row: AuditRow): string {
   return [thing, env ? `(${env})` : undefined].filter(Boolean).join(" ");
 }
 
-const whatOf = (row: AuditRow) => [row.transition, row.status].filter(Boolean).join(" ");
+const whatOf = (row: AuditRow) => [row.transition, row.status, row.stage ? `quarantined at ${row.stage}` : undefined].filter(Boolean).join(" ");
 
 export const CSV_COLUMNS = [
   "at", "type", "kind", "id", "status", "transition", "severity", "organization", "project", "environment",
@@ -89,8 +89,15 @@ export function explanationLines(e: Explanation): string[] {
     for (const h of s.history) out.push(`    ${h.observed_at}  ${h.status}`);
     out.push("  latest read (redacted):");
     for (const line of JSON.stringify(s.observation, null, 2).split("\n")) out.push(`    ${line}`);
-  } else {
+  } else if (!e.quarantined?.length) {
     out.push(`${e.id}: the record or execution that raised it is no longer stored (or it is Lookout's own health)`);
+  }
+  for (const q of e.quarantined ?? []) {
+    const what = q.stage === "ingest" ? `could not be stored (read from ${q.source})` : "could not be published";
+    out.push(`${q.kind.replace("_", " ")} ${e.id}: quarantined ${q.quarantined_at}: it ${what}`);
+    out.push(`  reason: ${q.reason}`);
+    out.push("  as it was (redacted, clipped):");
+    out.push(`    ${q.excerpt}`);
   }
   if (!e.alerts.length) out.push("no alert raised: nothing in it was a failure Lookout alerts on (or it came before the service failed)");
   for (const a of e.alerts) {

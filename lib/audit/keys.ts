@@ -4,6 +4,7 @@
  * looks where the item was put.
  */
 import { AUDIT_SLOTS, AUDIT_SORT, type AuditSlot } from "../store/table.js";
+import { keyPart } from "../store/bounds.js";
 
 export type Dimension =
   | "organization" | "project" | "environment" | "service" | "cluster" | "webhook"
@@ -35,15 +36,18 @@ export function normalizeValue(dim: Dimension, value: string): string {
   return v.toLowerCase();
 }
 
-/** The attribute and key value under which an item with this value is found. */
+/** The attribute and key value under which an item with this value is found (a long value is hashed: index keys have size limits). */
 export function dimensionKey(dim: Dimension, value: string): { attr: string; key: string } {
   const { slot, prefix } = DIMENSIONS[dim];
   let v = normalizeValue(dim, value);
   if (dim === "commit") v = v.slice(0, COMMIT_KEY_LENGTH);
-  return { attr: AUDIT_SLOTS[slot], key: `${prefix}#${v}` };
+  return { attr: AUDIT_SLOTS[slot], key: `${prefix}#${keyPart(v)}` };
 }
 
 /** The shared sort key: newest first by occurrence; the item's pk makes it unique. */
 export const sortKey = (at: string, pk: string) => `${at}#${pk}`;
 
 export { AUDIT_SORT };
+
+/** The "what" value of every quarantined record or alert (they are few: one partition). */
+export const QUARANTINE_WHAT = "quarantine";

@@ -4,8 +4,11 @@
  */
 import type { EventKind, Severity, Transition } from "../alerts/event.js";
 
-/** What a row stands for: a deployment execution (latest status), a record read, an alert raised. */
-export const ENTRY_TYPES = ["execution", "record", "alert"] as const;
+/**
+ * What a row stands for: a deployment execution (latest status), a record read, an alert raised, or a
+ * record or alert quarantined (it could not be stored or published; docs/audit.md).
+ */
+export const ENTRY_TYPES = ["execution", "record", "alert", "quarantine"] as const;
 export type EntryType = (typeof ENTRY_TYPES)[number];
 
 export const KINDS: readonly EventKind[] = ["deployment", "webhook_delivery", "cluster_log", "health"];
@@ -119,6 +122,9 @@ export interface AuditRow {
   /** Alerts: published to the bus (pending) or kept quiet (suppressed, with the reason). */
   state?: "pending" | "suppressed";
   suppression?: { reason: string; detail: string };
+  /** Quarantine: the stage that could not go on (store the record, publish the alert) and why. */
+  stage?: "ingest" | "publish";
+  reason?: string;
   /** Alerts: the explain id of the record or execution that raised it. */
   source?: string;
   /** Alerts: who was told (joined when read, never stored). */

@@ -11,7 +11,7 @@ import { severityOf } from "../alerts/event.js";
 import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, auditIndexName } from "../store/table.js";
 import type { AuditQuery, FilterName, Filters } from "./model.js";
 import { TRANSITIONS } from "./model.js";
-import { COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, dimensionKey } from "./keys.js";
+import { COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, QUARANTINE_WHAT, dimensionKey } from "./keys.js";
 
 export interface Plan {
   index: string;
@@ -43,6 +43,8 @@ const WHAT_PARTITIONS: WhatPartition[] = [
   ...TRANSITIONS.map(({ transition, kind }) => ({
     key: dimensionKey("transition", transition).key, type: "alert", kind, transition, severity: severityOf(kind, transition),
   })),
+  // Quarantined records and alerts, of any kind: one partition (a kind filter leaves them out).
+  { key: dimensionKey("kind", QUARANTINE_WHAT).key, type: "quarantine", kind: "" },
 ];
 
 /** The filters a "what" partition answers by itself: kind, transition, severity, entry type. */
@@ -55,7 +57,9 @@ export const whatPartitions = (f: Filters): string[] =>
 const KEY_FIRST: Dimension[] = ["commit", "actor", "service"];
 const KEY_THEN: Dimension[] = ["cluster", "webhook", "environment", "project", "status"];
 
-const isAlertPartition = (key: string) => key.startsWith(`${DIMENSIONS.transition.prefix}#`);
+/** Alerts and quarantined things: small shares of what is stored, so their partitions make good keys. */
+const isAlertPartition = (key: string) =>
+  key.startsWith(`${DIMENSIONS.transition.prefix}#`) || key === dimensionKey("kind", QUARANTINE_WHAT).key;
 
 type Key = { dim: Dimension | "what"; attr: string; partitions: string[]; by: string };
 

@@ -7,6 +7,9 @@
  * - An item that does not match its schema is logged and skipped; it is not marked seen, so it is read
  *   again next time, and the valid items beside it are stored.
  * - A failed read (error, malformed body) changes nothing: no cursor moves past unseen data.
+ * - A record DynamoDB refuses for what it is (too large even after clipping) is quarantined and counts
+ *   as handled; the records beside it are stored. A passing store error (throttling, network) still
+ *   fails the poll, after the other records were tried, and the cursor does not move.
  */
 import pMap from "p-map";
 import type { PlatformApi, PlatformClient, RejectedItem } from "../platform/client.js";
@@ -37,6 +40,9 @@ import { classifyStatus } from "./status.js";
 import { type Instant, compareInstants, plausibleInstant } from "./time.js";
 import { redact } from "./redact.js";
 import { formatDuration } from "../config/duration.js";
+import { boundRecord } from "../store/bounds.js";
+import { type QuarantineEntry, isUnwritable } from "../store/quarantine.js";
+import { executionEntryId } from "../audit/entries.js";
 
 export interface Log {
   info(message: string, extra?: Record<string, unknown>): void;
@@ -94,6 +100,8 @@ export interface PollResult {
   rateLimit?: RateLimitHeaders;
   /** The source had never been stored before: what it found is history, not activity. */
   firstSight: boolean;
+  /** Records that could not be stored and were quarantined (absent when none). */
+  quarantined?: number;
   error?: { kind: string; status?: number; message: string };
 }
 
@@ -184,12 +192,27 @@ async function pollList<Raw, Rec extends { record_kind: string; id: string; orga
   logRejected(deps, key, res.rejected);
 
   const seenBefore = new Set(cursor?.seen ?? []);
-  const records = res.items.map(normalize);
+  const records = res.items.map((raw) => boundRecord(normalize(raw)));
   const fresh = records.filter((r) => !seenBefore.has(r.id));
   const cutoff = backfillCutoff(req, cursor, deps);
   const observedAt = deps.now().toISOString();
   const inserted: Rec[] = [];
+  let passing: unknown;
+  // Each record on its own: one that cannot be stored neither stops the others nor the cursor.
   await pMap(fresh, async (rec) => {
+    try {
+      await insertOne(rec);
+    } catch (err) {
+      if (!isUnwritable(err)) return void (passing ??= err);
+      await quarantineRecord(deps, result, err, {
+        kind: rec.record_kind, id: rec.id, organization: rec.organization_id, content: rec, refs: sourceRefs(req.source),
+      });
+    }
+  }, { concurrency: INSERT_CONCURRENCY });
+  if (passing) throw passing;
+  if (afterInsert && inserted.length) await afterInsert(inserted);
+
+  async function insertOne(rec: Rec) {
     const when = occurredAt(rec);
     let alert;
     if (rec.failed) {
@@ -207,8 +230,7 @@ async function pollList<Raw, Rec extends { record_kind: string; id: string; orga
         deps.onAlert?.(alert.detail, alert.suppression);
       }
     }
-  }, { concurrency: INSERT_CONCURRENCY });
-  if (afterInsert && inserted.length) await afterInsert(inserted);
+  }
 
   // Seen = what this list holds now and is stored; items that were rejected stay unseen.
   const seen = [...new Set(records.map((r) => r.id))].sort();
@@ -218,6 +240,37 @@ async function pollList<Raw, Rec extends { record_kind: string; id: string; orga
       cursor?.version,
     );
   }
+}
+
+/** An observation DynamoDB refuses is quarantined (undefined); any other error fails the poll. */
+async function quarantineObservation(deps: PollDeps, result: PollResult, err: unknown, obs: DeploymentObservation): Promise<undefined> {
+  if (!isUnwritable(err)) throw err;
+  await quarantineRecord(deps, result, err, {
+    kind: "deployment", id: executionEntryId(obs.service_id, obs.execution_id), organization: obs.organization_id,
+    content: obs, refs: { service: { id: obs.service_id } },
+  });
+  return undefined;
+}
+
+/** The audit filters a record of this source can be found by. */
+function sourceRefs(src: SourceRef): QuarantineEntry["refs"] {
+  if (src.kind === "webhook") return { webhook: { id: src.id } };
+  if (src.kind === "cluster") return { cluster: { id: src.id } };
+  return { service: { id: src.id } };
+}
+
+/** Sets aside a record DynamoDB refuses; a health event says so once (lib/store/quarantine.ts). */
+async function quarantineRecord(
+  deps: PollDeps, result: PollResult, err: unknown,
+  thing: Pick<QuarantineEntry, "kind" | "id" | "organization" | "content" | "refs">,
+) {
+  const e = err as Error;
+  const reason = `DynamoDB refused the write: ${e.name}: ${e.message}`;
+  await deps.store.quarantine({ ...thing, stage: "ingest", source: result.source, reason });
+  result.quarantined = (result.quarantined ?? 0) + 1;
+  deps.log.error("record quarantined: it cannot be stored; the records beside it were", {
+    source: result.source, kind: thing.kind, id: thing.id.slice(0, 200), reason: reason.slice(0, 500),
+  });
 }
 
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((v, i) => v === b[i]);
@@ -312,7 +365,7 @@ async function pollDeployments(req: PollRequest, deps: PollDeps, result: PollRes
   const nowMs = Date.parse(observedAt);
 
   let page = await readDeploymentPage(deps, applicationId, pageSize, spend, result, key);
-  const normalize = (items: DeploymentHistoryItem[]) => items.map((item) => normalizeDeployment(item, req.source, observedAt));
+  const normalize = (items: DeploymentHistoryItem[]) => items.map((item) => boundRecord(normalizeDeployment(item, req.source, observedAt)));
   let observations = normalize(page);
   const followed = [...known].filter(([, status]) => classifyStatus(status) === "in_progress").map(([k]) => k);
   const missing = (obs: DeploymentObservation[]) => {
@@ -359,7 +412,8 @@ async function pollDeployments(req: PollRequest, deps: PollDeps, result: PollRes
       const suppression = suppressionFor(obs.updated_at ?? obs.created_at, cutoff, deps.backfillWindowMs);
       const alert = newAlertItem(detail, observedAt, deps.store.expiresAt(), suppression);
       return { changed: true, service: d.service, alert, outcome: alert };
-    }, ctx);
+    }, ctx).catch((err: unknown) => quarantineObservation(deps, result, err, obs));
+    if (!res) continue; // quarantined: handled, the cursor records its status
     if (res.outcome) {
       if (res.outcome.suppression) result.suppressed++;
       else result.alerts++;

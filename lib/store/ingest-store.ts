@@ -20,6 +20,7 @@ import type { ExecutionState, ServiceState } from "../ingest/transitions.js";
 import { emptyServiceState, enteredCounts, timesEntered } from "../ingest/transitions.js";
 import { TTL_ATTRIBUTE } from "./table.js";
 import { auditAttributes, executionEntryId, executionRow } from "../audit/entries.js";
+import { DynamoQuarantine, type QuarantinePort } from "./quarantine.js";
 
 /** What a source remembers between polls, so that a poll with nothing new writes nothing. */
 export interface SourceCursor {
@@ -63,7 +64,7 @@ export type ExecutionDecider<T> = (
   service: ServiceState,
 ) => { changed: boolean; service?: ServiceState; alert?: AlertItem; outcome?: T };
 
-export interface IngestStore {
+export interface IngestStore extends QuarantinePort {
   getCursor(source: string): Promise<SourceCursor | undefined>;
   /** Saves when nobody else saved since `expectedVersion` was read; false when someone did. */
   saveCursor(cursor: SourceCursor, expectedVersion: number | undefined): Promise<boolean>;
@@ -116,11 +117,18 @@ const isConditionFailure = (err: unknown) =>
 export class DynamoIngestStore implements IngestStore {
   private readonly doc: DynamoDBDocumentClient;
   private readonly table: string;
+  private readonly quarantined: DynamoQuarantine;
   readonly writes = { count: 0 };
 
   constructor(private readonly opts: DynamoIngestStoreOptions) {
     this.doc = DynamoDBDocumentClient.from(opts.client, { marshallOptions: { removeUndefinedValues: true } });
     this.table = opts.tableName;
+    this.quarantined = new DynamoQuarantine(opts);
+  }
+
+  quarantine(entry: Parameters<QuarantinePort["quarantine"]>[0]): Promise<boolean> {
+    this.writes.count += 2;
+    return this.quarantined.quarantine(entry);
   }
 
   private now() {

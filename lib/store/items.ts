@@ -1,28 +1,33 @@
 /**
  * The item kinds of the one table, each with its own key prefix (DESIGN.md, "Storage").
- * Keys are built only here.
+ * Keys are built only here. Platform values in keys go through keyPart: a long one is hashed, so no id
+ * can exceed DynamoDB's key limits (the full value stays a plain attribute of the item).
  */
 import type { LookoutEventDetail } from "../alerts/event.js";
 import type { AuditRow } from "../audit/model.js";
 import { alertRow, auditAttributes, recordRow } from "../audit/entries.js";
 import { instantOr } from "../ingest/time.js";
+import { keyPart } from "./bounds.js";
+import { clipDetail } from "../alerts/publish.js";
 
-export type ItemType = "cursor" | "record" | "execution" | "service" | "alert" | "directory" | "dispatch";
+export type ItemType = "cursor" | "record" | "execution" | "service" | "alert" | "directory" | "dispatch" | "quarantine";
 
 export const keys = {
   /** Per polled source: what was seen, paging state, budget facts. */
-  cursor: (sourceKey: string) => ({ pk: `SRC#${sourceKey}`, sk: "CURSOR" }),
+  cursor: (sourceKey: string) => ({ pk: `SRC#${keyPart(sourceKey)}`, sk: "CURSOR" }),
   /** A record as read (normalized, redacted): a webhook delivery, a cluster log entry. */
-  record: (recordKind: string, recordId: string) => ({ pk: `REC#${recordKind}#${recordId}`, sk: "RECORD" }),
+  record: (recordKind: string, recordId: string) => ({ pk: `REC#${recordKind}#${keyPart(recordId)}`, sk: "RECORD" }),
   /** The state machine of one deployment execution. */
-  execution: (serviceId: string, executionId: string) => ({ pk: `EXEC#${serviceId}#${executionId}`, sk: "STATE" }),
+  execution: (serviceId: string, executionId: string) => ({ pk: `EXEC#${keyPart(serviceId)}#${keyPart(executionId)}`, sk: "STATE" }),
   /** Per service: whether it is failing, since when, and the alert that opened the incident. */
-  service: (serviceId: string) => ({ pk: `SVC#${serviceId}`, sk: "STATE" }),
+  service: (serviceId: string) => ({ pk: `SVC#${keyPart(serviceId)}`, sk: "STATE" }),
   /** The outbox: one item per alert, published from the table's stream. */
-  alert: (alertId: string) => ({ pk: `ALERT#${alertId}`, sk: "ALERT" }),
+  alert: (alertId: string) => ({ pk: `ALERT#${keyPart(alertId)}`, sk: "ALERT" }),
   /** What Lookout learned about a service (names, project, environment) from the change feed. */
-  directory: (serviceId: string) => ({ pk: `DIR#${serviceId}`, sk: "SERVICE" }),
+  directory: (serviceId: string) => ({ pk: `DIR#${keyPart(serviceId)}`, sk: "SERVICE" }),
   dispatch: (name: string) => ({ pk: `DISPATCH#${name}`, sk: "STATE" }),
+  /** A record that could not be stored or an alert that could not be published (lib/store/quarantine.ts). */
+  quarantine: (id: string, stage: "ingest" | "publish") => ({ pk: `QUAR#${keyPart(id)}`, sk: stage.toUpperCase() }),
 } as const;
 
 export type AlertState = "pending" | "suppressed";
@@ -62,12 +67,16 @@ export interface AlertItem extends AuditAttributes {
 export const isPendingAlert = (item: Record<string, unknown> | undefined): item is AlertItem & Record<string, unknown> =>
   !!item && item.item_type === "alert" && item.state === "pending" && typeof item.detail === "object" && item.detail !== null;
 
+/** An alert's detail as stored: well under the 400 KB item limit, and so under EventBridge's 256 KB. */
+export const MAX_STORED_DETAIL_BYTES = 128 * 1024;
+
 export function newAlertItem(
-  detail: LookoutEventDetail,
+  detailIn: LookoutEventDetail,
   createdAt: string,
   expiresAt: number,
   suppression?: Suppression,
 ): AlertItem {
+  const detail = clipDetail(detailIn, MAX_STORED_DETAIL_BYTES);
   const key = keys.alert(detail.id);
   return {
     ...key,

@@ -29,7 +29,7 @@ import { parseAuditQuery } from "../../lib/audit/parse.js";
 import type { AuditRow, Filters, TimeRange } from "../../lib/audit/model.js";
 import { auditCommand, explainCommand } from "../../local/audit-commands.js";
 import { createAuditApiHandler } from "../../functions/audit-api.js";
-import { freshTable, localDynamoClient, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { freshTable, localDynamoClient, TEST_RETENTION_MS, scanTable } from "../support/dynamodb.js";
 
 const silent = { info() {}, warn() {}, error() {} };
 const HOUR = 3_600_000;
@@ -68,13 +68,7 @@ function recordingChannel(id: string): Channel {
 }
 
 async function scanAll(): Promise<Array<Record<string, unknown>>> {
-  const out: Array<Record<string, unknown>> = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const res = await doc.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }));
-    out.push(...(res.Items ?? []));
-    start = res.LastEvaluatedKey;
-  } while (start);
+  const out = await scanTable(doc, tableName);
   return out;
 }
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { ProvisionedThroughputExceededException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
@@ -31,7 +31,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
 import { OutboxStreamReader, outboxPublisher } from "../../local/stream.js";
 import { newAlertItem } from "../../lib/store/items.js";
 import { FakeEventBridge, byId } from "../support/fake-eventbridge.js";
-import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { freshTable, TEST_RETENTION_MS, scanTable } from "../support/dynamodb.js";
 import { startSlackReceiver, type SlackReceiver } from "../support/slack-receiver.js";
 import { startSmtpReceiver, type SmtpReceiver } from "../support/smtp-receiver.js";
 
@@ -67,13 +67,7 @@ beforeEach(() => {
 });
 
 async function alertItems(): Promise<Array<{ detail: LookoutEventDetail }>> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const res = await doc.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }));
-    items.push(...(res.Items ?? []));
-    start = res.LastEvaluatedKey;
-  } while (start);
+  const items = await scanTable(doc, tableName);
   return items.filter((i) => i.item_type === "alert") as unknown as Array<{ detail: LookoutEventDetail }>;
 }
 

@@ -5,14 +5,14 @@
  * on the same sources: exactly one alert per transition.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { pollSource, type PollDeps } from "../../lib/ingest/poll.js";
 import { sourceKey, type SourceRef } from "../../lib/ingest/normalize.js";
 import type { AlertItem } from "../../lib/store/items.js";
-import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { freshTable, TEST_RETENTION_MS, scanTable } from "../support/dynamodb.js";
 
 const log = { info() {}, warn() {}, error() {} };
 let sim: Simulator;
@@ -46,13 +46,7 @@ beforeEach(() => {
 });
 
 async function alerts(): Promise<AlertItem[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const res = await doc.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }));
-    items.push(...(res.Items ?? []));
-    start = res.LastEvaluatedKey;
-  } while (start);
+  const items = await scanTable(doc, tableName);
   return items.filter((i) => i.item_type === "alert") as unknown as AlertItem[];
 }
 /** Alerts about one source, by a key that is unique per transition: no key may appear twice. */

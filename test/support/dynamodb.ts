@@ -23,7 +23,7 @@ export async function freshTable(prefix = "lookout-test"): Promise<{ client: Dyn
  */
 export const TEST_RETENTION_MS = 100 * 365 * 86_400_000;
 
-/** Every item of a table, all pages, read consistently. */
+/** Every item of a table, all pages, consistent: for tests that check what was written (never in lib/). */
 export async function scanTable(doc: DynamoDBDocumentClient, tableName: string): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { csvField, csvLine } from "../../lib/audit/csv.js";
-import { CSV_COLUMNS, csvHeader, csvRow, jsonLine, tableLines, toldOf } from "../../lib/audit/format.js";
+import { CSV_COLUMNS, csvHeader, csvRow, explanationLines, jsonLine, tableLines, toldOf } from "../../lib/audit/format.js";
 import { verdictOf } from "../../lib/audit/explain.js";
 import type { AuditRow } from "../../lib/audit/model.js";
 
@@ -107,5 +107,22 @@ describe("rows for people and scripts", () => {
     expect(verdictOf({ published: true, deliveries: [
       { route: "r", receiver: "email a@b", state: "suppressed", attempts: 0, updated_at: "t", suppression: { reason: "mute", detail: "d" } },
     ] })).toBe("nobody was told: not email a@b (route r): muted");
+  });
+});
+
+describe("quarantined things", () => {
+  it("a quarantine row says what stage could not go on; explain shows the reason and the excerpt", () => {
+    const row: AuditRow = {
+      type: "quarantine", id: "d-1", kind: "webhook_delivery", at: "2026-03-02T14:07:31.000Z", observed_at: "2026-03-02T14:07:31.000Z",
+      organization: "org", stage: "ingest", reason: "ValidationException: nesting too deep", summary: "A webhook delivery d-1 could not be stored: quarantined",
+    };
+    expect(tableLines([row])[1]).toContain("quarantined at ingest");
+    const lines = explanationLines({
+      id: "d-1", alerts: [],
+      quarantined: [{ stage: "ingest", kind: "webhook_delivery", source: "webhook:org/wh", quarantined_at: row.at, reason: row.reason!, excerpt: '{"id":"d-1"}' }],
+    });
+    expect(lines[0]).toBe("webhook delivery d-1: quarantined 2026-03-02T14:07:31.000Z: it could not be stored (read from webhook:org/wh)");
+    expect(lines).toContain("  reason: ValidationException: nesting too deep");
+    expect(lines).toContain('    {"id":"d-1"}');
   });
 });

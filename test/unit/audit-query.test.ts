@@ -127,7 +127,8 @@ describe("the planner", () => {
     expect(plan({ type: "record" }).partitions).toEqual(["KIND#webhook_delivery", "KIND#cluster_log"]);
     expect(plan({ kind: "cluster_log", type: "alert" }).partitions).toEqual(["TR#cluster_error"]);
     expect(plan({ kind: "cluster_log", transition: "failed" }).partitions).toEqual([]);
-    expect(plan({}).partitions).toHaveLength(3 + TRANSITIONS.length);
+    expect(plan({}).partitions).toHaveLength(3 + TRANSITIONS.length + 1); // + quarantined records and alerts
+    expect(plan({ type: "quarantine" })).toMatchObject({ index: "audit-what", partitions: ["KIND#quarantine"] });
     expect(plan({ kind: "deployment" }).filter).toBeUndefined();
     // Not the key: the row says it.
     expect(plan({ service: SVC, kind: "deployment", type: "alert" }).filter?.expression).toBe("#row.#kind = :f0 AND #row.#type = :f1");

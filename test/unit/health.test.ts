@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { healthFromFacts, receiverFailing } from "../../lib/alerts/health.js";
+import { healthFromFacts, quarantinedHealth, receiverFailing } from "../../lib/alerts/health.js";
 import { detailTypeOf } from "../../lib/alerts/event.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
@@ -49,5 +49,23 @@ describe("health events", () => {
     expect(later.health).toMatchObject({ consecutive_failures: 40 });
     // A new run (it worked in between): a new event.
     expect(receiverFailing(alert, "slack #oncall", "no_service", now, { since: "2026-05-01T12:30:00.000Z", consecutive_failures: 1 }).id).not.toBe(first.id);
+  });
+});
+
+describe("quarantined", () => {
+  const thing = { stage: "ingest" as const, kind: "webhook_delivery", id: "d".repeat(3_000), source: src, organization: "org-1", reason: "ValidationException: ".padEnd(5_000, "x") };
+  it("is one event per quarantined thing, whenever it is said", () => {
+    const a = quarantinedHealth(thing, now);
+    const b = quarantinedHealth(thing, new Date(now.getTime() + 3 * 86_400_000));
+    expect(b.id).toBe(a.id);
+    expect(quarantinedHealth({ ...thing, stage: "publish" }, now).id).not.toBe(a.id);
+    expect(quarantinedHealth({ ...thing, id: "other" }, now).id).not.toBe(a.id);
+    expect(a).toMatchObject({ kind: "health", transition: "quarantined", severity: "error", health: { check: "quarantined" } });
+    expect(detailTypeOf(a.kind, a.transition)).toBe("Lookout Health");
+  });
+  it("keeps its text short however long the id and the reason", () => {
+    const a = quarantinedHealth(thing, now);
+    expect(a.summary.length).toBeLessThan(400);
+    expect(Buffer.byteLength(JSON.stringify(a))).toBeLessThan(4_000);
   });
 });

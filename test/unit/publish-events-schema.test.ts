@@ -72,7 +72,7 @@ const errorsOf = (fn: ValidateFunction, data: unknown) => (fn(data) ? [] : fn.er
 type Exhaustive<T, K extends readonly PropertyKey[]> = [Exclude<keyof T, K[number]>] extends [never] ? K : never;
 const list = <T>() => <const K extends readonly (keyof T)[]>(k: Exhaustive<T, K>) => k;
 const FIELDS = {
-  detail: list<LookoutEventDetail>()(["version", "id", "kind", "transition", "severity", "organization", "project", "environment", "service", "cluster", "webhook", "status", "occurred_at", "observed_at", "summary", "deployment", "error", "http", "health", "record", "incident_id", "link"]),
+  detail: list<LookoutEventDetail>()(["version", "id", "kind", "transition", "severity", "organization", "project", "environment", "service", "cluster", "webhook", "status", "occurred_at", "observed_at", "summary", "deployment", "error", "http", "health", "record", "incident_id", "link", "clipped"]),
   namedRef: list<NamedRef>()(["id", "name"]),
   typedRef: list<NonNullable<LookoutEventDetail["environment"]> & NonNullable<LookoutEventDetail["service"]>>()(["id", "name", "type"]),
   deployment: list<DeploymentFacts>()(["execution_id", "commit", "triggered_by", "origin", "duration", "duration_sec", "failure_count", "previous_status"]),

@@ -6,6 +6,9 @@ import { createPublishHandler, handler } from "../../functions/publish.js";
 import { FakeEventBridge, byId } from "../support/fake-eventbridge.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { alertInsert, recordInsert } from "../support/stream-records.js";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DynamoQuarantine } from "../../lib/store/quarantine.js";
+import { freshTable, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
 const context = {
   functionName: "lookout-publish",
@@ -86,5 +89,33 @@ describe("publish handler", () => {
   it("the default handler refuses to run without EVENT_BUS_NAME", async () => {
     delete process.env.EVENT_BUS_NAME;
     await expect(handler({ Records: [] }, context)).rejects.toThrow(/EVENT_BUS_NAME/);
+  });
+});
+
+describe("publish handler with the quarantine port (DynamoDB Local)", () => {
+  it("reports only passing failures; an alert no retry can publish is quarantined with one health alert", async () => {
+    const { client, tableName } = await freshTable("publish-handler");
+    const doc = DynamoDBDocumentClient.from(client);
+    const quarantine = new DynamoQuarantine({ client, tableName, retentionMs: TEST_RETENTION_MS });
+    const bus = new FakeEventBridge().failAlways(byId(still.id), "InternalFailure");
+    const logger = new Logger({ serviceName: "lookout-publish", logLevel: "SILENT" });
+    const metrics = new Metrics({ namespace: "Lookout", serviceName: "lookout-publish" });
+    const addMetric = vi.spyOn(metrics, "addMetric");
+    const h = createPublishHandler({ bus, busName: "lookout", logger, metrics, quarantine, publish: { maxAttempts: 2, sleep: async () => {} } });
+    const bad = { ...cluster, id: "poisoned", transition: "melted" as never };
+    const records = [alertInsert(failed), alertInsert(bad), alertInsert(still), alertInsert(cluster)];
+    const res = await h({ Records: records }, context);
+    expect(res).toEqual({ batchItemFailures: [{ itemIdentifier: records[2]!.dynamodb!.SequenceNumber }] });
+    expect(bus.acceptedIds()).toEqual([failed.id, cluster.id]);
+    expect(Object.fromEntries(addMetric.mock.calls.map((c) => [c[0], c[2]]))).toMatchObject({ AlertsFailed: 1, AlertsQuarantined: 1 });
+    const items = await scanTable(doc, tableName);
+    expect(items.filter((i) => i.item_type === "quarantine").map((i) => [i.subject_id, i.stage])).toEqual([["poisoned", "publish"]]);
+    const health = items.filter((i) => i.item_type === "alert");
+    expect(health).toHaveLength(1);
+    expect(health[0]!.detail).toMatchObject({ transition: "quarantined", health: { check: "quarantined" } });
+    // Delivered again (the shard is retried from the passing failure): nothing is quarantined twice.
+    await h({ Records: records }, context);
+    expect((await scanTable(doc, tableName)).filter((i) => i.item_type === "alert")).toHaveLength(1);
+    client.destroy();
   });
 });

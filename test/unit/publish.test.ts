@@ -161,7 +161,8 @@ describe("publishAlerts", () => {
     expect(got.error!.message!.endsWith(CLIP_MARKER)).toBe(true);
     expect(huge.startsWith(got.error!.message!.slice(0, -CLIP_MARKER.length))).toBe(true);
     expect(got.error!.message!.length).toBeGreaterThan(200_000); // clipped to fit, not emptied
-    expect({ ...got, error: undefined }).toEqual({ ...d, error: undefined });
+    expect({ ...got, error: undefined, clipped: undefined }).toEqual({ ...d, error: undefined });
+    expect(got.clipped).toEqual(["error.message"]);
     expect(got.error!.hint).toBe("short hint");
   });
 
@@ -228,5 +229,30 @@ describe("chunkEntries and backoffDelay", () => {
   it("grows exponentially to the cap, scaled by the random factor", () => {
     expect([1, 2, 3, 4, 5, 6].map((a) => backoffDelay(a, 100, 1000, () => 0.999))).toEqual([99, 199, 399, 799, 999, 999]);
     expect(backoffDelay(3, 100, 1000, () => 0)).toBe(0);
+  });
+});
+
+describe("clipDetail on any field", () => {
+  it("shortens any string field when the free-text ones are not enough, ids last, and lists what it shortened", () => {
+    const huge = "x".repeat(300_000);
+    const d = detail(1, {
+      deployment: { ...base.deployment!, duration: huge, commit: { ...base.deployment!.commit, tag: huge } },
+      http: { status_code: 500, delivery_kind: huge },
+    });
+    const c = clipDetail(d, MAX_ENTRY_BYTES - 1_000);
+    expect(Buffer.byteLength(JSON.stringify(c))).toBeLessThanOrEqual(MAX_ENTRY_BYTES - 1_000);
+    expect(c.clipped).toEqual(expect.arrayContaining(["deployment.duration", "deployment.commit.tag", "http.delivery_kind"]));
+    for (const v of [c.deployment!.duration!, c.deployment!.commit!.tag!, c.http!.delivery_kind!]) expect(v.endsWith(CLIP_MARKER)).toBe(true);
+    // What identifies and routes the event is kept whole.
+    expect([c.id, c.kind, c.transition, c.severity, c.organization.id]).toEqual([d.id, d.kind, d.transition, d.severity, d.organization.id]);
+    expect(c.deployment!.execution_id).toBe(d.deployment!.execution_id);
+  });
+
+  it("shortens a long id only when nothing else is left", () => {
+    const d = detail(1, { service: { id: "s".repeat(300_000), name: "n".repeat(200) } });
+    const c = clipDetail(d, 100_000);
+    expect(Buffer.byteLength(JSON.stringify(c))).toBeLessThanOrEqual(100_000);
+    expect(c.service!.name).toBe(d.service!.name);
+    expect(c.clipped).toEqual(["service.id"]);
   });
 });
