@@ -18,6 +18,7 @@ import {
 import { alertLine, deliveryLine, pollLine } from "./view.js";
 import { slackAsText } from "./slack-print.js";
 import { renderSlackAlert } from "../lib/notify/slack/render.js";
+import { redactUrl } from "../lib/ingest/redact.js";
 
 export interface RunOptions {
   config: Config;
@@ -95,7 +96,7 @@ async function preflight(p: LocalPipeline): Promise<void> {
   try {
     await p.client.listProjects({ path: { organizationId: org } });
   } catch (err) {
-    const url = p.config.platform.url;
+    const url = redactUrl(p.config.platform.url); // a URL may carry a password (docs/security.md)
     if (err instanceof PlatformNetworkError || err instanceof PlatformTimeoutError) {
       throw new PreflightError(`cannot reach the platform at ${url} (${err.message.split(" (")[1]?.split(")")[0] ?? err.kind}): check PLATFORM_API_URL or platform.url`);
     }
