@@ -10,7 +10,7 @@
  * this is synchronous and a few µs (docs/security.md).
  */
 import { createHash } from "node:crypto";
-import { PRIVATE_KEY, SLACK_WEBHOOK, TOKEN_PATTERNS } from "./secret-patterns.js";
+import { BASE64_RUN, PRIVATE_KEY, SLACK_WEBHOOK, TOKEN_PATTERNS, isAwsSecret } from "./secret-patterns.js";
 
 /** What stands for the value of a field whose key names a secret (`password`, `X-Signature`…). */
 export const REDACTED = "[REDACTED]";
@@ -34,11 +34,15 @@ const JWT = /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\b/g;
 const AUTH_SCHEME =
   /\b(?:([Bb]earer|BEARER)\s+(?!\[redacted)[A-Za-z0-9._~+/=-]{8,}|([Tt]oken|[Bb]asic|TOKEN|BASIC)\s+(?!\[redacted)(?=[A-Za-z]*[0-9._~+/=-]|[A-Z]*[a-z]+[A-Z])[A-Za-z0-9._~+/=-]{8,})/g;
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
-/** `name=value`, `name: value`, `"name": "value"` in free text, for a name with a secret word in it (isSecretKey decides). */
-const ASSIGNMENT =
-  /(["']?)\b([A-Za-z0-9_.-]{0,40}(?:authori[sz]ation|secret|token|passw(?:or)?d|passphrase|pwd|credential|signature|cookie|session|private|key|bearer|auth)[A-Za-z0-9_.-]{0,40})\1(\s*=\s*|\s*:\s*)(["']?)((?!\[redacted)[^\s"'&,;<>]+)/gi;
+/**
+ * `name=value`, `name: value`, `"name": "value"` in free text. The name is taken whole (the lookahead
+ * makes it atomic: no backtracking into it), and isSecretKey decides whether the value goes.
+ */
+const ASSIGNMENT = /(?<![A-Za-z0-9_.-])(["']?)(?=([A-Za-z][A-Za-z0-9_.-]{0,80}))\2\1(\s*[=:]\s*)(["']?)((?!\[redacted)[^\s"'&,;<>]+)/g;
+/** Whether a text may hold a secret-named assignment at all: most texts do not, and skip the search. */
+const SECRET_WORD = /authori[sz]ation|secret|token|passw|passphrase|pwd|credential|signature|cookie|session|private|key|bearer|auth|signing/i;
 
-const TOKENS = new RegExp(TOKEN_PATTERNS.map((p, i) => `(?<k${i}>${p.source})`).join("|"), "g");
+const TOKENS = TOKEN_PATTERNS.map((p) => ({ ...p, re: new RegExp(p.source, "g") }));
 
 export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key);
@@ -115,14 +119,17 @@ export function knownSecretsOf(item: unknown): RedactOptions | undefined {
 export function redactText(text: string, opts?: RedactOptions): string {
   let out = text;
   for (const [secret, replacement] of opts?.known ?? []) if (secret) out = out.split(secret).join(replacement);
-  out = out
-    .replace(PRIVATE_KEY, redactedAs("private-key"))
-    .replace(URL_IN_TEXT, scrubUrl)
-    .replace(SLACK_WEBHOOK, slackWebhookUrl) // without a scheme: not seen as a URL above
-    .replace(TOKENS, (...args) => redactedAs(kindOf(args.at(-1) as Record<string, string | undefined>)))
-    .replace(JWT, redactedAs("jwt"))
-    .replace(AUTH_SCHEME, (_m, bearer?: string, other?: string) => `${bearer ?? other} ${redactedAs("auth-token")}`);
-  return assignments(out);
+  // Each search runs only when a literal it needs is in the text: most fields hold no secret at all.
+  if (out.includes("PRIVATE KEY")) out = out.replace(PRIVATE_KEY, redactedAs("private-key"));
+  if (out.includes("://")) out = out.replace(URL_IN_TEXT, scrubUrl);
+  if (out.includes("hooks.slack")) out = out.replace(SLACK_WEBHOOK, slackWebhookUrl); // without a scheme: not seen as a URL above
+  for (const t of TOKENS) {
+    if (!t.hints || t.hints.some((h) => out.includes(h))) out = out.replace(t.re, redactedAs(t.kind));
+  }
+  out = out.replace(BASE64_RUN, (run) => (isAwsSecret(run) ? redactedAs("aws-secret") : run));
+  if (out.includes("eyJ")) out = out.replace(JWT, redactedAs("jwt"));
+  out = out.replace(AUTH_SCHEME, (_m, bearer?: string, other?: string) => `${bearer ?? other} ${redactedAs("auth-token")}`);
+  return SECRET_WORD.test(out) ? assignments(out) : out;
 }
 
 /** Redacts the value of each secret-named assignment; a name that is not secret gives up only its own text, so its value is read again. */
@@ -143,11 +150,6 @@ function assignments(text: string): string {
     from = m.index + whole.length;
   }
   return out + text.slice(from);
-}
-
-function kindOf(groups: Record<string, string | undefined>): string {
-  for (const [name, value] of Object.entries(groups)) if (value !== undefined) return TOKEN_PATTERNS[Number(name.slice(1))]!.kind;
-  return "secret";
 }
 
 /** A deep copy of `value` with every secret-like field and string redacted. */
