@@ -12,7 +12,7 @@
  * (docs/security.md has the figures).
  */
 import { createHash } from "node:crypto";
-import { BASE64_RUN, PRIVATE_KEY, SLACK_WEBHOOK, TOKEN_PATTERNS, isAwsSecret } from "./secret-patterns.js";
+import { BASE64_RUN, PEM_BEGIN, PEM_END, PEM_MATERIAL, PEM_MAX_BYTES, SLACK_WEBHOOK, TOKEN_PATTERNS, isAwsSecret } from "./secret-patterns.js";
 
 /** What stands for the value of a field whose key names a secret (`password`, `X-Signature`…). */
 export const REDACTED = "[REDACTED]";
@@ -35,12 +35,16 @@ const JWT = /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\b/g;
  */
 const AUTH_SCHEME =
   /\b(?:([Bb]earer|BEARER)\s+(?!\[redacted)[A-Za-z0-9._~+/=-]{8,}|([Tt]oken|[Bb]asic|TOKEN|BASIC)\s+(?!\[redacted)(?=[A-Za-z]*[0-9._~+/=-]|[A-Z]*[a-z]+[A-Z])[A-Za-z0-9._~+/=-]{8,})/g;
-const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
+/** A URL in text; the scheme is bounded so that "a.a.a.a…" without "://" is read once, not once per dot. */
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s"'<>`]+/gi;
 /**
  * `name=value`, `name: value`, `"name": "value"` in free text. The name is taken whole (the lookahead
  * makes it atomic: no backtracking into it), and isSecretKey decides whether the value goes.
  */
-const ASSIGNMENT = /(?<![A-Za-z0-9_.-])(["']?)(?=([A-Za-z][A-Za-z0-9_.-]{0,80}))\2\1(\s*[=:]\s*)(["']?)((?!\[redacted)[^\s"'&,;<>]+)/g;
+const ASSIGNMENT = /(?<![A-Za-z0-9_.-])(["']?)(?=([A-Za-z][A-Za-z0-9_.-]{0,80}))\2\1(\s*[=:]\s*)(["']?)/g;
+/** The value after a secret name: judged on its first 256 characters, and all of it redacted. */
+const VALUE_HEAD = /(?!\[redacted)[^\s"'&,;<>]{1,256}/y;
+const VALUE_REST = /[^\s"'&,;<>]*/y;
 /** Whether a text may hold a secret-named assignment at all: most texts do not, and skip the search. */
 const SECRET_WORD = /authori[sz]ation|secret|token|passw|passphrase|pwd|credential|signature|cookie|session|private|key|bearer|auth|signing/i;
 
@@ -122,7 +126,7 @@ export function redactText(text: string, opts?: RedactOptions): string {
   let out = text;
   for (const [secret, replacement] of opts?.known ?? []) if (secret) out = out.split(secret).join(replacement);
   // Each search runs only when a literal it needs is in the text: most fields hold no secret at all.
-  if (out.includes("PRIVATE KEY")) out = out.replace(PRIVATE_KEY, redactedAs("private-key"));
+  if (out.includes("PRIVATE KEY")) out = redactPrivateKeys(out);
   if (out.includes("://")) out = out.replace(URL_IN_TEXT, scrubUrl);
   if (out.includes("hooks.slack")) out = out.replace(SLACK_WEBHOOK, slackWebhookUrl); // without a scheme: not seen as a URL above
   for (const t of TOKENS) {
@@ -134,22 +138,56 @@ export function redactText(text: string, opts?: RedactOptions): string {
   return SECRET_WORD.test(out) ? assignments(out) : out;
 }
 
+/**
+ * PEM private keys, whole or clipped. Procedural rather than one regex: a lazy search for the end line
+ * from every header would read a text of many headers and no end once per header.
+ */
+function redactPrivateKeys(text: string): string {
+  let out = "";
+  let from = 0;
+  let end: RegExpExecArray | null | undefined; // the first end line after the current header; null: none left
+  PEM_BEGIN.lastIndex = 0;
+  for (let m = PEM_BEGIN.exec(text); m; m = PEM_BEGIN.exec(text)) {
+    const afterHeader = PEM_BEGIN.lastIndex;
+    if (end === undefined || (end !== null && end.index < afterHeader)) {
+      PEM_END.lastIndex = afterHeader;
+      end = PEM_END.exec(text);
+    }
+    let stop: number;
+    if (end && end.index - m.index <= PEM_MAX_BYTES) {
+      stop = end.index + end[0].length;
+    } else {
+      PEM_MATERIAL.lastIndex = afterHeader;
+      PEM_MATERIAL.exec(text);
+      stop = PEM_MATERIAL.lastIndex;
+    }
+    out += `${text.slice(from, m.index)}${redactedAs("private-key")}`;
+    from = stop;
+    PEM_BEGIN.lastIndex = stop;
+  }
+  return out + text.slice(from);
+}
+
 /** Redacts the value of each secret-named assignment; a name that is not secret gives up only its own text, so its value is read again. */
 function assignments(text: string): string {
   let out = "";
   let from = 0;
   ASSIGNMENT.lastIndex = 0;
+  // Only a secret name's value is read: the search stays linear however many names a text holds.
   for (let m = ASSIGNMENT.exec(text); m; m = ASSIGNMENT.exec(text)) {
-    const [whole, q, name, sep, vq, value] = m as unknown as [string, string, string, string, string, string];
+    const [head, q, name, sep] = m as unknown as [string, string, string, string];
     const password = PASSWORD_NAME.test(name) || /passw(or)?d/i.test(name);
+    if (!password && !isSecretKey(name)) continue;
+    VALUE_HEAD.lastIndex = m.index + head.length;
+    const value = VALUE_HEAD.exec(text)?.[0];
+    if (!value) continue;
     // "Invalid token: the signature…" is prose: after a bare colon only a token-like value goes.
-    const secret = password || (isSecretKey(name) && (q !== "" || sep.includes("=") || /^(?=.*\d).{8,}$/.test(value)));
-    if (!secret) {
-      ASSIGNMENT.lastIndex = m.index + whole.length - vq.length - value.length;
-      continue;
-    }
-    out += `${text.slice(from, m.index)}${q}${name}${q}${sep}${vq}${redactedAs(password ? "password" : "secret")}`;
-    from = m.index + whole.length;
+    if (!password && !q && !sep.includes("=") && !/^(?=.*\d).{8,}$/.test(value)) continue;
+    VALUE_REST.lastIndex = VALUE_HEAD.lastIndex;
+    VALUE_REST.exec(text);
+    out += `${text.slice(from, m.index)}${head}${redactedAs(password ? "password" : "secret")}`;
+    from = VALUE_REST.lastIndex;
+    ASSIGNMENT.lastIndex = from;
   }
   return out + text.slice(from);
 }

@@ -26,7 +26,7 @@ export const TOKEN_PATTERNS: SecretPattern[] = [
   { kind: "aws-key", rule: "secretlint-rule-aws (AWSAccessKeyID)", source: `\\b(?:A3T[A-Z0-9]|AKIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ASIA)[A-Z0-9]{16}\\b` },
   { kind: "github-token", rule: "secretlint-rule-github", hints: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], source: `${START}(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{30,255}${END}` },
   { kind: "github-token", rule: "secretlint-rule-github (fine-grained)", hints: ["github_pat_"], source: `${START}github_pat_[A-Za-z0-9_]{22,255}${END}` },
-  { kind: "slack-token", rule: "secretlint-rule-slack", hints: ["xox", "xapp-"], source: `\\b(?:xoxb|xoxp|xapp|xoxa|xoxo|xoxr|xoxe|xoxs)-(?:\\d-)?(?:[a-zA-Z0-9]{1,80}-)+[a-zA-Z0-9]{1,80}\\b` },
+  { kind: "slack-token", rule: "secretlint-rule-slack", hints: ["xox", "xapp-"], source: `\\b(?:xoxb|xoxp|xapp|xoxa|xoxo|xoxr|xoxe|xoxs)-(?:\\d-)?(?:[a-zA-Z0-9]{1,80}-){1,6}[a-zA-Z0-9]{1,80}\\b` },
   { kind: "npm-token", rule: "secretlint-rule-npm", hints: ["npm_"], source: `${START}npm_[A-Za-z0-9_]{36}${END}` },
   { kind: "api-key", rule: "secretlint-rule-openai / secretlint-rule-anthropic", hints: ["sk-"], source: `${START}sk-(?:proj-|svcacct-|admin-|ant-[a-z]+\\d*-)?[A-Za-z0-9_-]{20,300}` },
   { kind: "api-key", rule: "secretlint-rule-groq", hints: ["gsk_"], source: `${START}gsk_[a-zA-Z0-9]{52}${END}` },
@@ -53,8 +53,19 @@ export const TOKEN_PATTERNS: SecretPattern[] = [
 export const BASE64_RUN = /(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40,}=*/g;
 export const isAwsSecret = (run: string): boolean => run.length === 40 && /[A-Z]/.test(run) && /[a-z]/.test(run) && /[0-9/+]/.test(run);
 
-/** A PEM private key, whole, or from its header to the end of the text when clipped (secretlint-rule-privatekey). */
-export const PRIVATE_KEY = /-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,-]*)/g;
+/**
+ * A PEM private key (secretlint-rule-privatekey): from its header to its end line, or, when clipped,
+ * from its header on while the text looks like key material. Read by redactPrivateKeys in one pass.
+ */
+export const PEM_BEGIN = /-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
+export const PEM_END = /-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----/g;
+/**
+ * Key material after a header: base64 lines (64 characters; 16 is enough to tell them from words) with
+ * raw or JSON-escaped newlines between, and a last short line where the text was clipped.
+ */
+export const PEM_MATERIAL = /(?:(?:\s|\\[nr])*[A-Za-z0-9+/=]{16,})*(?:(?:\s|\\[nr])*[A-Za-z0-9+/=]+(?=…|\.\.\.|$))?/y;
+/** An RSA-8192 key is under 7 KB: an end line further than this belongs to something else. */
+export const PEM_MAX_BYTES = 16_384;
 
 /** A Slack incoming-webhook URL, with or without its scheme: its path is the secret (secretlint-rule-slack). */
 export const SLACK_WEBHOOK = /(?:https?:\/\/)?hooks\.slack(?:-gov)?\.com\/(?:services|workflows|triggers)\/[^\s"'<>`]+/gi;

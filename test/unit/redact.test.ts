@@ -101,6 +101,14 @@ describe("each kind of secret is removed and named", () => {
     }
   });
 
+  it("a private key: whole, JSON-escaped, clipped mid-line; a header named in prose keeps the prose", () => {
+    const line = "MIIEowIBAAKCAQEAabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX";
+    expect(redactText(`a -----BEGIN RSA PRIVATE KEY-----\n${line}\n${line}\n-----END RSA PRIVATE KEY----- b`)).toBe("a [redacted:private-key] b");
+    expect(redactText(`{"k":"-----BEGIN EC PRIVATE KEY-----\\n${line}\\n${line}\\n-----END EC PRIVATE KEY-----"}`)).toBe('{"k":"[redacted:private-key]"}');
+    expect(redactText(`-----BEGIN PRIVATE KEY-----\n${line}\nQyNTUxOQAAACDw…`)).toBe("[redacted:private-key]…");
+    expect(redactText("expected a -----BEGIN PRIVATE KEY----- header in the file")).toBe("expected a [redacted:private-key] header in the file");
+  });
+
   it("a Slack webhook URL keeps its host and a fingerprint, the same with or without its scheme", () => {
     const url = "https://hooks.slack.com/services/T0001/B0002/abcdefXYZ123";
     const fp = fingerprint("services/T0001/B0002/abcdefXYZ123");
@@ -159,6 +167,42 @@ describe("what a responder needs stays", () => {
   for (const text of keep) {
     it(text, () => expect(redactText(text)).toBe(text));
   }
+});
+
+describe("hostile sizes and shapes", () => {
+  // Each shape repeats what a pattern starts on without ever completing it: a pattern that backtracks
+  // over the text once per start would not finish within the test's timeout.
+  const shapes: Record<string, string> = {
+    "dots without a scheme": "a.".repeat(100_000),
+    "PEM headers without an end": "-----BEGIN RSA PRIVATE KEY----- is not a key ".repeat(6_000),
+    "Slack token prefixes": "xoxb-1-! ".repeat(30_000),
+    "assignments of plain names": "name: value ".repeat(20_000),
+    "secret names without values": "token= ".repeat(30_000),
+    "names whose values are names": "token:".repeat(30_000),
+    "after redaction, markers": "-----BEGIN RSA PRIVATE KEY-----!".repeat(6_000),
+    "base64 runs of 39": `${"Ab1/".repeat(10).slice(0, 39)} `.repeat(5_000),
+    "one long word": "A".repeat(300_000),
+    "URLs with many parameters": `https://h.example.com/?${"a=1&".repeat(50_000)}token=x`,
+  };
+  for (const [name, shape] of Object.entries(shapes)) {
+    it(name, () => {
+      const s = plantSecret("github-token", name);
+      const out = redactText(`START ${shape} ${s.text} ${shape} END`);
+      expect(out).not.toContain(s.secret);
+      expect(out.startsWith("START ")).toBe(true); // nothing around the secret was taken with it
+      expect(out.endsWith(" END")).toBe(true);
+    });
+  }
+
+  it("a payload of 10,000 fields and 32 levels deep", () => {
+    const s = plantSecret("slack-token", "wide");
+    const wide = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`f${i}`, i % 1000 === 0 ? s.text : `value ${i}`]));
+    let deep: unknown = { note: s.text };
+    for (let i = 0; i < 40; i++) deep = { next: deep };
+    const out = JSON.stringify(redact({ wide, deep }));
+    expect(out).not.toContain(s.secret);
+    expect(out).toContain('"f9999":"value 9999"');
+  });
 });
 
 describe("properties", () => {
