@@ -6,6 +6,7 @@ import { ConfigError, loadConfigFile } from "../lib/config/load.js";
 import { DynamoDbLocalError } from "./dynamodb-local.js";
 import { PreflightError, runLookout } from "./run.js";
 import { terminalLog } from "./view.js";
+import { redactText } from "../lib/ingest/redact.js";
 
 export async function runCommand(opts: { once: boolean; configFile: string; verbose: boolean }): Promise<number> {
   const controller = new AbortController();
@@ -48,7 +49,8 @@ export function reportFailure(command: string, err: unknown, signal?: AbortSigna
   }
   if (err instanceof ConfigError || err instanceof DynamoDbLocalError || err instanceof PreflightError) {
     const missing = err instanceof ConfigError && err.field === "" && err.problem === "not found";
-    process.stderr.write(`lookout ${command}: ${err.message}${missing ? `; ${MISSING_CONFIG_HINT}` : ""}\n`);
+    // Messages quote configuration (a URL with a password, a YAML line): redacted like everything shown.
+    process.stderr.write(`lookout ${command}: ${redactText(err.message)}${missing ? `; ${MISSING_CONFIG_HINT}` : ""}\n`);
     return 1;
   }
   throw err;

@@ -21,6 +21,7 @@ import { renderSlackAlert } from "../lib/notify/slack/render.js";
 import { flushDigests } from "../lib/notify/notifier.js";
 import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/routes/config.js";
 import { unsetSecretsLine } from "./routes-commands.js";
+import { redactUrl } from "../lib/ingest/redact.js";
 
 export interface RunOptions {
   config: Config;
@@ -105,7 +106,7 @@ async function preflight(p: LocalPipeline): Promise<void> {
   try {
     await p.client.listProjects({ path: { organizationId: org } });
   } catch (err) {
-    const url = p.config.platform.url;
+    const url = redactUrl(p.config.platform.url); // a URL may carry a password (docs/security.md)
     if (err instanceof PlatformNetworkError || err instanceof PlatformTimeoutError) {
       throw new PreflightError(`cannot reach the platform at ${url} (${err.message.split(" (")[1]?.split(")")[0] ?? err.kind}): check PLATFORM_API_URL or platform.url`);
     }

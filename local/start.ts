@@ -13,6 +13,7 @@ import { startDemo } from "./simulator/demo.js";
 import { runLookout } from "./run.js";
 import { reportFailure } from "./commands.js";
 import { terminalLog } from "./view.js";
+import { redactUrl } from "../lib/ingest/redact.js";
 
 /** The demo's simulated clock runs five times faster than the wall clock: a polling minute every 12 s. */
 const DEMO_SPEED = 5;
@@ -29,7 +30,7 @@ export async function startCommand(opts: { configFile: string }): Promise<number
     let now: (() => Date) | undefined;
     if (process.env.PLATFORM_API_URL || existsSync(opts.configFile)) {
       config = loadConfigFile(opts.configFile);
-      process.stdout.write(`lookout: watching ${config.platform.url} as configured in ${opts.configFile}; Ctrl-C stops\n`);
+      process.stdout.write(`lookout: watching ${redactUrl(config.platform.url)} as configured in ${opts.configFile}; Ctrl-C stops\n`);
     } else {
       sim = await startSimulator({ port: 0, startTime: new Date().toISOString(), size: { applications: 5, clusters: 1, webhooks: 1 } });
       const s = sim;

@@ -4,7 +4,7 @@
  */
 import type { ClusterLogEntry, DeploymentHistoryItem, WebhookEvent } from "../platform/schemas.js";
 import { contentHash } from "./hash.js";
-import { redact, redactText, redactUrl } from "./redact.js";
+import { knownSecretsOf, redact, redactText, type RedactOptions } from "./redact.js";
 import { clusterLogFailed, deliveryFailed } from "./status.js";
 import { readPlatformTime } from "./time.js";
 
@@ -105,6 +105,11 @@ export interface DeploymentObservation {
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
 const clip = (s: string | undefined, max: number) => (s && s.length > max ? `${s.slice(0, max)}…` : s);
+/** A text field, redacted (docs/security.md): every free-text field of every source goes through here. */
+const text = (v: unknown, opts?: RedactOptions): string | undefined => {
+  const s = str(v);
+  return s ? redactText(s, opts) : undefined;
+};
 
 /** Drops undefined fields, so stored items stay small and equal records compare equal. */
 export function compact<T extends object>(o: T): T {
@@ -113,22 +118,24 @@ export function compact<T extends object>(o: T): T {
 
 export function normalizeWebhookDelivery(e: WebhookEvent, src: SourceRef): WebhookDeliveryRecord {
   const url = str(e.target_url_used);
-  const request = e.request ? boundedPayload(redact(e.request)) : undefined;
+  // A SLACK-kind target's path is the secret: it keeps its host and a fingerprint, wherever it appears.
+  const opts = knownSecretsOf(e);
+  const payload = e.request ? redact(e.request, opts) : undefined;
   return compact({
     record_kind: "webhook_delivery" as const,
     id: e.id,
     organization_id: src.organizationId,
     webhook_id: src.id,
     created_at: str(e.created_at),
-    delivery_kind: str(e.kind),
-    matched_event: str(e.matched_event),
-    target_host: url ? hostOf(url) : undefined,
-    target_url: url ? redactUrl(url) : undefined,
+    delivery_kind: text(e.kind),
+    matched_event: text(e.matched_event),
+    target_host: url ? text(hostOf(url)) : undefined,
+    target_url: text(url, opts),
     status_code: typeof e.target_response_status_code === "number" ? e.target_response_status_code : null,
     failed: deliveryFailed(e.target_response_status_code),
-    response_excerpt: clip(e.target_response_body ? redactText(e.target_response_body) : undefined, 500),
-    request,
-    services: servicesNamedIn(e.request),
+    response_excerpt: clip(text(e.target_response_body, opts), 500),
+    request: payload ? boundedPayload(payload) : undefined,
+    services: servicesNamedIn(payload),
   });
 }
 
@@ -187,23 +194,23 @@ export function normalizeClusterLog(e: ClusterLogEntry, src: SourceRef): Cluster
     organization_id: src.organizationId,
     cluster_id: src.id,
     timestamp: str(e.timestamp),
-    type: str(e.type),
-    step: str(e.step),
+    type: text(e.type),
+    step: text(e.step),
     failed: clusterLogFailed(e.type, e.step),
-    message: message ? redactText(message) : undefined,
+    message: text(message),
     error: err
       ? compact({
-          tag: str(err.tag),
-          message: str(err.user_log_message) ? redactText(err.user_log_message!) : undefined,
-          hint: str(err.hint_message) ? redactText(err.hint_message!) : undefined,
-          link: str(err.link),
-          underlying: str(underlying) ? clip(redactText(underlying!), 1000) : undefined,
+          tag: text(err.tag),
+          message: text(err.user_log_message),
+          hint: text(err.hint_message),
+          link: text(err.link),
+          underlying: clip(text(underlying), 1000),
         })
       : undefined,
-    provider_kind: str(details?.provider_kind),
-    region: str(details?.region),
+    provider_kind: text(details?.provider_kind),
+    region: text(details?.region),
     transmitter: transmitter
-      ? compact({ type: str(transmitter.type), id: str(transmitter.id), name: str(transmitter.name) })
+      ? compact({ type: text(transmitter.type), id: text(transmitter.id), name: text(transmitter.name) })
       : undefined,
   });
 }
@@ -222,8 +229,8 @@ export function normalizeDeployment(item: DeploymentHistoryItem, src: SourceRef,
     organization_id: src.organizationId,
     application_id: src.id,
     service_id: serviceId,
-    service_name: str(ident.name),
-    service_type: str(ident.service_type),
+    service_name: text(ident.name),
+    service_type: text(ident.service_type),
     // Old entries have no execution_id: derive a stable one from what does not change.
     execution_id: givenExec ?? `derived-${contentHash(serviceId, audit?.created_at, commit?.git_commit_id)}`,
     execution_id_derived: !givenExec,
@@ -231,26 +238,26 @@ export function normalizeDeployment(item: DeploymentHistoryItem, src: SourceRef,
     created_at: created.iso,
     updated_at: updated.iso,
     // A time is short: what is longer is not one, and a bounded excerpt of it is enough for the audit trail.
-    created_at_raw: clip(created.raw, 100),
-    updated_at_raw: clip(updated.raw, 100),
-    triggered_by: str(audit?.triggered_by),
-    origin: str(audit?.origin),
+    created_at_raw: clip(text(created.raw), 100),
+    updated_at_raw: clip(text(updated.raw), 100),
+    triggered_by: text(audit?.triggered_by),
+    origin: text(audit?.origin),
     commit: commit
       ? compact({
           id: str(commit.git_commit_id),
-          message: str(commit.message) ? clip(redactText(commit.message!), 1000) : undefined,
-          author: str(commit.author_name),
-          link: str(commit.commit_page_url),
-          tag: str(commit.tag),
+          message: clip(text(commit.message), 1000),
+          author: text(commit.author_name),
+          link: text(commit.commit_page_url),
+          tag: text(commit.tag),
           created_at: str(commit.created_at),
         })
       : undefined,
-    total_duration: str(item.total_duration),
+    total_duration: text(item.total_duration),
     status_details: item.status_details
       ? compact({
-          action: str(item.status_details.action),
-          status: str(item.status_details.status),
-          sub_action: str(item.status_details.sub_action),
+          action: text(item.status_details.action),
+          status: text(item.status_details.status),
+          sub_action: text(item.status_details.sub_action),
         })
       : undefined,
   });

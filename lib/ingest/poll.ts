@@ -38,7 +38,7 @@ import {
 import { decideDeploymentTransition, timesEntered } from "./transitions.js";
 import { classifyStatus } from "./status.js";
 import { type Instant, compareInstants, plausibleInstant } from "./time.js";
-import { redact } from "./redact.js";
+import { knownSecretsOf, redact, redactText } from "./redact.js";
 import { formatDuration } from "../config/duration.js";
 import { boundRecord } from "../store/bounds.js";
 import { type QuarantineEntry, isUnwritable } from "../store/quarantine.js";
@@ -166,7 +166,7 @@ function suppressionFor(occurredAt: string | undefined, cutoff: number | undefin
 function logRejected(deps: PollDeps, source: string, rejected: RejectedItem[]) {
   for (const r of rejected) {
     deps.log.warn("skipped an item that does not match the spec; it will be read again", {
-      source, jsonPath: r.jsonPath, reason: r.reason, item: redact(r.raw),
+      source, jsonPath: redactText(r.jsonPath), reason: redactText(r.reason), item: redact(r.raw, knownSecretsOf(r.raw)),
     });
   }
 }

@@ -3,6 +3,7 @@
  * raise a health event, skip a record) and never by parsing messages. No error carries the token.
  */
 import type { CallCost } from "./cost.js";
+import { redactText } from "../ingest/redact.js";
 
 export type PlatformErrorKind =
   | "request_invalid"
@@ -42,13 +43,14 @@ export abstract class PlatformError extends Error {
 
   constructor(summary: string, ctx: PlatformErrorContext, options?: { cause?: unknown }) {
     const where = `${ctx.method} ${ctx.path} (${ctx.endpoint})`;
-    super(`${summary}: ${where}${ctx.detail ? ` — ${ctx.detail}` : ""}`, options);
+    // Causes and bodies may quote the base URL (with its password) or a token: redacted (docs/security.md).
+    super(redactText(`${summary}: ${where}${ctx.detail ? ` — ${ctx.detail}` : ""}`), options);
     this.name = new.target.name;
     this.endpoint = ctx.endpoint;
     this.method = ctx.method;
     this.path = ctx.path;
     this.status = ctx.status;
-    this.detail = ctx.detail;
+    this.detail = ctx.detail === undefined ? undefined : redactText(ctx.detail);
     this.cost = ctx.cost;
   }
 }
