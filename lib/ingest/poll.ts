@@ -33,8 +33,10 @@ import {
   normalizeClusterLog,
   normalizeDeployment,
   normalizeWebhookDelivery,
+  parseSourceKey,
   sourceKey,
 } from "./normalize.js";
+import { contentHash } from "./hash.js";
 import { decideDeploymentTransition, timesEntered } from "./transitions.js";
 import { classifyStatus } from "./status.js";
 import { type Instant, compareInstants, plausibleInstant } from "./time.js";
@@ -163,11 +165,36 @@ function suppressionFor(occurredAt: string | undefined, cutoff: number | undefin
   };
 }
 
-function logRejected(deps: PollDeps, source: string, rejected: RejectedItem[]) {
+/**
+ * Items that do not match the spec are not stored as records: they stay unseen (a fixed item is read
+ * and stored next time), and each is quarantined once with where it breaks the spec, so it is explained
+ * (`lookout audit --type quarantine`, one health event) rather than skipped in silence at every poll.
+ */
+async function setAsideRejected(deps: PollDeps, result: PollResult, rejected: RejectedItem[]) {
+  const ref = parseSourceKey(result.source);
   for (const r of rejected) {
-    deps.log.warn("skipped an item that does not match the spec; it will be read again", {
-      source, jsonPath: redactText(r.jsonPath), reason: redactText(r.reason), item: redact(r.raw, knownSecretsOf(r.raw)),
+    const reason = `does not match the platform's spec at ${redactText(r.jsonPath)}: ${redactText(r.reason)}`;
+    const fresh = await deps.store.quarantine({
+      stage: "ingest", kind: ref ? RECORD_KIND[ref.kind] : "record", id: `rejected-${contentHash(safeJson(r.raw) ?? `${r.jsonPath}|${r.reason}`)}`,
+      source: result.source, organization: ref?.organizationId ?? "unknown", reason, content: r.raw, ...(ref ? { refs: sourceRefs(ref) } : {}),
     });
+    if (fresh) {
+      result.quarantined = (result.quarantined ?? 0) + 1;
+      deps.log.warn("quarantined an item that does not match the spec; it is read again each poll and stored once it does", {
+        source: result.source, jsonPath: redactText(r.jsonPath), reason: redactText(r.reason), item: redact(r.raw, knownSecretsOf(r.raw)),
+      });
+    }
+  }
+}
+
+const RECORD_KIND = { webhook: "webhook_delivery", cluster: "cluster_log", deployment: "deployment" } as const;
+
+/** JSON of a platform item, or undefined when it cannot be written (nesting deeper than the stack). */
+function safeJson(v: unknown): string | undefined {
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return undefined;
   }
 }
 
@@ -189,7 +216,7 @@ async function pollList<Raw, Rec extends { record_kind: string; id: string; orga
   const res = await read();
   spend(res.cost);
   result.rejected = res.rejected.length;
-  logRejected(deps, key, res.rejected);
+  await setAsideRejected(deps, result, res.rejected);
 
   const seenBefore = new Set(cursor?.seen ?? []);
   const records = res.items.map((raw) => boundRecord(normalize(raw)));
@@ -446,6 +473,6 @@ async function readDeploymentPage(
   const res = await deps.client.list("listDeploymentHistory", { path: { applicationId }, query: { pageSize } });
   spend(res.cost);
   result.rejected += res.rejected.length;
-  logRejected(deps, key, res.rejected);
+  await setAsideRejected(deps, result, res.rejected);
   return res.items;
 }

@@ -1,0 +1,52 @@
+/**
+ * The hostile-input property (DESIGN's "Never silent"): over generated pages that mix genuine and hostile
+ * records, read through the real poller over HTTP into DynamoDB Local, every genuine failure is alerted
+ * exactly once, every read succeeds, every hostile record is stored or quarantined, and reading the page
+ * again adds nothing. 1,000 cases here (HOSTILE_RUNS); `npm run bench -- property` runs 100,000.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { randomUUID } from "node:crypto";
+import { createPlatformClient } from "../../lib/platform/client.js";
+import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
+import type { PollDeps } from "../../lib/ingest/poll.js";
+import { startHostilePlatform, type HostilePlatform } from "../support/hostile-platform.js";
+import { DELIVERY_FIELDS, DEPLOYMENT_FIELDS, pageArb, runPageCase } from "../support/hostile-pages.js";
+import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+
+const RUNS = Number(process.env.HOSTILE_RUNS ?? 1000);
+const ORG = randomUUID();
+let platform: HostilePlatform;
+let deps: PollDeps;
+
+beforeAll(async () => {
+  platform = await startHostilePlatform();
+  const t = await freshTable("hostile-prop");
+  const store = new DynamoIngestStore({ client: t.client, tableName: t.tableName, retentionMs: TEST_RETENTION_MS });
+  deps = {
+    client: createPlatformClient({ baseUrl: platform.url, token: platform.token, auth: "token", timeoutMs: 10_000 }),
+    store, now: () => new Date(), backfillWindowMs: 15 * 60_000, log: { info() {}, warn() {}, error() {} },
+  };
+});
+afterAll(() => platform.close());
+
+describe("hostile pages beside genuine failures", () => {
+  it(`hold the never-silent invariant over ${RUNS} generated pages`, async () => {
+    let cases = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          pageArb(DEPLOYMENT_FIELDS, ["DEPLOYMENT_ERROR", "BUILD_ERROR", "DEPLOYED", "BUILDING", "CANCELED"]).map((slots) => ({ kind: "deployment" as const, slots })),
+          pageArb(DELIVERY_FIELDS, ["DEPLOYMENT_ERROR", "DEPLOYED"]).map((slots) => ({ kind: "webhook" as const, slots })),
+        ),
+        async ({ kind, slots }) => {
+          cases++;
+          const { problems } = await runPageCase(kind, slots, ORG, platform, deps);
+          expect(problems).toEqual([]);
+        },
+      ),
+      { numRuns: RUNS },
+    );
+    console.log(`hostile property: ${cases} cases`);
+  }, 900_000);
+});
