@@ -12,6 +12,7 @@ import { benchAuditQueries } from "./audit.js";
 import { benchBundles } from "./bundles.js";
 import { benchLoad } from "./load.js";
 import { benchKills } from "./kills.js";
+import { benchProperty } from "./property.js";
 import { renderReport, renderSection } from "./markdown.js";
 import { figures, machine, report, section, sections, stopDynamo } from "./support.js";
 
@@ -23,6 +24,7 @@ const BENCHES: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["bundles", benchBundles],
   ["load", benchLoad],
   ["kills", benchKills],
+  ["property", benchProperty],
 ];
 const ORDER = BENCHES.map(([id]) => id);
 const OUT = resolve(import.meta.dirname, "..", "BENCHMARKS.md");

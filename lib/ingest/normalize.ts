@@ -234,7 +234,7 @@ export function normalizeDeployment(item: DeploymentHistoryItem, src: SourceRef,
     // Old entries have no execution_id: derive a stable one from what does not change.
     execution_id: givenExec ?? `derived-${contentHash(serviceId, audit?.created_at, commit?.git_commit_id)}`,
     execution_id_derived: !givenExec,
-    status: str(item.status) ?? "UNKNOWN",
+    status: text(item.status) ?? "UNKNOWN",
     created_at: created.iso,
     updated_at: updated.iso,
     // A time is short: what is longer is not one, and a bounded excerpt of it is enough for the audit trail.

@@ -115,6 +115,11 @@ const INSERT_CONCURRENCY = 16;
 
 export const DEPLOYMENT_PAGE_MIN = 5;
 export const DEPLOYMENT_PAGE_MAX = 100;
+/**
+ * The most deployment entries one poll reads, newest first, whatever the platform answered: a platform
+ * that ignores pageSize (docs/platform.md) must not hold a poll past its time with thousands of writes.
+ */
+export const DEPLOYMENT_READ_MAX = 500;
 
 export async function pollSource(req: PollRequest, deps: PollDeps): Promise<PollResult> {
   const result: PollResult = {
@@ -420,6 +425,13 @@ async function pollDeployments(req: PollRequest, deps: PollDeps, result: PollRes
   // usable start is ordered by when Lookout saw it: now (docs/platform.md, "Timestamps").
   const startOf = (o: DeploymentObservation) => entryInstant(o.created_at, o.created_at_raw, nowMs) ?? { ms: nowMs, nanos: 0 };
   observations.sort((a, b) => compareInstants(startOf(a), startOf(b)));
+  if (observations.length > DEPLOYMENT_READ_MAX) {
+    deps.log.warn("deployment history answered far more than asked: the newest entries were read, the older ones are history", {
+      source: key, asked: pageSize, answered: observations.length, read: DEPLOYMENT_READ_MAX,
+    });
+    observations = observations.slice(-DEPLOYMENT_READ_MAX);
+    result.gapSuspected = true;
+  }
   const changed = observations.filter((o) => known.get(execKey(o)) !== o.status);
   const contexts = changed.length
     ? await deps.store.getServiceContexts([...new Set(changed.map((o) => o.service_id))])

@@ -12,6 +12,14 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { startSlackReceiver, type SlackReceiver } from "../support/slack-receiver.js";
+import { SecretScanner, plantAll, textWith } from "../support/secret-scan.js";
+import { localDynamoClient, scanTable } from "../support/dynamodb.js";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+
+// Secrets planted in what the failing deployments carry: no crash may leave one in anything written.
+const planted = [...plantAll("crash.commit.message"), ...plantAll("crash.triggered_by")];
+const scanner = new SecretScanner(planted);
+const outputs: string[] = [];
 
 let sim: Simulator;
 let slack: SlackReceiver;
@@ -24,6 +32,7 @@ afterAll(async () => {
   await sim.close();
   await slack.close();
 });
+
 
 type Exit = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
 
@@ -38,7 +47,11 @@ function worker(env: Record<string, string>, crashAt = "", nowMs = sim.clock.now
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
     child.on("error", reject);
-    child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.on("exit", (code, signal) => {
+      scanner.scanText(`worker stdout (${crashAt || "clean"})`, stdout);
+      scanner.scanText(`worker stderr (${crashAt || "clean"})`, stderr);
+      resolve({ code, signal, stdout, stderr });
+    });
   });
 }
 
@@ -52,6 +65,7 @@ function world(appIndex: number) {
   };
   /** Slack messages about this application's failed execution. */
   const messages = (exec: string) => slack.messages.filter((m) => JSON.stringify(m.body).includes(exec));
+  outputs.push(JSON.stringify({ dataDir: env.DATA_DIR, table: env.LOOKOUT_TABLE }));
   return { appId, env, messages };
 }
 
@@ -62,7 +76,11 @@ const killed = (e: Exit) => expect(e.signal, `expected a SIGKILL; stderr: ${e.st
 async function setup(appIndex: number) {
   const w = world(appIndex);
   ok(await worker(w.env)); // first sight
-  const exec = sim.scenario.deploy(w.appId, { outcome: "DEPLOYMENT_ERROR" });
+  const exec = sim.scenario.deploy(w.appId, {
+    outcome: "DEPLOYMENT_ERROR",
+    commit: { message: textWith(planted.filter((p) => p.field === "crash.commit.message")) },
+    triggeredBy: textWith(planted.filter((p) => p.field === "crash.triggered_by"), "ann"),
+  });
   sim.clock.advance(6 * 60_000);
   const t = sim.clock.nowMs();
   return { ...w, exec, t };
@@ -105,5 +123,19 @@ describe.concurrent("the process killed at each step, then restarted", { timeout
     ok(await worker(env, "", w.t + 61_000));
     expect(w.messages(w.exec).length).toBeGreaterThanOrEqual(1);
     expect(w.messages(w.exec).length).toBeLessThanOrEqual(2);
+  });
+});
+
+describe("after every crash", () => {
+  it.sequential("nothing written holds a planted secret: data folders, tables, worker output, Slack", async () => {
+    const doc = DynamoDBDocumentClient.from(localDynamoClient());
+    for (const o of outputs) {
+      const { dataDir, table } = JSON.parse(o) as { dataDir: string; table: string };
+      await scanner.scanDir(`data ${dataDir}`, dataDir);
+      scanner.scanText(`table ${table}`, JSON.stringify(await scanTable(doc, table).catch(() => [])));
+    }
+    scanner.scanText("slack", JSON.stringify(slack.messages));
+    expect(outputs.length).toBeGreaterThan(0);
+    expect(scanner.hits).toEqual([]);
   });
 });

@@ -16,6 +16,7 @@ import { createPlatformClient } from "../../lib/platform/client.js";
 import { ClusterLogEntry, DeploymentHistoryItem, WebhookEvent } from "../../lib/platform/schemas.js";
 import { normalizeClusterLog, normalizeDeployment, normalizeWebhookDelivery, type SourceRef } from "../../lib/ingest/normalize.js";
 import { redact } from "../../lib/ingest/redact.js";
+import { SECRET_KINDS, SecretScanner, plantSecret, textWith } from "../support/secret-scan.js";
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 let sim: Simulator;
@@ -98,6 +99,23 @@ function mutate(item: Json, m: Mutation): Json {
   return root;
 }
 
+/** Replaces one string field (picked by `path`, like `mutate`) with text holding planted secrets; ids are left alone. */
+function plantInText(item: Json, path: number[], text: string): Json {
+  const strings: Array<[Record<string, Json> | Json[], string | number]> = [];
+  const walk = (node: Json) => {
+    if (node === null || typeof node !== "object") return;
+    for (const [k, v] of Object.entries(node)) {
+      if (typeof v === "string" && !/(^|_)id$|^id$|_at$|timestamp/.test(k)) strings.push([node as Record<string, Json>, k]);
+      else walk(v as Json);
+    }
+  };
+  walk(item);
+  if (!strings.length) return item;
+  const [node, key] = strings[(path.reduce((a, b) => a + b, 0)) % strings.length]!;
+  (node as Record<string, Json>)[key as string] = text;
+  return item;
+}
+
 const lists = {
   webhook: { endpoint: "listWebhookEvents", schema: WebhookEvent },
   cluster: { endpoint: "listClusterLogs", schema: ClusterLogEntry },
@@ -147,6 +165,32 @@ describe.each(Object.keys(lists) as Array<keyof typeof lists>)("list parsing and
         },
       ),
       { numRuns: 60 },
+    );
+  });
+
+  it("property: secrets of every kind planted in any text field of mutated items never survive what is kept", async () => {
+    const planted = SECRET_KINDS.map((k) => plantSecret(k, `fuzz.${kind}`));
+    const scanner = new SecretScanner(planted);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.nat(), fc.array(fc.nat(), { maxLength: 4 }), fc.option(mutation, { nil: undefined })), { minLength: 1, maxLength: 6 }),
+        async (spec) => {
+          const results = spec.map(([i, path, m]) => {
+            const base = samples[kind][i % samples[kind].length]!;
+            return plantInText(m ? mutate(base, m) : structuredClone(base), path, textWith(planted));
+          });
+          const res = await listOver(kind, JSON.stringify({ results }));
+          const kept = res.items.map((item) =>
+            kind === "webhook" ? normalizeWebhookDelivery(item as WebhookEvent, src("webhook"))
+              : kind === "cluster" ? normalizeClusterLog(item as ClusterLogEntry, src("cluster"))
+              : normalizeDeployment(item as DeploymentHistoryItem, src("deployment")),
+          );
+          const found = scanner.scanText(`normalized ${kind}`, JSON.stringify(kept));
+          expect(found).toEqual([]);
+          expect(scanner.scanText(`rejected ${kind}, as logged`, JSON.stringify(redact(res.rejected.map((r) => r.raw))))).toEqual([]);
+        },
+      ),
+      { numRuns: 40 },
     );
   });
 

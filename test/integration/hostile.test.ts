@@ -135,7 +135,7 @@ function appCases(): AppCase[] {
   add("a history of 10,000 items, whatever pageSize asked", (app) => {
     const old = Array.from({ length: 10_000 }, (_, i) => deployment(app, `old-${i}-${app}`, "DEPLOYED", 60 * MIN + i * 1000));
     const g = `g-${randomUUID()}`;
-    return { before: old, after: [deployment(app, g, "DEPLOYMENT_ERROR", MIN), ...old], genuine: [{ service: app, exec: g }], hostile: [`old-9999-${app}`] };
+    return { before: old, after: [deployment(app, g, "DEPLOYMENT_ERROR", MIN), ...old], genuine: [{ service: app, exec: g }], hostile: [`old-0-${app}`] };
   });
   return cases;
 }
