@@ -31,7 +31,7 @@ beforeAll(async () => {
       platform: { url: sim.url, token: "env:SIM_TOKEN" },
       watch: [{ organization: sim.ids.organizationId, clusters: sim.ids.clusterIds }],
       data_dir: mkdtempSync(join(tmpdir(), "lookout-default-e2e-")),
-      retention: "36500d",
+      retention: "3650d",
       routes: [{ name: "deploys", match: { kind: "deployment" }, slack: { webhook_url: "env:HOOK_DEPLOYS" } }],
       notify: { slack_rate: { per_second: 1, burst: 1 }, digest_within: "2m", default: { slack: { webhook_url: "env:HOOK_DEFAULT" } } },
     },

@@ -150,7 +150,7 @@ describe("lookout run --once with a poisoned outbox", () => {
       await writeFile(config, `platform: { url: "${sim.url}", token: "env:SIM_TOKEN" }
 watch: [{ organization: ${sim.ids.organizationId}, applications: [${sim.ids.applicationIds[0]}] }]
 data_dir: ${join(dir, "data")}
-retention: 36500d
+retention: 3650d
 `);
       const env = {
         PATH: process.env.PATH, HOME: process.env.HOME, SIM_TOKEN: sim.apiToken, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
