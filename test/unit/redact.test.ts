@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { REDACTED, fingerprint, knownSecretsOf, redact, redactSlackTarget, redactText, redactUrl } from "../../lib/ingest/redact.js";
+import { REDACTED, fingerprint, isSecretKey, knownSecretsOf, redact, redactSlackTarget, redactText, redactUrl } from "../../lib/ingest/redact.js";
 import { SECRET_KINDS, plantSecret, type SecretKind } from "../support/secret-scan.js";
 
 describe("redaction", () => {
@@ -238,7 +238,8 @@ describe("properties", () => {
     const word = fc.oneof(
       hex(40), hex(7), fc.uuid(), fc.integer({ min: 100, max: 599 }).map(String),
       fc.constantFrom("CANNOT_UNINSTALL_HELM_CHART", "BUILD_ERROR", "DEPLOYMENT_ERROR", "UpgradeError", "api.example.com", "eu-west-3", "PT8M42S"),
-      fc.domain(),
+      // A host whose last label names a secret ("a.key: …") reads as an assignment, and is redacted on purpose.
+      fc.domain().filter((d) => !isSecretKey(d.split(".").at(-1)!)),
     );
     const sep = fc.constantFrom(" ", ", ", ": ", " (", ") ", "/", "\n");
     fc.assert(
