@@ -222,7 +222,7 @@ export class PlatformClient {
         redirect: "error",
       });
       // Read within the same timer, counting decompressed bytes, never more than the limit.
-      const text = await readCapped(res, this.maxResponseBytes);
+      const text = await readCapped(res, this.maxResponseBytes, controller.signal);
       if (text === undefined) {
         controller.abort();
         return { kind: "too_large", status: res.status, headers: res.headers };
@@ -268,26 +268,36 @@ export class PlatformClient {
 }
 
 /** The body as text, or undefined once it passes `limit` bytes (the rest is not read). */
-async function readCapped(res: Response, limit: number): Promise<string | undefined> {
+async function readCapped(res: Response, limit: number, signal: AbortSignal): Promise<string | undefined> {
+  // Every wait here ends when the timer aborts: a body that stalls, or a cancel a stalled peer never
+  // confirms, must not hold the poll (undici does not always fail a pending read on abort).
+  const aborted = new Promise<never>((_, reject) => {
+    const fail = () => reject(new Error("aborted"));
+    if (signal.aborted) fail();
+    else signal.addEventListener("abort", fail, { once: true });
+  });
+  aborted.catch(() => undefined);
+  const withinTime = <T>(p: Promise<T>) => Promise.race([p, aborted]);
   const declared = Number(res.headers.get("content-length"));
   // A declared length is of the encoded body; only an unencoded one can be refused before reading.
   if (!res.headers.get("content-encoding") && declared > limit) {
-    await res.body?.cancel().catch(() => undefined);
+    void res.body?.cancel().catch(() => undefined);
     return undefined;
   }
   if (!res.body) return "";
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = res.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      return undefined;
+  try {
+    for (;;) {
+      const { done, value } = await withinTime(reader.read());
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) return undefined;
+      chunks.push(value);
     }
-    chunks.push(value);
+  } finally {
+    if (size > limit || signal.aborted) void reader.cancel().catch(() => undefined);
   }
   return Buffer.concat(chunks, size).toString("utf8");
 }
