@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { createPlatformClient } from "../lib/platform/client.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
 import { startHostilePlatform } from "../test/support/hostile-platform.js";
-import { DELIVERY_FIELDS, DEPLOYMENT_FIELDS, pageArb, runPageCase } from "../test/support/hostile-pages.js";
+import { pageCaseArb, runPageCase } from "../test/support/hostile-pages.js";
 import { dynamo, report, section } from "./support.js";
 
 const RUNS = Number(process.env.BENCH_PROPERTY_RUNS ?? 100_000);
@@ -37,10 +37,7 @@ export async function benchProperty(): Promise<void> {
     const started = performance.now();
     const result = await fc.check(
       fc.asyncProperty(
-        fc.oneof(
-          pageArb(DEPLOYMENT_FIELDS, ["DEPLOYMENT_ERROR", "BUILD_ERROR", "DEPLOYED", "BUILDING", "CANCELED"]).map((slots) => ({ kind: "deployment" as const, slots })),
-          pageArb(DELIVERY_FIELDS, ["DEPLOYMENT_ERROR", "DEPLOYED"]).map((slots) => ({ kind: "webhook" as const, slots })),
-        ),
+        pageCaseArb,
         async ({ kind, slots }) => {
           cases++;
           const { problems } = await runPageCase(kind, slots, org, platform, deps);

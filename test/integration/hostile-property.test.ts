@@ -11,7 +11,7 @@ import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import type { PollDeps } from "../../lib/ingest/poll.js";
 import { startHostilePlatform, type HostilePlatform } from "../support/hostile-platform.js";
-import { DELIVERY_FIELDS, DEPLOYMENT_FIELDS, pageArb, runPageCase } from "../support/hostile-pages.js";
+import { pageCaseArb, runPageCase } from "../support/hostile-pages.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 1000);
@@ -35,10 +35,7 @@ describe("hostile pages beside genuine failures", () => {
     let cases = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.oneof(
-          pageArb(DEPLOYMENT_FIELDS, ["DEPLOYMENT_ERROR", "BUILD_ERROR", "DEPLOYED", "BUILDING", "CANCELED"]).map((slots) => ({ kind: "deployment" as const, slots })),
-          pageArb(DELIVERY_FIELDS, ["DEPLOYMENT_ERROR", "DEPLOYED"]).map((slots) => ({ kind: "webhook" as const, slots })),
-        ),
+        pageCaseArb,
         async ({ kind, slots }) => {
           cases++;
           const { problems } = await runPageCase(kind, slots, ORG, platform, deps);

@@ -48,6 +48,12 @@ export const pageArb = (fields: readonly string[], statuses: readonly string[]) 
     { minLength: 1, maxLength: 5 },
   );
 
+/** A generated case: a deployment history page or a webhook delivery list. */
+export const pageCaseArb = fc.oneof(
+  pageArb(DEPLOYMENT_FIELDS, ["DEPLOYMENT_ERROR", "BUILD_ERROR", "DEPLOYED", "BUILDING", "CANCELED"]).map((slots) => ({ kind: "deployment" as const, slots })),
+  pageArb(DELIVERY_FIELDS, ["DEPLOYMENT_ERROR", "DEPLOYED"]).map((slots) => ({ kind: "webhook" as const, slots })),
+);
+
 function set(o: Json, path: string, value: unknown): Json {
   const copy = structuredClone(o);
   const keys = path.split(".");
