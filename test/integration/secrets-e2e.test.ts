@@ -7,9 +7,9 @@
  * 0 hits is the pass; canaries beside the secrets prove each output was written and read.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
@@ -267,4 +267,47 @@ describe("a platform URL that holds a password", () => {
     scanner.scanText("stderr", run.stderr);
     expect(scanner.hits, table(scanner.hits)).toEqual([]);
   }, 120_000);
+});
+
+describe("planted secrets through lookout start (what npm start runs with a configuration)", () => {
+  it("writes none of them in the terminal's Slack preview, its log, the data folder or the DynamoDB Local files", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "lookout-secrets-start-"));
+    const configFile = join(dataDir, "..", `${randomUUID().slice(0, 8)}-secrets-start.yaml`);
+    // No Slack receiver: `start` shows every Slack message in the terminal, as the demo does.
+    writeFileSync(configFile, JSON.stringify({
+      platform: { url: api.url, token: "env:PLATFORM_TOKEN" },
+      watch: [{ organization: ids.org, webhooks: [ids.slackHook, ids.proxyHook, ids.standardHook, ids.rejectHook], clusters: [ids.cluster], applications: [ids.app] }],
+      data_dir: dataDir,
+      poll_interval: "2s",
+      notify: { email: { from: "lookout@example.com" }, default: { email: { to: ["oncall@example.com"] } } },
+    }));
+    let ddb: DynamoDbLocal | undefined = await startDynamoDbLocal({ dataDir: join(dataDir, "dynamodb"), readyTimeoutMs: 180_000 });
+    let stdout = "";
+    let stderr = "";
+    try {
+      const child = spawn(process.execPath, [BIN, "start", "--config", configFile], {
+        cwd: dataDir, env: { ...baseEnv(), PLATFORM_TOKEN: "platform-token-for-the-test", DYNAMODB_ENDPOINT: ddb.endpoint }, stdio: ["ignore", "pipe", "pipe"],
+      });
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      const exited = new Promise((ok) => child.on("exit", ok));
+      const events = () => (existsSync(join(dataDir, "events.ndjson")) ? readFileSync(join(dataDir, "events.ndjson"), "utf8").trim().split("\n").length : 0);
+      for (const until = Date.now() + 150_000; events() < 6 && Date.now() < until; ) await new Promise((ok) => setTimeout(ok, 500));
+      await new Promise((ok) => setTimeout(ok, 2_000)); // the last deliveries and previews
+      child.kill("SIGINT");
+      await exited;
+    } finally {
+      await ddb.stop();
+      ddb = undefined;
+    }
+    const scanner = new SecretScanner(planted);
+    await scanner.scanDir("data", dataDir);
+    scanner.scanText("stdout", stdout);
+    scanner.scanText("stderr", stderr);
+    expect(stdout).toContain("slack (not configured: shown here)");
+    expect(stdout).toContain("canary-");
+    expect([...scanner.scanned.keys()].some((k) => k.startsWith("data:outbox/"))).toBe(true);
+    console.info(`lookout start: ${planted.length} planted secrets; scanned ${scanner.scanned.size} outputs; ${scanner.hits.length} hits`);
+    expect(scanner.hits, table(scanner.hits)).toEqual([]);
+  }, 400_000);
 });
