@@ -1,5 +1,5 @@
 /**
- * Load, shrunk to fit CI: five simulated hours at 40 applications, 6 clusters and 3 webhooks, through the
+ * Load, shrunk to fit CI: four simulated hours at 30 applications, 5 clusters and 3 webhooks, through the
  * real poller within 1000 requests/hour. The same invariants as the full simulated day of
  * `npm run bench -- load` (500 applications, 50 clusters, 20 webhooks, 24 hours): every deployment
  * failure alerted, the request budget never exceeded in any hour, DynamoDB writes in proportion to
@@ -9,11 +9,11 @@ import { describe, expect, it } from "vitest";
 import { dayProblems, describeDay, simulateDay } from "../../local/simulated-day.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
-describe("five simulated hours at 40 applications, 6 clusters, 3 webhooks", () => {
+describe("four simulated hours at 30 applications, 5 clusters, 3 webhooks", () => {
   it("alerts every failure, never exceeds the budget, and writes in proportion to what is new", async () => {
     const t = await freshTable("load");
     const r = await simulateDay({
-      size: { applications: 40, clusters: 6, webhooks: 3 }, hours: 5, deploymentsPerHour: 20, clusterRunsPerHour: 4,
+      size: { applications: 30, clusters: 5, webhooks: 3 }, hours: 4, deploymentsPerHour: 24, clusterRunsPerHour: 4,
       store: { ...t, retentionMs: TEST_RETENTION_MS },
     });
     console.log(`load: ${describeDay(r)}`);
