@@ -102,6 +102,9 @@ describe("limits (lib/config/duration.ts DURATION_LIMITS; docs/limits.md)", () =
     [platform("timeout: 0s"), "platform.timeout: 0s: must be from 1s to 5m"],
     [platform("timeout: 999ms"), "platform.timeout: 999ms: must be from 1s to 5m"],
     [platform("timeout: 301s"), "platform.timeout: 301s: must be from 1s to 5m"],
+    [platform("max_response_size: 1KB"), "platform.max_response_size: must be from 64KB to 1GB"],
+    [platform("max_response_size: 2GB"), "platform.max_response_size: must be from 64KB to 1GB"],
+    [platform("max_response_size: lots"), "platform.max_response_size: is not a size like 512KB, 20MB or 1GB"],
     [platform("requests_per_hour: 0"), "platform.requests_per_hour: too small (min 1)"],
     [platform("requests_per_hour: 1e12"), "platform.requests_per_hour: too large (max 1000000)"],
     [`${minimal}retention: 999999999999d\n`, "retention: 999999999999d: must be from 1d to 3650d"],
@@ -137,11 +140,12 @@ describe("limits (lib/config/duration.ts DURATION_LIMITS; docs/limits.md)", () =
 
   it("accepts each end of each range", () => {
     const c = parseConfig(
-      `${platform("timeout: 1s, requests_per_hour: 1000000")}retention: 3650d\nbackfill_window: 1m\npoll_interval: 1d\nhealth: { stalled_after: 30d, failing_after: 1000 }\nnotify: { slack_rate: { per_second: 0.01, burst: 1000 } }\n`,
+      `${platform("timeout: 1s, requests_per_hour: 1000000, max_response_size: 64KB")}retention: 3650d\nbackfill_window: 1m\npoll_interval: 1d\nhealth: { stalled_after: 30d, failing_after: 1000 }\nnotify: { slack_rate: { per_second: 0.01, burst: 1000 } }\n`,
       "f.yaml",
       {},
     );
     expect(c).toMatchObject({ retentionMs: 3650 * 86_400_000, backfillWindowMs: 60_000, pollIntervalMs: 86_400_000, platform: { timeoutMs: 1000 } });
+    expect(parseConfig(platform("max_response_size: 1GB"), "f.yaml", {}).platform.maxResponseBytes).toBe(1024 ** 3);
     expect(parseConfig(`${platform("timeout: 5m")}retention: 1d\nbackfill_window: 30d\npoll_interval: 1s\nhealth: { stalled_after: 1m }\n`, "f.yaml", {}))
       .toMatchObject({ retentionMs: 86_400_000, platform: { timeoutMs: 300_000 }, health: { stalledAfterMs: 60_000 } });
   });
