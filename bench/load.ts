@@ -1,6 +1,6 @@
 /**
  * A simulated day at 500 applications, 50 clusters and 20 webhooks (local/simulated-day.ts). Its
- * invariants fail the bench loudly; the suite runs a four-hour, 30-application version of it.
+ * invariants fail the bench loudly; the suite runs a three-hour, 20-application version of it.
  */
 import { dayProblems, describeDay, simulateDay } from "../local/simulated-day.js";
 import { dynamo, report, section } from "./support.js";

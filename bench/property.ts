@@ -20,7 +20,7 @@ export async function benchProperty(): Promise<void> {
     method:
       "fast-check generates deployment history pages and webhook delivery lists of 1–5 records mixing genuine records with hostile " +
       "ones (a field at 3,000 or 70,000 characters, null, a number, control characters, odd timestamps, JSON nested 64 deep). Each " +
-      "case is a fresh source read through the real poller over HTTP into DynamoDB Local: at first sight (empty), with the page, and " +
+      "case is a fresh source read through the real poller over HTTP into DynamoDB Local: with the page (at first sight), then " +
       "again. It holds when every genuine failure raised exactly one alert, every read succeeded, every hostile record was stored or " +
       "quarantined, and the last read stored and raised nothing.",
   });

@@ -12,23 +12,30 @@ import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import type { PollDeps } from "../../lib/ingest/poll.js";
 import { startHostilePlatform, type HostilePlatform } from "../support/hostile-platform.js";
 import { pageCaseArb, runPageCase } from "../support/hostile-pages.js";
-import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { ownTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import type { DynamoDbLocal } from "../../local/dynamodb-local.js";
 
 const RUNS = Number(process.env.HOSTILE_RUNS ?? 1000);
 const ORG = randomUUID();
 let platform: HostilePlatform;
 let deps: PollDeps;
+let ddb: DynamoDbLocal;
 
 beforeAll(async () => {
   platform = await startHostilePlatform();
-  const t = await freshTable("hostile-prop");
+  const own = await ownTable("hostile-prop");
+  ddb = own.ddb;
+  const t = own;
   const store = new DynamoIngestStore({ client: t.client, tableName: t.tableName, retentionMs: TEST_RETENTION_MS });
   deps = {
     client: createPlatformClient({ baseUrl: platform.url, token: platform.token, auth: "token", timeoutMs: 10_000 }),
     store, now: () => new Date(), backfillWindowMs: 15 * 60_000, log: { info() {}, warn() {}, error() {} },
   };
 });
-afterAll(() => platform.close());
+afterAll(async () => {
+  await platform.close();
+  await ddb?.stop();
+});
 
 describe("hostile pages beside genuine failures", () => {
   it(`hold the never-silent invariant over ${RUNS} generated pages`, async () => {

@@ -3,7 +3,7 @@ import { inject } from "vitest";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { randomUUID } from "node:crypto";
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
+import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from "../../local/dynamodb-local.js";
 import { ensureTable } from "../../lib/store/table.js";
 
 export function localDynamoClient(): DynamoDBClient {
@@ -15,6 +15,18 @@ export async function freshTable(prefix = "lookout-test"): Promise<{ client: Dyn
   const tableName = `${prefix}-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, tableName);
   return { client, tableName };
+}
+
+/**
+ * A table on a DynamoDB Local of the test's own, for the heavy tests (load, hostile pages): the run's
+ * shared one slows as every file fills it, which made those tests three times slower late in a run.
+ */
+export async function ownTable(prefix: string): Promise<{ client: DynamoDBClient; tableName: string; ddb: DynamoDbLocal }> {
+  const ddb = await startDynamoDbLocal({ readyTimeoutMs: 120_000 });
+  const client = new DynamoDBClient({ endpoint: ddb.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const tableName = `${prefix}-${randomUUID().slice(0, 8)}`;
+  await ensureTable(client, tableName);
+  return { client, tableName, ddb };
 }
 
 /**

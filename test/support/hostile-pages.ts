@@ -89,7 +89,7 @@ export interface CaseOutcome {
 }
 
 /**
- * One case: a fresh source read at first sight (empty), then with the page, then again. Every genuine
+ * One case: a fresh source read with the page (at first sight), then again. Every genuine
  * failure raises exactly one alert; both reads of the page succeed; every hostile record is stored or
  * quarantined; the last read raises and stores nothing.
  */
@@ -107,9 +107,7 @@ export async function runPageCase(
   const caseDeps: PollDeps = { ...deps, onAlert: (d, suppression) => void (suppression ? undefined : alerts.push(d)) };
   const problems: string[] = [];
 
-  platform.list(path, []);
-  const first = await pollSource({ source }, caseDeps);
-  if (!first.ok) problems.push(`first sight failed: ${first.error?.message}`);
+  // The page is read at first sight: its records are fresh, so within the backfill window and alerted.
 
   const genuine: string[] = [];
   const hostile: string[] = [];
