@@ -18,7 +18,7 @@ import { type EventBus, eventBridgeBus } from "../lib/alerts/bus.js";
 import { type EventKind, type Transition, detailTypeOf } from "../lib/alerts/event.js";
 import { publishOutbox } from "../lib/alerts/outbox.js";
 import type { PublishOptions } from "../lib/alerts/publish.js";
-import { requiredEnv } from "../lib/app/env.js";
+import { bundledConfigFile, requiredEnv } from "../lib/app/env.js";
 import { DynamoQuarantine, type QuarantinePort } from "../lib/store/quarantine.js";
 import { loadConfigFile } from "../lib/config/load.js";
 
@@ -101,7 +101,7 @@ function lazyQuarantine(): QuarantinePort {
   return {
     quarantine: (entry) => {
       if (!port) {
-        const file = process.env.LOOKOUT_CONFIG_FILE ?? `${process.env.LAMBDA_TASK_ROOT ?? "."}/lookout.yaml`;
+        const file = bundledConfigFile();
         port = new DynamoQuarantine({ client: new DynamoDBClient({}), tableName: requiredEnv("TABLE_NAME"), retentionMs: loadConfigFile(file).retentionMs });
       }
       return port.quarantine(entry);

@@ -2,7 +2,6 @@
  * What the deployed functions share, built once per container (the cold start): the configuration
  * bundled with the code, the platform token from SSM or Secrets Manager, the clients and stores.
  */
-import { resolve } from "node:path";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { getParameter } from "@aws-lambda-powertools/parameters/ssm";
 import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
@@ -10,7 +9,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { loadConfigFile, resolveSecret, type Config } from "../lib/config/load.js";
 import type { Log } from "../lib/ingest/poll.js";
 import { composeIngest, type Adapters, type IngestServices } from "../lib/app/ingest.js";
-import { requiredEnv } from "../lib/app/env.js";
+import { bundledConfigFile, requiredEnv } from "../lib/app/env.js";
 
 export { requiredEnv };
 
@@ -27,8 +26,7 @@ export function asLog(logger: Logger): Log {
 
 /** The configuration file packaged beside the handlers (serverless.yml includes it). */
 export function loadBundledConfig(): Config {
-  const file = process.env.LOOKOUT_CONFIG_FILE ?? resolve(process.env.LAMBDA_TASK_ROOT ?? ".", "lookout.yaml");
-  return loadConfigFile(file);
+  return loadConfigFile(bundledConfigFile());
 }
 
 /** The token is cached for five minutes, so a rotated token is picked up without a redeploy. */
