@@ -135,18 +135,21 @@ describe("email rendering: escaping", () => {
   });
 
   it("property: the digest escapes too", () => {
+    // One harmless stand-in per special character, outside what the generator makes: texts that
+    // differ stay different, so the digest groups them the same way in both renderings.
+    const harmless = (t: string) => t.replace(/[<>&"']/g, (c) => String.fromCharCode(0xe000 + "<>&\"'".indexOf(c)));
     fc.assert(
       fc.property(fc.array(fc.string({ unit: "grapheme-ascii", maxLength: 40 }), { minLength: 1, maxLength: 6 }), (texts) => {
         const held = texts.map((t, i) => hostile({ ...FIRST, id: `x${i}` }, t));
         const m = renderEmailDigest(held, { from: FROM, to: TO, since: DIGEST_WINDOW.from, until: DIGEST_WINDOW.to, label: texts[0]! });
         const ref = renderEmailDigest(
-          texts.map((t, i) => hostile({ ...FIRST, id: `x${i}` }, t.replace(/[<>&"']/g, "x"))),
-          { from: FROM, to: TO, since: DIGEST_WINDOW.from, until: DIGEST_WINDOW.to, label: texts[0]!.replace(/[<>&"']/g, "x") },
+          texts.map((t, i) => hostile({ ...FIRST, id: `x${i}` }, harmless(t))),
+          { from: FROM, to: TO, since: DIGEST_WINDOW.from, until: DIGEST_WINDOW.to, label: harmless(texts[0]!) },
         );
         expect(m.html.split("<").length).toBe(ref.html.split("<").length);
         expect(m.html).not.toMatch(BARE_AMP);
       }),
-      { numRuns: 200 },
+      { numRuns: 200, examples: [[["&", "'", ""]]] },
     );
   });
 });
