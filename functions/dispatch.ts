@@ -10,12 +10,12 @@ import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { SendMessageBatchCommand, SQSClient } from "@aws-sdk/client-sqs";
 import type { Context } from "aws-lambda";
 import { planPolls, raiseHealth } from "../lib/ingest/cycle.js";
-import type { IngestStore } from "../lib/store/ingest-store.js";
+import type { IngestStore } from "../lib/model/ingest-store.js";
 import type { HealthSettings } from "../lib/config/load.js";
-import type { Watchlist } from "../lib/ingest/dispatch.js";
+import type { Watchlist } from "../lib/model/dispatch.js";
 import { sourceKey } from "../lib/ingest/normalize.js";
-import type { PollRequest } from "../lib/ingest/poll.js";
-import type { DispatchStore } from "../lib/store/dispatch-store.js";
+import type { PollRequest } from "../lib/model/poll.js";
+import type { DispatchStore } from "../lib/model/dispatch-store.js";
 import { cloudRuntime, requiredEnv } from "./runtime.js";
 
 /** Where planned polls go: the SQS poll queue in the cloud. */

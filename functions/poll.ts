@@ -15,9 +15,10 @@ import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import * as z from "zod/mini";
 import { pollAndRecord } from "../lib/ingest/cycle.js";
-import type { Watchlist } from "../lib/ingest/dispatch.js";
-import type { PollDeps, PollRequest } from "../lib/ingest/poll.js";
-import type { DispatchStore } from "../lib/store/dispatch-store.js";
+import type { Watchlist } from "../lib/model/dispatch.js";
+import type { PollDeps } from "../lib/ingest/poll.js";
+import type { PollRequest } from "../lib/model/poll.js";
+import type { DispatchStore } from "../lib/model/dispatch-store.js";
 import { describeIssue, jsonPath } from "../lib/platform/issues.js";
 import { cloudRuntime } from "./runtime.js";
 

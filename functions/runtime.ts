@@ -7,7 +7,7 @@ import { getParameter } from "@aws-lambda-powertools/parameters/ssm";
 import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { loadConfigFile, resolveSecret, type Config } from "../lib/config/load.js";
-import type { Log } from "../lib/ingest/poll.js";
+import type { Log } from "../lib/model/log.js";
 import { composeIngest, type Adapters, type IngestServices } from "../lib/app/ingest.js";
 import { bundledConfigFile, requiredEnv } from "../lib/app/env.js";
 

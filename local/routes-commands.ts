@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { DETAIL_TYPES, type LookoutEventDetail, detailTypeOf } from "../lib/alerts/event.js";
 import { type ConfigEnv, ConfigError, loadConfigFile } from "../lib/config/load.js";
-import { watchlist } from "../lib/ingest/dispatch.js";
+import { watchlist } from "../lib/ingest/watchlist.js";
 import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/routes/config.js";
 import { coverage, coverageLine } from "../lib/routes/coverage.js";
 import { type RouteOutcome, describeCheck, explainRoutes } from "../lib/routes/match.js";

@@ -5,7 +5,8 @@
 import pMap from "p-map";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Config } from "../lib/config/load.js";
-import type { Log, PollRequest, PollResult } from "../lib/ingest/poll.js";
+import type { Log } from "../lib/model/log.js";
+import type { PollRequest, PollResult } from "../lib/model/poll.js";
 import { DISPATCH_NAME, everySource, planPolls, pollAndRecord, raiseHealth } from "../lib/ingest/cycle.js";
 import { openLocalPipeline, type LocalPipeline } from "./pipeline.js";
 import {

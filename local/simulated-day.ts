@@ -8,12 +8,13 @@ import pMap from "p-map";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { startSimulator } from "./simulator/index.js";
 import { checkConfig } from "../lib/config/load.js";
-import { watchlist } from "../lib/ingest/dispatch.js";
+import { watchlist } from "../lib/ingest/watchlist.js";
 import { everySource } from "../lib/ingest/cycle.js";
 import { pollSource, type PollDeps } from "../lib/ingest/poll.js";
 import { createPlatformClient } from "../lib/platform/client.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
-import { MemoryDispatchStore, POLL_CONCURRENCY, TickRunner } from "./simulated-run.js";
+import { POLL_CONCURRENCY, TickRunner } from "./simulated-run.js";
+import { MemoryDispatchStore } from "../lib/store/memory/dispatch-store.js";
 
 const HOUR = 3_600_000;
 const silent = { info() {}, warn() {}, error() {} };

@@ -6,10 +6,11 @@
  */
 import pMap from "p-map";
 import type { Simulator } from "./simulator/index.js";
-import { applyPollResult, type DispatchState, type Watchlist } from "../lib/ingest/dispatch.js";
+import type { Watchlist } from "../lib/model/dispatch.js";
 import { planPolls, pollAndRecord } from "../lib/ingest/cycle.js";
-import type { PollDeps, PollResult } from "../lib/ingest/poll.js";
-import type { DispatchStore, Updated } from "../lib/store/dispatch-store.js";
+import type { PollDeps } from "../lib/ingest/poll.js";
+import type { PollResult } from "../lib/model/poll.js";
+import type { DispatchStore } from "../lib/model/dispatch-store.js";
 
 const TICK_MS = 60_000;
 export const POLL_CONCURRENCY = 4;
@@ -61,32 +62,5 @@ export class TickRunner {
       max = Math.max(max, sum);
     });
     return max;
-  }
-}
-
-/** Dispatch's state held in memory: the same pure planTick / applyPollResult, without the DynamoDB round trips. */
-export class MemoryDispatchStore implements DispatchStore {
-  private state: DispatchState | undefined;
-  readonly writes = { count: 0 };
-
-  async get(): Promise<DispatchState | undefined> {
-    return this.state;
-  }
-
-  async update(_name: string, fn: (current: DispatchState | undefined) => DispatchState | undefined): Promise<Updated> {
-    const next = fn(this.state);
-    if (!next) return { state: this.state, written: false };
-    this.writes.count++;
-    this.state = next;
-    return { state: next, written: true };
-  }
-
-  async recordPollResult(name: string, result: PollResult, now: number, watch: Watchlist): Promise<boolean> {
-    const { written } = await this.update(name, (current) => {
-      if (!current) return undefined;
-      const applied = applyPollResult(current, result, now, watch);
-      return applied.changed ? applied.state : undefined;
-    });
-    return written;
   }
 }

@@ -6,7 +6,7 @@
  */
 import type { HealthCheck, LookoutEventDetail } from "./event.js";
 import { EVENT_VERSION, severityOf } from "./event.js";
-import type { HealthFacts } from "../ingest/dispatch.js";
+import type { SourceHealthFacts } from "../model/dispatch.js";
 import { contentHash } from "../ingest/hash.js";
 import { parseSourceKey } from "../ingest/normalize.js";
 
@@ -50,7 +50,7 @@ const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
 
 /** Events for what dispatch knows: token rejected, sources failing, polling stalled. */
 export function healthFromFacts(
-  facts: HealthFacts,
+  facts: SourceHealthFacts,
   anchors: (source: string) => string | undefined,
   now: Date,
 ): LookoutEventDetail[] {

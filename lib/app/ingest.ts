@@ -10,8 +10,10 @@ import { createPlatformClient, type PlatformApi, type PlatformClient } from "../
 import type { CallCost } from "../platform/cost.js";
 import { DynamoIngestStore } from "../store/ingest-store.js";
 import { DynamoDispatchStore } from "../store/dispatch-store.js";
-import { watchlist, type Watchlist } from "../ingest/dispatch.js";
-import type { Log, PollDeps } from "../ingest/poll.js";
+import { watchlist } from "../ingest/watchlist.js";
+import type { Watchlist } from "../model/dispatch.js";
+import type { Log } from "../model/log.js";
+import type { PollDeps } from "../ingest/poll.js";
 import { configuredClusterNames, configuredContexts, configuredOrganizationNames } from "./context.js";
 
 /** What differs between the cloud and one machine. */

@@ -18,7 +18,8 @@
  * Retry-After (or a backoff growing with consecutive 429s); `X-RateLimit-Remaining` lower than our own
  * count caps us until `X-RateLimit-Reset`; an `X-RateLimit-Limit` lower than configured is adopted.
  */
-import type { RateLimitHeaders } from "../platform/cost.js";
+import type { BudgetState } from "../model/dispatch.js";
+import type { RateLimitHeaders } from "../model/poll.js";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -32,25 +33,6 @@ export const BUDGET_POLICY = {
   throttleBaseMs: MINUTE,
   throttleMaxMs: 15 * MINUTE,
 } as const;
-
-export interface BudgetState {
-  /** Requests per hour from configuration. */
-  configured: number;
-  /** The platform's `X-RateLimit-Limit`, kept while it is lower than `configured`. */
-  platform_limit?: number;
-  /** Bucket level at `at`; negative when polls cost more than planned (a debt paid by waiting). */
-  tokens: number;
-  /** Epoch ms the bucket level was computed at. */
-  at: number;
-  /** Requests spent per minute, `[epoch minute, count]`, for the current minute and the 60 before. */
-  minutes: Array<[number, number]>;
-  /** The platform's own count while it is lower than ours: requests left until `reset_at` (epoch ms). */
-  platform?: { remaining: number; reset_at: number };
-  /** After a 429: no request before this (epoch ms). */
-  throttled_until?: number;
-  /** 429s in a row, for the backoff when no Retry-After came. */
-  throttles?: number;
-}
 
 /** Requests per hour in force: the configured figure, or the platform's when lower. */
 export const limitOf = (s: BudgetState): number => Math.min(s.configured, s.platform_limit ?? Infinity);

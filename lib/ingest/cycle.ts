@@ -2,15 +2,19 @@
  * One dispatch tick and one recorded poll: the glue shared by functions/dispatch, functions/poll and the
  * local runner, so the cloud and one machine plan and account the same way.
  */
-import type { DispatchStore } from "../store/dispatch-store.js";
-import { healthFacts, initialState, lastOkAt, planTick, pollRequest, type DispatchState, type Watchlist } from "./dispatch.js";
-import type { IngestStore } from "../store/ingest-store.js";
+import type { DispatchStore } from "../model/dispatch-store.js";
+import type { DispatchState, Watchlist } from "../model/dispatch.js";
+import type { IngestStore } from "../model/ingest-store.js";
+import type { PollRequest, PollResult } from "../model/poll.js";
 import { newAlertItem } from "../store/items.js";
 import { healthFromFacts } from "../alerts/health.js";
 import type { LookoutEventDetail } from "../alerts/event.js";
 import type { HealthSettings } from "../config/load.js";
 import { sourceKey } from "./normalize.js";
-import { pollSource, type PollDeps, type PollRequest, type PollResult } from "./poll.js";
+import { healthFacts } from "./health-facts.js";
+import { planTick, pollRequest } from "./plan.js";
+import { initialState, lastOkAt, recordPollResult } from "./source-state.js";
+import { pollSource, type PollDeps } from "./poll.js";
 
 /** One budget per platform token; a deployment watches with one token. */
 export const DISPATCH_NAME = "default";
@@ -83,6 +87,6 @@ export async function pollAndRecord(
   name = DISPATCH_NAME,
 ): Promise<PollResult> {
   const result = await pollSource(req, deps);
-  await store.recordPollResult(name, result, deps.now().getTime(), watch);
+  await recordPollResult(store, name, result, deps.now().getTime(), watch);
   return result;
 }

@@ -5,7 +5,7 @@
  * (inhibit/silence → dedup → rate → send → record), with the state in DynamoDB so any worker may deliver.
  */
 import type { LookoutEventDetail } from "../alerts/event.js";
-import type { Log } from "../ingest/poll.js";
+import type { Log } from "../model/log.js";
 import { contentHash } from "../ingest/hash.js";
 import type { DeliveryRecord, DynamoNotifyStore, HeldAlert, Mute, ReceiverFailures } from "../store/notify-store.js";
 import { DeliveryError, type IncidentRef } from "./types.js";

@@ -5,8 +5,8 @@
  */
 import type { LookoutEventDetail } from "../alerts/event.js";
 import { receiverFailing } from "../alerts/health.js";
-import type { Log } from "../ingest/poll.js";
-import type { IngestStore } from "../store/ingest-store.js";
+import type { Log } from "../model/log.js";
+import type { IngestStore } from "../model/ingest-store.js";
 import { newAlertItem } from "../store/items.js";
 import type { DynamoNotifyStore } from "../store/notify-store.js";
 import { FALLBACK_ROUTE, type NotifySettings, type Receiver, receiversOf } from "../routes/types.js";

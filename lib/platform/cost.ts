@@ -1,14 +1,10 @@
 /**
  * What one client call cost: the request budget (lib/ingest) spends and tracks requests with these.
  */
-export interface RateLimitHeaders {
-  limit?: number;
-  remaining?: number;
-  /** When the window resets, epoch milliseconds. */
-  resetAt?: number;
-  /** From `Retry-After`, milliseconds. */
-  retryAfterMs?: number;
-}
+import type { RateLimitHeaders } from "../model/poll.js";
+
+// The headers' shape is what dispatch's budget reads: it lives with the poll result in lib/model.
+export type { RateLimitHeaders };
 
 export interface CallCost {
   endpoint: string;

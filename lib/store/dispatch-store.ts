@@ -12,28 +12,10 @@ import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/c
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { keys } from "./items.js";
 import { TTL_ATTRIBUTE } from "./table.js";
-import { type DispatchState, type SourceState, type Watchlist, applyPollResult, initialState } from "../ingest/dispatch.js";
-import type { BudgetState } from "../ingest/budget.js";
-import type { PollResult } from "../ingest/poll.js";
+import { type Versioned, jitter, updateOnVersion } from "./optimistic.js";
+import type { BudgetState, DispatchState, SourceState } from "../model/dispatch.js";
+import type { DispatchStore, Updated } from "../model/dispatch-store.js";
 import { type SourceKind, parseSourceKey } from "../ingest/normalize.js";
-
-export interface DispatchStore {
-  get(name: string): Promise<DispatchState | undefined>;
-  /**
-   * Reads the state, applies `fn` and writes the result unless `fn` returns undefined (nothing to
-   * write). When someone else wrote in between, reads again and applies `fn` again.
-   */
-  update(name: string, fn: (current: DispatchState | undefined) => DispatchState | undefined): Promise<Updated>;
-  /** Folds a poll's result into the state; writes only when it changed something worth storing. */
-  recordPollResult(name: string, result: PollResult, now: number, watch: Watchlist): Promise<boolean>;
-  /** Writes attempted, for benchmarks and the steady-state test. */
-  readonly writes: { count: number };
-}
-
-export interface Updated {
-  state: DispatchState | undefined;
-  written: boolean;
-}
 
 export interface DynamoDispatchStoreOptions {
   client: DynamoDBClient;
@@ -60,48 +42,35 @@ export class DynamoDispatchStore implements DispatchStore {
     return (await this.read(name))?.state;
   }
 
-  async update(name: string, fn: (current: DispatchState | undefined) => DispatchState | undefined): Promise<Updated> {
-    const attempts = this.opts.maxAttempts ?? 20;
-    for (let attempt = 0; attempt < attempts; attempt++) {
-      const current = await this.read(name);
-      const next = fn(current?.state);
-      if (!next) return { state: current?.state, written: false };
-      try {
-        this.writes.count++;
-        await this.doc.send(
-          new PutCommand({
-            TableName: this.table,
-            Item: {
-              ...keys.dispatch(name), item_type: "dispatch", version: (current?.version ?? 0) + 1, ...encodeDispatchState(next),
-              // Live state, rewritten every tick: the TTL only removes it once Lookout is gone for a retention.
-              [TTL_ATTRIBUTE]: Math.floor((Date.now() + (this.opts.retentionMs ?? DEFAULT_RETENTION_MS)) / 1000),
-            },
-            ConditionExpression: current ? "version = :v" : "attribute_not_exists(pk)",
-            ExpressionAttributeValues: current ? { ":v": current.version } : undefined,
-          }),
-        );
-        return { state: next, written: true };
-      } catch (err) {
-        if (!(err instanceof ConditionalCheckFailedException)) throw err;
-        // Lost a race: the winner's change is re-read and ours applied on top. A little jitter keeps a
-        // batch of pollers finishing together from colliding in lockstep.
-        await new Promise((r) => setTimeout(r, Math.random() * 10 * (attempt + 1)));
-      }
+  update(name: string, fn: (current: DispatchState | undefined) => DispatchState | undefined): Promise<Updated> {
+    // A lost race: the winner's change is re-read and ours applied on top, after a little jitter.
+    const opts = { attempts: this.opts.maxAttempts ?? 20, what: `dispatch state ${name}`, pause: jitter };
+    return updateOnVersion(opts, { read: () => this.read(name), write: (next, version) => this.write(name, next, version) }, fn);
+  }
+
+  private async write(name: string, next: DispatchState, readVersion: number | undefined): Promise<boolean> {
+    try {
+      this.writes.count++;
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: {
+            ...keys.dispatch(name), item_type: "dispatch", version: (readVersion ?? 0) + 1, ...encodeDispatchState(next),
+            // Live state, rewritten every tick: the TTL only removes it once Lookout is gone for a retention.
+            [TTL_ATTRIBUTE]: Math.floor((Date.now() + (this.opts.retentionMs ?? DEFAULT_RETENTION_MS)) / 1000),
+          },
+          ConditionExpression: readVersion !== undefined ? "version = :v" : "attribute_not_exists(pk)",
+          ExpressionAttributeValues: readVersion !== undefined ? { ":v": readVersion } : undefined,
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
     }
-    throw new Error(`dispatch state ${name}: too much contention, gave up after ${attempts} attempts`);
   }
 
-  async recordPollResult(name: string, result: PollResult, now: number, watch: Watchlist): Promise<boolean> {
-    const { written } = await this.update(name, (current) => {
-      // No state yet (`run --once` plans nothing; a first poll before dispatch wrote): start one, so a
-      // failure is counted whichever way Lookout runs (README, "Lookout's health").
-      const applied = applyPollResult(current ?? initialState(watch, now), result, now, watch);
-      return applied.changed ? applied.state : undefined;
-    });
-    return written;
-  }
-
-  private async read(name: string): Promise<{ state: DispatchState; version: number } | undefined> {
+  private async read(name: string): Promise<Versioned<DispatchState> | undefined> {
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.dispatch(name), ConsistentRead: true }));
     return Item ? { state: decodeDispatchState(Item as StoredDispatch), version: Item.version as number } : undefined;
   }

@@ -1,7 +1,6 @@
 /**
- * The store port of the ingest stage and its DynamoDB adapter. Deduplication lives in conditional writes
- * here: a record is inserted once by id; an execution's status changes once, in the same transaction as
- * the service state and the alert (the outbox), so concurrent pollers cannot raise a transition twice.
+ * The ingest store's DynamoDB adapter (the port: lib/model/ingest-store.ts). Persistence only: what to
+ * write is decided by the caller; conditional writes and transactions make each write happen once.
  */
 import { type DynamoDBClient, TransactionCanceledException, ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import {
@@ -15,76 +14,23 @@ import {
 import type { AlertItem } from "./items.js";
 import { keys } from "./items.js";
 import type { ServiceContext } from "../alerts/build.js";
-import type { DeploymentObservation } from "../ingest/normalize.js";
-import type { ExecutionState, ServiceState } from "../ingest/transitions.js";
-import { emptyServiceState, enteredCounts, timesEntered } from "../ingest/transitions.js";
+import { type ServiceState, emptyServiceState } from "../ingest/transitions.js";
 import { TTL_ATTRIBUTE } from "./table.js";
-import { auditAttributes, executionEntryId, executionRow } from "../audit/entries.js";
 import { DynamoQuarantine, type QuarantinePort } from "./quarantine.js";
+import { LOST_RACE, retryLostRaces } from "./optimistic.js";
+import { type ConditionalWrite, contextsToWrite, cursorItem, directoryItem, observationWrites } from "./ingest-items.js";
+import type {
+  ExecutionChange,
+  ExecutionDecider,
+  ExecutionRef,
+  IngestStore,
+  InsertResult,
+  RecordItem,
+  SourceCursor,
+  StoredExecution,
+} from "../model/ingest-store.js";
 
-/** What a source remembers between polls, so that a poll with nothing new writes nothing. */
-export interface SourceCursor {
-  source: string;
-  version: number;
-  /** Ids (deliveries) or content hashes (cluster logs) of the last list read and stored. */
-  seen?: string[];
-  /**
-   * Deployments: the last status of each execution on the last page, by service and execution (two
-   * services of one history can share an execution id). A list, not a map keyed by platform ids: the
-   * marshaller loses a key such as `__proto__`. Cursors written before kept `executions`, by execution
-   * id alone: it is no longer read, and the next save drops it.
-   */
-  deployments?: Array<{ service_id: string; execution_id: string; status: string }>;
-  /** Deployments: the page size to ask for next. */
-  page_size?: number;
-  /** Deployments: when a page last shared no execution with what was known (a gap may exist). */
-  gap_suspected_at?: string;
-  first_polled_at: string;
-}
-
-export interface StoredExecution extends ExecutionState {
-  observation: DeploymentObservation;
-  /** The last 50 statuses; `entered` keeps the counts of all of them. */
-  history: Array<{ status: string; observed_at: string }>;
-}
-
-export type InsertResult = "inserted" | "exists";
-
-export interface ExecutionChange<T> {
-  /** False when the stored status was already this one: nothing written. */
-  changed: boolean;
-  outcome?: T;
-  /** The alert decided was in the outbox already (same id): the change was written without it. */
-  alertExisted?: boolean;
-}
-
-/** Decides, from the stored states, what an observation changes and which alert it raises. */
-export type ExecutionDecider<T> = (
-  prev: StoredExecution | undefined,
-  service: ServiceState,
-) => { changed: boolean; service?: ServiceState; alert?: AlertItem; outcome?: T };
-
-export interface IngestStore extends QuarantinePort {
-  getCursor(source: string): Promise<SourceCursor | undefined>;
-  /** Saves when nobody else saved since `expectedVersion` was read; false when someone did. */
-  saveCursor(cursor: SourceCursor, expectedVersion: number | undefined): Promise<boolean>;
-  /** Inserts a record (and its alert, atomically) unless a record with its id exists. */
-  insertRecord(record: Record<string, unknown> & { pk: string; sk: string }, alert?: AlertItem): Promise<InsertResult>;
-  /**
-   * Applies an observation of an execution under optimistic locking, re-deciding on conflict. `ctx`
-   * (the service's names, project and environment) goes into the execution's audit row.
-   */
-  observeExecution<T>(obs: DeploymentObservation, observedAt: string, decide: ExecutionDecider<T>, ctx?: ServiceContext): Promise<ExecutionChange<T>>;
-  /** Puts an alert into the outbox unless one with its id is there already; true when it was new. */
-  raiseAlert(alert: AlertItem): Promise<boolean>;
-  getServiceContexts(serviceIds: string[]): Promise<Map<string, ServiceContext>>;
-  /** Records names learned from the change feed; writes only what differs from what is stored. */
-  learnServices(entries: Array<{ id: string; ctx: ServiceContext }>): Promise<number>;
-  /** Epoch seconds at which an item written now expires (the configured retention). */
-  expiresAt(): number;
-  /** Counts of what this store wrote, for benchmarks and the steady-state test. */
-  readonly writes: { count: number };
-}
+type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
 export interface DynamoIngestStoreOptions {
   client: DynamoDBClient;
@@ -151,8 +97,7 @@ export class DynamoIngestStore implements IngestStore {
       await this.doc.send(
         new PutCommand({
           TableName: this.table,
-          // Live state, but it expires too: refreshed on each write, gone a retention after the source stopped changing.
-          Item: { ...keys.cursor(cursor.source), item_type: "cursor", cursor, version: cursor.version, [TTL_ATTRIBUTE]: this.expiresAt() },
+          Item: cursorItem(cursor, this.expiresAt()),
           ConditionExpression: expectedVersion === undefined ? "attribute_not_exists(pk)" : "version = :v",
           ExpressionAttributeValues: expectedVersion === undefined ? undefined : { ":v": expectedVersion },
         }),
@@ -164,11 +109,8 @@ export class DynamoIngestStore implements IngestStore {
     }
   }
 
-  async insertRecord(record: Record<string, unknown> & { pk: string; sk: string }, alertIn?: AlertItem): Promise<InsertResult> {
+  async insertRecord(record: RecordItem, alert?: AlertItem): Promise<InsertResult> {
     const item = { ...record, [TTL_ATTRIBUTE]: this.expiresAt() };
-    // The alert's audit row names the record that raised it, for `lookout explain <alert>`.
-    const recordId = (record.record as { id?: string } | undefined)?.id;
-    const alert = alertIn?.audit && recordId ? { ...alertIn, audit: { ...alertIn.audit, source: recordId } } : alertIn;
     try {
       if (!alert) {
         this.writes.count++;
@@ -191,13 +133,14 @@ export class DynamoIngestStore implements IngestStore {
     }
   }
 
-  async observeExecution<T>(obs: DeploymentObservation, observedAt: string, decide: ExecutionDecider<T>, ctx?: ServiceContext): Promise<ExecutionChange<T>> {
-    const execKey = keys.execution(obs.service_id, obs.execution_id);
-    const svcKey = keys.service(obs.service_id);
+  observeExecution<T>(ref: ExecutionRef, decide: ExecutionDecider<T>): Promise<ExecutionChange<T>> {
+    const execKey = keys.execution(ref.serviceId, ref.executionId);
+    const svcKey = keys.service(ref.serviceId);
+    const what = `execution ${ref.executionId} of ${ref.serviceId}`;
     // An alert id found in the outbox already: the transition is recorded; write the state without it.
     let existingAlert: string | undefined;
-    // Optimistic locking: on a lost race, read again and decide again (the winner's write may make ours moot).
-    for (let attempt = 0; attempt < 8; attempt++) {
+    // On a lost race, read again and decide again (the winner's write may make ours moot).
+    return retryLostRaces({ attempts: 8, what }, async () => {
       const [execRes, svcRes] = await Promise.all([
         this.doc.send(new GetCommand({ TableName: this.table, Key: execKey, ConsistentRead: true })),
         this.doc.send(new GetCommand({ TableName: this.table, Key: svcKey, ConsistentRead: true })),
@@ -206,76 +149,32 @@ export class DynamoIngestStore implements IngestStore {
       const svc = (svcRes.Item?.state as ServiceState | undefined) ?? emptyServiceState();
       const decided = decide(prev, svc);
       if (!decided.changed) return { changed: false };
-      const alertExisted = !!decided.alert && decided.alert.pk === existingAlert;
-      const decision = alertExisted ? { ...decided, alert: undefined, outcome: undefined } : decided;
-
-      const expires = this.expiresAt();
-      const next: StoredExecution = {
-        status: obs.status,
-        version: (prev?.version ?? 0) + 1,
-        first_seen_at: prev?.first_seen_at ?? observedAt,
-        first_seen_status: prev?.first_seen_status ?? obs.status,
-        entered: [...enteredCounts(prev).set(obs.status, timesEntered(prev, obs.status) + 1)].map(([status, times]) => ({ status, times })),
-        observation: obs,
-        history: [...(prev?.history ?? []), { status: obs.status, observed_at: observedAt }].slice(-50),
-      };
-      const items: NonNullable<TransactWriteCommandInput["TransactItems"]> = [
-        {
-          Put: {
-            TableName: this.table,
-            Item: {
-              ...execKey, item_type: "execution", state: next, version: next.version, [TTL_ATTRIBUTE]: expires,
-              ...auditAttributes(executionRow(obs, ctx, next.first_seen_at), execKey.pk),
-            },
-            ConditionExpression: prev ? "version = :v" : "attribute_not_exists(pk)",
-            ExpressionAttributeValues: prev ? { ":v": prev.version } : undefined,
-          },
-        },
-      ];
-      if (decision.service && decision.service !== svc) {
-        const nextSvc = { ...decision.service, version: svc.version + 1 };
-        items.push({
-          Put: {
-            TableName: this.table,
-            Item: { ...svcKey, item_type: "service", state: nextSvc, version: nextSvc.version, [TTL_ATTRIBUTE]: expires },
-            ConditionExpression: svc.version === 0 ? "attribute_not_exists(pk)" : "version = :sv",
-            ExpressionAttributeValues: svc.version === 0 ? undefined : { ":sv": svc.version },
-          },
-        });
-      } else if (decision.alert) {
-        // The alert's kind (failed vs still failing) was decided from this service state: hold it still.
-        items.push({
-          ConditionCheck: {
-            TableName: this.table,
-            Key: svcKey,
-            ConditionExpression: svc.version === 0 ? "attribute_not_exists(pk)" : "version = :sv",
-            ExpressionAttributeValues: svc.version === 0 ? undefined : { ":sv": svc.version },
-          },
-        });
-      }
-      let alertIndex: number | undefined;
-      if (decision.alert) {
-        alertIndex = items.length;
-        const alert = decision.alert.audit
-          ? { ...decision.alert, audit: { ...decision.alert.audit, source: executionEntryId(obs.service_id, obs.execution_id) } }
-          : decision.alert;
-        items.push({ Put: { TableName: this.table, Item: alert, ConditionExpression: "attribute_not_exists(pk)" } });
-      }
+      const { writes, alertIndex, change } = observationWrites(ref, prev, svc, decided, existingAlert, this.expiresAt());
       try {
-        this.writes.count += items.filter((i) => !i.ConditionCheck).length;
-        await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
-        return { changed: true, outcome: decision.outcome, ...(alertExisted ? { alertExisted } : {}) };
+        this.writes.count += writes.filter((w) => "put" in w).length;
+        await this.doc.send(new TransactWriteCommand({ TransactItems: writes.map((w) => this.transactItem(w)) }));
+        return change;
       } catch (err) {
         const refusal = refusalOf(err, alertIndex);
         if (refusal === "other") {
           const codes = (err as TransactionCanceledException).CancellationReasons?.map((r) => r.Code ?? "None").join(", ");
           if (!codes) throw err;
-          throw new Error(`execution ${obs.execution_id} of ${obs.service_id}: write refused (per item: ${codes})`, { cause: err });
+          throw new Error(`${what}: write refused (per item: ${codes})`, { cause: err });
         }
-        if (refusal === "alert_exists") existingAlert = decision.alert?.pk;
+        if (refusal === "alert_exists") existingAlert = (writes[alertIndex!] as { put: { pk: string } }).put.pk;
+        return LOST_RACE;
       }
-    }
-    throw new Error(`execution ${obs.execution_id} of ${obs.service_id}: too much contention, gave up after 8 attempts`);
+    });
+  }
+
+  /** A conditional write as an item of a transaction. */
+  private transactItem(w: ConditionalWrite): TransactItem {
+    const condition = w.version === undefined
+      ? { ConditionExpression: "attribute_not_exists(pk)" }
+      : { ConditionExpression: "version = :v", ExpressionAttributeValues: { ":v": w.version } };
+    return "put" in w
+      ? { Put: { TableName: this.table, Item: w.put, ...condition } }
+      : { ConditionCheck: { TableName: this.table, Key: w.check, ...condition } };
   }
 
   async raiseAlert(alert: AlertItem): Promise<boolean> {
@@ -308,21 +207,11 @@ export class DynamoIngestStore implements IngestStore {
 
   async learnServices(entries: Array<{ id: string; ctx: ServiceContext }>): Promise<number> {
     if (!entries.length) return 0;
-    const known = await this.getServiceContexts(entries.map((e) => e.id));
-    let written = 0;
-    for (const { id, ctx } of entries) {
-      const merged = { ...known.get(id), ...ctx };
-      if (JSON.stringify(merged) === JSON.stringify(known.get(id))) continue;
-      known.set(id, merged);
+    const learned = contextsToWrite(await this.getServiceContexts(entries.map((e) => e.id)), entries);
+    for (const { id, ctx } of learned) {
       this.writes.count++;
-      written++;
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: { ...keys.directory(id), item_type: "directory", service_id: id, ctx: merged, [TTL_ATTRIBUTE]: this.expiresAt() },
-        }),
-      );
+      await this.doc.send(new PutCommand({ TableName: this.table, Item: directoryItem(id, ctx, this.expiresAt()) }));
     }
-    return written;
+    return learned.length;
   }
 }

@@ -1,17 +1,12 @@
 import { describe, expect, it } from "vitest";
-import {
-  type DispatchState,
-  type Watchlist,
-  DISPATCH_POLICY,
-  applyPollResult,
-  healthFacts,
-  idleIntervalMs,
-  initialState,
-  planTick,
-  watchlist,
-} from "../../lib/ingest/dispatch.js";
+import type { DispatchState, Watchlist } from "../../lib/model/dispatch.js";
+import { DISPATCH_POLICY } from "../../lib/ingest/dispatch.js";
+import { applyPollResult, initialState } from "../../lib/ingest/source-state.js";
+import { healthFacts } from "../../lib/ingest/health-facts.js";
+import { idleIntervalMs, planTick } from "../../lib/ingest/plan.js";
+import { watchlist } from "../../lib/ingest/watchlist.js";
 import { available, capOf } from "../../lib/ingest/budget.js";
-import type { PollRequest, PollResult } from "../../lib/ingest/poll.js";
+import type { PollRequest, PollResult } from "../../lib/model/poll.js";
 import { sourceKey } from "../../lib/ingest/normalize.js";
 import type { Config } from "../../lib/config/load.js";
 

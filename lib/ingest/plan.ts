@@ -1,0 +1,129 @@
+/** The plan of one dispatch tick: which sources to poll now, within the budget (see dispatch.ts for the order). */
+import type { DispatchState, SourceState, Watchlist } from "../model/dispatch.js";
+import type { PollRequest } from "../model/poll.js";
+import * as budget from "./budget.js";
+import { DISPATCH_POLICY, MINUTE } from "./dispatch.js";
+import { type SourceRef, sourceKey } from "./normalize.js";
+import { initialState, isHot, lastOkAt, polled } from "./source-state.js";
+
+/**
+ * Weighted staleness: a source's score is the time since its last poll times its weight, and the
+ * highest scores are polled first. In steady state every source is polled when its score reaches the
+ * same level, so its interval is inversely proportional to its weight: an organization's webhooks
+ * together are read `feedWeight` times as often as an idle application (one request names every
+ * service that started or failed a deployment), a recently active source `activeWeight` times. The
+ * score grows without bound, so every source is reached: nothing starves.
+ */
+function weight(ref: SourceRef, s: SourceState, watch: Watchlist, now: number): number {
+  if (ref.kind === "webhook") return DISPATCH_POLICY.feedWeight / (watch.webhooksPerOrg.get(ref.organizationId) ?? 1);
+  const active = s.last_activity_at !== undefined && now - s.last_activity_at < DISPATCH_POLICY.activeMs;
+  return active ? DISPATCH_POLICY.activeWeight : 1;
+}
+
+interface Candidate {
+  ref: SourceRef;
+  key: string;
+  s: SourceState;
+  /** 0 in progress, 1 hot, 2 the staleness queue. */
+  tier: 0 | 1 | 2;
+  weight: number;
+  score: number;
+}
+
+const isDue = (s: SourceState, now: number) =>
+  (s.last_polled_at === undefined || now - s.last_polled_at >= DISPATCH_POLICY.minIntervalMs) &&
+  (s.next_allowed_at === undefined || now >= s.next_allowed_at);
+
+export interface Plan {
+  polls: PollRequest[];
+  state: DispatchState;
+  /** False when the state is as it was (nothing to poll): nothing to write. */
+  changed: boolean;
+}
+
+/** Plans one tick: the polls to send now and the state to store before sending them. */
+export function planTick(prior: DispatchState | undefined, watch: Watchlist, now: number): Plan {
+  const state = prior ?? initialState(watch, now);
+  let b = budget.reconfigure(state.budget, watch.requestsPerHour);
+  const sources: Record<string, SourceState> = {};
+  for (const ref of watch.sources) {
+    const key = sourceKey(ref);
+    if (state.sources[key]) sources[key] = state.sources[key]; // sources no longer watched are dropped
+  }
+  // A source never polled counts as a minute staler than the stalest: first in the round of its weight,
+  // while the change feed keeps its place (a cold start reads the webhooks first, then every tick).
+  const stalest = Math.min(now, ...Object.values(sources).map((s) => s.last_polled_at ?? now));
+  const candidates: Candidate[] = [];
+  for (const ref of watch.sources) {
+    const key = sourceKey(ref);
+    const st = sources[key] ?? {};
+    if (!isDue(st, now)) continue;
+    const tier = st.in_progress ? 0 : isHot(st, now) ? 1 : 2;
+    const age = now - (st.last_polled_at ?? stalest - MINUTE);
+    const w = weight(ref, st, watch, now);
+    candidates.push({ ref, key, s: st, tier, weight: w, score: age * w });
+  }
+
+  const chosen = choose(candidates, budget.available(b, now), budget.available(b, now, DISPATCH_POLICY.burstKeptMinutes));
+  for (const c of chosen) sources[c.key] = polled(c.s, now);
+  b = budget.spend(b, chosen.length, now);
+
+  const silentSince = prior?.last_tick_at;
+  const outage = silentSince !== undefined && now - silentSince > DISPATCH_POLICY.outageAfterMs
+    ? { from: silentSince, to: now }
+    : state.outage;
+  const next: DispatchState = { budget: b, last_tick_at: now, ...(outage ? { outage } : {}), sources };
+  const polls = chosen.map((c): PollRequest => pollRequest(c.ref, c.s, outage));
+  const dropped = Object.keys(sources).length !== Object.keys(state.sources).length;
+  // A new tick's time is worth writing (outages are seen by its absence); a retried invocation within
+  // the same minute that polls nothing is not.
+  const newTick = silentSince === undefined || now - silentSince >= DISPATCH_POLICY.minIntervalMs;
+  const changed = !prior || chosen.length > 0 || dropped || b !== state.budget || newTick;
+  return { polls, state: changed ? next : state, changed };
+}
+
+/** A poll of a source: when it was last read, and the outage it has not been read since, if any. */
+export function pollRequest(source: SourceRef, s: SourceState, outage: DispatchState["outage"]): PollRequest {
+  const ok = lastOkAt(s);
+  const missedOutage = outage && (s.last_polled_at ?? -Infinity) < outage.to;
+  return {
+    source,
+    ...(ok !== undefined ? { previousPollAt: new Date(ok).toISOString() } : {}),
+    ...(missedOutage ? { outage: { from: new Date(outage.from).toISOString(), to: new Date(outage.to).toISOString() } } : {}),
+  };
+}
+
+/**
+ * Urgent sources (in progress, hot) may use the whole budget, burst included, but leave the queue its
+ * share; the queue is paced: it spends only what the bucket holds above the burst kept for activity.
+ */
+function choose(candidates: Candidate[], all: number, paced: number): Candidate[] {
+  const urgent = candidates
+    .filter((c) => c.tier < 2)
+    .sort((x, y) => x.tier - y.tier || (x.s.last_polled_at ?? 0) - (y.s.last_polled_at ?? 0) || x.key.localeCompare(y.key));
+  const queue = candidates.filter((c) => c.tier === 2).sort((x, y) => y.score - x.score || y.weight - x.weight || x.key.localeCompare(y.key));
+  const share = Math.min(queue.length, Math.floor(all * DISPATCH_POLICY.queueShare));
+  const u = urgent.slice(0, Math.max(0, all - share));
+  const q = queue.slice(0, Math.max(0, Math.min(all - u.length, Math.max(paced - u.length, share))));
+  return [...u, ...q];
+}
+
+/**
+ * How often an idle source is polled in steady state when the queue has the budget to itself. Every
+ * source is polled when its score reaches a common level θ, so at θ/weight, but at most once a tick;
+ * θ is where the polls per minute add up to what the budget allows.
+ */
+export function idleIntervalMs(watch: Watchlist): number {
+  // The queue, saturated, spends the bucket's refill.
+  const perMinute = budget.perMinute(budget.newBudget(watch.requestsPerHour, 0));
+  if (watch.sources.length <= perMinute) return MINUTE;
+  const weights = watch.sources.map((ref) => weight(ref, {}, watch, 0)).sort((x, y) => y - x);
+  let rest = weights.reduce((sum, w) => sum + w, 0);
+  // The heaviest sources are capped at one poll a tick; the others share what is left by weight.
+  for (const [everyTick, w] of weights.entries()) {
+    const theta = rest / (perMinute - everyTick);
+    if (w < theta) return theta * MINUTE;
+    rest -= w;
+  }
+  return MINUTE;
+}

@@ -1,0 +1,188 @@
+/**
+ * An application's deployment history: executions as state machines (lib/ingest/transitions.ts).
+ * The history has no cursor: a small page is read when quiet, and when a page shares nothing with what
+ * is known (or an execution being followed fell off it), read again at once with a larger page.
+ */
+import type { DeploymentHistoryItem } from "../../platform/schemas.js";
+import { type ServiceContext, deploymentAlertId, deploymentDetail, withOrganizationName } from "../../alerts/build.js";
+import type { ExecutionDecision, SourceCursor, StoredExecution } from "../../model/ingest-store.js";
+import { type AlertItem, newAlertItem } from "../../store/items.js";
+import { boundRecord } from "../../store/bounds.js";
+import { isUnwritable } from "../../store/quarantine.js";
+import { executionEntryId, executionRow } from "../../audit/entries.js";
+import { type DeploymentObservation, normalizeDeployment } from "../normalize.js";
+import { type ServiceState, decideDeploymentTransition, enteredCounts, timesEntered } from "../transitions.js";
+import { classifyStatus } from "../status.js";
+import { type Instant, compareInstants, plausibleInstant } from "../time.js";
+import { type PollContext, type SourceReader, backfillCutoff, countAlert, namingSource, quarantineRecord, suppressionFor, takeRejected } from "./reader.js";
+
+export const DEPLOYMENT_PAGE_MIN = 5;
+export const DEPLOYMENT_PAGE_MAX = 100;
+/**
+ * The most deployment entries one poll reads, newest first, whatever the platform answered: a platform
+ * that ignores pageSize (docs/platform.md) must not hold a poll past its time with thousands of writes.
+ */
+export const DEPLOYMENT_READ_MAX = 500;
+
+/** Statuses an execution's stored history keeps; `entered` counts all of them. */
+const HISTORY_KEPT = 50;
+
+export const deploymentHistory: SourceReader = { read: readDeployments };
+
+async function readDeployments(poll: PollContext): Promise<void> {
+  const { req, deps, result } = poll;
+  const key = result.source;
+  const cursor = await deps.store.getCursor(key);
+  result.firstSight = !cursor;
+  const known = knownStatuses(cursor);
+  let pageSize = cursor?.page_size ?? (cursor ? DEPLOYMENT_PAGE_MIN : 20);
+  const observedAt = deps.now().toISOString();
+  const nowMs = Date.parse(observedAt);
+
+  let page = await readPage(poll, pageSize);
+  const normalize = (items: DeploymentHistoryItem[]) => items.map((item) => boundRecord(normalizeDeployment(item, req.source, observedAt)));
+  let observations = normalize(page);
+  const followed = [...known].filter(([, status]) => classifyStatus(status) === "in_progress").map(([k]) => k);
+  const missing = (obs: DeploymentObservation[]) => {
+    const ids = new Set(obs.map(execKey));
+    const overlap = [...known.keys()].some((k) => ids.has(k));
+    const lostFollowed = followed.some((k) => !ids.has(k));
+    return known.size > 0 && obs.length >= pageSize && (!overlap || lostFollowed);
+  };
+  if (missing(observations) && pageSize < DEPLOYMENT_PAGE_MAX) {
+    pageSize = DEPLOYMENT_PAGE_MAX;
+    page = await readPage(poll, pageSize);
+    observations = normalize(page);
+  }
+  const gap = missing(observations);
+  if (gap) {
+    result.gapSuspected = true;
+    deps.log.warn("deployment history may have a gap: a full page shares nothing with what was known", {
+      source: key, pageSize,
+    });
+  }
+
+  const cutoff = backfillCutoff(poll, cursor);
+  observations = onePerExecution(observations, nowMs);
+  // Oldest first, so a failure is recorded before the success that recovers it. An entry without a
+  // usable start is ordered by when Lookout saw it: now (docs/platform.md, "Timestamps").
+  const startOf = (o: DeploymentObservation) => entryInstant(o.created_at, o.created_at_raw, nowMs) ?? { ms: nowMs, nanos: 0 };
+  observations.sort((a, b) => compareInstants(startOf(a), startOf(b)));
+  if (observations.length > DEPLOYMENT_READ_MAX) {
+    deps.log.warn("deployment history answered far more than asked: the newest entries were read, the older ones are history", {
+      source: key, asked: pageSize, answered: observations.length, read: DEPLOYMENT_READ_MAX,
+    });
+    observations = observations.slice(-DEPLOYMENT_READ_MAX);
+    result.gapSuspected = true;
+  }
+  const changed = observations.filter((o) => known.get(execKey(o)) !== o.status);
+  const contexts = changed.length
+    ? await deps.store.getServiceContexts([...new Set(changed.map((o) => o.service_id))])
+    : new Map<string, ServiceContext>();
+
+  for (const obs of changed) {
+    const ctx: ServiceContext = { ...contexts.get(obs.service_id), ...deps.configured?.get(obs.application_id) };
+    const decide = (prev: StoredExecution | undefined, svc: ServiceState): ExecutionDecision<AlertItem> => {
+      // The nth time this execution entered this status: a re-run that fails again is another alert.
+      const occurrence = timesEntered(prev, obs.status) + 1;
+      const d = decideDeploymentTransition(prev, obs, svc, deploymentAlertId(obs, occurrence), observedAt);
+      if (!d.changed) return { changed: false };
+      const execution = nextExecution(prev, obs, observedAt);
+      const stored = { changed: true as const, execution, audit: executionRow(obs, ctx, execution.first_seen_at), service: d.service };
+      if (!d.transition) return stored;
+      const detail = withOrganizationName(deploymentDetail({
+        obs, transition: d.transition, ctx, observedAt, previousStatus: prev?.status,
+        failureCount: d.failureCount, incidentId: d.incidentId, occurrence,
+      }), deps.organizationNames);
+      const suppression = suppressionFor(obs.updated_at ?? obs.created_at, cutoff, deps.backfillWindowMs);
+      const alert = newAlertItem(detail, observedAt, deps.store.expiresAt(), suppression);
+      return { ...stored, alert: namingSource(alert, executionEntryId(obs.service_id, obs.execution_id)), outcome: alert };
+    };
+    const res = await deps.store
+      .observeExecution({ serviceId: obs.service_id, executionId: obs.execution_id }, decide)
+      .catch((err: unknown) => quarantineObservation(poll, err, obs));
+    if (!res) continue; // quarantined: handled, the cursor records its status
+    if (res.outcome) countAlert(poll, res.outcome);
+    if (res.changed) result.newRecords++;
+  }
+
+  const executions = new Map(observations.map((o) => [execKey(o), o.status]));
+  result.inProgress = observations.filter((o) => classifyStatus(o.status) === "in_progress").length;
+  // Quiet (the page overlapped and nothing is in progress): back to the small page at once. A burst
+  // larger than it is caught by the overlap check above, at the cost of one more request.
+  const nextSize = gap || result.inProgress > 0 ? pageSize : DEPLOYMENT_PAGE_MIN;
+  const next: SourceCursor = {
+    source: key,
+    version: (cursor?.version ?? 0) + 1,
+    deployments: observations.map(({ service_id, execution_id, status }) => ({ service_id, execution_id, status })),
+    page_size: nextSize,
+    ...(gap ? { gap_suspected_at: observedAt } : cursor?.gap_suspected_at ? { gap_suspected_at: cursor.gap_suspected_at } : {}),
+    first_polled_at: cursor?.first_polled_at ?? observedAt,
+  };
+  if (!cursor || !sameStatuses(known, executions) || cursor.page_size !== nextSize || gap) {
+    await deps.store.saveCursor(next, cursor?.version);
+  }
+}
+
+async function readPage(poll: PollContext, pageSize: number): Promise<DeploymentHistoryItem[]> {
+  const res = await poll.deps.client.list("listDeploymentHistory", { path: { applicationId: poll.req.source.id }, query: { pageSize } });
+  poll.spend(res.cost);
+  await takeRejected(poll, res.rejected);
+  return res.items;
+}
+
+/** The execution as stored after this observation: its status, when first seen, how often it entered each status. */
+function nextExecution(prev: StoredExecution | undefined, obs: DeploymentObservation, observedAt: string): Omit<StoredExecution, "version"> {
+  return {
+    status: obs.status,
+    first_seen_at: prev?.first_seen_at ?? observedAt,
+    first_seen_status: prev?.first_seen_status ?? obs.status,
+    entered: [...enteredCounts(prev).set(obs.status, timesEntered(prev, obs.status) + 1)].map(([status, times]) => ({ status, times })),
+    observation: obs,
+    history: [...(prev?.history ?? []), { status: obs.status, observed_at: observedAt }].slice(-HISTORY_KEPT),
+  };
+}
+
+/** An observation DynamoDB refuses is quarantined (undefined); any other error fails the poll. */
+async function quarantineObservation(poll: PollContext, err: unknown, obs: DeploymentObservation): Promise<undefined> {
+  if (!isUnwritable(err)) throw err;
+  await quarantineRecord(poll, err, {
+    kind: "deployment", id: executionEntryId(obs.service_id, obs.execution_id), organization: obs.organization_id,
+    content: obs, refs: { service: { id: obs.service_id } },
+  });
+  return undefined;
+}
+
+/** Same executions with the same statuses, whatever the order (entries can share a timestamp). */
+function sameStatuses(a: Map<string, string>, b: Map<string, string>): boolean {
+  return a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
+}
+
+/** An execution is known by its service and its id: two services of one history can share an execution id. */
+const execKey = (o: { service_id: string; execution_id: string }) => JSON.stringify([o.service_id, o.execution_id]);
+
+/** The cursor's statuses by execKey. */
+const knownStatuses = (cursor: SourceCursor | undefined) =>
+  new Map((cursor?.deployments ?? []).map((d) => [execKey(d), d.status]));
+
+/** An entry's time as an instant, nanoseconds included; undefined when missing or implausible. */
+const entryInstant = (iso: string | undefined, raw: string | undefined, nowMs: number): Instant | undefined =>
+  plausibleInstant(raw ?? iso, nowMs);
+
+/**
+ * One observation per execution: a page can list an execution twice. Which copy is kept does not depend
+ * on the page's order (or polls would flap between them): the later updated, then a finished state over
+ * one in progress, then the greater status.
+ */
+function onePerExecution(observations: DeploymentObservation[], nowMs: number): DeploymentObservation[] {
+  const updated = (o: DeploymentObservation) => entryInstant(o.updated_at, o.updated_at_raw, nowMs) ?? { ms: -Infinity, nanos: 0 };
+  const finished = (o: DeploymentObservation) => (classifyStatus(o.status) === "in_progress" ? 0 : 1);
+  const later = (a: DeploymentObservation, b: DeploymentObservation) =>
+    (compareInstants(updated(a), updated(b)) || finished(a) - finished(b) || (a.status > b.status ? 1 : a.status < b.status ? -1 : 0)) > 0;
+  const byKey = new Map<string, DeploymentObservation>();
+  for (const o of observations) {
+    const had = byKey.get(execKey(o));
+    if (!had || later(o, had)) byKey.set(execKey(o), o);
+  }
+  return [...byKey.values()];
+}

@@ -1,0 +1,110 @@
+/**
+ * A source's polling state and the one fold of a poll's result into dispatch's state: the source's
+ * health and activity, the change feed, the budget. Pure but for `recordPollResult`, which folds
+ * through a DispatchStore.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { DispatchState, SourceState, Watchlist } from "../model/dispatch.js";
+import type { DispatchStore } from "../model/dispatch-store.js";
+import type { PollResult } from "../model/poll.js";
+import * as budget from "./budget.js";
+import { DISPATCH_POLICY, MINUTE } from "./dispatch.js";
+
+export function initialState(watch: Watchlist, now: number): DispatchState {
+  return { budget: budget.newBudget(watch.requestsPerHour, now), sources: {} };
+}
+
+/**
+ * When the source was last polled successfully (the poll's planned time): the latest poll, unless a
+ * failure was recorded since — a poll that succeeded without news records nothing.
+ */
+export const lastOkAt = (s: SourceState): number | undefined =>
+  !s.consecutive_failures && s.last_polled_at !== undefined ? s.last_polled_at : s.last_ok_at;
+
+export function isHot(s: SourceState, now: number): boolean {
+  if (s.hot_until === undefined || now >= s.hot_until) return false;
+  const namedAt = s.hot_until - DISPATCH_POLICY.hotMs;
+  const readSince = (s.last_polled_at ?? -Infinity) >= namedAt && !s.consecutive_failures;
+  return !readSince;
+}
+
+/**
+ * Marks a source polled now. The previous poll, not known to have failed, becomes the last success; a
+ * hot mark that has served (read since, or expired) goes.
+ */
+export function polled(s: SourceState, now: number): SourceState {
+  return tidy({ ...s, last_ok_at: lastOkAt(s), last_polled_at: now, hot_until: isHot(s, now) ? s.hot_until : undefined });
+}
+
+export interface Applied {
+  state: DispatchState;
+  /** Whether anything worth storing changed. A routine poll (nothing new, 1 request) changes nothing. */
+  changed: boolean;
+}
+
+/** Folds one poll's result into the state: the source's health and activity, the change feed, the budget. */
+export function applyPollResult(state: DispatchState, result: PollResult, now: number, watch: Watchlist): Applied {
+  const rateLimited = result.error?.kind === "rate_limited";
+  let b = budget.observeResponse(state.budget, { rateLimit: result.rateLimit, rateLimited }, now);
+  // Dispatch spent 1 per poll; what the poll cost beyond that (retries, a second page) is spent now.
+  b = budget.spend(b, result.requests - 1, now);
+
+  const updates = new Map<string, SourceState>();
+  const update = (key: string, next: SourceState) => {
+    if (!isDeepStrictEqual(next, state.sources[key])) updates.set(key, next);
+  };
+  if (watch.keys.has(result.source)) update(result.source, afterPoll(state.sources[result.source] ?? {}, result, rateLimited, now));
+  // The change feed: services named by new deliveries are read next.
+  for (const id of result.hotServices) {
+    const key = watch.byApplication.get(id);
+    if (key) update(key, { ...(updates.get(key) ?? state.sources[key]), hot_until: now + DISPATCH_POLICY.hotMs });
+  }
+  if (b === state.budget && updates.size === 0) return { state, changed: false };
+  return { state: { ...state, budget: b, sources: { ...state.sources, ...Object.fromEntries(updates) } }, changed: true };
+}
+
+/**
+ * Folds a poll's result into the stored state; writes only when it changed something worth storing.
+ * No state yet (`run --once` plans nothing; a first poll before dispatch wrote): one is started, so a
+ * failure is counted whichever way Lookout runs (README, "Lookout's health").
+ */
+export async function recordPollResult(store: DispatchStore, name: string, result: PollResult, now: number, watch: Watchlist): Promise<boolean> {
+  const { written } = await store.update(name, (current) => {
+    const applied = applyPollResult(current ?? initialState(watch, now), result, now, watch);
+    return applied.changed ? applied.state : undefined;
+  });
+  return written;
+}
+
+function afterPoll(s: SourceState, r: PollResult, rateLimited: boolean, now: number): SourceState {
+  // A 429 is the budget's business, not the source's: it keeps its health, and since the poll did not
+  // happen, it is due again with its last success as it was (`polled` kept it in last_ok_at).
+  if (rateLimited) return tidy({ ...s, last_polled_at: s.last_ok_at });
+  if (!r.ok) {
+    const failures = (s.consecutive_failures ?? 0) + 1;
+    const backoff = Math.min(DISPATCH_POLICY.backoffMaxMs, DISPATCH_POLICY.backoffBaseMs * 2 ** (failures - 1));
+    // Counted from the failed poll's tick, with the same tolerance as `minIntervalMs`: 1, 2, 4… ticks later.
+    const from = (s.last_polled_at ?? now) - (MINUTE - DISPATCH_POLICY.minIntervalMs);
+    return tidy({ ...s, consecutive_failures: failures, next_allowed_at: from + backoff, last_error: r.error?.kind ?? "unknown" });
+  }
+  return tidy({
+    ...s,
+    // After failures, the streak ends with this poll; otherwise its success is inferred (`lastOkAt`).
+    last_ok_at: s.consecutive_failures ? (s.last_polled_at ?? now) : s.last_ok_at,
+    consecutive_failures: undefined,
+    next_allowed_at: undefined,
+    last_error: undefined,
+    in_progress: r.inProgress,
+    // What a first sight finds is history, not activity: it must not push never-read sources back.
+    last_activity_at: !r.firstSight && (r.newRecords > 0 || r.alerts > 0) ? now : s.last_activity_at,
+  });
+}
+
+/** Absent rather than undefined or zero: states compare equal and store compactly. */
+function tidy(s: SourceState): SourceState {
+  const out: SourceState = {};
+  for (const [k, v] of Object.entries(s) as Array<[keyof SourceState, SourceState[keyof SourceState]]>) {
+    if (v !== undefined && v !== 0) (out as Record<string, unknown>)[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,76 @@
+/**
+ * Dispatch's state and what it watches: the types the planner (lib/ingest), its store
+ * (lib/store/dispatch-store.ts) and the health events (lib/alerts/health.ts) share.
+ */
+import type { SourceRef } from "../ingest/normalize.js";
+
+/** The request budget's state (lib/ingest/budget.ts), kept by dispatch between invocations. */
+export interface BudgetState {
+  /** Requests per hour from configuration. */
+  configured: number;
+  /** The platform's `X-RateLimit-Limit`, kept while it is lower than `configured`. */
+  platform_limit?: number;
+  /** Bucket level at `at`; negative when polls cost more than planned (a debt paid by waiting). */
+  tokens: number;
+  /** Epoch ms the bucket level was computed at. */
+  at: number;
+  /** Requests spent per minute, `[epoch minute, count]`, for the current minute and the 60 before. */
+  minutes: Array<[number, number]>;
+  /** The platform's own count while it is lower than ours: requests left until `reset_at` (epoch ms). */
+  platform?: { remaining: number; reset_at: number };
+  /** After a 429: no request before this (epoch ms). */
+  throttled_until?: number;
+  /** 429s in a row, for the backoff when no Retry-After came. */
+  throttles?: number;
+}
+
+/** One watched source's polling state. */
+export interface SourceState {
+  /** When the latest poll was planned (epoch ms). */
+  last_polled_at?: number;
+  /** When the latest poll known to have succeeded was planned; read it through `lastOkAt`. */
+  last_ok_at?: number;
+  /** When a poll last found something new (records, alerts). */
+  last_activity_at?: number;
+  /** Deployments: executions in progress at the last successful poll. */
+  in_progress?: number;
+  /** Named by the change feed at `hot_until - hotMs`: urgent until read after that, or until then. */
+  hot_until?: number;
+  consecutive_failures?: number;
+  /** Backoff after a failure: not polled before this. */
+  next_allowed_at?: number;
+  /** The error kind of the last failure (`PlatformErrorKind`), while failing. */
+  last_error?: string;
+}
+
+export interface DispatchState {
+  budget: BudgetState;
+  /** When dispatch last planned a tick (epoch ms): a long silence since is an outage of Lookout. */
+  last_tick_at?: number;
+  /** The latest outage (epoch ms); sources not read since it ended are polled with it. */
+  outage?: { from: number; to: number };
+  /** By source key; only watched sources that were polled at least once. */
+  sources: Record<string, SourceState>;
+}
+
+/** What dispatch watches, from the configuration. */
+export interface Watchlist {
+  sources: SourceRef[];
+  /** Their source keys. */
+  keys: ReadonlySet<string>;
+  /** Application id → its deployment source key: the change feed names services by id. */
+  byApplication: Map<string, string>;
+  /** Webhooks per organization: they share the organization's change feed weight. */
+  webhooksPerOrg: Map<string, number>;
+  requestsPerHour: number;
+}
+
+/** What dispatch's state says about polling's health, as data (lib/alerts/health.ts makes the events). */
+export interface SourceHealthFacts {
+  /** Sources whose last polls failed, `failingAfter` or more in a row. */
+  failing: Array<{ source: string; consecutiveFailures: number; lastError: string }>;
+  /** Sources with no successful poll for longer than `stalledAfterMs`. */
+  stalled: Array<{ source: string; lastOkAt: string; silentForMs: number }>;
+  /** The platform refused the token; the sources whose last error says so. */
+  tokenRejected: { sources: string[]; statuses: number[] } | undefined;
+}

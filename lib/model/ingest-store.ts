@@ -1,0 +1,99 @@
+/**
+ * The port the ingest stage stores through. Deduplication lives in its conditional writes: a record is
+ * inserted once by id; an execution's status changes once, in the same all-or-nothing write as the
+ * service state and the alert (the outbox), so concurrent pollers cannot raise a transition twice.
+ * Adapters: lib/store/ingest-store.ts (DynamoDB), lib/store/memory/ingest-store.ts (in memory); both
+ * are checked by the same contract tests (test/support/ingest-store-contract.ts).
+ */
+import type { ServiceContext } from "../alerts/build.js";
+import type { AuditRow } from "../audit/model.js";
+import type { DeploymentObservation } from "../ingest/normalize.js";
+import type { ExecutionState, ServiceState } from "../ingest/transitions.js";
+import type { AlertItem } from "../store/items.js";
+import type { QuarantinePort } from "../store/quarantine.js";
+
+/** What a source remembers between polls, so that a poll with nothing new writes nothing. */
+export interface SourceCursor {
+  source: string;
+  version: number;
+  /** Ids (deliveries) or content hashes (cluster logs) of the last list read and stored. */
+  seen?: string[];
+  /**
+   * Deployments: the last status of each execution on the last page, by service and execution (two
+   * services of one history can share an execution id). A list, not a map keyed by platform ids: the
+   * marshaller loses a key such as `__proto__`. Cursors written before kept `executions`, by execution
+   * id alone: it is no longer read, and the next save drops it.
+   */
+  deployments?: Array<{ service_id: string; execution_id: string; status: string }>;
+  /** Deployments: the page size to ask for next. */
+  page_size?: number;
+  /** Deployments: when a page last shared no execution with what was known (a gap may exist). */
+  gap_suspected_at?: string;
+  first_polled_at: string;
+}
+
+export interface StoredExecution extends ExecutionState {
+  observation: DeploymentObservation;
+  /** The last 50 statuses; `entered` keeps the counts of all of them. */
+  history: Array<{ status: string; observed_at: string }>;
+}
+
+/** A stored record as lib/store/items.ts `recordItem` builds it. */
+export type RecordItem = Record<string, unknown> & { pk: string; sk: string };
+
+export type InsertResult = "inserted" | "exists";
+
+/** One deployment execution: two services of one history can share an execution id. */
+export interface ExecutionRef {
+  serviceId: string;
+  executionId: string;
+}
+
+export interface ExecutionChange<T> {
+  /** False when the decision changed nothing: nothing written. */
+  changed: boolean;
+  outcome?: T;
+  /** The alert decided was in the outbox already (same id): the change was written without it. */
+  alertExisted?: boolean;
+}
+
+/** What an observation changes: nothing, or the execution (with its service and alert, when they change). */
+export type ExecutionDecision<T> =
+  | { changed: false }
+  | {
+      changed: true;
+      /** The execution as it is to be stored; the store keeps its version. */
+      execution: Omit<StoredExecution, "version">;
+      /** The execution's audit row, kept in the audit indexes with it. */
+      audit?: AuditRow;
+      /** The service state after this observation; the same object when it does not change. */
+      service?: ServiceState;
+      alert?: AlertItem;
+      outcome?: T;
+    };
+
+/** Decides, from the stored states, what an observation changes and which alert it raises. Pure: it may run again after a lost race. */
+export type ExecutionDecider<T> = (prev: StoredExecution | undefined, service: ServiceState) => ExecutionDecision<T>;
+
+export interface IngestStore extends QuarantinePort {
+  getCursor(source: string): Promise<SourceCursor | undefined>;
+  /** Saves when nobody else saved since `expectedVersion` was read; false when someone did. */
+  saveCursor(cursor: SourceCursor, expectedVersion: number | undefined): Promise<boolean>;
+  /** Inserts a record (and its alert, both or neither) unless a record with its key exists. */
+  insertRecord(record: RecordItem, alert?: AlertItem): Promise<InsertResult>;
+  /**
+   * Reads the execution and its service, asks `decide`, and writes the execution, the service and the
+   * alert together on condition that neither state changed since the read; on a lost race reads and
+   * decides again. An alert whose id is in the outbox already is left out (`alertExisted`).
+   */
+  observeExecution<T>(execution: ExecutionRef, decide: ExecutionDecider<T>): Promise<ExecutionChange<T>>;
+  /** Puts an alert into the outbox unless one with its id is there already; true when it was new. */
+  raiseAlert(alert: AlertItem): Promise<boolean>;
+  getServiceContexts(serviceIds: string[]): Promise<Map<string, ServiceContext>>;
+  /** Records names learned from the change feed; writes only what differs from what is stored. */
+  learnServices(entries: Array<{ id: string; ctx: ServiceContext }>): Promise<number>;
+  /** Epoch seconds at which an item written now expires (the configured retention). */
+  expiresAt(): number;
+  /** Counts of what this store wrote, for benchmarks and the steady-state test. */
+  readonly writes: { count: number };
+}

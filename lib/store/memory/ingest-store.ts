@@ -1,0 +1,142 @@
+/**
+ * The ingest store held in memory: the IngestStore port with DynamoIngestStore's semantics — the same
+ * items by the same keys, conditional puts, writes that go together all or nothing, version checks
+ * and lost races read again — without a table. For fast tests of polling decisions.
+ */
+import type { ServiceContext } from "../../alerts/build.js";
+import type {
+  ExecutionChange,
+  ExecutionDecider,
+  ExecutionRef,
+  IngestStore,
+  InsertResult,
+  RecordItem,
+  SourceCursor,
+  StoredExecution,
+} from "../../model/ingest-store.js";
+import { type ServiceState, emptyServiceState } from "../../ingest/transitions.js";
+import { type AlertItem, keys } from "../items.js";
+import { type QuarantineEntry, quarantineItems } from "../quarantine.js";
+import { TTL_ATTRIBUTE } from "../table.js";
+import { LOST_RACE, retryLostRaces } from "../optimistic.js";
+import { type ConditionalWrite, contextsToWrite, cursorItem, directoryItem, observationWrites } from "../ingest-items.js";
+
+type Item = Record<string, unknown> & { pk: string; sk: string };
+type Key = { pk: string; sk: string };
+
+export interface MemoryIngestStoreOptions {
+  retentionMs: number;
+  now?: () => Date;
+}
+
+export class MemoryIngestStore implements IngestStore {
+  private readonly items = new Map<string, Item>();
+  readonly writes = { count: 0 };
+
+  constructor(private readonly opts: MemoryIngestStoreOptions) {}
+
+  /** Every item stored, copied: what a scan of the table would give. */
+  scan(): Item[] {
+    return [...this.items.values()].map((i) => structuredClone(i));
+  }
+
+  expiresAt(): number {
+    return Math.floor(((this.opts.now?.() ?? new Date()).getTime() + this.opts.retentionMs) / 1000);
+  }
+
+  async quarantine(entry: QuarantineEntry): Promise<boolean> {
+    this.writes.count += 2;
+    const now = this.opts.now?.() ?? new Date();
+    const { item, health } = quarantineItems(entry, now, Math.floor((now.getTime() + this.opts.retentionMs) / 1000));
+    return this.writeAll([item, health].map((i) => ({ put: i as Item })));
+  }
+
+  async getCursor(source: string): Promise<SourceCursor | undefined> {
+    return (await this.get(keys.cursor(source)))?.cursor as SourceCursor | undefined;
+  }
+
+  async saveCursor(cursor: SourceCursor, expectedVersion: number | undefined): Promise<boolean> {
+    this.writes.count++;
+    return this.writeAll([{ put: cursorItem(cursor, this.expiresAt()), version: expectedVersion }]);
+  }
+
+  async insertRecord(record: RecordItem, alert?: AlertItem): Promise<InsertResult> {
+    this.writes.count += alert ? 2 : 1;
+    const puts = [{ put: { ...record, [TTL_ATTRIBUTE]: this.expiresAt() } }, ...(alert ? [{ put: asItem(alert) }] : [])];
+    return this.writeAll(puts) ? "inserted" : "exists";
+  }
+
+  observeExecution<T>(ref: ExecutionRef, decide: ExecutionDecider<T>): Promise<ExecutionChange<T>> {
+    // An alert id found in the outbox already: the transition is recorded; write the state without it.
+    let existingAlert: string | undefined;
+    return retryLostRaces({ attempts: 8, what: `execution ${ref.executionId} of ${ref.serviceId}` }, async () => {
+      const [execItem, svcItem] = await Promise.all([
+        this.get(keys.execution(ref.serviceId, ref.executionId)),
+        this.get(keys.service(ref.serviceId)),
+      ]);
+      const prev = execItem?.state as StoredExecution | undefined;
+      const svc = (svcItem?.state as ServiceState | undefined) ?? emptyServiceState();
+      const decided = decide(prev, svc);
+      if (!decided.changed) return { changed: false };
+      const { writes, alertIndex, change } = observationWrites(ref, prev, svc, decided, existingAlert, this.expiresAt());
+      this.writes.count += writes.filter((w) => "put" in w).length;
+      if (this.writeAll(writes)) return change;
+      // Only the alert's condition failed: as DynamoDB's refusal reasons tell (lib/store/ingest-store.ts `refusalOf`).
+      const refused = writes.filter((w) => !this.holds(w));
+      if (alertIndex !== undefined && refused.length === 1 && refused[0] === writes[alertIndex]) existingAlert = keyOfWrite(refused[0]!).pk;
+      return LOST_RACE;
+    });
+  }
+
+  async raiseAlert(alert: AlertItem): Promise<boolean> {
+    this.writes.count++;
+    return this.writeAll([{ put: asItem(alert) }]);
+  }
+
+  async getServiceContexts(serviceIds: string[]): Promise<Map<string, ServiceContext>> {
+    const out = new Map<string, ServiceContext>();
+    for (const id of new Set(serviceIds)) {
+      const item = await this.get(keys.directory(id));
+      if (item) out.set(id, item.ctx as ServiceContext);
+    }
+    return out;
+  }
+
+  async learnServices(entries: Array<{ id: string; ctx: ServiceContext }>): Promise<number> {
+    if (!entries.length) return 0;
+    const learned = contextsToWrite(await this.getServiceContexts(entries.map((e) => e.id)), entries);
+    for (const { id, ctx } of learned) {
+      this.writes.count++;
+      const item = directoryItem(id, ctx, this.expiresAt());
+      this.items.set(keyOf(item), structuredClone(item));
+    }
+    return learned.length;
+  }
+
+  /** A copy of the item, as a consistent read gives. */
+  private async get(key: Key): Promise<Item | undefined> {
+    // A read is a round trip: other writers may go between it and the write that follows.
+    await Promise.resolve();
+    const item = this.items.get(keyOf(key));
+    return item && structuredClone(item);
+  }
+
+  /** Whether a write's condition holds: the item's version as read, or no item where none was read. */
+  private holds(w: ConditionalWrite): boolean {
+    const stored = this.items.get(keyOf(keyOfWrite(w)));
+    return w.version === undefined ? !stored : stored?.version === w.version;
+  }
+
+  /** Every write whose condition holds, or none: false when one does not. */
+  private writeAll(writes: ConditionalWrite[]): boolean {
+    if (!writes.every((w) => this.holds(w))) return false;
+    for (const w of writes) if ("put" in w) this.items.set(keyOf(w.put), structuredClone(w.put));
+    return true;
+  }
+}
+
+const keyOfWrite = (w: ConditionalWrite): Key => ("put" in w ? w.put : w.check);
+
+const keyOf = (k: Key) => `${k.pk}\u0000${k.sk}`;
+
+const asItem = (alert: AlertItem) => alert as unknown as Item;
