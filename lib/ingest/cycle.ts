@@ -8,7 +8,7 @@ import type { IngestStore } from "../model/ingest-store.js";
 import type { PollRequest, PollResult } from "../model/poll.js";
 import { newAlertItem } from "../store/items.js";
 import { healthFromFacts } from "../alerts/health.js";
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import type { HealthSettings } from "../config/load.js";
 import { sourceKey } from "./normalize.js";
 import { healthFacts } from "./health-facts.js";

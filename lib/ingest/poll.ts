@@ -15,7 +15,7 @@
 import type { PlatformClient } from "../platform/client.js";
 import type { CallCost } from "../platform/cost.js";
 import type { PlatformError } from "../platform/errors.js";
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import type { ServiceContext } from "../alerts/build.js";
 import type { Suppression } from "../store/items.js";
 import type { IngestStore } from "../model/ingest-store.js";

@@ -12,7 +12,7 @@ import {
   QueryCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import { TTL_ATTRIBUTE } from "./table.js";
 import { keys as itemKeys } from "./items.js";
 

@@ -8,7 +8,7 @@ import { deliver, flushHeld, type Channel, type DeliverDeps } from "../../lib/no
 import { DynamoNotifyStore, type Mute } from "../../lib/store/notify-store.js";
 import { newAlertItem } from "../../lib/store/items.js";
 import { DeliveryError, type IncidentRef } from "../../lib/notify/types.js";
-import type { LookoutEventDetail } from "../../lib/alerts/event.js";
+import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 const examples = { failed: EXAMPLE_DETAILS["Deployment Failed"] };

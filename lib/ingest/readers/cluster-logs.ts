@@ -1,6 +1,6 @@
 /** A cluster's logs: entries have no id, so each is known by its content hash; error entries are alerted once. */
 import type { ClusterLogEntry } from "../../platform/schemas.js";
-import type { NamedRef } from "../../alerts/event.js";
+import type { NamedRef } from "../../model/event.js";
 import { clusterDetail, withOrganizationName } from "../../alerts/build.js";
 import { normalizeClusterLog } from "../normalize.js";
 import { readList } from "./list.js";

@@ -13,7 +13,7 @@ import { executionEntryId, executionRow } from "../../audit/entries.js";
 import { type DeploymentObservation, normalizeDeployment } from "../normalize.js";
 import { type ServiceState, decideDeploymentTransition, enteredCounts, timesEntered } from "../transitions.js";
 import { classifyStatus } from "../status.js";
-import { type Instant, compareInstants, plausibleInstant } from "../time.js";
+import { type Instant, compareInstants, plausibleInstant } from "../../model/time.js";
 import { type PollContext, type SourceReader, backfillCutoff, countAlert, namingSource, quarantineRecord, suppressionFor, takeRejected } from "./reader.js";
 
 export const DEPLOYMENT_PAGE_MIN = 5;

@@ -4,7 +4,7 @@
  */
 import pMap from "p-map";
 import type { PlatformListResponse } from "../../platform/client.js";
-import type { LookoutEventDetail } from "../../alerts/event.js";
+import type { LookoutEventDetail } from "../../model/event.js";
 import { newAlertItem, recordItem } from "../../store/items.js";
 import { boundRecord } from "../../store/bounds.js";
 import { isUnwritable } from "../../store/quarantine.js";

@@ -10,9 +10,9 @@ import { type AlertItem, type Suppression } from "../../store/items.js";
 import type { QuarantineEntry } from "../../store/quarantine.js";
 import { formatDuration } from "../../config/duration.js";
 import { type SourceRef, parseSourceKey } from "../normalize.js";
-import { contentHash } from "../hash.js";
-import { plausibleInstant } from "../time.js";
-import { knownSecretsOf, redact, redactText } from "../redact.js";
+import { contentHash } from "../../model/hash.js";
+import { plausibleInstant } from "../../model/time.js";
+import { knownSecretsOf, redact, redactText } from "../../platform/redact.js";
 import type { PollDeps } from "../poll.js";
 
 /** One poll of one source as it goes. */
