@@ -13,7 +13,7 @@ import { planPolls, raiseHealth } from "../lib/ingest/cycle.js";
 import type { IngestStore } from "../lib/model/ingest-store.js";
 import type { HealthSettings } from "../lib/config/load.js";
 import type { Watchlist } from "../lib/model/dispatch.js";
-import { sourceKey } from "../lib/ingest/normalize.js";
+import { sourceKey } from "../lib/model/source.js";
 import type { PollRequest } from "../lib/model/poll.js";
 import type { DispatchStore } from "../lib/model/dispatch-store.js";
 import { cloudRuntime, requiredEnv } from "./runtime.js";

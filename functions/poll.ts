@@ -19,7 +19,7 @@ import type { Watchlist } from "../lib/model/dispatch.js";
 import type { PollDeps } from "../lib/ingest/poll.js";
 import type { PollRequest } from "../lib/model/poll.js";
 import type { DispatchStore } from "../lib/model/dispatch-store.js";
-import { describeIssue, jsonPath } from "../lib/platform/issues.js";
+import { describeIssue, jsonPath } from "../lib/model/issues.js";
 import { cloudRuntime } from "./runtime.js";
 
 const PollMessage = z.object({

@@ -3,7 +3,7 @@ import type { DispatchState, SourceState, Watchlist } from "../model/dispatch.js
 import type { PollRequest } from "../model/poll.js";
 import * as budget from "./budget.js";
 import { DISPATCH_POLICY, MINUTE } from "./dispatch.js";
-import { type SourceRef, sourceKey } from "./normalize.js";
+import { type SourceRef, sourceKey } from "../model/source.js";
 import { initialState, isHot, lastOkAt, polled } from "./source-state.js";
 
 /**

@@ -1,7 +1,7 @@
 /** What dispatch watches: every configured source once, with the indexes planning needs. */
 import type { Config } from "../config/load.js";
 import type { Watchlist } from "../model/dispatch.js";
-import { type SourceRef, sourceKey } from "./normalize.js";
+import { type SourceRef, sourceKey } from "../model/source.js";
 
 export function watchlist(config: Pick<Config, "watch" | "platform">): Watchlist {
   const seen = new Map<string, SourceRef>();

@@ -1,8 +1,8 @@
 /**
- * Dispatch's state and what it watches: the types the planner (lib/ingest), its store
- * (lib/store/dispatch-store.ts) and the health events (lib/alerts/health.ts) share.
+ * Dispatch's state and what it watches: the types the planner (lib/ingest) and its store
+ * (lib/store/dispatch-store.ts) share.
  */
-import type { SourceRef } from "../ingest/normalize.js";
+import type { SourceRef } from "./source.js";
 
 /** The request budget's state (lib/ingest/budget.ts), kept by dispatch between invocations. */
 export interface BudgetState {
@@ -63,14 +63,4 @@ export interface Watchlist {
   /** Webhooks per organization: they share the organization's change feed weight. */
   webhooksPerOrg: Map<string, number>;
   requestsPerHour: number;
-}
-
-/** What dispatch's state says about polling's health, as data (lib/alerts/health.ts makes the events). */
-export interface SourceHealthFacts {
-  /** Sources whose last polls failed, `failingAfter` or more in a row. */
-  failing: Array<{ source: string; consecutiveFailures: number; lastError: string }>;
-  /** Sources with no successful poll for longer than `stalledAfterMs`. */
-  stalled: Array<{ source: string; lastOkAt: string; silentForMs: number }>;
-  /** The platform refused the token; the sources whose last error says so. */
-  tokenRejected: { sources: string[]; statuses: number[] } | undefined;
 }

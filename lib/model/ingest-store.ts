@@ -5,12 +5,12 @@
  * Adapters: lib/store/ingest-store.ts (DynamoDB), lib/store/memory/ingest-store.ts (in memory); both
  * are checked by the same contract tests (test/support/ingest-store-contract.ts).
  */
-import type { ServiceContext } from "../alerts/build.js";
-import type { AuditRow } from "../audit/model.js";
-import type { DeploymentObservation } from "../ingest/normalize.js";
-import type { ExecutionState, ServiceState } from "../ingest/transitions.js";
-import type { AlertItem } from "../store/items.js";
-import type { QuarantinePort } from "../store/quarantine.js";
+import type { ServiceContext } from "./observations.js";
+import type { AuditRow } from "./audit-row.js";
+import type { DeploymentObservation } from "./observations.js";
+import type { ExecutionState, ServiceState } from "./transitions.js";
+import type { AlertItem } from "./alert-item.js";
+import type { QuarantinePort } from "./quarantine.js";
 
 /** What a source remembers between polls, so that a poll with nothing new writes nothing. */
 export interface SourceCursor {

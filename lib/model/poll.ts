@@ -3,7 +3,7 @@
  * result every stage of ingest shares (dispatch plans requests, the readers fill results, dispatch
  * folds them into its state).
  */
-import type { SourceRef } from "../ingest/normalize.js";
+import type { SourceRef } from "./source.js";
 
 /** The rate-limit headers of a platform response (lib/platform/cost.ts reads them). */
 export interface RateLimitHeaders {

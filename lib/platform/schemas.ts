@@ -55,7 +55,8 @@ export const WEBHOOK_MATCHED_EVENTS = [
 export const CLUSTER_LOG_TYPES = ["debug", "info", "warning", "error"] as const;
 export const DEPLOYMENT_HISTORY_FILTERS = ["FAILED", "SUCCESS"] as const;
 
-export type ServiceState = (typeof SERVICE_STATES)[number] | (string & {});
+/** A service's state as the platform names it (not Lookout's ServiceState, lib/model/transitions.ts). */
+export type PlatformServiceState = (typeof SERVICE_STATES)[number] | (string & {});
 
 // ---- Base, secrets, variables -------------------------------------------------------------------
 

@@ -3,14 +3,14 @@
  * them (lib/store/ingest-store.ts, lib/store/memory/ingest-store.ts). Each carries the TTL: live state
  * expires too, refreshed on each write, gone a retention after it stopped changing.
  */
-import type { ServiceContext } from "../alerts/build.js";
-import type { AuditRow } from "../audit/model.js";
+import type { ServiceContext } from "../model/observations.js";
+import type { AuditRow } from "../model/audit-row.js";
 import type { ExecutionChange, ExecutionDecision, ExecutionRef, SourceCursor, StoredExecution } from "../model/ingest-store.js";
-import type { ServiceState } from "../ingest/transitions.js";
+import type { ServiceState } from "../model/transitions.js";
 // The audit index attributes: a pure derivation, moving to lib/model/audit-index.ts.
-import { auditAttributes } from "../audit/entries.js";
-import { keys } from "./items.js";
-import { TTL_ATTRIBUTE } from "./table.js";
+import { auditAttributes } from "../model/audit-index.js";
+import { keys } from "../model/items.js";
+import { TTL_ATTRIBUTE } from "../model/items.js";
 
 export const cursorItem = (cursor: SourceCursor, expiresAt: number) =>
   ({ ...keys.cursor(cursor.source), item_type: "cursor", cursor, version: cursor.version, [TTL_ATTRIBUTE]: expiresAt });

@@ -11,12 +11,13 @@ import {
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
-import type { AlertItem } from "./items.js";
-import { keys } from "./items.js";
-import type { ServiceContext } from "../alerts/build.js";
-import { type ServiceState, emptyServiceState } from "../ingest/transitions.js";
-import { TTL_ATTRIBUTE } from "./table.js";
-import { DynamoQuarantine, type QuarantinePort } from "./quarantine.js";
+import type { AlertItem } from "../model/alert-item.js";
+import { keys } from "../model/items.js";
+import type { ServiceContext } from "../model/observations.js";
+import { type ServiceState, emptyServiceState } from "../model/transitions.js";
+import { TTL_ATTRIBUTE } from "../model/items.js";
+import { DynamoQuarantine } from "./quarantine.js";
+import type { QuarantinePort } from "../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "./optimistic.js";
 import { type ConditionalWrite, contextsToWrite, cursorItem, directoryItem, observationWrites } from "./ingest-items.js";
 import type {

@@ -2,14 +2,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { GetCommand, DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { freshTable } from "../support/dynamodb.js";
-import {
-  DynamoDispatchStore,
-  decodeDispatchState,
-  encodeDispatchState,
-  itemSizeBytes,
-} from "../../lib/store/dispatch-store.js";
+import { DynamoDispatchStore, decodeDispatchState, encodeDispatchState, itemSizeBytes } from "../../lib/store/dispatch-store.js";
 import { planTick } from "../../lib/ingest/plan.js";
-import { keys } from "../../lib/store/items.js";
+import { keys } from "../../lib/model/items.js";
 import { T0, big, busyState, dispatchStoreContract } from "../support/dispatch-store-contract.js";
 
 const MIN = 60_000;

@@ -12,7 +12,7 @@ import { planTick } from "../../lib/ingest/plan.js";
 import { recordPollResult } from "../../lib/ingest/source-state.js";
 import { watchlist } from "../../lib/ingest/watchlist.js";
 import { spend } from "../../lib/ingest/budget.js";
-import { sourceKey } from "../../lib/ingest/normalize.js";
+import { sourceKey } from "../../lib/model/source.js";
 
 export const T0 = Date.parse("2026-03-02T10:00:00Z");
 const MIN = 60_000;

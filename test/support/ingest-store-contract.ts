@@ -6,7 +6,9 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { ExecutionDecider, IngestStore, SourceCursor, StoredExecution } from "../../lib/model/ingest-store.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
-import { type AlertItem, newAlertItem, recordItem } from "../../lib/store/items.js";
+import type { AlertItem } from "../../lib/model/alert-item.js";
+import { newAlertItem } from "../../lib/alerts/outbox-item.js";
+import { recordItem } from "../../lib/model/items.js";
 import { normalizeDeployment, normalizeWebhookDelivery } from "../../lib/ingest/normalize.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 

@@ -6,7 +6,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { everySource, pollAndRecord, planPolls, raiseHealth } from "../../lib/ingest/cycle.js";
 import { DISPATCH_POLICY } from "../../lib/ingest/dispatch.js";
 import { watchlist } from "../../lib/ingest/watchlist.js";
-import { sourceKey } from "../../lib/ingest/normalize.js";
+import { sourceKey } from "../../lib/model/source.js";
 import type { PollDeps } from "../../lib/ingest/poll.js";
 import { MemoryDispatchStore } from "../../lib/store/memory/dispatch-store.js";
 import { MemoryIngestStore } from "../../lib/store/memory/ingest-store.js";

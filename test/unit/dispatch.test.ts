@@ -7,7 +7,7 @@ import { idleIntervalMs, planTick } from "../../lib/ingest/plan.js";
 import { watchlist } from "../../lib/ingest/watchlist.js";
 import { available, capOf } from "../../lib/ingest/budget.js";
 import type { PollRequest, PollResult } from "../../lib/model/poll.js";
-import { sourceKey } from "../../lib/ingest/normalize.js";
+import { sourceKey } from "../../lib/model/source.js";
 import type { Config } from "../../lib/config/load.js";
 
 const MIN = 60_000;

@@ -4,14 +4,18 @@
  * is known (or an execution being followed fell off it), read again at once with a larger page.
  */
 import type { DeploymentHistoryItem } from "../../platform/schemas.js";
-import { type ServiceContext, deploymentAlertId, deploymentDetail, withOrganizationName } from "../../alerts/build.js";
+import type { ServiceContext } from "../../model/observations.js";
+import { deploymentAlertId, deploymentDetail, withOrganizationName } from "../../alerts/build.js";
 import type { ExecutionDecision, SourceCursor, StoredExecution } from "../../model/ingest-store.js";
-import { type AlertItem, newAlertItem } from "../../store/items.js";
-import { boundRecord } from "../../store/bounds.js";
+import type { AlertItem } from "../../model/alert-item.js";
+import { newAlertItem } from "../../alerts/outbox-item.js";
+import { boundRecord } from "../../model/bounds.js";
 import { isUnwritable } from "../../store/quarantine.js";
-import { executionEntryId, executionRow } from "../../audit/entries.js";
-import { type DeploymentObservation, normalizeDeployment } from "../normalize.js";
-import { type ServiceState, decideDeploymentTransition, enteredCounts, timesEntered } from "../transitions.js";
+import { executionEntryId, executionRow } from "../../model/audit-row.js";
+import type { DeploymentObservation } from "../../model/observations.js";
+import { normalizeDeployment } from "../normalize.js";
+import type { ServiceState } from "../../model/transitions.js";
+import { decideDeploymentTransition, enteredCounts, timesEntered } from "../transitions.js";
 import { classifyStatus } from "../status.js";
 import { type Instant, compareInstants, plausibleInstant } from "../../model/time.js";
 import { type PollContext, type SourceReader, backfillCutoff, countAlert, namingSource, quarantineRecord, suppressionFor, takeRejected } from "./reader.js";

@@ -5,8 +5,9 @@
 import pMap from "p-map";
 import type { PlatformListResponse } from "../../platform/client.js";
 import type { LookoutEventDetail } from "../../model/event.js";
-import { newAlertItem, recordItem } from "../../store/items.js";
-import { boundRecord } from "../../store/bounds.js";
+import { newAlertItem } from "../../alerts/outbox-item.js";
+import { recordItem } from "../../model/items.js";
+import { boundRecord } from "../../model/bounds.js";
 import { isUnwritable } from "../../store/quarantine.js";
 import {
   type PollContext,

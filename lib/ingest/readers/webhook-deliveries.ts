@@ -4,7 +4,8 @@
  */
 import type { WebhookEvent } from "../../platform/schemas.js";
 import { deliveryDetail, withOrganizationName } from "../../alerts/build.js";
-import { type NamedService, normalizeWebhookDelivery } from "../normalize.js";
+import type { NamedService } from "../../model/observations.js";
+import { normalizeWebhookDelivery } from "../normalize.js";
 import { readList } from "./list.js";
 import type { PollContext, SourceReader } from "./reader.js";
 

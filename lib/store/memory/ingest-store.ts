@@ -3,7 +3,7 @@
  * items by the same keys, conditional puts, writes that go together all or nothing, version checks
  * and lost races read again — without a table. For fast tests of polling decisions.
  */
-import type { ServiceContext } from "../../alerts/build.js";
+import type { ServiceContext } from "../../model/observations.js";
 import type {
   ExecutionChange,
   ExecutionDecider,
@@ -14,10 +14,12 @@ import type {
   SourceCursor,
   StoredExecution,
 } from "../../model/ingest-store.js";
-import { type ServiceState, emptyServiceState } from "../../ingest/transitions.js";
-import { type AlertItem, keys } from "../items.js";
-import { type QuarantineEntry, quarantineItems } from "../quarantine.js";
-import { TTL_ATTRIBUTE } from "../table.js";
+import { type ServiceState, emptyServiceState } from "../../model/transitions.js";
+import type { AlertItem } from "../../model/alert-item.js";
+import { keys } from "../../model/items.js";
+import type { QuarantineEntry } from "../../model/quarantine.js";
+import { quarantineItems } from "../../alerts/quarantine.js";
+import { TTL_ATTRIBUTE } from "../../model/items.js";
 import { LOST_RACE, retryLostRaces } from "../optimistic.js";
 import { type ConditionalWrite, contextsToWrite, cursorItem, directoryItem, observationWrites } from "../ingest-items.js";
 
