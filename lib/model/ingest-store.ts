@@ -5,9 +5,8 @@
  * Adapters: lib/store/ingest-store.ts (DynamoDB), lib/store/memory/ingest-store.ts (in memory); both
  * are checked by the same contract tests (test/support/ingest-store-contract.ts).
  */
-import type { ServiceContext } from "./observations.js";
+import type { ServiceContext, DeploymentObservation } from "./observations.js";
 import type { AuditRow } from "./audit-row.js";
-import type { DeploymentObservation } from "./observations.js";
 import type { ExecutionState, ServiceState } from "./transitions.js";
 import type { AlertItem } from "./alert-item.js";
 import type { QuarantinePort } from "./quarantine.js";

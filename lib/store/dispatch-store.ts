@@ -10,8 +10,7 @@
  */
 import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { keys } from "../model/items.js";
-import { TTL_ATTRIBUTE } from "../model/items.js";
+import { keys, TTL_ATTRIBUTE } from "../model/items.js";
 import { type Versioned, jitter, updateOnVersion } from "./optimistic.js";
 import type { BudgetState, DispatchState, SourceState } from "../model/dispatch.js";
 import type { DispatchStore, Updated } from "../model/dispatch-store.js";

@@ -7,10 +7,8 @@ import type { ServiceContext } from "../model/observations.js";
 import type { AuditRow } from "../model/audit-row.js";
 import type { ExecutionChange, ExecutionDecision, ExecutionRef, SourceCursor, StoredExecution } from "../model/ingest-store.js";
 import type { ServiceState } from "../model/transitions.js";
-// The audit index attributes: a pure derivation, moving to lib/model/audit-index.ts.
 import { auditAttributes } from "../model/audit-index.js";
-import { keys } from "../model/items.js";
-import { TTL_ATTRIBUTE } from "../model/items.js";
+import { keys, TTL_ATTRIBUTE } from "../model/items.js";
 
 export const cursorItem = (cursor: SourceCursor, expiresAt: number) =>
   ({ ...keys.cursor(cursor.source), item_type: "cursor", cursor, version: cursor.version, [TTL_ATTRIBUTE]: expiresAt });

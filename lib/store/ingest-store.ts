@@ -12,10 +12,9 @@ import {
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
 import type { AlertItem } from "../model/alert-item.js";
-import { keys } from "../model/items.js";
+import { keys, TTL_ATTRIBUTE } from "../model/items.js";
 import type { ServiceContext } from "../model/observations.js";
 import { type ServiceState, emptyServiceState } from "../model/transitions.js";
-import { TTL_ATTRIBUTE } from "../model/items.js";
 import { DynamoQuarantine } from "./quarantine.js";
 import type { QuarantinePort } from "../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "./optimistic.js";

@@ -4,7 +4,7 @@
  * is known (or an execution being followed fell off it), read again at once with a larger page.
  */
 import type { DeploymentHistoryItem } from "../../platform/schemas.js";
-import type { ServiceContext } from "../../model/observations.js";
+import type { ServiceContext, DeploymentObservation } from "../../model/observations.js";
 import { deploymentAlertId, deploymentDetail, withOrganizationName } from "../../alerts/build.js";
 import type { ExecutionDecision, SourceCursor, StoredExecution } from "../../model/ingest-store.js";
 import type { AlertItem } from "../../model/alert-item.js";
@@ -12,7 +12,6 @@ import { newAlertItem } from "../../alerts/outbox-item.js";
 import { boundRecord } from "../../model/bounds.js";
 import { isUnwritable } from "../../store/quarantine.js";
 import { executionEntryId, executionRow } from "../../model/audit-row.js";
-import type { DeploymentObservation } from "../../model/observations.js";
 import { normalizeDeployment } from "../normalize.js";
 import type { ServiceState } from "../../model/transitions.js";
 import { decideDeploymentTransition, enteredCounts, timesEntered } from "../transitions.js";

@@ -16,10 +16,9 @@ import type {
 } from "../../model/ingest-store.js";
 import { type ServiceState, emptyServiceState } from "../../model/transitions.js";
 import type { AlertItem } from "../../model/alert-item.js";
-import { keys } from "../../model/items.js";
+import { keys, TTL_ATTRIBUTE } from "../../model/items.js";
 import type { QuarantineEntry } from "../../model/quarantine.js";
 import { quarantineItems } from "../../alerts/quarantine.js";
-import { TTL_ATTRIBUTE } from "../../model/items.js";
 import { LOST_RACE, retryLostRaces } from "../optimistic.js";
 import { type ConditionalWrite, contextsToWrite, cursorItem, directoryItem, observationWrites } from "../ingest-items.js";
 
