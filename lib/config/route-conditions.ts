@@ -165,7 +165,7 @@ export function matchClauses(match: RouteMatch): Dnf[] {
 
 /**
  * What the bus guarantees about every event on it: both local bus and EventBridge publisher derive the
- * detail-type from kind and transition (alerts/event.ts detailTypeOf) and refuse an event without them
+ * detail-type from kind and transition (lib/model/event.ts detailTypeOf) and refuse an event without them
  * or with a pair that does not exist. So neither is ever absent, and a transition fixes the kind.
  */
 const ALWAYS_PRESENT = new Set(["kind", "transition"]);
