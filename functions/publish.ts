@@ -99,15 +99,9 @@ function detailTypeOrUndefined(d: { kind: EventKind; transition: Transition }): 
  */
 function lazyQuarantine(): QuarantinePort {
   let port: DynamoQuarantine | undefined;
-  return {
-    quarantine: (entry) => {
-      if (!port) {
-        const file = bundledConfigFile();
-        port = new DynamoQuarantine({ client: new DynamoDBClient({}), tableName: requiredEnv("TABLE_NAME"), retentionMs: loadConfigFile(file).retentionMs });
-      }
-      return port.quarantine(entry);
-    },
-  };
+  const open = () =>
+    (port ??= new DynamoQuarantine({ client: new DynamoDBClient({}), tableName: requiredEnv("TABLE_NAME"), retentionMs: loadConfigFile(bundledConfigFile()).retentionMs }));
+  return { quarantine: (write) => open().quarantine(write), expiresAt: () => open().expiresAt() };
 }
 
 let real: PublishHandler | undefined;

@@ -16,7 +16,7 @@ import { keys, TTL_ATTRIBUTE } from "../model/items.js";
 import type { ServiceContext } from "../model/observations.js";
 import { type ServiceState, emptyServiceState } from "../model/transitions.js";
 import { DynamoQuarantine } from "./quarantine.js";
-import type { QuarantinePort } from "../model/quarantine.js";
+import type { QuarantineWrite } from "../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "./optimistic.js";
 import { type ConditionalWrite, contextsToWrite, cursorItem, directoryItem, observationWrites } from "./ingest-items.js";
 import type {
@@ -72,18 +72,14 @@ export class DynamoIngestStore implements IngestStore {
     this.quarantined = new DynamoQuarantine(opts);
   }
 
-  quarantine(entry: Parameters<QuarantinePort["quarantine"]>[0]): Promise<boolean> {
+  quarantine(write: QuarantineWrite): Promise<boolean> {
     this.writes.count += 2;
-    return this.quarantined.quarantine(entry);
-  }
-
-  private now() {
-    return this.opts.now?.() ?? new Date();
+    return this.quarantined.quarantine(write);
   }
 
   /** Epoch seconds at which retention ends for an item written now. */
   expiresAt(): number {
-    return Math.floor((this.now().getTime() + this.opts.retentionMs) / 1000);
+    return this.quarantined.expiresAt();
   }
 
   async getCursor(source: string): Promise<SourceCursor | undefined> {

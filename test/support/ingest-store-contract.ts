@@ -10,6 +10,7 @@ import type { AlertItem } from "../../lib/model/alert-item.js";
 import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { recordItem } from "../../lib/model/items.js";
 import { normalizeDeployment, normalizeWebhookDelivery } from "../../lib/ingest/normalize.js";
+import { setAside } from "../../lib/alerts/quarantine.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 export const NOW = new Date("2026-03-02T10:00:00Z");
@@ -174,8 +175,8 @@ export function ingestStoreContract(adapter: string, open: () => IngestStoreUnde
         stage: "ingest" as const, kind: "webhook_delivery", id, source: `webhook:${ORG}/w`, organization: ORG,
         reason: "DynamoDB refused the write", content: { id },
       };
-      expect(await store.quarantine(entry)).toBe(true);
-      expect(await store.quarantine(entry)).toBe(false);
+      expect(await setAside(store, entry, NOW)).toBe(true);
+      expect(await setAside(store, entry, NOW)).toBe(false);
       const items = await scan();
       const kept = items.filter((i) => i.item_type === "quarantine" && i.subject_id === id);
       expect(kept).toHaveLength(1);

@@ -16,9 +16,8 @@ import type {
 } from "../../model/ingest-store.js";
 import { type ServiceState, emptyServiceState } from "../../model/transitions.js";
 import type { AlertItem } from "../../model/alert-item.js";
-import { keys, TTL_ATTRIBUTE } from "../../model/items.js";
-import type { QuarantineEntry } from "../../model/quarantine.js";
-import { quarantineItems } from "../../alerts/quarantine.js";
+import { TTL_ATTRIBUTE, expiresAfter, keys } from "../../model/items.js";
+import type { QuarantineWrite } from "../../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "../optimistic.js";
 import { type ConditionalWrite, contextsToWrite, cursorItem, directoryItem, observationWrites } from "../ingest-items.js";
 
@@ -42,14 +41,12 @@ export class MemoryIngestStore implements IngestStore {
   }
 
   expiresAt(): number {
-    return Math.floor(((this.opts.now?.() ?? new Date()).getTime() + this.opts.retentionMs) / 1000);
+    return expiresAfter((this.opts.now?.() ?? new Date()).getTime(), this.opts.retentionMs);
   }
 
-  async quarantine(entry: QuarantineEntry): Promise<boolean> {
+  async quarantine({ item, health }: QuarantineWrite): Promise<boolean> {
     this.writes.count += 2;
-    const now = this.opts.now?.() ?? new Date();
-    const { item, health } = quarantineItems(entry, now, Math.floor((now.getTime() + this.opts.retentionMs) / 1000));
-    return this.writeAll([item, health].map((i) => ({ put: i as Item })));
+    return this.writeAll([{ put: item }, { put: asItem(health) }]);
   }
 
   async getCursor(source: string): Promise<SourceCursor | undefined> {
