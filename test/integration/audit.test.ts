@@ -28,7 +28,7 @@ import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
 import type { AuditRow, Filters, TimeRange } from "../../lib/audit/model.js";
 import { auditCommand, explainCommand } from "../../local/audit-commands.js";
-import { createAuditApiHandler } from "../../functions/audit-api.js";
+import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
 import { freshTable, localDynamoClient, TEST_RETENTION_MS, scanTable } from "../support/dynamodb.js";
 
 const silent = { info() {}, warn() {}, error() {} };
