@@ -14,11 +14,11 @@ import { readFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/alerts/event.js";
+import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/model/event.js";
 import { type Config, checkConfig, loadConfigFile } from "../lib/config/load.js";
 import { ruleResources, type RuleTarget } from "../lib/routes/rules.js";
-import { receiverSecretRefs } from "../lib/routes/config.js";
-import type { Receiver } from "../lib/routes/types.js";
+import { receiverSecretRefs } from "../lib/config/routes.js";
+import type { Receiver } from "../lib/config/route-types.js";
 import { INDEXES } from "../lib/store/table.js";
 
 export type Cfn = Record<string, unknown>;

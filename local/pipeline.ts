@@ -12,7 +12,7 @@ import type { PlatformApi, PlatformClient } from "../lib/platform/client.js";
 import type { CallCost } from "../lib/platform/cost.js";
 import type { DynamoIngestStore } from "../lib/store/ingest-store.js";
 import { ensureTable } from "../lib/store/table.js";
-import type { LookoutEventEnvelope } from "../lib/alerts/event.js";
+import type { LookoutEventEnvelope } from "../lib/model/event.js";
 import type { OutboxPublishResult } from "../lib/alerts/outbox.js";
 import type { Log, PollDeps } from "../lib/ingest/poll.js";
 import type { Watchlist } from "../lib/ingest/dispatch.js";
@@ -21,7 +21,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal
 import { LocalBus } from "./bus.js";
 import { ensureDataDir } from "./data-dir.js";
 import type { DynamoNotifyStore } from "../lib/store/notify-store.js";
-import type { Route } from "../lib/routes/types.js";
+import type { Route } from "../lib/config/route-types.js";
 import { decideRoutes } from "../lib/routes/match.js";
 import { notifyEvent, type Delivery, type NotifierDeps } from "../lib/notify/notifier.js";
 import { slackSender } from "../lib/notify/slack/send.js";

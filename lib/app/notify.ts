@@ -5,7 +5,7 @@
  * (local/pipeline.ts).
  */
 import type { Config } from "../config/load.js";
-import type { Route } from "../routes/types.js";
+import type { Route } from "../config/route-types.js";
 import type { NotifierDeps } from "../notify/notifier.js";
 import { channelResolver } from "../notify/receivers.js";
 import { SlackDeliveryError, type EmailTransport, type SlackSender } from "../notify/types.js";

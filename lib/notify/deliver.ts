@@ -4,9 +4,9 @@
  * Channel-agnostic: Slack and email are `Channel` adapters. Modelled on Alertmanager's notify pipeline
  * (inhibit/silence → dedup → rate → send → record), with the state in DynamoDB so any worker may deliver.
  */
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import type { Log } from "../ingest/poll.js";
-import { contentHash } from "../ingest/hash.js";
+import { contentHash } from "../model/hash.js";
 import type { DeliveryRecord, DynamoNotifyStore, HeldAlert, Mute, ReceiverFailures } from "../store/notify-store.js";
 import { DeliveryError, type IncidentRef } from "./types.js";
 import { activeMute } from "./mutes.js";

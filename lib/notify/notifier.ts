@@ -3,14 +3,13 @@
  * once-only, storm budget, threads), and when a receiver fails after its retries, a `Lookout Health`
  * event and the fallback receiver. Shared by the local bus subscriber and the notify functions.
  */
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import { receiverFailing } from "../alerts/health.js";
 import type { Log } from "../ingest/poll.js";
 import type { IngestStore } from "../store/ingest-store.js";
-import { newAlertItem } from "../store/items.js";
-import type { DynamoNotifyStore } from "../store/notify-store.js";
-import { FALLBACK_ROUTE, type NotifySettings, type Receiver, receiversOf } from "../routes/types.js";
-import type { Mute, ReceiverFailures } from "../store/notify-store.js";
+import { newAlertItem } from "../alerts/outbox-item.js";
+import type { DynamoNotifyStore, Mute, ReceiverFailures } from "../store/notify-store.js";
+import { FALLBACK_ROUTE, type NotifySettings, type Receiver, receiversOf } from "../config/route-types.js";
 import { deliver, flushHeld, type Channel, type DeliverDeps, type DeliveryOutcome } from "./deliver.js";
 
 export interface NotifierDeps {

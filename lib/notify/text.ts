@@ -6,8 +6,8 @@
  * The escapers are written by hand: each is a fixed table of three or five characters (a dependency
  * would be larger than the code), and Slack's mrkdwn has no escaper package worth the name.
  */
-import type { DetailType, LookoutEventDetail } from "../alerts/event.js";
-import { detailTypeOf } from "../alerts/event.js";
+import type { DetailType, LookoutEventDetail } from "../model/event.js";
+import { detailTypeOf } from "../model/event.js";
 
 // ---------------------------------------------------------------------------------------------------
 // Escaping

@@ -2,7 +2,7 @@
  * The contracts of the notify stage: what renderers produce and what senders take. Renderers are pure;
  * senders are ports with adapters (Slack incoming webhook, Slack Web API, SES v2, SMTP, .eml files).
  */
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 
 /** A Slack message: Block Kit blocks plus the fallback `text` (notifications, screen readers). */
 export interface SlackMessage {

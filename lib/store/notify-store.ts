@@ -12,9 +12,8 @@ import {
   QueryCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import type { LookoutEventDetail } from "../alerts/event.js";
-import { TTL_ATTRIBUTE } from "./table.js";
-import { keys as itemKeys } from "./items.js";
+import type { LookoutEventDetail } from "../model/event.js";
+import { TTL_ATTRIBUTE, keys as itemKeys } from "../model/items.js";
 
 export type DeliveryState = "sending" | "sent" | "failed" | "suppressed" | "held";
 

@@ -6,9 +6,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { PutCommand, DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { deliver, flushHeld, type Channel, type DeliverDeps } from "../../lib/notify/deliver.js";
 import { DynamoNotifyStore, type Mute } from "../../lib/store/notify-store.js";
-import { newAlertItem } from "../../lib/store/items.js";
+import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { DeliveryError, type IncidentRef } from "../../lib/notify/types.js";
-import type { LookoutEventDetail } from "../../lib/alerts/event.js";
+import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 const examples = { failed: EXAMPLE_DETAILS["Deployment Failed"] };

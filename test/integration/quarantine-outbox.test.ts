@@ -13,12 +13,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "v
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
-import type { LookoutEventDetail, LookoutEventEnvelope } from "../../lib/alerts/event.js";
+import type { LookoutEventDetail, LookoutEventEnvelope } from "../../lib/model/event.js";
 import { MAX_ENTRY_BYTES } from "../../lib/alerts/bus.js";
-import { newAlertItem } from "../../lib/store/items.js";
+import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { DynamoQuarantine } from "../../lib/store/quarantine.js";
 import { ensureTable } from "../../lib/store/table.js";
-import { CLIP_MARKER } from "../../lib/store/bounds.js";
+import { CLIP_MARKER } from "../../lib/model/bounds.js";
 import { LocalBus } from "../../local/bus.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
 import { OutboxStreamReader, outboxPublisher } from "../../local/stream.js";

@@ -1,7 +1,7 @@
 /** The publish function's bus (EVENT_BUS_NAME) and quarantine, in the cloud. */
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { eventBridgeBus } from "../../alerts/bus.js";
-import type { QuarantinePort } from "../../store/quarantine.js";
+import type { QuarantinePort } from "../../model/quarantine.js";
 import type { PublishHandlerDeps } from "../lambda/publish.js";
 import { quarantinePort } from "../quarantine.js";
 import { requiredEnv } from "../env.js";

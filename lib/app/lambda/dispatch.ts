@@ -11,7 +11,7 @@ import { planPolls, raiseHealth } from "../../ingest/cycle.js";
 import type { IngestStore } from "../../store/ingest-store.js";
 import type { HealthSettings } from "../../config/load.js";
 import type { Watchlist } from "../../ingest/dispatch.js";
-import { sourceKey } from "../../ingest/normalize.js";
+import { sourceKey } from "../../model/source.js";
 import type { PollRequest } from "../../ingest/poll.js";
 import type { DispatchStore } from "../../store/dispatch-store.js";
 import type { IngestServices } from "../ingest.js";

@@ -4,9 +4,9 @@
  * (measured: ~430 KB minified per function, against ~14 KB for these schemas with zod/mini).
  */
 import * as z from "zod/mini";
-import type { LookoutEventEnvelope } from "../../alerts/event.js";
+import type { LookoutEventEnvelope } from "../../model/event.js";
 import type { PollRequest } from "../../ingest/poll.js";
-import { describeIssue, jsonPath } from "../../platform/issues.js";
+import { describeIssue, jsonPath } from "../../model/issues.js";
 
 /** A body that is not JSON or not of the schema: `<what> message <path>: <problem>`. */
 function parseBody<T>(body: string, schema: z.ZodMiniType, what: string, fail: new (message: string) => Error): T {

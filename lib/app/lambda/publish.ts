@@ -13,10 +13,10 @@ import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
 import type { EventBus } from "../../alerts/bus.js";
-import { type EventKind, type Transition, detailTypeOf } from "../../alerts/event.js";
+import { type EventKind, type Transition, detailTypeOf } from "../../model/event.js";
 import { publishOutbox } from "../../alerts/outbox.js";
 import type { PublishOptions } from "../../alerts/publish.js";
-import type { QuarantinePort } from "../../store/quarantine.js";
+import type { QuarantinePort } from "../../model/quarantine.js";
 import { requiredEnv } from "../env.js";
 import { resolveDeps, telemetryOr, type Deps, type Telemetry } from "./telemetry.js";
 

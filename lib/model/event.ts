@@ -7,6 +7,7 @@ export const EVENT_SOURCE = "lookout";
 export const EVENT_VERSION = 1;
 
 export type EventKind = "deployment" | "webhook_delivery" | "cluster_log" | "health";
+export const KINDS: readonly EventKind[] = ["deployment", "webhook_delivery", "cluster_log", "health"];
 
 export type DeploymentTransition = "failed" | "still_failing" | "recovered" | "cancelled";
 export type Transition =
@@ -129,7 +130,7 @@ export interface LookoutEventDetail {
   webhook?: NamedRef;
   /** The platform's status: a deployment state, a log type, an HTTP status. */
   status?: string;
-  /** When it happened, by the platform's clock, as a UTC instant (when Lookout saw it, if the platform's time is unusable: lib/ingest/time.ts). */
+  /** When it happened, by the platform's clock, as a UTC instant (when Lookout saw it, if the platform's time is unusable: lib/model/time.ts). */
   occurred_at: string;
   /** When Lookout saw it, by its own clock. */
   observed_at: string;
