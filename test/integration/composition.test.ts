@@ -13,6 +13,7 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { cloudIngest as cloudRuntime } from "../../lib/app/cloud/ingest.js";
 import type { IngestServices as CloudRuntime } from "../../lib/app/ingest.js";
 import { cloudSlackNotify as notifyRuntime } from "../../lib/app/cloud/slack.js";
+import { cloudEmailNotify } from "../../lib/app/cloud/email.js";
 import type { NotifyHandlerDeps } from "../../lib/app/lambda/notify.js";
 import { openLocalPipeline, type LocalPipeline } from "../../local/pipeline.js";
 import { loadConfigFile } from "../../lib/config/load.js";
@@ -102,6 +103,12 @@ describe("the cloud and one machine are built by one composition root", () => {
     expect(cloudNotify.routes).toEqual(local.routes);
     expect(cloudNotify.notifier.settings).toEqual(local.notifier.settings);
     expect(cloudNotify.notifier.settings.slackRate).toMatchObject({ perSecond: 2, burst: 7 });
+  });
+
+  it("the email function's entry point composes the same routes and settings as the Slack function's", async () => {
+    const email = await cloudEmailNotify(new Logger({ serviceName: "compose-test", logLevel: "SILENT" }));
+    expect(email.routes).toEqual(cloudNotify.routes);
+    expect(email.notifier.settings).toEqual(cloudNotify.notifier.settings);
   });
 
   it("a route on the configured environment matches what either one would raise", () => {
