@@ -15,7 +15,7 @@ const { require: tsxRequire } = require("tsx/cjs/api");
 
 const serviceDir = path.resolve(__dirname, "..");
 /** Only the YAML file reader, the SMTP and file transports and the Slack sender use these. */
-const SIDE_EFFECT_FREE = /^(yaml|nodemailer|@slack\/web-api|@slack\/webhook)$/;
+const SIDE_EFFECT_FREE = /^(yaml|nodemailer|@slack\/web-api|@slack\/webhook)(\/.*)?$/;
 const RUNTIME_SDK = /^@(aws-sdk|smithy)\//;
 const bundleSdk = () => process.env.LOOKOUT_BUNDLE_AWS_SDK === "1";
 
