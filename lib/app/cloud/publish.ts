@@ -14,7 +14,8 @@ import { cloudTable, coldStart } from "./container.js";
  */
 function lazyQuarantine(): QuarantinePort {
   let port: QuarantinePort | undefined;
-  return { quarantine: (entry) => (port ??= quarantinePort(packagedConfig(), cloudTable())).quarantine(entry) };
+  const open = () => (port ??= quarantinePort(packagedConfig(), cloudTable()));
+  return { quarantine: (write) => open().quarantine(write), expiresAt: () => open().expiresAt() };
 }
 
 /** Built on the first invocation: without EVENT_BUS_NAME the function refuses to run. */
