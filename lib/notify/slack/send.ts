@@ -31,7 +31,7 @@ import {
 } from "@slack/web-api";
 import { readRateLimitHeaders } from "../../platform/cost.js";
 import { type AttemptOutcome, type RetryPolicy, nextRetryDelay } from "../../platform/retry.js";
-import { oneLine } from "../text.js";
+import { oneLine } from "../view/format.js";
 import {
   type PostedQuery,
   type SlackMessage,
