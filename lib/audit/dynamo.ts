@@ -8,7 +8,7 @@ import { DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-d
 import pMap from "p-map";
 import { keys } from "../store/items.js";
 import { AUDIT_ROW, AUDIT_SORT } from "../store/table.js";
-import type { Mute } from "../store/notify-store.js";
+import type { Mute } from "../model/notify-store.js";
 import type { AuditPage, AuditQuery, AuditRow, DeliveryRow, IndexPosition } from "./model.js";
 import { keyCondition, planQuery, type Plan } from "./plan.js";
 import { readMerged, type Item, type QueryFn } from "./merge.js";

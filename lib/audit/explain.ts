@@ -9,7 +9,7 @@ import { clusterAlertId, deliveryAlertId, deploymentAlertId } from "../alerts/bu
 import { type ExecutionState, enteredCounts } from "../ingest/transitions.js";
 import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } from "../ingest/normalize.js";
 import { redact } from "../ingest/redact.js";
-import type { Mute } from "../store/notify-store.js";
+import type { Mute } from "../model/notify-store.js";
 import { executionEntryId } from "./entries.js";
 import { DEFAULT_ROUTE, FALLBACK_ROUTE } from "../routes/types.js";
 
