@@ -8,6 +8,7 @@
 import type { LookoutEventDetail } from "../alerts/event.js";
 import { contentHash } from "../ingest/hash.js";
 import type { Mute, NotifyStore } from "../model/notify-store.js";
+import { DIGEST_ROUTE } from "../routes/types.js";
 import type { Channel, IncidentRef } from "./types.js";
 import { claimStage } from "./delivery/claim.js";
 import { muteStage } from "./delivery/mute.js";
@@ -75,5 +76,5 @@ export async function flushHeld(channel: Channel, deps: DeliverDeps): Promise<nu
   const held = await deps.store.heldFor(channel.id);
   if (!held.length) return 0;
   const id = `digest-${contentHash(channel.id, ...held.map((h) => h.detail.id))}`;
-  return deliverDigest({ id, route: "digest", channel, deps, held, incident: async () => undefined });
+  return deliverDigest({ id, route: DIGEST_ROUTE, channel, deps, held, incident: async () => undefined });
 }
