@@ -7,8 +7,8 @@
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
 import { BatchWriteCommand, DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { randomUUID } from "node:crypto";
-import type { LookoutEventDetail, Transition } from "../lib/alerts/event.js";
-import { severityOf } from "../lib/alerts/event.js";
+import type { LookoutEventDetail, Transition } from "../lib/model/event.js";
+import { severityOf } from "../lib/model/event.js";
 import { DynamoAuditStore } from "../lib/audit/dynamo.js";
 import { auditAttributes, executionRow } from "../lib/audit/entries.js";
 import { parseAuditQuery } from "../lib/audit/parse.js";

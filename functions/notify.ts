@@ -17,10 +17,10 @@ import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import * as z from "zod/mini";
-import type { LookoutEventEnvelope } from "../lib/alerts/event.js";
+import type { LookoutEventEnvelope } from "../lib/model/event.js";
 import { DEFAULT_ROUTE, type Receiver, type Route } from "../lib/routes/types.js";
 import { decideRoutes } from "../lib/routes/match.js";
-import { allReceivers } from "../lib/routes/config.js";
+import { allReceivers } from "../lib/config/routes.js";
 import { flushDigests, notifyEvent, unfinished, type NotifierDeps } from "../lib/notify/notifier.js";
 import { describeIssue, jsonPath } from "../lib/platform/issues.js";
 

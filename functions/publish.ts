@@ -15,7 +15,7 @@ import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
 import { type EventBus, eventBridgeBus } from "../lib/alerts/bus.js";
-import { type EventKind, type Transition, detailTypeOf } from "../lib/alerts/event.js";
+import { type EventKind, type Transition, detailTypeOf } from "../lib/model/event.js";
 import { publishOutbox } from "../lib/alerts/outbox.js";
 import type { PublishOptions } from "../lib/alerts/publish.js";
 import { bundledConfigFile, requiredEnv } from "../lib/app/env.js";

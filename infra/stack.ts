@@ -11,10 +11,10 @@
  * The static resources (table, queues, bus, archive, topics, schedule) are the YAML files beside this one.
  */
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/alerts/event.js";
+import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/model/event.js";
 import { type Config, loadConfigFile } from "../lib/config/load.js";
 import { ruleResources, type RuleTarget } from "../lib/routes/rules.js";
-import { receiverSecretRefs } from "../lib/routes/config.js";
+import { receiverSecretRefs } from "../lib/config/routes.js";
 import type { Receiver } from "../lib/routes/types.js";
 import { INDEXES } from "../lib/store/table.js";
 

@@ -22,7 +22,7 @@ import {
   type PutEventsResultEntry,
   entrySize,
 } from "../lib/alerts/bus.js";
-import type { LookoutEventDetail, LookoutEventEnvelope } from "../lib/alerts/event.js";
+import type { LookoutEventDetail, LookoutEventEnvelope } from "../lib/model/event.js";
 import { toEnvelope } from "../lib/alerts/publish.js";
 
 export const LOCAL_ACCOUNT = "000000000000";

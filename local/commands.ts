@@ -6,7 +6,7 @@ import { ConfigError, loadConfigFile } from "../lib/config/load.js";
 import { DynamoDbLocalError } from "./dynamodb-local.js";
 import { PreflightError, runLookout } from "./run.js";
 import { terminalLog } from "./view.js";
-import { redactText } from "../lib/ingest/redact.js";
+import { redactText } from "../lib/platform/redact.js";
 
 export async function runCommand(opts: { once: boolean; configFile: string; verbose: boolean }): Promise<number> {
   const controller = new AbortController();

@@ -12,7 +12,7 @@ import type { PlatformApi, PlatformClient } from "../lib/platform/client.js";
 import type { CallCost } from "../lib/platform/cost.js";
 import type { DynamoIngestStore } from "../lib/store/ingest-store.js";
 import { ensureTable } from "../lib/store/table.js";
-import type { LookoutEventEnvelope } from "../lib/alerts/event.js";
+import type { LookoutEventEnvelope } from "../lib/model/event.js";
 import type { OutboxPublishResult } from "../lib/alerts/outbox.js";
 import type { Log, PollDeps } from "../lib/ingest/poll.js";
 import type { Watchlist } from "../lib/ingest/dispatch.js";

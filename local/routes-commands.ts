@@ -4,10 +4,10 @@
  * reference at most, never its value). Every expected failure is one line and exit 1.
  */
 import { readFileSync } from "node:fs";
-import { DETAIL_TYPES, type LookoutEventDetail, detailTypeOf } from "../lib/alerts/event.js";
+import { DETAIL_TYPES, type LookoutEventDetail, detailTypeOf } from "../lib/model/event.js";
 import { type ConfigEnv, ConfigError, loadConfigFile } from "../lib/config/load.js";
 import { watchlist } from "../lib/ingest/dispatch.js";
-import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/routes/config.js";
+import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/config/routes.js";
 import { coverage, coverageLine } from "../lib/routes/coverage.js";
 import { type RouteOutcome, describeCheck, explainRoutes } from "../lib/routes/match.js";
 import { receiverLabel } from "../lib/routes/receivers.js";

@@ -19,9 +19,9 @@ import { alertLine, deliveryLine, pollLine } from "./view.js";
 import { slackAsText } from "./slack-print.js";
 import { renderSlackAlert } from "../lib/notify/slack/render.js";
 import { flushDigests } from "../lib/notify/notifier.js";
-import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/routes/config.js";
+import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/config/routes.js";
 import { unsetSecretsLine } from "./routes-commands.js";
-import { redactUrl } from "../lib/ingest/redact.js";
+import { redactUrl } from "../lib/platform/redact.js";
 
 export interface RunOptions {
   config: Config;

@@ -13,7 +13,7 @@ import { startDemo } from "./simulator/demo.js";
 import { runLookout } from "./run.js";
 import { reportFailure } from "./commands.js";
 import { terminalLog } from "./view.js";
-import { redactUrl } from "../lib/ingest/redact.js";
+import { redactUrl } from "../lib/platform/redact.js";
 
 /** The demo's simulated clock runs five times faster than the wall clock: a polling minute every 12 s. */
 const DEMO_SPEED = 5;

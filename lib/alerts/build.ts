@@ -1,10 +1,10 @@
 /**
- * Records and transitions → event details (lib/alerts/event.ts). Pure. Each detail carries what a
+ * Records and transitions → event details (lib/model/event.ts). Pure. Each detail carries what a
  * responder needs to act without opening the platform: what, where, which commit, who, the error.
  */
-import type { DeploymentTransition, LookoutEventDetail, NamedRef } from "./event.js";
-import { EVENT_VERSION, severityOf } from "./event.js";
-import { contentHash } from "../ingest/hash.js";
+import type { DeploymentTransition, LookoutEventDetail, NamedRef } from "../model/event.js";
+import { EVENT_VERSION, severityOf } from "../model/event.js";
+import { contentHash } from "../model/hash.js";
 import {
   type ClusterLogRecord,
   type DeploymentObservation,
@@ -13,7 +13,7 @@ import {
   durationSeconds,
 } from "../ingest/normalize.js";
 import { deploymentAlertKey } from "../ingest/transitions.js";
-import { instantOr } from "../ingest/time.js";
+import { instantOr } from "../model/time.js";
 
 /** What Lookout knows of a service beyond the deployment entry: from configuration and the change feed. */
 export interface ServiceContext {

@@ -4,10 +4,10 @@
  * episode — its id is anchored on the last time things were fine — and a reminder once a day while it
  * lasts, so a long outage neither floods a channel nor goes quiet.
  */
-import type { HealthCheck, LookoutEventDetail } from "./event.js";
-import { EVENT_VERSION, severityOf } from "./event.js";
+import type { HealthCheck, LookoutEventDetail } from "../model/event.js";
+import { EVENT_VERSION, severityOf } from "../model/event.js";
 import type { HealthFacts } from "../ingest/dispatch.js";
-import { contentHash } from "../ingest/hash.js";
+import { contentHash } from "../model/hash.js";
 import { parseSourceKey } from "../ingest/normalize.js";
 
 const DAY = 86_400_000;

@@ -4,7 +4,7 @@
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
-import type { LookoutEventDetail } from "./event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import type { EventBus } from "./bus.js";
 import { type PublishFailure, type PublishOptions, type PublishResult, isAlertAtFault, publishAlerts } from "./publish.js";
 import { isPendingAlert } from "../store/items.js";

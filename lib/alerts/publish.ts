@@ -19,7 +19,7 @@ import {
   type LookoutEventEnvelope,
   DETAIL_TYPES,
   detailTypeOf,
-} from "./event.js";
+} from "../model/event.js";
 
 export { CLIP_MARKER };
 

@@ -2,11 +2,11 @@
  * Stored items → audit rows and their index attributes. Pure. The store adds these attributes to what
  * it writes (records, executions, alerts), so the audit indexes are kept by DynamoDB in the same write.
  */
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import type { ServiceContext } from "../alerts/build.js";
 import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } from "../ingest/normalize.js";
 import { AUDIT_ROW } from "../store/table.js";
-import { instantOr } from "../ingest/time.js";
+import { instantOr } from "../model/time.js";
 import type { AuditRow, Ref } from "./model.js";
 import { type Dimension, AUDIT_SORT, dimensionKey, QUARANTINE_WHAT, sortKey } from "./keys.js";
 import { MAX_SHORT_FIELD_BYTES, clipStrings } from "../store/bounds.js";
@@ -21,7 +21,7 @@ const shortSha = (id: string | undefined) => (id && /^[0-9a-f]{8,}$/i.test(id) ?
 
 /**
  * A platform time as a sortable ISO instant (milliseconds, UTC); the fallback when it is missing,
- * unreadable or implausible (lib/ingest/time.ts).
+ * unreadable or implausible (lib/model/time.ts).
  */
 export const isoInstant = instantOr;
 

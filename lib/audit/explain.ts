@@ -4,11 +4,11 @@
  * was routed to with the outcome, and every suppression with its reason. The shapes here and the pure
  * assembly; lib/audit/dynamo.ts fetches the items.
  */
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import { clusterAlertId, deliveryAlertId, deploymentAlertId } from "../alerts/build.js";
 import { type ExecutionState, enteredCounts } from "../ingest/transitions.js";
 import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } from "../ingest/normalize.js";
-import { redact } from "../ingest/redact.js";
+import { redact } from "../platform/redact.js";
 import type { Mute } from "../model/notify-store.js";
 import { executionEntryId } from "./entries.js";
 import { DEFAULT_ROUTE, FALLBACK_ROUTE } from "../routes/types.js";

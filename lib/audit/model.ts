@@ -2,7 +2,7 @@
  * The audit trail's model: what a query asks (filters, a time range, a page) and what it answers (rows,
  * one per stored execution, record or alert, with who was told). docs/audit.md describes it for people.
  */
-import type { EventKind, Severity, Transition } from "../alerts/event.js";
+import type { EventKind, Severity, Transition } from "../model/event.js";
 
 /**
  * What a row stands for: a deployment execution (latest status), a record read, an alert raised, or a
@@ -15,7 +15,7 @@ export const KINDS: readonly EventKind[] = ["deployment", "webhook_delivery", "c
 export const SEVERITIES: readonly Severity[] = ["critical", "error", "warning", "info"];
 
 /**
- * Every transition Lookout raises and the kind it belongs to (lib/alerts/event.ts; a unit test checks
+ * Every transition Lookout raises and the kind it belongs to (lib/model/event.ts; a unit test checks
  * the two agree). Severity-only and kind-only queries are the union of these transitions' partitions.
  */
 export const TRANSITIONS: ReadonlyArray<{ transition: Transition; kind: EventKind }> = [

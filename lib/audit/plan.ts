@@ -7,7 +7,7 @@
  * what is stored); then a cluster, webhook, environment, project, status; then kind or type (unions of
  * "what" partitions); the organization comes last, and with no filter every "what" partition is merged.
  */
-import { severityOf } from "../alerts/event.js";
+import { severityOf } from "../model/event.js";
 import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, auditIndexName } from "../store/table.js";
 import type { AuditQuery, FilterName, Filters } from "./model.js";
 import { TRANSITIONS } from "./model.js";

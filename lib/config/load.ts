@@ -8,7 +8,7 @@ import { ConfigFile } from "./schema.js";
 import { parseDuration } from "./duration.js";
 import { parseSize } from "./size.js";
 import { describeIssue, jsonPath } from "../platform/issues.js";
-import { routingProblem, toNotify, toRoutes } from "../routes/config.js";
+import { routingProblem, toNotify, toRoutes } from "./routes.js";
 import type { NotifySettings, Route } from "../routes/types.js";
 
 export class ConfigError extends Error {

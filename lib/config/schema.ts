@@ -5,7 +5,7 @@
 import * as z from "zod/mini";
 import { DURATION_LIMITS, durationRangeProblem, parseDuration } from "./duration.js";
 import { parseSize } from "./size.js";
-import { routeSchemas } from "../routes/config.js";
+import { routeSchemas } from "./routes.js";
 
 // Any 8-4-4-4-12 hex id, as the platform issues (not only RFC 4122 variants).
 const uuid = () => z.guid();
@@ -95,7 +95,7 @@ export const ConfigFile = z.strictObject({
     }),
     { failing_after: 3 },
   ),
-  /** Who is told about which event (lib/routes/config.ts). */
+  /** Who is told about which event (lib/config/routes.ts). */
   routes: Routing.Routes,
   /** Sender settings, storm budget and fallback receivers. */
   notify: Routing.Notify,

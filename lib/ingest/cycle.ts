@@ -7,7 +7,7 @@ import { healthFacts, initialState, lastOkAt, planTick, pollRequest, type Dispat
 import type { IngestStore } from "../store/ingest-store.js";
 import { newAlertItem } from "../store/items.js";
 import { healthFromFacts } from "../alerts/health.js";
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import type { HealthSettings } from "../config/load.js";
 import { sourceKey } from "./normalize.js";
 import { pollSource, type PollDeps, type PollRequest, type PollResult } from "./poll.js";

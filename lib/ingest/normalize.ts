@@ -3,10 +3,10 @@
  * be new) and safe: payloads are redacted here, before anything is stored or forwarded.
  */
 import type { ClusterLogEntry, DeploymentHistoryItem, WebhookEvent } from "../platform/schemas.js";
-import { contentHash } from "./hash.js";
-import { knownSecretsOf, redact, redactText, type RedactOptions } from "./redact.js";
+import { contentHash } from "../model/hash.js";
+import { knownSecretsOf, redact, redactText, type RedactOptions } from "../platform/redact.js";
 import { clusterLogFailed, deliveryFailed } from "./status.js";
-import { readPlatformTime } from "./time.js";
+import { readPlatformTime } from "../model/time.js";
 
 export type SourceKind = "webhook" | "deployment" | "cluster";
 
@@ -90,7 +90,7 @@ export interface DeploymentObservation {
   /** True when the platform gave no execution_id and one was derived (old entries). */
   execution_id_derived: boolean;
   status: string;
-  /** A UTC ISO instant; absent when the platform's time is missing, unreadable or implausible (lib/ingest/time.ts). */
+  /** A UTC ISO instant; absent when the platform's time is missing, unreadable or implausible (lib/model/time.ts). */
   created_at?: string;
   updated_at?: string;
   /** The platform's text, when it differs from the instant above (an offset, nanoseconds, an odd value). */

@@ -16,7 +16,7 @@ import type { PlatformApi, PlatformClient, RejectedItem } from "../platform/clie
 import type { CallCost, RateLimitHeaders } from "../platform/cost.js";
 import type { PlatformError } from "../platform/errors.js";
 import type { ClusterLogEntry, DeploymentHistoryItem, WebhookEvent } from "../platform/schemas.js";
-import type { LookoutEventDetail, NamedRef } from "../alerts/event.js";
+import type { LookoutEventDetail, NamedRef } from "../model/event.js";
 import {
   type ServiceContext,
   clusterDetail,
@@ -36,11 +36,11 @@ import {
   parseSourceKey,
   sourceKey,
 } from "./normalize.js";
-import { contentHash } from "./hash.js";
+import { contentHash } from "../model/hash.js";
 import { decideDeploymentTransition, timesEntered } from "./transitions.js";
 import { classifyStatus } from "./status.js";
-import { type Instant, compareInstants, plausibleInstant } from "./time.js";
-import { knownSecretsOf, redact, redactText } from "./redact.js";
+import { type Instant, compareInstants, plausibleInstant } from "../model/time.js";
+import { knownSecretsOf, redact, redactText } from "../platform/redact.js";
 import { formatDuration } from "../config/duration.js";
 import { boundRecord } from "../store/bounds.js";
 import { type QuarantineEntry, isUnwritable } from "../store/quarantine.js";

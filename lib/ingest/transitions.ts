@@ -4,10 +4,10 @@
  * transition. Pure: the store applies the decision with conditional writes, so however often or however
  * concurrently an execution is read, one transition is recorded once.
  */
-import type { DeploymentTransition } from "../alerts/event.js";
+import type { DeploymentTransition } from "../model/event.js";
 import type { DeploymentObservation } from "./normalize.js";
 import { classifyStatus } from "./status.js";
-import { parseTimestamp, plausibleInstant } from "./time.js";
+import { parseTimestamp, plausibleInstant } from "../model/time.js";
 
 export interface ExecutionState {
   status: string;

@@ -5,7 +5,7 @@
  * (lib/store/notify-store.ts) and in memory (lib/store/memory/notify-store.ts), held to the same
  * contract by test/support/notify-store-contract.ts.
  */
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "./event.js";
 
 export type DeliveryState = "sending" | "sent" | "failed" | "suppressed" | "held";
 

@@ -3,7 +3,7 @@
  * with its transport. Which message form a follow-up takes is decided here: a thread reply where Slack
  * allows one (Web API, first message's ts known), else a fresh message quoting the first alert.
  */
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import type { Channel, Sent } from "./deliver.js";
 import { type EmailTransport, type IncidentRef, type SlackMessage, type SlackSender, type SlackTarget, SLACK_ALERT_EVENT } from "./types.js";
 import { renderSlackAlert, renderSlackDigest } from "./slack/render.js";

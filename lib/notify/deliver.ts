@@ -5,8 +5,8 @@
  * Alertmanager's notify pipeline is (silence → dedup → rate → send → record), with the state behind
  * the NotifyStore port so any worker may deliver.
  */
-import type { LookoutEventDetail } from "../alerts/event.js";
-import { contentHash } from "../ingest/hash.js";
+import type { LookoutEventDetail } from "../model/event.js";
+import { contentHash } from "../model/hash.js";
 import type { Mute, NotifyStore } from "../model/notify-store.js";
 import { DIGEST_ROUTE } from "../routes/types.js";
 import type { Channel, IncidentRef } from "./types.js";

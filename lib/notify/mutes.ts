@@ -2,7 +2,7 @@
  * Mutes: scoped to an organization, project, environment or service, with an end, a reason and who set
  * it. Pure. A muted alert is still recorded (as suppressed, naming the mute), so nothing is lost.
  */
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import { checkField } from "../routes/match.js";
 import type { Mute, MuteScope } from "../model/notify-store.js";
 

@@ -3,7 +3,7 @@
  * once-only, storm budget, threads), and when a receiver fails after its retries, a `Lookout Health`
  * event and the fallback receiver. Shared by the local bus subscriber and the notify functions.
  */
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import { receiverFailing } from "../alerts/health.js";
 import type { Log } from "../model/log.js";
 import type { IngestStore } from "../store/ingest-store.js";

@@ -3,7 +3,7 @@
  * `Channel` of the delivery core. Renderers are pure; senders are ports with adapters (Slack incoming
  * webhook, Slack Web API, SES v2, SMTP, .eml files).
  */
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 
 /** What a receiver said when it took a message: the ids follow-ups thread under. */
 export interface Sent {

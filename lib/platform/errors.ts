@@ -3,7 +3,7 @@
  * raise a health event, skip a record) and never by parsing messages. No error carries the token.
  */
 import type { CallCost } from "./cost.js";
-import { redactText } from "../ingest/redact.js";
+import { redactText } from "./redact.js";
 
 export type PlatformErrorKind =
   | "request_invalid"

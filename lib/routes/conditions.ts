@@ -6,7 +6,7 @@
  * one pattern cannot say is refused before anything is deployed.
  */
 import { type Lang, covered, disjoint, globMatch, splitRefValues, unique } from "./values.js";
-import { type EventKind, type Transition, detailTypeOf } from "../alerts/event.js";
+import { type EventKind, type Transition, detailTypeOf } from "../model/event.js";
 import { REF_FIELDS, type RouteMatch } from "./types.js";
 
 /** `values` match exactly; `patterns` are `*` wildcards (service names only). Lists kept sorted. */

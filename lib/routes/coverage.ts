@@ -1,10 +1,10 @@
 /**
  * Which kinds of event reach nobody: for each kind/transition (and the severity Lookout gives it), what
  * the routes do with it, as `lookout check-config` reports. Pure. Severity follows from kind and
- * transition (lib/alerts/event.ts severityOf), so these pairs are every kind of event Lookout raises.
+ * transition (lib/model/event.ts severityOf), so these pairs are every kind of event Lookout raises.
  */
-import { type EventKind, type Severity, type Transition, detailTypeOf, severityOf } from "../alerts/event.js";
-import { KINDS, TRANSITIONS } from "./config.js";
+import { type EventKind, type Severity, type Transition, detailTypeOf, severityOf } from "../model/event.js";
+import { KINDS, TRANSITIONS } from "../config/routes.js";
 import { checkField } from "./match.js";
 import { REF_FIELDS, type NotifySettings, type Route, receiversOf, routeReceivers } from "./types.js";
 

@@ -7,4 +7,4 @@ export { eventPattern, patternProblems, RoutePatternError, EVENT_PATTERN_MAX_CHA
 export type { EventPattern, PatternProblem } from "./patterns.js";
 export { ruleResources, ruleLogicalId, inputTemplate } from "./rules.js";
 export type { RuleOptions, RuleResource, RuleTarget, RuleTargets } from "./rules.js";
-export { allReceivers } from "./config.js";
+export { allReceivers } from "../config/routes.js";

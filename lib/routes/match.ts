@@ -5,7 +5,7 @@
  * matches `.id`, anything else `.name` (service names with `*` wildcards); a field the event lacks
  * never matches a route that constrains it.
  */
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import { distinctReceivers } from "./receivers.js";
 import { DEFAULT_ROUTE, MATCH_FIELDS, type MatchField, type NotifySettings, type Receiver, type Route, receiversOf, routeReceivers } from "./types.js";
 import { globMatch, splitRefValues } from "./values.js";

@@ -11,7 +11,7 @@
  * fields) each get their own `$or`, at the top, in `detail` or in `detail.<ref>`, which EventBridge ANDs:
  * multiplying them out instead would overflow the 2048-character quota after two stopping routes.
  */
-import { DETAIL_TYPES, EVENT_SOURCE, type EventKind, type Transition, detailTypeOf } from "../alerts/event.js";
+import { DETAIL_TYPES, EVENT_SOURCE, type EventKind, type Transition, detailTypeOf } from "../model/event.js";
 import { type Atom, type Dnf, InexpressibleError, MAX_TERMS, type Term, TooLargeError, and, matchClauses, negateMatch } from "./conditions.js";
 import { type Route, routeReceivers } from "./types.js";
 import { literalAsEventBridgeWildcard, toEventBridgeWildcard } from "./values.js";

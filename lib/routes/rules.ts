@@ -3,7 +3,7 @@
  * patterns.ts, its targets the notifiers the route needs. Pure JSON in, JSON out; the stack that
  * includes it is built elsewhere.
  */
-import { EVENT_SOURCE } from "../alerts/event.js";
+import { EVENT_SOURCE } from "../model/event.js";
 import { type EventPattern, eventPattern } from "./patterns.js";
 import { DEFAULT_ROUTE, type NotifySettings, type Route } from "./types.js";
 

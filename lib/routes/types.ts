@@ -1,10 +1,10 @@
 /**
  * Routes as data: who is told about which event. The configuration file's `routes:` and `notify:`
- * sections become these (lib/routes/config.ts); the local router matches them (match.ts) and the
+ * sections become these (lib/config/routes.ts); the local router matches them (match.ts) and the
  * deployed stack turns them into EventBridge rules (patterns.ts). Secrets stay references (`env:NAME`,
  * `ssm:/path`, `secretsmanager:name`) until a sender resolves them.
  */
-import type { EventKind, Severity, Transition } from "../alerts/event.js";
+import type { EventKind, Severity, Transition } from "../model/event.js";
 
 /** The fields a route may match on, in the order they are checked and explained. */
 export const MATCH_FIELDS = ["kind", "transition", "severity", "organization", "project", "environment", "service"] as const;

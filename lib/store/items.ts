@@ -3,10 +3,10 @@
  * Keys are built only here. Platform values in keys go through keyPart: a long one is hashed, so no id
  * can exceed DynamoDB's key limits (the full value stays a plain attribute of the item).
  */
-import type { LookoutEventDetail } from "../alerts/event.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import type { AuditRow } from "../audit/model.js";
 import { alertRow, auditAttributes, recordRow } from "../audit/entries.js";
-import { instantOr } from "../ingest/time.js";
+import { instantOr } from "../model/time.js";
 import { keyPart } from "./bounds.js";
 import { clipDetail } from "../alerts/publish.js";
 
@@ -104,7 +104,7 @@ export function recordItem(
     item_type: "record",
     record_kind: record.record_kind,
     organization_id: record.organization_id,
-    // An instant (lib/ingest/time.ts); the platform's own text stays in `record`.
+    // An instant (lib/model/time.ts); the platform's own text stays in `record`.
     occurred_at: instantOr(occurredAt, observedAt),
     observed_at: observedAt,
     record,

@@ -6,11 +6,11 @@
  */
 import { ConditionalCheckFailedException, type DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
-import type { EventKind } from "../alerts/event.js";
+import type { EventKind } from "../model/event.js";
 import { type QuarantinedThing, quarantinedHealth } from "../alerts/health.js";
 import { auditAttributes } from "../audit/entries.js";
 import { type AuditRow, KINDS, type Ref } from "../audit/model.js";
-import { redact } from "../ingest/redact.js";
+import { redact } from "../platform/redact.js";
 import { keys, newAlertItem } from "./items.js";
 import { TTL_ATTRIBUTE } from "./table.js";
 import { CLIP_MARKER, prefixWithin } from "./bounds.js";

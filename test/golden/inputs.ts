@@ -2,7 +2,7 @@
  * Inputs of the notify rendering tests: the follow-up and digest cases of the golden files, and hostile
  * details whose every platform string is attacker-chosen (escaping tests, property tests).
  */
-import type { LookoutEventDetail } from "../../lib/alerts/event.js";
+import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 export const FIRST = EXAMPLE_DETAILS["Deployment Failed"];

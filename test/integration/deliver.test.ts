@@ -9,7 +9,7 @@ import type { Mute } from "../../lib/model/notify-store.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
 import { newAlertItem } from "../../lib/store/items.js";
 import { DeliveryError, type IncidentRef } from "../../lib/notify/types.js";
-import type { LookoutEventDetail } from "../../lib/alerts/event.js";
+import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 const examples = { failed: EXAMPLE_DETAILS["Deployment Failed"] };

@@ -12,7 +12,7 @@ import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
 import { pollSource } from "../../lib/ingest/poll.js";
 import { parseConfig } from "../../lib/config/load.js";
 import { composeIngest } from "../../lib/app/ingest.js";
-import type { LookoutEventDetail } from "../../lib/alerts/event.js";
+import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { explainCommand } from "../../local/audit-commands.js";
 import { freshTable } from "../support/dynamodb.js";
 

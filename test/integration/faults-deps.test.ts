@@ -21,7 +21,7 @@ import { slackSender } from "../../lib/notify/slack/send.js";
 import { sesTransport, smtpTransport } from "../../lib/notify/email/transport.js";
 import type { EmailTransport } from "../../lib/notify/types.js";
 import { MessageRejected, SESv2Client, TooManyRequestsException } from "@aws-sdk/client-sesv2";
-import type { LookoutEventDetail } from "../../lib/alerts/event.js";
+import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
 import { mkdtempSync } from "node:fs";

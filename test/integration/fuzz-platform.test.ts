@@ -15,7 +15,7 @@ import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { ClusterLogEntry, DeploymentHistoryItem, WebhookEvent } from "../../lib/platform/schemas.js";
 import { normalizeClusterLog, normalizeDeployment, normalizeWebhookDelivery, type SourceRef } from "../../lib/ingest/normalize.js";
-import { redact } from "../../lib/ingest/redact.js";
+import { redact } from "../../lib/platform/redact.js";
 import { SECRET_KINDS, SecretScanner, plantSecret, textWith } from "../support/secret-scan.js";
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

@@ -15,7 +15,7 @@ import { randomUUID } from "node:crypto";
 import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { nestedJson, startHostilePlatform, type HostilePlatform } from "../support/hostile-platform.js";
 import { localDynamoClient } from "../support/dynamodb.js";
-import type { LookoutEventEnvelope } from "../../lib/alerts/event.js";
+import type { LookoutEventEnvelope } from "../../lib/model/event.js";
 
 const ROOT = resolve(import.meta.dirname, "..", "..");
 const ORG = randomUUID();

@@ -4,7 +4,7 @@
  * no secret in any error. Waits are recorded by an injected sleep, so nothing here sleeps for real.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DETAIL_TYPES } from "../../lib/alerts/event.js";
+import { DETAIL_TYPES } from "../../lib/model/event.js";
 import { renderSlackAlert, renderSlackDigest } from "../../lib/notify/slack/render.js";
 import { slackSender, type SlackSenderOptions } from "../../lib/notify/slack/send.js";
 import { SLACK_ALERT_EVENT, SlackDeliveryError, type SlackMessage, type SlackTarget } from "../../lib/notify/types.js";

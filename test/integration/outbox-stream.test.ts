@@ -6,7 +6,7 @@ import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient, type _Record } from "@aws-sdk/client-dynamodb-streams";
 import { inject } from "vitest";
-import type { LookoutEventDetail, LookoutEventEnvelope } from "../../lib/alerts/event.js";
+import type { LookoutEventDetail, LookoutEventEnvelope } from "../../lib/model/event.js";
 import { selectPendingAlerts } from "../../lib/alerts/outbox.js";
 import { newAlertItem, recordItem } from "../../lib/store/items.js";
 import { LocalBus } from "../../local/bus.js";

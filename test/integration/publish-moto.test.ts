@@ -7,7 +7,7 @@ import type { Context } from "aws-lambda";
 import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCommand } from "@aws-sdk/client-eventbridge";
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { eventBridgeBus } from "../../lib/alerts/bus.js";
-import type { LookoutEventEnvelope } from "../../lib/alerts/event.js";
+import type { LookoutEventEnvelope } from "../../lib/model/event.js";
 import { publishAlerts } from "../../lib/alerts/publish.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../support/moto.js";

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "v
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
-import type { LookoutEventDetail, LookoutEventEnvelope } from "../../lib/alerts/event.js";
+import type { LookoutEventDetail, LookoutEventEnvelope } from "../../lib/model/event.js";
 import { MAX_ENTRY_BYTES } from "../../lib/alerts/bus.js";
 import { newAlertItem } from "../../lib/store/items.js";
 import { DynamoQuarantine } from "../../lib/store/quarantine.js";

@@ -13,7 +13,7 @@ import {
   PutTargetsCommand,
 } from "@aws-sdk/client-eventbridge";
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { detailTypeOf, type LookoutEventDetail } from "../../lib/alerts/event.js";
+import { detailTypeOf, type LookoutEventDetail } from "../../lib/model/event.js";
 import { toEnvelope } from "../../lib/alerts/publish.js";
 import { loadConfigFile } from "../../lib/config/load.js";
 import { decideRoutes, routeEvent } from "../../lib/routes/match.js";

@@ -12,7 +12,7 @@ import { checkConfig, type Config } from "../../lib/config/load.js";
 import { PreflightError, runLookout } from "../../local/run.js";
 import { openLocalPipeline } from "../../local/pipeline.js";
 import { pollSource } from "../../lib/ingest/poll.js";
-import type { LookoutEventEnvelope } from "../../lib/alerts/event.js";
+import type { LookoutEventEnvelope } from "../../lib/model/event.js";
 
 let sim: Simulator;
 const silent = { info() {}, warn() {}, error() {} };

@@ -5,7 +5,7 @@
  * the delivery stages the same answers.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import type { LookoutEventDetail } from "../../lib/alerts/event.js";
+import type { LookoutEventDetail } from "../../lib/model/event.js";
 import type { DeliveryRecord, HeldAlert, Mute, NotifyStore } from "../../lib/model/notify-store.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 

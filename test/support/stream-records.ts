@@ -1,7 +1,7 @@
 /** Synthetic DynamoDB stream records (the Lambda trigger's shape) for outbox and handler tests. */
 import type { DynamoDBRecord } from "aws-lambda";
 import { marshall } from "@aws-sdk/util-dynamodb";
-import type { LookoutEventDetail } from "../../lib/alerts/event.js";
+import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { type Suppression, newAlertItem, recordItem } from "../../lib/store/items.js";
 
 let seq = 100_000_000_000_000_000_000n;

@@ -3,7 +3,7 @@
  * their query, the choice of index, the filter of the rest, and the rows and index keys items carry.
  */
 import { describe, expect, it } from "vitest";
-import { detailTypeOf, severityOf } from "../../lib/alerts/event.js";
+import { detailTypeOf, severityOf } from "../../lib/model/event.js";
 import { AuditQueryError, TRANSITIONS, type AuditQuery } from "../../lib/audit/model.js";
 import { parseAuditQuery, parseInstant } from "../../lib/audit/parse.js";
 import { decodeCursor, encodeCursor } from "../../lib/audit/cursor.js";

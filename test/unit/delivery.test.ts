@@ -4,7 +4,7 @@
  * The end-to-end paths on DynamoDB Local are test/integration/deliver.test.ts and notify-failures.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import type { LookoutEventDetail } from "../../lib/alerts/event.js";
+import type { LookoutEventDetail } from "../../lib/model/event.js";
 import type { Mute } from "../../lib/model/notify-store.js";
 import { deliver, flushHeld, type Channel, type DeliverDeps } from "../../lib/notify/deliver.js";
 import { notifyEvent, unfinished, type NotifierDeps } from "../../lib/notify/notifier.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { healthFromFacts, quarantinedHealth, receiverFailing } from "../../lib/alerts/health.js";
-import { detailTypeOf } from "../../lib/alerts/event.js";
+import { detailTypeOf } from "../../lib/model/event.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 const now = new Date("2026-05-01T12:00:00Z");

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DETAIL_TYPES } from "../../lib/alerts/event.js";
+import { DETAIL_TYPES } from "../../lib/model/event.js";
 import { ALERT_ID_HEADER, alertMessageId, domainOf, renderEmail, renderEmailDigest } from "../../lib/notify/email/render.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { expectGolden, json, slug } from "../golden/golden.js";

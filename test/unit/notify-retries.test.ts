@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { DEAD_LETTERS_FILE, NotifyRetries, RETRIES_FILE } from "../../local/notify-retries.js";
 import { unfinished, type Delivery } from "../../lib/notify/notifier.js";
 import type { DeliveryOutcome } from "../../lib/notify/deliver.js";
-import type { LookoutEventEnvelope } from "../../lib/alerts/event.js";
+import type { LookoutEventEnvelope } from "../../lib/model/event.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 const log = { info() {}, warn() {}, error() {} };

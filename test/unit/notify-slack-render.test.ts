@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DETAIL_TYPES, type LookoutEventDetail } from "../../lib/alerts/event.js";
+import { DETAIL_TYPES, type LookoutEventDetail } from "../../lib/model/event.js";
 import { SLACK_LIMITS, renderSlackAlert, renderSlackDigest, slackDate, slackLink } from "../../lib/notify/slack/render.js";
 import type { SlackMessage } from "../../lib/notify/types.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";

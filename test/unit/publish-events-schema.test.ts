@@ -19,8 +19,8 @@ import type {
   RecordRef,
   LookoutEventEnvelope,
   NamedRef,
-} from "../../lib/alerts/event.js";
-import { DETAIL_TYPES } from "../../lib/alerts/event.js";
+} from "../../lib/model/event.js";
+import { DETAIL_TYPES } from "../../lib/model/event.js";
 import { toEnvelope } from "../../lib/alerts/publish.js";
 import { clusterDetail, deliveryDetail, deploymentDetail } from "../../lib/alerts/build.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";

@@ -3,7 +3,7 @@ import { appendFile, mkdtemp, readFile, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { LookoutEventEnvelope } from "../../lib/alerts/event.js";
+import type { LookoutEventEnvelope } from "../../lib/model/event.js";
 import { publishAlerts, toBusEntry } from "../../lib/alerts/publish.js";
 import { LocalBus } from "../../local/bus.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { MAX_ENTRY_BYTES, MAX_REQUEST_BYTES, entrySize } from "../../lib/alerts/bus.js";
-import type { LookoutEventDetail } from "../../lib/alerts/event.js";
+import type { LookoutEventDetail } from "../../lib/model/event.js";
 import {
   CLIP_MARKER,
   backoffDelay,

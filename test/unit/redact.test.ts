@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { REDACTED, fingerprint, isSecretKey, knownSecretsOf, redact, redactSlackTarget, redactText, redactUrl } from "../../lib/ingest/redact.js";
+import { REDACTED, fingerprint, isSecretKey, knownSecretsOf, redact, redactSlackTarget, redactText, redactUrl } from "../../lib/platform/redact.js";
 import { SECRET_KINDS, plantSecret, type SecretKind } from "../support/secret-scan.js";
 
 describe("redaction", () => {

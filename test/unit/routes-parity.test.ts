@@ -6,10 +6,10 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { LookoutEventDetail, Transition } from "../../lib/alerts/event.js";
+import type { LookoutEventDetail, Transition } from "../../lib/model/event.js";
 import { toEnvelope } from "../../lib/alerts/publish.js";
 import { loadConfigFile } from "../../lib/config/load.js";
-import { TRANSITIONS } from "../../lib/routes/config.js";
+import { TRANSITIONS } from "../../lib/config/routes.js";
 import { routeEvent } from "../../lib/routes/match.js";
 import { RoutePatternError, eventPattern } from "../../lib/routes/patterns.js";
 import type { Route, RouteMatch } from "../../lib/routes/types.js";

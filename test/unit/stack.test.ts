@@ -19,7 +19,7 @@ import { CreateTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCommand } from "@aws-sdk/client-eventbridge";
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { PutParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
-import { DETAIL_TYPES } from "../../lib/alerts/event.js";
+import { DETAIL_TYPES } from "../../lib/model/event.js";
 import { loadConfigFile } from "../../lib/config/load.js";
 import { eventPattern } from "../../lib/routes/patterns.js";
 import { inputTemplate, ruleLogicalId } from "../../lib/routes/rules.js";

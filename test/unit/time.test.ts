@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compareInstants, instantOr, parseTimestamp, plausibleInstant, readPlatformTime } from "../../lib/ingest/time.js";
+import { compareInstants, instantOr, parseTimestamp, plausibleInstant, readPlatformTime } from "../../lib/model/time.js";
 
 const utc = (iso: string) => Date.parse(iso);
 

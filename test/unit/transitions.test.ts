@@ -3,7 +3,7 @@ import {
   decideDeploymentTransition, emptyServiceState, timesEntered, type ExecutionState, type ServiceState,
 } from "../../lib/ingest/transitions.js";
 import { deploymentAlertId } from "../../lib/alerts/build.js";
-import { contentHash } from "../../lib/ingest/hash.js";
+import { contentHash } from "../../lib/model/hash.js";
 import type { DeploymentObservation } from "../../lib/ingest/normalize.js";
 import { classifyStatus } from "../../lib/ingest/status.js";
 
@@ -149,7 +149,7 @@ describe("time as instants", () => {
 
 describe("detail-types", () => {
   it("exist only for real kind and transition pairs", async () => {
-    const { detailTypeOf } = await import("../../lib/alerts/event.js");
+    const { detailTypeOf } = await import("../../lib/model/event.js");
     expect(detailTypeOf("deployment", "still_failing")).toBe("Deployment Still Failing");
     expect(detailTypeOf("health", "token_rejected")).toBe("Lookout Health");
     expect(() => detailTypeOf("deployment", "cluster_error")).toThrow(/no detail-type/);

@@ -3,7 +3,7 @@
  * the alerts on or stops; its MultiStage runs stages in order). Here a stage reads and adds to one
  * attempt, and either ends the delivery with its result or returns undefined to pass it on.
  */
-import type { LookoutEventDetail } from "../../alerts/event.js";
+import type { LookoutEventDetail } from "../../model/event.js";
 import type { Log } from "../../model/log.js";
 import type { DeliveryRecord, HeldAlert, Mute, NotifyStore, ReceiverFailures } from "../../model/notify-store.js";
 import { type Channel, DeliveryError, type IncidentRef, type Sent } from "../types.js";

@@ -13,7 +13,7 @@
  * `In-Reply-To` and `References` naming the first alert's Message-ID, so mail clients thread it under it.
  */
 import { createHash } from "node:crypto";
-import type { LookoutEventDetail } from "../../alerts/event.js";
+import type { LookoutEventDetail } from "../../model/event.js";
 import type { EmailMessage, IncidentRef } from "../types.js";
 import {
   type AlertView,

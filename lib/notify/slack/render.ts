@@ -22,7 +22,7 @@
  * after escaping, never inside an entity; extra fields go into another section; extra blocks are cut,
  * with a last context block saying so.
  */
-import type { LookoutEventDetail } from "../../alerts/event.js";
+import type { LookoutEventDetail } from "../../model/event.js";
 import type { IncidentRef, SlackMessage } from "../types.js";
 import {
   type AlertView,

@@ -2,8 +2,8 @@
  * One alert's view: what every kind shares (header words, place, deployment facts, commit, error,
  * notes, links), with the kind's own part taken from a table keyed by kind. Pure.
  */
-import type { DetailType, EventKind, LookoutEventDetail } from "../../alerts/event.js";
-import { detailTypeOf } from "../../alerts/event.js";
+import type { DetailType, EventKind, LookoutEventDetail } from "../../model/event.js";
+import { detailTypeOf } from "../../model/event.js";
 import { safeHttpUrl } from "./escape.js";
 import { firstLine, formatElapsed, nameOf, oneLine, parseInstant, typedNameOf } from "./format.js";
 import type { AddFact, AlertView, CommitView, ErrorView, Fact, KindView, LinkFact } from "./types.js";

@@ -1,6 +1,6 @@
 /** The view of a deployment's transition: about its service; what = its status. */
 import type { AddFact, KindView } from "./types.js";
-import type { LookoutEventDetail } from "../../alerts/event.js";
+import type { LookoutEventDetail } from "../../model/event.js";
 import { nameOf } from "./format.js";
 
 /** The status, and the one before it when known: "FAILED (was BUILDING)". */

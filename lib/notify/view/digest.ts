@@ -2,7 +2,7 @@
  * What every digest says, whatever its medium: the held alerts grouped by detail-type and subject,
  * counted, and one line per alert saying when it happened and how long it was held. Pure.
  */
-import type { DetailType, LookoutEventDetail } from "../../alerts/event.js";
+import type { DetailType, LookoutEventDetail } from "../../model/event.js";
 import { alertView } from "./alert.js";
 import { asDate, clip, formatTimeOfDay, formatWait, oneLine, parseInstant } from "./format.js";
 

@@ -2,7 +2,7 @@
  * What the Slack and email renderers share: the facts a responder needs, drawn once from a detail as
  * plain (unescaped) text. The renderers escape for their medium.
  */
-import type { DetailType, LookoutEventDetail } from "../../alerts/event.js";
+import type { DetailType, LookoutEventDetail } from "../../model/event.js";
 
 export interface Fact {
   label: string;

@@ -5,7 +5,7 @@
  * one process's concurrent deliveries race as they would on the table's conditional writes. Records go
  * in and out as copies, with undefined attributes dropped as the table's marshalling drops them.
  */
-import type { LookoutEventDetail } from "../../alerts/event.js";
+import type { LookoutEventDetail } from "../../model/event.js";
 import type {
   ClaimResult,
   DeliveryRecord,

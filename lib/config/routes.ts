@@ -5,9 +5,9 @@
  * Objects are strict here: a misspelt match key would otherwise widen a route to every event.
  */
 import * as z from "zod/mini";
-import { distinctReceivers } from "./receivers.js";
-import { patternProblems } from "./patterns.js";
-import { ruleLogicalId } from "./rules.js";
+import { distinctReceivers } from "../routes/receivers.js";
+import { patternProblems } from "../routes/patterns.js";
+import { ruleLogicalId } from "../routes/rules.js";
 import {
   DEFAULT_DIGEST_WITHIN,
   DEFAULT_SLACK_RATE,
@@ -21,9 +21,9 @@ import {
   type SlackReceiver,
   receiversOf,
   routeReceivers,
-} from "./types.js";
-import { isUuidShaped } from "./values.js";
-import { parseDuration } from "../config/duration.js";
+} from "../routes/types.js";
+import { isUuidShaped } from "../routes/values.js";
+import { parseDuration } from "./duration.js";
 
 export const KINDS = ["deployment", "webhook_delivery", "cluster_log", "health"] as const;
 export const TRANSITIONS = [

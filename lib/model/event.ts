@@ -129,7 +129,7 @@ export interface LookoutEventDetail {
   webhook?: NamedRef;
   /** The platform's status: a deployment state, a log type, an HTTP status. */
   status?: string;
-  /** When it happened, by the platform's clock, as a UTC instant (when Lookout saw it, if the platform's time is unusable: lib/ingest/time.ts). */
+  /** When it happened, by the platform's clock, as a UTC instant (when Lookout saw it, if the platform's time is unusable: lib/model/time.ts). */
   occurred_at: string;
   /** When Lookout saw it, by its own clock. */
   observed_at: string;
