@@ -10,11 +10,12 @@ import { randomUUID } from "node:crypto";
 import type { LookoutEventDetail, Transition } from "../lib/model/event.js";
 import { severityOf } from "../lib/model/event.js";
 import { DynamoAuditStore } from "../lib/audit/dynamo.js";
-import { auditAttributes, executionRow } from "../lib/audit/entries.js";
+import { executionRow } from "../lib/model/audit-row.js";
+import { auditAttributes } from "../lib/model/audit-index.js";
 import { parseAuditQuery } from "../lib/audit/parse.js";
 import { TRANSITIONS } from "../lib/audit/model.js";
-import { keys, newAlertItem, recordItem } from "../lib/store/items.js";
-import { TTL_ATTRIBUTE } from "../lib/store/table.js";
+import { keys, recordItem, TTL_ATTRIBUTE } from "../lib/model/items.js";
+import { newAlertItem } from "../lib/alerts/outbox-item.js";
 import { dynamo, percentile, report, rng, section } from "./support.js";
 
 /**

@@ -16,7 +16,7 @@ import { openLocalPipeline } from "../local/pipeline.js";
 import { POLL_CONCURRENCY } from "../local/simulated-run.js";
 import { checkConfig } from "../lib/config/load.js";
 import { everySource, planPolls, pollAndRecord } from "../lib/ingest/cycle.js";
-import { sourceKey } from "../lib/ingest/normalize.js";
+import { sourceKey } from "../lib/model/source.js";
 import { startSlackReceiver } from "../test/support/slack-receiver.js";
 import { p50p95, report, rng, section } from "./support.js";
 

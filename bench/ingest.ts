@@ -7,7 +7,7 @@ import { startSimulator } from "../local/simulator/index.js";
 import { createPlatformClient } from "../lib/platform/client.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
 import { pollSource, type PollDeps } from "../lib/ingest/poll.js";
-import type { SourceRef } from "../lib/ingest/normalize.js";
+import type { SourceRef } from "../lib/model/source.js";
 import { dynamo, report, section } from "./support.js";
 
 const silent = { info() {}, warn() {}, error() {} };

@@ -25,7 +25,7 @@ import { pollSource, type PollDeps } from "../lib/ingest/poll.js";
 import { MemoryDispatchStore, POLL_CONCURRENCY, TickRunner } from "../local/simulated-run.js";
 import { createPlatformClient } from "../lib/platform/client.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
-import type { Suppression } from "../lib/store/items.js";
+import type { Suppression } from "../lib/model/alert-item.js";
 import { dynamo, percentile, report, section } from "./support.js";
 
 const MINUTE = 60_000;

@@ -13,7 +13,7 @@ import { planPolls, raiseHealth } from "../lib/ingest/cycle.js";
 import type { IngestStore } from "../lib/store/ingest-store.js";
 import type { HealthSettings } from "../lib/config/load.js";
 import type { Watchlist } from "../lib/ingest/dispatch.js";
-import { sourceKey } from "../lib/ingest/normalize.js";
+import { sourceKey } from "../lib/model/source.js";
 import type { PollRequest } from "../lib/ingest/poll.js";
 import type { DispatchStore } from "../lib/store/dispatch-store.js";
 import { cloudRuntime, requiredEnv } from "./runtime.js";

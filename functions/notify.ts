@@ -18,11 +18,11 @@ import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import * as z from "zod/mini";
 import type { LookoutEventEnvelope } from "../lib/model/event.js";
-import { DEFAULT_ROUTE, type Receiver, type Route } from "../lib/routes/types.js";
+import { DEFAULT_ROUTE, type Receiver, type Route } from "../lib/config/route-types.js";
 import { decideRoutes } from "../lib/routes/match.js";
 import { allReceivers } from "../lib/config/routes.js";
 import { flushDigests, notifyEvent, unfinished, type NotifierDeps } from "../lib/notify/notifier.js";
-import { describeIssue, jsonPath } from "../lib/platform/issues.js";
+import { describeIssue, jsonPath } from "../lib/model/issues.js";
 
 export type ReceiverKind = "slack" | "email";
 

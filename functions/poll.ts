@@ -18,7 +18,7 @@ import { pollAndRecord } from "../lib/ingest/cycle.js";
 import type { Watchlist } from "../lib/ingest/dispatch.js";
 import type { PollDeps, PollRequest } from "../lib/ingest/poll.js";
 import type { DispatchStore } from "../lib/store/dispatch-store.js";
-import { describeIssue, jsonPath } from "../lib/platform/issues.js";
+import { describeIssue, jsonPath } from "../lib/model/issues.js";
 import { cloudRuntime } from "./runtime.js";
 
 const PollMessage = z.object({

@@ -19,7 +19,8 @@ import { type EventKind, type Transition, detailTypeOf } from "../lib/model/even
 import { publishOutbox } from "../lib/alerts/outbox.js";
 import type { PublishOptions } from "../lib/alerts/publish.js";
 import { bundledConfigFile, requiredEnv } from "../lib/app/env.js";
-import { DynamoQuarantine, type QuarantinePort } from "../lib/store/quarantine.js";
+import { DynamoQuarantine } from "../lib/store/quarantine.js";
+import type { QuarantinePort } from "../lib/model/quarantine.js";
 import { loadConfigFile } from "../lib/config/load.js";
 
 export interface PublishHandlerDeps {

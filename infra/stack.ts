@@ -15,7 +15,7 @@ import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/model/event.js";
 import { type Config, loadConfigFile } from "../lib/config/load.js";
 import { ruleResources, type RuleTarget } from "../lib/routes/rules.js";
 import { receiverSecretRefs } from "../lib/config/routes.js";
-import type { Receiver } from "../lib/routes/types.js";
+import type { Receiver } from "../lib/config/route-types.js";
 import { INDEXES } from "../lib/store/table.js";
 
 export type Cfn = Record<string, unknown>;

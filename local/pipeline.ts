@@ -21,7 +21,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal
 import { LocalBus } from "./bus.js";
 import { ensureDataDir } from "./data-dir.js";
 import type { NotifyStore } from "../lib/model/notify-store.js";
-import type { Route } from "../lib/routes/types.js";
+import type { Route } from "../lib/config/route-types.js";
 import { decideRoutes } from "../lib/routes/match.js";
 import { notifyEvent, type Delivery, type NotifierDeps } from "../lib/notify/notifier.js";
 import { slackSender } from "../lib/notify/slack/send.js";

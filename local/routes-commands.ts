@@ -10,8 +10,8 @@ import { watchlist } from "../lib/ingest/dispatch.js";
 import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/config/routes.js";
 import { coverage, coverageLine } from "../lib/routes/coverage.js";
 import { type RouteOutcome, describeCheck, explainRoutes } from "../lib/routes/match.js";
-import { receiverLabel } from "../lib/routes/receivers.js";
-import { receiversOf } from "../lib/routes/types.js";
+import { receiverLabel } from "../lib/config/receivers.js";
+import { receiversOf } from "../lib/config/route-types.js";
 
 export interface Output {
   out(line: string): void;

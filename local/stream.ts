@@ -19,7 +19,7 @@ import {
 import type { EventBus } from "../lib/alerts/bus.js";
 import { type OutboxPublishResult, publishOutbox } from "../lib/alerts/outbox.js";
 import type { PublishOptions } from "../lib/alerts/publish.js";
-import type { QuarantinePort } from "../lib/store/quarantine.js";
+import type { QuarantinePort } from "../lib/model/quarantine.js";
 
 export const CHECKPOINT_FILE = "stream-checkpoint.json";
 

@@ -1,8 +1,7 @@
 /** The terminal view of a local run: one line per poll with news, per alert, per publish. */
-import type { PollResult } from "../lib/ingest/poll.js";
+import type { PollResult, Log } from "../lib/ingest/poll.js";
 import type { LookoutEventDetail } from "../lib/model/event.js";
-import type { Suppression } from "../lib/store/items.js";
-import type { Log } from "../lib/ingest/poll.js";
+import type { Suppression } from "../lib/model/alert-item.js";
 import type { Delivery } from "../lib/notify/notifier.js";
 
 const time = (d: Date) => d.toISOString().slice(11, 19);

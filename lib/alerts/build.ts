@@ -5,24 +5,21 @@
 import type { DeploymentTransition, LookoutEventDetail, NamedRef } from "../model/event.js";
 import { EVENT_VERSION, severityOf } from "../model/event.js";
 import { contentHash } from "../model/hash.js";
-import {
-  type ClusterLogRecord,
-  type DeploymentObservation,
-  type WebhookDeliveryRecord,
-  compact,
-  durationSeconds,
-} from "../ingest/normalize.js";
-import { deploymentAlertKey } from "../ingest/transitions.js";
-import { instantOr } from "../model/time.js";
+import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord, ServiceContext } from "../model/observations.js";
+import { compact } from "../model/compact.js";
+import { durationSeconds, instantOr } from "../model/time.js";
 
-/** What Lookout knows of a service beyond the deployment entry: from configuration and the change feed. */
-export interface ServiceContext {
-  name?: string;
-  project?: NamedRef;
-  environment?: NamedRef & { type?: string };
-}
+/**
+ * The stable id of the alert a transition raises: the execution, its status and the occurrence (the
+ * nth time it entered that status), so the same transition always gets the same id and a re-run that
+ * fails again gets another. The first occurrence keeps the id it had before occurrences were counted.
+ */
+export const deploymentAlertKey = (obs: DeploymentObservation, occurrence = 1) =>
+  occurrence > 1
+    ? (["deployment", obs.service_id, obs.execution_id, obs.status, String(occurrence)] as const)
+    : (["deployment", obs.service_id, obs.execution_id, obs.status] as const);
 
-/** `occurrence`: the nth time the execution entered this status (lib/ingest/transitions.ts). */
+/** `occurrence`: the nth time the execution entered this status (lib/ingest/transitions.ts counts them). */
 export const deploymentAlertId = (obs: DeploymentObservation, occurrence = 1) => contentHash(...deploymentAlertKey(obs, occurrence));
 export const deliveryAlertId = (r: WebhookDeliveryRecord) => contentHash("webhook_delivery", r.webhook_id, r.id);
 export const clusterAlertId = (r: ClusterLogRecord) => contentHash("cluster_log", r.cluster_id, r.id);

@@ -6,9 +6,10 @@
  */
 import type { HealthCheck, LookoutEventDetail } from "../model/event.js";
 import { EVENT_VERSION, severityOf } from "../model/event.js";
-import type { HealthFacts } from "../ingest/dispatch.js";
+import type { HealthFacts } from "../model/health-facts.js";
 import { contentHash } from "../model/hash.js";
-import { parseSourceKey } from "../ingest/normalize.js";
+import { parseSourceKey } from "../model/source.js";
+import type { QuarantinedThing } from "../model/quarantine.js";
 
 const DAY = 86_400_000;
 
@@ -107,19 +108,6 @@ export function receiverFailing(
     summary: `Lookout could not deliver to ${receiverLabel}: ${error}`,
     detail: `Alert ${alert.id} (${alert.summary}) was not delivered there; it went to the fallback receiver if one is configured.`,
   });
-}
-
-/** What was quarantined: a record Lookout could not store, or an alert it could not publish. */
-export interface QuarantinedThing {
-  stage: "ingest" | "publish";
-  /** What it is: deployment, webhook_delivery, cluster_log, or the alert's kind. */
-  kind: string;
-  /** The record's id, `<service id>:<execution id>`, or the alert's id. */
-  id: string;
-  /** The source key it was read from, or `outbox`. */
-  source: string;
-  organization: string;
-  reason: string;
 }
 
 const short = (s: string, max = 200) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);

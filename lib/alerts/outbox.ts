@@ -7,8 +7,8 @@ import { unmarshall } from "@aws-sdk/util-dynamodb";
 import type { LookoutEventDetail } from "../model/event.js";
 import type { EventBus } from "./bus.js";
 import { type PublishFailure, type PublishOptions, type PublishResult, isAlertAtFault, publishAlerts } from "./publish.js";
-import { isPendingAlert } from "../store/items.js";
-import type { QuarantinePort } from "../store/quarantine.js";
+import { isPendingAlert } from "../model/alert-item.js";
+import type { QuarantinePort } from "../model/quarantine.js";
 
 /**
  * What is read of a stream record. Both aws-lambda's `DynamoDBRecord` and the Streams API's `_Record`

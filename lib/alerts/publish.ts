@@ -11,7 +11,7 @@ import {
   entrySize,
   isFailedEntry,
 } from "./bus.js";
-import { CLIP_MARKER, type ClipRank, type Path, clipStrings, defaultRank } from "../store/bounds.js";
+import { CLIP_MARKER, type ClipRank, type Path, clipStrings, defaultRank } from "../model/bounds.js";
 import {
   type DetailType,
   EVENT_SOURCE,

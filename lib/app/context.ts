@@ -4,7 +4,7 @@
  * `environment: production` matches in the cloud as it does on one machine.
  */
 import type { Config } from "../config/load.js";
-import type { ServiceContext } from "../alerts/build.js";
+import type { ServiceContext } from "../model/observations.js";
 
 /** Names given in the configuration, by application id. */
 export function configuredContexts(config: Pick<Config, "watch">): Map<string, ServiceContext> {

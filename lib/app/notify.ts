@@ -4,7 +4,7 @@
  * SMTP or files and Slack on one machine (local/pipeline.ts).
  */
 import type { Config } from "../config/load.js";
-import type { Route } from "../routes/types.js";
+import type { Route } from "../config/route-types.js";
 import type { NotifierDeps } from "../notify/notifier.js";
 import { channelResolver } from "../notify/receivers.js";
 import type { EmailTransport, SlackSender } from "../notify/types.js";

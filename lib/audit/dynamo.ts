@@ -6,14 +6,15 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import pMap from "p-map";
-import { keys } from "../store/items.js";
-import { AUDIT_ROW, AUDIT_SORT } from "../store/table.js";
+import { keys } from "../model/items.js";
+import { AUDIT_ROW, AUDIT_SORT } from "../model/audit-index.js";
 import type { Mute } from "../model/notify-store.js";
-import type { AuditPage, AuditQuery, AuditRow, DeliveryRow, IndexPosition } from "./model.js";
+import type { AuditPage, AuditQuery, IndexPosition } from "./model.js";
+import type { AuditRow, DeliveryRow } from "../model/audit-row.js";
 import { keyCondition, planQuery, type Plan } from "./plan.js";
 import { readMerged, type Item, type QueryFn } from "./merge.js";
 import { encodeCursor } from "./cursor.js";
-import { parseExecutionEntryId } from "./entries.js";
+import { parseExecutionEntryId } from "../model/audit-row.js";
 import {
   type DeliveryFacts,
   type Explanation,

@@ -6,12 +6,13 @@
  */
 import type { LookoutEventDetail } from "../model/event.js";
 import { clusterAlertId, deliveryAlertId, deploymentAlertId } from "../alerts/build.js";
-import { type ExecutionState, enteredCounts } from "../ingest/transitions.js";
-import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } from "../ingest/normalize.js";
+import { enteredCounts } from "../ingest/transitions.js";
+import type { ExecutionState } from "../model/transitions.js";
+import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } from "../model/observations.js";
 import { redact } from "../platform/redact.js";
 import type { Mute } from "../model/notify-store.js";
-import { executionEntryId } from "./entries.js";
-import { DEFAULT_ROUTE, FALLBACK_ROUTE } from "../routes/types.js";
+import { executionEntryId } from "../model/audit-row.js";
+import { DEFAULT_ROUTE, FALLBACK_ROUTE } from "../config/route-types.js";
 
 export interface ExplainedRecord {
   type: "record";

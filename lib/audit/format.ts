@@ -2,7 +2,7 @@
  * Audit rows and explanations for people (a table, text) and for scripts (JSON lines, CSV). Pure.
  */
 import { csvLine } from "./csv.js";
-import type { AuditRow, DeliveryRow, Ref } from "./model.js";
+import type { AuditRow, DeliveryRow, Ref } from "../model/audit-row.js";
 import type { Explanation } from "./explain.js";
 
 export const FORMATS = ["table", "json", "csv"] as const;

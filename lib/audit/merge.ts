@@ -3,7 +3,7 @@
  * merged by sort key. A row is taken only when it is the newest left in every partition, so a page is
  * exactly the next `limit` rows of the union, whatever the filter drops and wherever DynamoDB stops.
  */
-import { AUDIT_SORT } from "../store/table.js";
+import { AUDIT_SORT } from "../model/audit-index.js";
 import type { Plan } from "./plan.js";
 
 export type Item = Record<string, unknown>;

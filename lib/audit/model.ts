@@ -3,15 +3,7 @@
  * one per stored execution, record or alert, with who was told). docs/audit.md describes it for people.
  */
 import type { EventKind, Severity, Transition } from "../model/event.js";
-
-/**
- * What a row stands for: a deployment execution (latest status), a record read, an alert raised, or a
- * record or alert quarantined (it could not be stored or published; docs/audit.md).
- */
-export const ENTRY_TYPES = ["execution", "record", "alert", "quarantine"] as const;
-export type EntryType = (typeof ENTRY_TYPES)[number];
-
-export const KINDS: readonly EventKind[] = ["deployment", "webhook_delivery", "cluster_log", "health"];
+import type { AuditRow } from "../model/audit-row.js";
 export const SEVERITIES: readonly Severity[] = ["critical", "error", "warning", "info"];
 
 /**
@@ -74,61 +66,6 @@ export class AuditQueryError extends Error {
     super(field ? `${field}: ${problem}` : problem);
     this.name = "AuditQueryError";
   }
-}
-
-export interface Ref {
-  id: string;
-  name?: string;
-}
-
-/** One delivery of an alert to one receiver (joined to alert rows when they are read). */
-export interface DeliveryRow {
-  route: string;
-  receiver: string;
-  /** sent, suppressed (muted), held (storm, awaiting its digest), failed, sending. */
-  state: string;
-  attempts: number;
-  updated_at: string;
-  reason?: string;
-  detail?: string;
-  digest_id?: string;
-  error?: string;
-}
-
-/** What the audit indexes store and project for each execution, record and alert. */
-export interface AuditRow {
-  type: EntryType;
-  /** What `lookout explain` takes: the alert id, the record id, `<service id>:<execution id>`. */
-  id: string;
-  kind: EventKind;
-  /** When it happened, by the platform's clock (ISO, milliseconds, UTC). */
-  at: string;
-  /** When Lookout saw it (first saw it, for executions). */
-  observed_at: string;
-  status?: string;
-  transition?: Transition;
-  severity?: Severity;
-  organization: string;
-  project?: Ref;
-  environment?: Ref;
-  service?: Ref;
-  cluster?: Ref;
-  webhook?: Ref;
-  /** Who triggered the deployment. */
-  actor?: string;
-  /** The full commit id, lower case. */
-  commit?: string;
-  summary: string;
-  /** Alerts: published to the bus (pending) or kept quiet (suppressed, with the reason). */
-  state?: "pending" | "suppressed";
-  suppression?: { reason: string; detail: string };
-  /** Quarantine: the stage that could not go on (store the record, publish the alert) and why. */
-  stage?: "ingest" | "publish";
-  reason?: string;
-  /** Alerts: the explain id of the record or execution that raised it. */
-  source?: string;
-  /** Alerts: who was told (joined when read, never stored). */
-  deliveries?: DeliveryRow[];
 }
 
 export interface AuditPage {

@@ -8,10 +8,9 @@
  * "what" partitions); the organization comes last, and with no filter every "what" partition is merged.
  */
 import { severityOf } from "../model/event.js";
-import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, auditIndexName } from "../store/table.js";
+import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, auditIndexName, COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, QUARANTINE_WHAT, dimensionKey } from "../model/audit-index.js";
 import type { AuditQuery, FilterName, Filters } from "./model.js";
 import { TRANSITIONS } from "./model.js";
-import { COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, QUARANTINE_WHAT, dimensionKey } from "./keys.js";
 
 export interface Plan {
   index: string;

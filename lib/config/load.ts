@@ -7,9 +7,9 @@ import { parse as parseYaml } from "yaml";
 import { ConfigFile } from "./schema.js";
 import { parseDuration } from "./duration.js";
 import { parseSize } from "./size.js";
-import { describeIssue, jsonPath } from "../platform/issues.js";
+import { describeIssue, jsonPath } from "../model/issues.js";
 import { routingProblem, toNotify, toRoutes } from "./routes.js";
-import type { NotifySettings, Route } from "../routes/types.js";
+import type { NotifySettings, Route } from "./route-types.js";
 
 export class ConfigError extends Error {
   constructor(

@@ -5,9 +5,8 @@
  * Objects are strict here: a misspelt match key would otherwise widen a route to every event.
  */
 import * as z from "zod/mini";
-import { distinctReceivers } from "../routes/receivers.js";
-import { patternProblems } from "../routes/patterns.js";
-import { ruleLogicalId } from "../routes/rules.js";
+import { distinctReceivers } from "./receivers.js";
+import { patternProblems } from "./route-patterns.js";
 import {
   DEFAULT_DIGEST_WITHIN,
   DEFAULT_SLACK_RATE,
@@ -21,8 +20,8 @@ import {
   type SlackReceiver,
   receiversOf,
   routeReceivers,
-} from "../routes/types.js";
-import { isUuidShaped } from "../routes/values.js";
+} from "./route-types.js";
+import { isUuidShaped } from "./route-values.js";
 import { parseDuration } from "./duration.js";
 
 export const KINDS = ["deployment", "webhook_delivery", "cluster_log", "health"] as const;
@@ -35,6 +34,10 @@ export const SEVERITIES = ["critical", "error", "warning", "info"] as const;
 /** Route names become EventBridge rule names (`lookout-<name>`, at most 64 characters). */
 const ROUTE_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const ROUTE_NAME_MAX = 48;
+
+/** `prod-failures` → `RouteProdFailures`. */
+export const ruleLogicalId = (routeName: string): string =>
+  `Route${routeName.split(/[^A-Za-z0-9]+/).map((s) => s.charAt(0).toUpperCase() + s.slice(1)).join("")}`;
 
 /** A value or a list of values ("any of"); errors name the item (`severity[0]`) either way. */
 const anyOf = <T extends z.core.SomeType>(item: T) =>

@@ -5,11 +5,11 @@
 import type { DispatchStore } from "../store/dispatch-store.js";
 import { healthFacts, initialState, lastOkAt, planTick, pollRequest, type DispatchState, type Watchlist } from "./dispatch.js";
 import type { IngestStore } from "../store/ingest-store.js";
-import { newAlertItem } from "../store/items.js";
+import { newAlertItem } from "../alerts/outbox-item.js";
 import { healthFromFacts } from "../alerts/health.js";
 import type { LookoutEventDetail } from "../model/event.js";
 import type { HealthSettings } from "../config/load.js";
-import { sourceKey } from "./normalize.js";
+import { sourceKey } from "../model/source.js";
 import { pollSource, type PollDeps, type PollRequest, type PollResult } from "./poll.js";
 
 /** One budget per platform token; a deployment watches with one token. */

@@ -16,9 +16,10 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Config } from "../config/load.js";
 import type { PollRequest, PollResult } from "./poll.js";
-import { type SourceRef, sourceKey } from "./normalize.js";
+import { type SourceRef, sourceKey } from "../model/source.js";
 import * as budget from "./budget.js";
 import type { BudgetState } from "./budget.js";
+import type { HealthFacts } from "../model/health-facts.js";
 
 const MINUTE = 60_000;
 
@@ -304,15 +305,6 @@ export function idleIntervalMs(watch: Watchlist): number {
     rest -= w;
   }
   return MINUTE;
-}
-
-export interface HealthFacts {
-  /** Sources whose last polls failed, `failingAfter` or more in a row. */
-  failing: Array<{ source: string; consecutiveFailures: number; lastError: string }>;
-  /** Sources with no successful poll for longer than `stalledAfterMs`. */
-  stalled: Array<{ source: string; lastOkAt: string; silentForMs: number }>;
-  /** The platform refused the token; the sources whose last error says so. */
-  tokenRejected: { sources: string[]; statuses: number[] } | undefined;
 }
 
 /**

@@ -7,101 +7,9 @@ import { contentHash } from "../model/hash.js";
 import { knownSecretsOf, redact, redactText, type RedactOptions } from "../platform/redact.js";
 import { clusterLogFailed, deliveryFailed } from "./status.js";
 import { readPlatformTime } from "../model/time.js";
-
-export type SourceKind = "webhook" | "deployment" | "cluster";
-
-/** One polled source: a webhook's deliveries, an application's deployments, a cluster's logs. */
-export interface SourceRef {
-  kind: SourceKind;
-  organizationId: string;
-  /** The webhook, application or cluster id. */
-  id: string;
-}
-
-export const sourceKey = (s: SourceRef): string => `${s.kind}:${s.organizationId}/${s.id}`;
-
-export function parseSourceKey(key: string): SourceRef | undefined {
-  const m = /^(webhook|deployment|cluster):([^/]+)\/(.+)$/.exec(key);
-  return m ? { kind: m[1] as SourceKind, organizationId: m[2]!, id: m[3]! } : undefined;
-}
-
-/** A service a webhook payload names: the change feed and the directory of names learn from these. */
-export interface NamedService {
-  id: string;
-  name?: string;
-  type: string;
-  project?: { id?: string; name?: string };
-  environment?: { id?: string; name?: string; type?: string };
-}
-
-export interface WebhookDeliveryRecord {
-  record_kind: "webhook_delivery";
-  id: string;
-  organization_id: string;
-  webhook_id: string;
-  created_at?: string;
-  delivery_kind?: string;
-  matched_event?: string;
-  target_host?: string;
-  target_url?: string;
-  status_code: number | null;
-  failed: boolean;
-  response_excerpt?: string;
-  /** The payload that was sent, redacted. */
-  request?: Record<string, unknown>;
-  services: NamedService[];
-}
-
-export interface ClusterLogRecord {
-  record_kind: "cluster_log";
-  /** Content hash: entries have no id (platform-facts.md). */
-  id: string;
-  organization_id: string;
-  cluster_id: string;
-  timestamp?: string;
-  type?: string;
-  step?: string;
-  failed: boolean;
-  message?: string;
-  error?: { tag?: string; message?: string; hint?: string; link?: string; underlying?: string };
-  provider_kind?: string;
-  region?: string;
-  transmitter?: { type?: string; id?: string; name?: string };
-}
-
-export interface CommitRecord {
-  id?: string;
-  message?: string;
-  author?: string;
-  link?: string;
-  tag?: string;
-  created_at?: string;
-}
-
-/** One read of one deployment execution: the same execution is observed again as it progresses. */
-export interface DeploymentObservation {
-  record_kind: "deployment";
-  organization_id: string;
-  application_id: string;
-  service_id: string;
-  service_name?: string;
-  service_type?: string;
-  execution_id: string;
-  /** True when the platform gave no execution_id and one was derived (old entries). */
-  execution_id_derived: boolean;
-  status: string;
-  /** A UTC ISO instant; absent when the platform's time is missing, unreadable or implausible (lib/model/time.ts). */
-  created_at?: string;
-  updated_at?: string;
-  /** The platform's text, when it differs from the instant above (an offset, nanoseconds, an odd value). */
-  created_at_raw?: string;
-  updated_at_raw?: string;
-  triggered_by?: string;
-  origin?: string;
-  commit?: CommitRecord;
-  total_duration?: string;
-  status_details?: { action?: string; status?: string; sub_action?: string };
-}
+import type { ClusterLogRecord, DeploymentObservation, NamedService, WebhookDeliveryRecord } from "../model/observations.js";
+import type { SourceRef } from "../model/source.js";
+import { compact } from "../model/compact.js";
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
 const clip = (s: string | undefined, max: number) => (s && s.length > max ? `${s.slice(0, max)}…` : s);
@@ -110,11 +18,6 @@ const text = (v: unknown, opts?: RedactOptions): string | undefined => {
   const s = str(v);
   return s ? redactText(s, opts) : undefined;
 };
-
-/** Drops undefined fields, so stored items stay small and equal records compare equal. */
-export function compact<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-}
 
 export function normalizeWebhookDelivery(e: WebhookEvent, src: SourceRef): WebhookDeliveryRecord {
   const url = str(e.target_url_used);
@@ -261,12 +164,4 @@ export function normalizeDeployment(item: DeploymentHistoryItem, src: SourceRef,
         })
       : undefined,
   });
-}
-
-/** Seconds of an ISO 8601 duration such as PT8M42S; undefined when it is not one. */
-export function durationSeconds(iso: string | undefined): number | undefined {
-  const m = iso ? /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(iso) : null;
-  if (!m || iso === "P" || iso === "PT") return undefined;
-  const [, d, h, min, s] = m;
-  return Math.round(Number(d ?? 0) * 86400 + Number(h ?? 0) * 3600 + Number(min ?? 0) * 60 + Number(s ?? 0));
 }

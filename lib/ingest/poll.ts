@@ -17,34 +17,24 @@ import type { CallCost, RateLimitHeaders } from "../platform/cost.js";
 import type { PlatformError } from "../platform/errors.js";
 import type { ClusterLogEntry, DeploymentHistoryItem, WebhookEvent } from "../platform/schemas.js";
 import type { LookoutEventDetail, NamedRef } from "../model/event.js";
-import {
-  type ServiceContext,
-  clusterDetail,
-  deliveryDetail,
-  deploymentAlertId,
-  deploymentDetail,
-  withOrganizationName,
-} from "../alerts/build.js";
-import { type Suppression, newAlertItem, recordItem } from "../store/items.js";
+import { clusterDetail, deliveryDetail, deploymentAlertId, deploymentDetail, withOrganizationName } from "../alerts/build.js";
+import type { ServiceContext, DeploymentObservation } from "../model/observations.js";
+import { recordItem } from "../model/items.js";
+import type { Suppression } from "../model/alert-item.js";
+import { newAlertItem } from "../alerts/outbox-item.js";
 import type { IngestStore, SourceCursor } from "../store/ingest-store.js";
-import {
-  type DeploymentObservation,
-  type SourceRef,
-  normalizeClusterLog,
-  normalizeDeployment,
-  normalizeWebhookDelivery,
-  parseSourceKey,
-  sourceKey,
-} from "./normalize.js";
+import { normalizeClusterLog, normalizeDeployment, normalizeWebhookDelivery } from "./normalize.js";
+import { type SourceRef, parseSourceKey, sourceKey } from "../model/source.js";
 import { contentHash } from "../model/hash.js";
 import { decideDeploymentTransition, timesEntered } from "./transitions.js";
 import { classifyStatus } from "./status.js";
 import { type Instant, compareInstants, plausibleInstant } from "../model/time.js";
 import { knownSecretsOf, redact, redactText } from "../platform/redact.js";
 import { formatDuration } from "../config/duration.js";
-import { boundRecord } from "../store/bounds.js";
-import { type QuarantineEntry, isUnwritable } from "../store/quarantine.js";
-import { executionEntryId } from "../audit/entries.js";
+import { boundRecord } from "../model/bounds.js";
+import { isUnwritable } from "../store/quarantine.js";
+import type { QuarantineEntry } from "../model/quarantine.js";
+import { executionEntryId } from "../model/audit-row.js";
 
 export interface Log {
   info(message: string, extra?: Record<string, unknown>): void;

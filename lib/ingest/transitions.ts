@@ -4,50 +4,10 @@
  * transition. Pure: the store applies the decision with conditional writes, so however often or however
  * concurrently an execution is read, one transition is recorded once.
  */
-import type { DeploymentTransition } from "../model/event.js";
-import type { DeploymentObservation } from "./normalize.js";
+import type { DeploymentObservation } from "../model/observations.js";
 import { classifyStatus } from "./status.js";
 import { parseTimestamp, plausibleInstant } from "../model/time.js";
-
-export interface ExecutionState {
-  status: string;
-  /** Optimistic-locking counter of the execution item. */
-  version: number;
-  first_seen_at: string;
-  first_seen_status: string;
-  /**
-   * How many times the execution entered each status (a re-run can fail again with the same status).
-   * A list, not a map keyed by status: the marshaller loses a key such as `__proto__`.
-   */
-  entered?: Array<{ status: string; times: number }>;
-  /** Older states have no `entered`: their history tells (all of it, unless it was trimmed). */
-  history?: Array<{ status: string }>;
-}
-
-export interface ServiceState {
-  failing: boolean;
-  /** Failures in a row, the one that opened the incident included. */
-  failure_count: number;
-  /** The alert that opened the current incident: follow-ups thread under it. */
-  incident_id?: string;
-  /**
-   * When the execution that last changed the service's health started (a UTC instant; when Lookout
-   * first saw it if the platform's time was unusable), to ignore older news.
-   */
-  last_change_created_at?: string;
-  version: number;
-}
-
-export interface TransitionDecision {
-  /** Whether the execution's stored status changes. */
-  changed: boolean;
-  transition?: DeploymentTransition;
-  /** The service state after this observation (unchanged object when nothing changes). */
-  service: ServiceState;
-  /** For still_failing: the count including this failure. */
-  failureCount?: number;
-  incidentId?: string;
-}
+import type { ExecutionState, ServiceState, TransitionDecision } from "../model/transitions.js";
 
 export const emptyServiceState = (): ServiceState => ({ failing: false, failure_count: 0, version: 0 });
 
@@ -61,16 +21,6 @@ export function enteredCounts(prev: ExecutionState | undefined): Map<string, num
 
 /** How many times the execution had entered `status` before this observation. */
 export const timesEntered = (prev: ExecutionState | undefined, status: string): number => enteredCounts(prev).get(status) ?? 0;
-
-/**
- * The stable id of the alert a transition raises: the execution, its status and the occurrence (the
- * nth time it entered that status), so the same transition always gets the same id and a re-run that
- * fails again gets another. The first occurrence keeps the id it had before occurrences were counted.
- */
-export const deploymentAlertKey = (obs: DeploymentObservation, occurrence = 1) =>
-  occurrence > 1
-    ? (["deployment", obs.service_id, obs.execution_id, obs.status, String(occurrence)] as const)
-    : (["deployment", obs.service_id, obs.execution_id, obs.status] as const);
 
 /**
  * Where the execution stands in time among the service's executions: when it started, or when Lookout

@@ -7,6 +7,7 @@ export const EVENT_SOURCE = "lookout";
 export const EVENT_VERSION = 1;
 
 export type EventKind = "deployment" | "webhook_delivery" | "cluster_log" | "health";
+export const KINDS: readonly EventKind[] = ["deployment", "webhook_delivery", "cluster_log", "health"];
 
 export type DeploymentTransition = "failed" | "still_failing" | "recovered" | "cancelled";
 export type Transition =

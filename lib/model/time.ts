@@ -69,3 +69,11 @@ export function instantOr(text: string | undefined, seenAt: string): string {
   if (t) return isoOf(t.ms);
   return seen ? isoOf(seen.ms) : seenAt;
 }
+
+/** Seconds of an ISO 8601 duration such as PT8M42S; undefined when it is not one. */
+export function durationSeconds(iso: string | undefined): number | undefined {
+  const m = iso ? /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(iso) : null;
+  if (!m || iso === "P" || iso === "PT") return undefined;
+  const [, d, h, min, s] = m;
+  return Math.round(Number(d ?? 0) * 86400 + Number(h ?? 0) * 3600 + Number(min ?? 0) * 60 + Number(s ?? 0));
+}

@@ -8,7 +8,7 @@
 import type { LookoutEventDetail } from "../model/event.js";
 import { contentHash } from "../model/hash.js";
 import type { Mute, NotifyStore } from "../model/notify-store.js";
-import { DIGEST_ROUTE } from "../routes/types.js";
+import { DIGEST_ROUTE } from "../config/route-types.js";
 import type { Channel, IncidentRef } from "./types.js";
 import { claimStage } from "./delivery/claim.js";
 import { muteStage } from "./delivery/mute.js";

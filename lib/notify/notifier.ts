@@ -7,9 +7,9 @@ import type { LookoutEventDetail } from "../model/event.js";
 import { receiverFailing } from "../alerts/health.js";
 import type { Log } from "../model/log.js";
 import type { IngestStore } from "../store/ingest-store.js";
-import { newAlertItem } from "../store/items.js";
+import { newAlertItem } from "../alerts/outbox-item.js";
 import type { Mute, NotifyStore, ReceiverFailures } from "../model/notify-store.js";
-import { FALLBACK_ROUTE, type NotifySettings, type Receiver, receiversOf } from "../routes/types.js";
+import { FALLBACK_ROUTE, type NotifySettings, type Receiver, receiversOf } from "../config/route-types.js";
 import { deliver, flushHeld, type Channel, type DeliverDeps, type DeliveryOutcome } from "./deliver.js";
 
 export interface NotifierDeps {

@@ -3,8 +3,8 @@
  * one email transport shared by all. The cloud gives SES; one machine SMTP (notify.email.smtp_url) or
  * `.eml` files.
  */
-import type { Receiver } from "../routes/types.js";
-import { receiverId, receiverLabel } from "../routes/receivers.js";
+import type { Receiver } from "../config/route-types.js";
+import { receiverId, receiverLabel } from "../config/receivers.js";
 import type { Channel } from "./deliver.js";
 import { emailChannel, slackChannel } from "./channels.js";
 import { DeliveryError, type EmailTransport, type SlackSender } from "./types.js";

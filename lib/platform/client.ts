@@ -35,7 +35,7 @@ import {
   PlatformUnexpectedStatusError,
   readErrorDetail,
 } from "./errors.js";
-import { describeIssue, jsonPath } from "./issues.js";
+import { describeIssue, jsonPath } from "../model/issues.js";
 import { type AttemptOutcome, type RetryPolicy, defaultRetryPolicy, nextRetryDelay } from "./retry.js";
 
 export type AuthScheme = "token" | "bearer";

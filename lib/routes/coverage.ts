@@ -6,7 +6,7 @@
 import { type EventKind, type Severity, type Transition, detailTypeOf, severityOf } from "../model/event.js";
 import { KINDS, TRANSITIONS } from "../config/routes.js";
 import { checkField } from "./match.js";
-import { REF_FIELDS, type NotifySettings, type Route, receiversOf, routeReceivers } from "./types.js";
+import { REF_FIELDS, type NotifySettings, type Route, receiversOf, routeReceivers } from "../config/route-types.js";
 
 export interface Coverage {
   kind: EventKind;

@@ -1,10 +1,11 @@
 /** The routes stage: routes as data, matched locally and deployed as EventBridge rules. */
-export * from "./types.js";
-export { receiverId, receiverLabel, distinctReceivers } from "./receivers.js";
+export * from "../config/route-types.js";
+export { receiverId, receiverLabel, distinctReceivers } from "../config/receivers.js";
 export { routeEvent, explainRoutes, checkField, describeCheck } from "./match.js";
 export type { FieldCheck, RouteDecision, RouteOutcome, RoutesExplained } from "./match.js";
-export { eventPattern, patternProblems, RoutePatternError, EVENT_PATTERN_MAX_CHARS } from "./patterns.js";
-export type { EventPattern, PatternProblem } from "./patterns.js";
-export { ruleResources, ruleLogicalId, inputTemplate } from "./rules.js";
+export { eventPattern, patternProblems, RoutePatternError, EVENT_PATTERN_MAX_CHARS } from "../config/route-patterns.js";
+export type { EventPattern, PatternProblem } from "../config/route-patterns.js";
+export { ruleResources, inputTemplate } from "./rules.js";
+export { ruleLogicalId } from "../config/routes.js";
 export type { RuleOptions, RuleResource, RuleTarget, RuleTargets } from "./rules.js";
 export { allReceivers } from "../config/routes.js";

@@ -6,9 +6,9 @@
  * never matches a route that constrains it.
  */
 import type { LookoutEventDetail } from "../model/event.js";
-import { distinctReceivers } from "./receivers.js";
-import { DEFAULT_ROUTE, MATCH_FIELDS, type MatchField, type NotifySettings, type Receiver, type Route, receiversOf, routeReceivers } from "./types.js";
-import { globMatch, splitRefValues } from "./values.js";
+import { distinctReceivers } from "../config/receivers.js";
+import { DEFAULT_ROUTE, MATCH_FIELDS, type MatchField, type NotifySettings, type Receiver, type Route, receiversOf, routeReceivers } from "../config/route-types.js";
+import { globMatch, splitRefValues } from "../config/route-values.js";
 
 /** How one field of the event compared with what a route wants. */
 export interface FieldCheck {

@@ -4,8 +4,9 @@
  * includes it is built elsewhere.
  */
 import { EVENT_SOURCE } from "../model/event.js";
-import { type EventPattern, eventPattern } from "./patterns.js";
-import { DEFAULT_ROUTE, type NotifySettings, type Route } from "./types.js";
+import { type EventPattern, eventPattern } from "../config/route-patterns.js";
+import { DEFAULT_ROUTE, type NotifySettings, type Route } from "../config/route-types.js";
+import { ruleLogicalId } from "../config/routes.js";
 
 /** A rule target as CloudFormation takes it; Arn may be an intrinsic (`{"Fn::GetAtt": [...]}`). */
 export interface RuleTarget {
@@ -39,10 +40,6 @@ export interface RuleResource {
     Targets: Array<RuleTarget & { InputTransformer: { InputTemplate: string } }>;
   };
 }
-
-/** `prod-failures` → `RouteProdFailures`. */
-export const ruleLogicalId = (routeName: string): string =>
-  `Route${routeName.split(/[^A-Za-z0-9]+/).map((s) => s.charAt(0).toUpperCase() + s.slice(1)).join("")}`;
 
 /**
  * What a target receives: the route's name and the whole event. `<aws.events.event.json>` is the full

@@ -10,12 +10,11 @@
  */
 import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { keys } from "./items.js";
-import { TTL_ATTRIBUTE } from "./table.js";
+import { keys, TTL_ATTRIBUTE } from "../model/items.js";
 import { type DispatchState, type SourceState, type Watchlist, applyPollResult, initialState } from "../ingest/dispatch.js";
 import type { BudgetState } from "../ingest/budget.js";
 import type { PollResult } from "../ingest/poll.js";
-import { type SourceKind, parseSourceKey } from "../ingest/normalize.js";
+import { type SourceKind, parseSourceKey } from "../model/source.js";
 
 export interface DispatchStore {
   get(name: string): Promise<DispatchState | undefined>;

@@ -12,15 +12,15 @@ import {
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
-import type { AlertItem } from "./items.js";
-import { keys } from "./items.js";
-import type { ServiceContext } from "../alerts/build.js";
-import type { DeploymentObservation } from "../ingest/normalize.js";
-import type { ExecutionState, ServiceState } from "../ingest/transitions.js";
+import type { AlertItem } from "../model/alert-item.js";
+import { keys, TTL_ATTRIBUTE } from "../model/items.js";
+import type { ServiceContext, DeploymentObservation } from "../model/observations.js";
+import type { ExecutionState, ServiceState } from "../model/transitions.js";
 import { emptyServiceState, enteredCounts, timesEntered } from "../ingest/transitions.js";
-import { TTL_ATTRIBUTE } from "./table.js";
-import { auditAttributes, executionEntryId, executionRow } from "../audit/entries.js";
-import { DynamoQuarantine, type QuarantinePort } from "./quarantine.js";
+import { executionEntryId, executionRow } from "../model/audit-row.js";
+import { auditAttributes } from "../model/audit-index.js";
+import { DynamoQuarantine } from "./quarantine.js";
+import type { QuarantinePort } from "../model/quarantine.js";
 
 /** What a source remembers between polls, so that a poll with nothing new writes nothing. */
 export interface SourceCursor {

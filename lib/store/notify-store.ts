@@ -22,8 +22,7 @@ import type {
   ReceiverFailures,
   SuppressedDelivery,
 } from "../model/notify-store.js";
-import { TTL_ATTRIBUTE } from "./table.js";
-import { keys as itemKeys } from "./items.js";
+import { TTL_ATTRIBUTE, keys as itemKeys } from "../model/items.js";
 
 const keys = {
   delivery: (alertId: string, receiverId: string) => ({ pk: `DLV#${alertId}`, sk: receiverId }),

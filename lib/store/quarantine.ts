@@ -6,29 +6,8 @@
  */
 import { ConditionalCheckFailedException, type DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
-import type { EventKind } from "../model/event.js";
-import { type QuarantinedThing, quarantinedHealth } from "../alerts/health.js";
-import { auditAttributes } from "../audit/entries.js";
-import { type AuditRow, KINDS, type Ref } from "../audit/model.js";
-import { redact } from "../platform/redact.js";
-import { keys, newAlertItem } from "./items.js";
-import { TTL_ATTRIBUTE } from "./table.js";
-import { CLIP_MARKER, prefixWithin } from "./bounds.js";
-
-/** A quarantined thing's excerpt: enough to see what it was, small enough to always store. */
-export const MAX_EXCERPT_BYTES = 4 * 1024;
-
-export interface QuarantineEntry extends QuarantinedThing {
-  /** The record or alert detail as it was: redacted and clipped before it is kept. */
-  content: unknown;
-  /** Names it carries, for the audit filters (a service, cluster or webhook). */
-  refs?: { service?: Ref; cluster?: Ref; webhook?: Ref; project?: Ref; environment?: Ref };
-}
-
-/** The quarantine port: true when the thing was set aside now, false when it already was. */
-export interface QuarantinePort {
-  quarantine(entry: QuarantineEntry): Promise<boolean>;
-}
+import type { QuarantineEntry, QuarantinePort } from "../model/quarantine.js";
+import { quarantineItems } from "../alerts/quarantine.js";
 
 /**
  * A write DynamoDB refuses for what it is (item or key too large, nesting too deep, an invalid value):
@@ -38,42 +17,6 @@ export function isUnwritable(err: unknown): boolean {
   const e = err as { name?: string; CancellationReasons?: Array<{ Code?: string }> } | undefined;
   if (e?.name === "ValidationException") return true;
   return err instanceof TransactionCanceledException && (e?.CancellationReasons ?? []).some((r) => r.Code === "ValidationError");
-}
-
-/** Redacted JSON of the content, clipped to MAX_EXCERPT_BYTES. */
-export function excerptOf(content: unknown): string {
-  let json: string;
-  try {
-    json = JSON.stringify(redact(content)) ?? String(content);
-  } catch (err) {
-    json = `(not JSON: ${(err as Error).message})`;
-  }
-  return clipText(json, MAX_EXCERPT_BYTES);
-}
-
-const clipText = (s: string, maxBytes: number) =>
-  Buffer.byteLength(s) <= maxBytes ? s : `${prefixWithin(s, maxBytes - 16)}${CLIP_MARKER}`;
-
-/** The quarantine item and its health alert, as written. */
-export function quarantineItems(e: QuarantineEntry, now: Date, expiresAt: number) {
-  const at = now.toISOString();
-  const key = keys.quarantine(e.id, e.stage);
-  const health = newAlertItem(quarantinedHealth(e, now), at, expiresAt);
-  const row: AuditRow = {
-    // An alert of no known kind is Lookout's own problem: listed with health.
-    type: "quarantine", id: e.id, kind: KINDS.includes(e.kind as EventKind) ? (e.kind as EventKind) : "health", at, observed_at: at,
-    organization: e.organization, stage: e.stage, reason: clipText(e.reason, 1024),
-    ...e.refs,
-    summary: health.detail.summary.slice(0, 240),
-  };
-  const item = {
-    // Found by its key (the id hashed when long); what is shown is bounded, so the item always fits.
-    ...key, item_type: "quarantine", stage: e.stage, kind: clipText(e.kind, 200), source: clipText(e.source, 2048),
-    subject_id: clipText(e.id, 8192), organization_id: clipText(e.organization, 2048), reason: clipText(e.reason, 4096), excerpt: excerptOf(e.content),
-    health_alert_id: health.alert_id, quarantined_at: at, [TTL_ATTRIBUTE]: expiresAt,
-    ...auditAttributes(row, key.pk),
-  };
-  return { item, health };
 }
 
 export interface DynamoQuarantineOptions {

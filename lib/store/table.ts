@@ -10,9 +10,8 @@ import {
   ResourceInUseException,
   UpdateTimeToLiveCommand,
 } from "@aws-sdk/client-dynamodb";
-
-/** Epoch seconds after which DynamoDB deletes the item (retention). */
-export const TTL_ATTRIBUTE = "expires_at";
+import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, type AuditSlot, auditIndexName } from "../model/audit-index.js";
+import { TTL_ATTRIBUTE } from "../model/items.js";
 
 export interface IndexDef {
   name: string;
@@ -21,31 +20,6 @@ export interface IndexDef {
   /** Non-key attributes copied into the index (INCLUDE projection); every attribute when absent. */
   include?: string[];
 }
-
-/**
- * The audit indexes (docs/audit.md). Each one partitions by one dimension, `<DIM>#<value>`, and sorts by
- * `<occurred_at>#<pk>` (the attribute they share), so every filter is a key condition read newest
- * first. A slot holds dimensions that never meet on one item (a service or a cluster; an actor or a
- * webhook; a kind or a transition), which keeps them to eight. Items write only the slots they have.
- */
-export const AUDIT_SLOTS = {
-  org: "ix_org",
-  project: "ix_project",
-  env: "ix_env",
-  subject: "ix_subject",
-  who: "ix_who",
-  commit: "ix_commit",
-  status: "ix_status",
-  what: "ix_what",
-} as const;
-export type AuditSlot = keyof typeof AUDIT_SLOTS;
-/** The shared sort key of the audit indexes. */
-export const AUDIT_SORT = "ix_at";
-/** The audit row: what a query shows and filters on (lib/audit/model.ts). */
-export const AUDIT_ROW = "audit";
-
-/** The index of a slot. */
-export const auditIndexName = (slot: AuditSlot) => `audit-${slot}`;
 
 const SLOT_ATTRS: string[] = Object.values(AUDIT_SLOTS);
 

@@ -2,7 +2,7 @@
  * Routing and request validation, both driven by the endpoints table of lib/platform/endpoints.ts:
  * path templates, path parameter formats, query parameter formats and body schemas are not repeated here.
  */
-import { describeIssue as reasonOf } from "../../lib/platform/issues.js";
+import { describeIssue as reasonOf } from "../../lib/model/issues.js";
 import type * as z from "zod/mini";
 import {
   checkParam,

@@ -11,8 +11,8 @@ import {
 import { type DispatchState, type Watchlist, DISPATCH_POLICY, planTick, watchlist } from "../../lib/ingest/dispatch.js";
 import { spend } from "../../lib/ingest/budget.js";
 import type { PollResult } from "../../lib/ingest/poll.js";
-import { sourceKey } from "../../lib/ingest/normalize.js";
-import { keys } from "../../lib/store/items.js";
+import { sourceKey } from "../../lib/model/source.js";
+import { keys } from "../../lib/model/items.js";
 import type { Config } from "../../lib/config/load.js";
 
 const T0 = Date.parse("2026-03-02T10:00:00Z");

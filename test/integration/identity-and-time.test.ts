@@ -10,8 +10,9 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dyn
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { pollSource, type Log, type PollDeps, type PollResult } from "../../lib/ingest/poll.js";
-import type { SourceRef } from "../../lib/ingest/normalize.js";
-import { keys, type AlertItem } from "../../lib/store/items.js";
+import type { SourceRef } from "../../lib/model/source.js";
+import { keys } from "../../lib/model/items.js";
+import type { AlertItem } from "../../lib/model/alert-item.js";
 import { deploymentAlertId } from "../../lib/alerts/build.js";
 import { alertIdsOf } from "../../lib/audit/explain.js";
 import { freshTable, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js";

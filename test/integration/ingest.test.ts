@@ -7,8 +7,8 @@ import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { pollSource, type PollDeps, type Log } from "../../lib/ingest/poll.js";
-import type { SourceRef } from "../../lib/ingest/normalize.js";
-import type { AlertItem } from "../../lib/store/items.js";
+import type { SourceRef } from "../../lib/model/source.js";
+import type { AlertItem } from "../../lib/model/alert-item.js";
 import { freshTable, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
 const quietLog: Log & { warnings: Array<Record<string, unknown>> } = {

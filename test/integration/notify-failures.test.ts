@@ -16,7 +16,7 @@ import type { Context, SQSEvent } from "aws-lambda";
 import { checkConfig, resolveSecret, type Config } from "../../lib/config/load.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
-import { newAlertItem } from "../../lib/store/items.js";
+import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { channelResolver } from "../../lib/notify/receivers.js";
 import { slackSender } from "../../lib/notify/slack/send.js";
 import { fileTransport } from "../../lib/notify/email/transport.js";
@@ -24,7 +24,7 @@ import { flushDigests, notifyEvent, unfinished, type NotifierDeps } from "../../
 import { decideRoutes } from "../../lib/routes/match.js";
 import { formatWait } from "../../lib/notify/view/index.js";
 import { allReceivers } from "../../lib/config/routes.js";
-import { receiverId } from "../../lib/routes/receivers.js";
+import { receiverId } from "../../lib/config/receivers.js";
 import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
 import { explanationLines } from "../../lib/audit/format.js";
 import { toEnvelope } from "../../lib/alerts/publish.js";

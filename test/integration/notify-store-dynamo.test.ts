@@ -1,6 +1,6 @@
 /** The DynamoDB NotifyStore, on DynamoDB Local, against the adapters' contract. */
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { newAlertItem } from "../../lib/store/items.js";
+import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 import { notifyStoreContract } from "../support/notify-store-contract.js";

@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, inject } from "vitest";
 import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient, type _Record } from "@aws-sdk/client-dynamodb-streams";
-import { inject } from "vitest";
 import type { LookoutEventDetail, LookoutEventEnvelope } from "../../lib/model/event.js";
 import { selectPendingAlerts } from "../../lib/alerts/outbox.js";
-import { newAlertItem, recordItem } from "../../lib/store/items.js";
+import { recordItem } from "../../lib/model/items.js";
+import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { LocalBus } from "../../local/bus.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
 import { CHECKPOINT_FILE, OutboxStreamReader, type RecordsHandler, outboxPublisher } from "../../local/stream.js";

@@ -17,9 +17,9 @@ import { detailTypeOf, type LookoutEventDetail } from "../../lib/model/event.js"
 import { toEnvelope } from "../../lib/alerts/publish.js";
 import { loadConfigFile } from "../../lib/config/load.js";
 import { decideRoutes, routeEvent } from "../../lib/routes/match.js";
-import { eventPattern } from "../../lib/routes/patterns.js";
+import { eventPattern } from "../../lib/config/route-patterns.js";
 import { inputTemplate, ruleResources } from "../../lib/routes/rules.js";
-import type { Route } from "../../lib/routes/types.js";
+import type { Route } from "../../lib/config/route-types.js";
 import { patternMatches } from "../fixtures/routes/eventbridge.js";
 import { PARITY_EVENTS } from "../fixtures/routes/parity-events.js";
 import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../support/moto.js";

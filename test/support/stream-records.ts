@@ -2,7 +2,9 @@
 import type { DynamoDBRecord } from "aws-lambda";
 import { marshall } from "@aws-sdk/util-dynamodb";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
-import { type Suppression, newAlertItem, recordItem } from "../../lib/store/items.js";
+import { recordItem } from "../../lib/model/items.js";
+import type { Suppression } from "../../lib/model/alert-item.js";
+import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 
 let seq = 100_000_000_000_000_000_000n;
 const nextSeq = () => String(seq++);

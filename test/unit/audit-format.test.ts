@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { csvField, csvLine } from "../../lib/audit/csv.js";
 import { CSV_COLUMNS, csvHeader, csvRow, explanationLines, jsonLine, tableLines, toldOf } from "../../lib/audit/format.js";
 import { verdictOf } from "../../lib/audit/explain.js";
-import type { AuditRow } from "../../lib/audit/model.js";
+import type { AuditRow } from "../../lib/model/audit-row.js";
 
 /** A strict RFC 4180 reader: the oracle for the writer. */
 function readCsv(text: string): string[][] {

@@ -8,9 +8,11 @@ import { AuditQueryError, TRANSITIONS, type AuditQuery } from "../../lib/audit/m
 import { parseAuditQuery, parseInstant } from "../../lib/audit/parse.js";
 import { decodeCursor, encodeCursor } from "../../lib/audit/cursor.js";
 import { keyCondition, planQuery, whatPartitions } from "../../lib/audit/plan.js";
-import { alertRow, auditAttributes, executionRow, recordRow } from "../../lib/audit/entries.js";
+import { alertRow, executionRow, recordRow } from "../../lib/model/audit-row.js";
+import { auditAttributes } from "../../lib/model/audit-index.js";
 import { INDEXES } from "../../lib/store/table.js";
-import { newAlertItem, recordItem } from "../../lib/store/items.js";
+import { recordItem } from "../../lib/model/items.js";
+import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 const now = new Date("2026-03-10T12:00:00Z");

@@ -1,9 +1,9 @@
-/** Size bounds (lib/store/bounds.ts; docs/platform.md, "Field sizes"): keys, records, clipping. */
+/** Size bounds (lib/model/bounds.ts; docs/platform.md, "Field sizes"): keys, records, clipping. */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { CLIP_MARKER, MAX_KEY_PART_BYTES, MAX_RECORD_BYTES, boundRecord, clipStrings, keyPart } from "../../lib/store/bounds.js";
-import { keys } from "../../lib/store/items.js";
-import { dimensionKey } from "../../lib/audit/keys.js";
+import { CLIP_MARKER, MAX_KEY_PART_BYTES, MAX_RECORD_BYTES, boundRecord, clipStrings, keyPart } from "../../lib/model/bounds.js";
+import { keys } from "../../lib/model/items.js";
+import { dimensionKey } from "../../lib/model/audit-index.js";
 
 describe("keyPart", () => {
   it("keeps short values whole and bounds long ones, stably and distinctly", () => {

@@ -9,8 +9,8 @@ import type { Mute } from "../../lib/model/notify-store.js";
 import { deliver, flushHeld, type Channel, type DeliverDeps } from "../../lib/notify/deliver.js";
 import { notifyEvent, unfinished, type NotifierDeps } from "../../lib/notify/notifier.js";
 import { DeliveryError, type IncidentRef } from "../../lib/notify/types.js";
-import type { Receiver } from "../../lib/routes/types.js";
-import type { AlertItem } from "../../lib/store/items.js";
+import type { Receiver } from "../../lib/config/route-types.js";
+import type { AlertItem } from "../../lib/model/alert-item.js";
 import { MemoryNotifyStore } from "../../lib/store/memory/notify-store.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 

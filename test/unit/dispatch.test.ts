@@ -12,7 +12,7 @@ import {
 } from "../../lib/ingest/dispatch.js";
 import { available, capOf } from "../../lib/ingest/budget.js";
 import type { PollRequest, PollResult } from "../../lib/ingest/poll.js";
-import { sourceKey } from "../../lib/ingest/normalize.js";
+import { sourceKey } from "../../lib/model/source.js";
 import type { Config } from "../../lib/config/load.js";
 
 const MIN = 60_000;

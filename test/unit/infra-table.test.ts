@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
-import { TTL_ATTRIBUTE, tableDefinition } from "../../lib/store/table.js";
+import { tableDefinition } from "../../lib/store/table.js";
+import { TTL_ATTRIBUTE } from "../../lib/model/items.js";
 
 const sortBy = <T>(xs: T[] | undefined, key: (x: T) => string) => [...(xs ?? [])].sort((a, b) => key(a).localeCompare(key(b)));
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { durationSeconds, normalizeClusterLog, normalizeDeployment, normalizeWebhookDelivery } from "../../lib/ingest/normalize.js";
+import { normalizeClusterLog, normalizeDeployment, normalizeWebhookDelivery } from "../../lib/ingest/normalize.js";
+import { durationSeconds } from "../../lib/model/time.js";
 
 const org = "o1";
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { askedWait, defaultRetryPolicy, nextRetryDelay } from "../../lib/platform/retry.js";
 import { readRateLimitHeaders } from "../../lib/platform/cost.js";
 import { readErrorDetail } from "../../lib/platform/errors.js";
-import { jsonPath } from "../../lib/platform/issues.js";
+import { jsonPath } from "../../lib/model/issues.js";
 
 const NOW = Date.parse("2026-01-01T00:00:00Z");
 const base = { policy: defaultRetryPolicy, idempotent: true, nowMs: NOW, random: () => 1 };

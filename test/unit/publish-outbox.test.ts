@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { newAlertItem } from "../../lib/store/items.js";
+import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { publishOutbox, selectPendingAlerts } from "../../lib/alerts/outbox.js";
 import { FakeEventBridge, byId } from "../support/fake-eventbridge.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";

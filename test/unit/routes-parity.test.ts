@@ -11,8 +11,8 @@ import { toEnvelope } from "../../lib/alerts/publish.js";
 import { loadConfigFile } from "../../lib/config/load.js";
 import { TRANSITIONS } from "../../lib/config/routes.js";
 import { routeEvent } from "../../lib/routes/match.js";
-import { RoutePatternError, eventPattern } from "../../lib/routes/patterns.js";
-import type { Route, RouteMatch } from "../../lib/routes/types.js";
+import { RoutePatternError, eventPattern } from "../../lib/config/route-patterns.js";
+import type { Route, RouteMatch } from "../../lib/config/route-types.js";
 import { compilePattern, patternMatches } from "../fixtures/routes/eventbridge.js";
 import { PARITY_EVENTS, detail } from "../fixtures/routes/parity-events.js";
 

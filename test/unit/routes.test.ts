@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfigFile, parseConfig } from "../../lib/config/load.js";
-import { covered, disjoint, globMatch } from "../../lib/routes/values.js";
+import { covered, disjoint, globMatch } from "../../lib/config/route-values.js";
 import { decideRoutes, describeCheck, explainRoutes, routeEvent } from "../../lib/routes/match.js";
 import { coverage, eventKinds } from "../../lib/routes/coverage.js";
-import { EVENT_PATTERN_MAX_CHARS, eventPattern, patternProblems } from "../../lib/routes/patterns.js";
-import { distinctReceivers, receiverId, receiverLabel } from "../../lib/routes/receivers.js";
+import { EVENT_PATTERN_MAX_CHARS, eventPattern, patternProblems } from "../../lib/config/route-patterns.js";
+import { distinctReceivers, receiverId, receiverLabel } from "../../lib/config/receivers.js";
 import { inputTemplate, ruleResources } from "../../lib/routes/rules.js";
-import type { Receiver, Route } from "../../lib/routes/types.js";
+import type { Receiver, Route } from "../../lib/config/route-types.js";
 import { compilePattern } from "../fixtures/routes/eventbridge.js";
 import { PARITY_EVENTS, detail } from "../fixtures/routes/parity-events.js";
 

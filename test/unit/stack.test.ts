@@ -21,8 +21,9 @@ import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, S
 import { PutParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { DETAIL_TYPES } from "../../lib/model/event.js";
 import { loadConfigFile } from "../../lib/config/load.js";
-import { eventPattern } from "../../lib/routes/patterns.js";
-import { inputTemplate, ruleLogicalId } from "../../lib/routes/rules.js";
+import { eventPattern } from "../../lib/config/route-patterns.js";
+import { inputTemplate } from "../../lib/routes/rules.js";
+import { ruleLogicalId } from "../../lib/config/routes.js";
 import { INDEXES, tableDefinition } from "../../lib/store/table.js";
 import { DEAD_LETTER_QUEUES, FUNCTIONS, type FunctionKey } from "../../infra/stack.js";
 import { bundleSizes } from "../../scripts/bundle-sizes.js";

@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
-import {
-  decideDeploymentTransition, emptyServiceState, timesEntered, type ExecutionState, type ServiceState,
-} from "../../lib/ingest/transitions.js";
+import { decideDeploymentTransition, emptyServiceState, timesEntered } from "../../lib/ingest/transitions.js";
+import type { ExecutionState, ServiceState } from "../../lib/model/transitions.js";
 import { deploymentAlertId } from "../../lib/alerts/build.js";
 import { contentHash } from "../../lib/model/hash.js";
-import type { DeploymentObservation } from "../../lib/ingest/normalize.js";
+import type { DeploymentObservation } from "../../lib/model/observations.js";
 import { classifyStatus } from "../../lib/ingest/status.js";
 
 const obs = (status: string, exec = "e1", created_at = "2026-01-01T00:00:00Z"): DeploymentObservation => ({

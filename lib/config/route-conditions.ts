@@ -5,9 +5,9 @@
  * such atom per field per `$or` branch, so everything is multiplied out and simplified here, and what
  * one pattern cannot say is refused before anything is deployed.
  */
-import { type Lang, covered, disjoint, globMatch, splitRefValues, unique } from "./values.js";
+import { type Lang, covered, disjoint, globMatch, splitRefValues, unique } from "./route-values.js";
 import { type EventKind, type Transition, detailTypeOf } from "../model/event.js";
-import { REF_FIELDS, type RouteMatch } from "./types.js";
+import { REF_FIELDS, type RouteMatch } from "./route-types.js";
 
 /** `values` match exactly; `patterns` are `*` wildcards (service names only). Lists kept sorted. */
 export type Atom =

@@ -1,19 +1,77 @@
 /**
- * Stored items → audit rows and their index attributes. Pure. The store adds these attributes to what
- * it writes (records, executions, alerts), so the audit indexes are kept by DynamoDB in the same write.
+ * Audit rows: what the audit indexes store and project for each execution, record and alert, and how
+ * each is derived from what is stored. Pure. docs/audit.md describes them for people.
  */
-import type { LookoutEventDetail } from "../model/event.js";
-import type { ServiceContext } from "../alerts/build.js";
-import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } from "../ingest/normalize.js";
-import { AUDIT_ROW } from "../store/table.js";
-import { instantOr } from "../model/time.js";
-import type { AuditRow, Ref } from "./model.js";
-import { type Dimension, AUDIT_SORT, dimensionKey, QUARANTINE_WHAT, sortKey } from "./keys.js";
-import { MAX_SHORT_FIELD_BYTES, clipStrings } from "../store/bounds.js";
+import type { EventKind, LookoutEventDetail, Severity, Transition } from "./event.js";
+import type { ClusterLogRecord, DeploymentObservation, ServiceContext, WebhookDeliveryRecord } from "./observations.js";
+import { instantOr } from "./time.js";
+import { compact } from "./compact.js";
 
-/** Rows stay small: they are copied into every index the item is in. */
+/**
+ * What a row stands for: a deployment execution (latest status), a record read, an alert raised, or a
+ * record or alert quarantined (it could not be stored or published; docs/audit.md).
+ */
+export const ENTRY_TYPES = ["execution", "record", "alert", "quarantine"] as const;
+
+export type EntryType = (typeof ENTRY_TYPES)[number];
+
+export interface Ref {
+  id: string;
+  name?: string;
+}
+
+/** One delivery of an alert to one receiver (joined to alert rows when they are read). */
+export interface DeliveryRow {
+  route: string;
+  receiver: string;
+  /** sent, suppressed (muted), held (storm, awaiting its digest), failed, sending. */
+  state: string;
+  attempts: number;
+  updated_at: string;
+  reason?: string;
+  detail?: string;
+  digest_id?: string;
+  error?: string;
+}
+
+/** What the audit indexes store and project for each execution, record and alert. */
+export interface AuditRow {
+  type: EntryType;
+  /** What `lookout explain` takes: the alert id, the record id, `<service id>:<execution id>`. */
+  id: string;
+  kind: EventKind;
+  /** When it happened, by the platform's clock (ISO, milliseconds, UTC). */
+  at: string;
+  /** When Lookout saw it (first saw it, for executions). */
+  observed_at: string;
+  status?: string;
+  transition?: Transition;
+  severity?: Severity;
+  organization: string;
+  project?: Ref;
+  environment?: Ref;
+  service?: Ref;
+  cluster?: Ref;
+  webhook?: Ref;
+  /** Who triggered the deployment. */
+  actor?: string;
+  /** The full commit id, lower case. */
+  commit?: string;
+  summary: string;
+  /** Alerts: published to the bus (pending) or kept quiet (suppressed, with the reason). */
+  state?: "pending" | "suppressed";
+  suppression?: { reason: string; detail: string };
+  /** Quarantine: the stage that could not go on (store the record, publish the alert) and why. */
+  stage?: "ingest" | "publish";
+  reason?: string;
+  /** Alerts: the explain id of the record or execution that raised it. */
+  source?: string;
+  /** Alerts: who was told (joined when read, never stored). */
+  deliveries?: DeliveryRow[];
+}
+
+/** Summaries stay short: rows are copied into every index the item is in. */
 const MAX_SUMMARY = 240;
-const MAX_ROW_BYTES = 16 * 1024;
 
 const clip = (s: string, max = MAX_SUMMARY) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
 const firstLine = (s: string | undefined, max = 80) => clip((s ?? "").split("\n")[0]!.trim(), max);
@@ -28,11 +86,6 @@ export const isoInstant = instantOr;
 function ref(r: { id?: string; name?: string } | undefined): Ref | undefined {
   if (!r?.id) return undefined;
   return r.name ? { id: r.id, name: r.name } : { id: r.id };
-}
-
-/** Drops undefined fields: DynamoDB maps stay small and equal rows compare equal. */
-function compactRow(row: AuditRow): AuditRow {
-  return Object.fromEntries(Object.entries(row).filter(([, v]) => v !== undefined)) as AuditRow;
 }
 
 /** The explain id of an execution: `<service id>:<execution id>` (no slash, so it fits in a URL path segment). */
@@ -51,7 +104,7 @@ export function recordRow(record: StoredRecord, occurredAt: string, observedAt: 
   if (record.record_kind === "cluster_log") {
     const r = record as ClusterLogRecord;
     const message = r.error?.message ?? r.message;
-    return compactRow({
+    return compact<AuditRow>({
       type: "record", id: r.id, kind: "cluster_log", at, observed_at: observedAt,
       status: r.type,
       organization: r.organization_id,
@@ -63,7 +116,7 @@ export function recordRow(record: StoredRecord, occurredAt: string, observedAt: 
   const svc = (r.services ?? [])[0];
   const code = r.status_code;
   const answered = code === null || code === undefined || code === 0 ? "got no answer" : `answered HTTP ${code}`;
-  return compactRow({
+  return compact<AuditRow>({
     type: "record", id: r.id, kind: "webhook_delivery", at, observed_at: observedAt,
     status: code === null || code === undefined ? "NO_RESPONSE" : String(code),
     organization: r.organization_id,
@@ -84,7 +137,7 @@ export function executionRow(obs: DeploymentObservation, ctx: ServiceContext | u
     commit?.id ? `commit ${shortSha(commit.id)}${commit.author ? ` by ${commit.author}` : ""}${commit.message ? `: ${firstLine(commit.message, 60)}` : ""}` : undefined,
     obs.triggered_by ? `triggered by ${obs.triggered_by}${obs.origin ? ` via ${obs.origin}` : ""}` : undefined,
   ].filter(Boolean);
-  return compactRow({
+  return compact<AuditRow>({
     type: "execution", id: executionEntryId(obs.service_id, obs.execution_id), kind: "deployment",
     // The execution's start: it does not move as the status does, so its place in the index is stable.
     at: isoInstant(obs.created_at, firstSeenAt),
@@ -102,7 +155,7 @@ export function executionRow(obs: DeploymentObservation, ctx: ServiceContext | u
 
 /** An alert as raised, with its suppression when it was kept quiet. */
 export function alertRow(detail: LookoutEventDetail, suppression?: { reason: string; detail: string }): AuditRow {
-  return compactRow({
+  return compact<AuditRow>({
     type: "alert", id: detail.id, kind: detail.kind,
     at: isoInstant(detail.occurred_at, detail.observed_at),
     observed_at: detail.observed_at,
@@ -121,35 +174,4 @@ export function alertRow(detail: LookoutEventDetail, suppression?: { reason: str
     state: suppression ? "suppressed" : "pending",
     suppression: suppression ? { reason: suppression.reason, detail: suppression.detail } : undefined,
   });
-}
-
-/** The row's value in each dimension it has (at most one per slot). */
-export function rowDimensions(row: AuditRow): Array<[Dimension, string]> {
-  const out: Array<[Dimension, string]> = [["organization", row.organization]];
-  if (row.project) out.push(["project", row.project.id]);
-  if (row.environment) out.push(["environment", row.environment.id]);
-  if (row.service) out.push(["service", row.service.id]);
-  else if (row.cluster) out.push(["cluster", row.cluster.id]);
-  if (row.actor) out.push(["actor", row.actor]);
-  else if (row.webhook) out.push(["webhook", row.webhook.id]);
-  if (row.commit) out.push(["commit", row.commit]);
-  if (row.status) out.push(["status", row.status]);
-  if (row.type === "quarantine") out.push(["kind", QUARANTINE_WHAT]);
-  else out.push(row.type === "alert" && row.transition ? ["transition", row.transition] : ["kind", row.kind]);
-  return out;
-}
-
-/**
- * What an item carries for the audit indexes: the row, the shared sort key and one key per slot it has.
- * Keys come from the full values (hashed when long); the stored row has long names shortened.
- */
-export function auditAttributes(row: AuditRow, pk: string): Record<string, unknown> {
-  const stored = clipStrings(row, { maxBytes: MAX_ROW_BYTES, maxFieldBytes: MAX_SHORT_FIELD_BYTES }).value;
-  const attrs: Record<string, unknown> = { [AUDIT_ROW]: stored, [AUDIT_SORT]: sortKey(row.at, pk) };
-  for (const [dim, value] of rowDimensions(row)) {
-    if (!value) continue;
-    const { attr, key } = dimensionKey(dim, value);
-    attrs[attr] = key;
-  }
-  return attrs;
 }

@@ -4,7 +4,7 @@
  * (docs/platform.md, "Field sizes"): long values are hashed into keys and long text is clipped, with a
  * marker, rather than failing the write. Pure.
  */
-import { contentHash } from "../model/hash.js";
+import { contentHash } from "./hash.js";
 
 /** Appended to a text field that was shortened to fit (docs/events.md, "Size"). */
 export const CLIP_MARKER = "…[clipped]";

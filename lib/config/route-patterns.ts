@@ -12,9 +12,9 @@
  * multiplying them out instead would overflow the 2048-character quota after two stopping routes.
  */
 import { DETAIL_TYPES, EVENT_SOURCE, type EventKind, type Transition, detailTypeOf } from "../model/event.js";
-import { type Atom, type Dnf, InexpressibleError, MAX_TERMS, type Term, TooLargeError, and, matchClauses, negateMatch } from "./conditions.js";
-import { type Route, routeReceivers } from "./types.js";
-import { literalAsEventBridgeWildcard, toEventBridgeWildcard } from "./values.js";
+import { type Atom, type Dnf, InexpressibleError, MAX_TERMS, type Term, TooLargeError, and, matchClauses, negateMatch } from "./route-conditions.js";
+import { type Route, routeReceivers } from "./route-types.js";
+import { literalAsEventBridgeWildcard, toEventBridgeWildcard } from "./route-values.js";
 
 /** EventBridge's default quota for an event pattern, in characters (can be raised to 4096). */
 export const EVENT_PATTERN_MAX_CHARS = 2048;

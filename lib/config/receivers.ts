@@ -4,7 +4,7 @@
  * a hash, so logs and the audit trail can carry it without showing even the secret's reference.
  */
 import { createHash } from "node:crypto";
-import type { Receiver } from "./types.js";
+import type { Receiver } from "./route-types.js";
 
 /** The fields that make a receiver what it is, in a fixed order. */
 function identity(r: Receiver): string[] {

@@ -3,12 +3,13 @@
  * Keys are built only here. Platform values in keys go through keyPart: a long one is hashed, so no id
  * can exceed DynamoDB's key limits (the full value stays a plain attribute of the item).
  */
-import type { LookoutEventDetail } from "../model/event.js";
-import type { AuditRow } from "../audit/model.js";
-import { alertRow, auditAttributes, recordRow } from "../audit/entries.js";
-import { instantOr } from "../model/time.js";
+import { recordRow } from "./audit-row.js";
+import { auditAttributes } from "./audit-index.js";
+import { instantOr } from "./time.js";
 import { keyPart } from "./bounds.js";
-import { clipDetail } from "../alerts/publish.js";
+
+/** Epoch seconds after which DynamoDB deletes the item (retention). */
+export const TTL_ATTRIBUTE = "expires_at";
 
 export type ItemType = "cursor" | "record" | "execution" | "service" | "alert" | "directory" | "dispatch" | "quarantine";
 
@@ -29,68 +30,6 @@ export const keys = {
   /** A record that could not be stored or an alert that could not be published (lib/store/quarantine.ts). */
   quarantine: (id: string, stage: "ingest" | "publish") => ({ pk: `QUAR#${keyPart(id)}`, sk: stage.toUpperCase() }),
 } as const;
-
-export type AlertState = "pending" | "suppressed";
-
-export type SuppressionReason = "backfill" | "mute" | "storm";
-
-export interface Suppression {
-  reason: SuppressionReason;
-  /** Why, for people: "older than the 15m backfill window at first sight", "muted by …". */
-  detail: string;
-}
-
-/**
- * What an audited item (record, execution, alert) carries for the audit indexes: the row and one key
- * per index it is in (lib/audit/entries.ts, docs/audit.md).
- */
-export interface AuditAttributes {
-  audit?: AuditRow;
-  ix_at?: string;
-  [indexKey: `ix_${string}`]: string | undefined;
-}
-
-/** An outbox item. The publisher publishes items whose state is `pending` when they are inserted. */
-export interface AlertItem extends AuditAttributes {
-  pk: string;
-  sk: "ALERT";
-  item_type: "alert";
-  alert_id: string;
-  state: AlertState;
-  suppression?: Suppression;
-  detail: LookoutEventDetail;
-  /** ISO time the item was written. */
-  created_at: string;
-  expires_at: number;
-}
-
-export const isPendingAlert = (item: Record<string, unknown> | undefined): item is AlertItem & Record<string, unknown> =>
-  !!item && item.item_type === "alert" && item.state === "pending" && typeof item.detail === "object" && item.detail !== null;
-
-/** An alert's detail as stored: well under the 400 KB item limit, and so under EventBridge's 256 KB. */
-export const MAX_STORED_DETAIL_BYTES = 128 * 1024;
-
-export function newAlertItem(
-  detailIn: LookoutEventDetail,
-  createdAt: string,
-  expiresAt: number,
-  suppression?: Suppression,
-): AlertItem {
-  const detail = clipDetail(detailIn, MAX_STORED_DETAIL_BYTES);
-  const key = keys.alert(detail.id);
-  return {
-    ...key,
-    sk: "ALERT",
-    item_type: "alert",
-    alert_id: detail.id,
-    state: suppression ? "suppressed" : "pending",
-    ...(suppression ? { suppression } : {}),
-    detail,
-    created_at: createdAt,
-    expires_at: expiresAt,
-    ...auditAttributes(alertRow(detail, suppression), key.pk),
-  };
-}
 
 /** The stored form of a record read from the platform (deliveries, cluster log entries). */
 export function recordItem(

@@ -1,0 +1,124 @@
+/**
+ * The audit indexes' layout and keys: which slot (GSI) a dimension lives in, how its value is written,
+ * and the attributes an audited item carries. Pure. Writers (whoever builds a record, execution or alert
+ * item), the table (lib/store/table.ts) and the planner (lib/audit/plan.ts) all build keys here, so a
+ * query always looks where the item was put.
+ */
+import type { AuditRow } from "./audit-row.js";
+import { MAX_SHORT_FIELD_BYTES, clipStrings, keyPart } from "./bounds.js";
+
+/**
+ * The audit indexes (docs/audit.md). Each one partitions by one dimension, `<DIM>#<value>`, and sorts by
+ * `<occurred_at>#<pk>` (the attribute they share), so every filter is a key condition read newest
+ * first. A slot holds dimensions that never meet on one item (a service or a cluster; an actor or a
+ * webhook; a kind or a transition), which keeps them to eight. Items write only the slots they have.
+ */
+export const AUDIT_SLOTS = {
+  org: "ix_org",
+  project: "ix_project",
+  env: "ix_env",
+  subject: "ix_subject",
+  who: "ix_who",
+  commit: "ix_commit",
+  status: "ix_status",
+  what: "ix_what",
+} as const;
+
+export type AuditSlot = keyof typeof AUDIT_SLOTS;
+
+/** The shared sort key of the audit indexes. */
+export const AUDIT_SORT = "ix_at";
+
+/** The audit row: what a query shows and filters on (lib/model/audit-row.ts). */
+export const AUDIT_ROW = "audit";
+
+/** The index of a slot. */
+export const auditIndexName = (slot: AuditSlot) => `audit-${slot}`;
+
+/** Rows stay small: they are copied into every index the item is in. */
+const MAX_ROW_BYTES = 16 * 1024;
+
+export type Dimension =
+  | "organization" | "project" | "environment" | "service" | "cluster" | "webhook"
+  | "actor" | "commit" | "status" | "transition" | "kind";
+
+/** Slot and key prefix of each dimension. Dimensions that share a slot never meet on one item. */
+export const DIMENSIONS: Record<Dimension, { slot: AuditSlot; prefix: string }> = {
+  organization: { slot: "org", prefix: "ORG" },
+  project: { slot: "project", prefix: "PRJ" },
+  environment: { slot: "env", prefix: "ENV" },
+  service: { slot: "subject", prefix: "SVC" },
+  cluster: { slot: "subject", prefix: "CLU" },
+  webhook: { slot: "who", prefix: "WH" },
+  actor: { slot: "who", prefix: "ACT" },
+  commit: { slot: "commit", prefix: "CMT" },
+  status: { slot: "status", prefix: "ST" },
+  transition: { slot: "what", prefix: "TR" },
+  kind: { slot: "what", prefix: "KIND" },
+};
+
+/** Commits are keyed by their first 7 characters, so a short id finds them; longer ids are filtered. */
+export const COMMIT_KEY_LENGTH = 7;
+
+/** The normal form of a value: ids, actors and commits compare case-insensitively, statuses upper case. */
+export function normalizeValue(dim: Dimension, value: string): string {
+  const v = value.trim();
+  if (dim === "status") return v.toUpperCase();
+  if (dim === "transition" || dim === "kind") return v;
+  return v.toLowerCase();
+}
+
+/** The attribute and key value under which an item with this value is found (a long value is hashed: index keys have size limits). */
+export function dimensionKey(dim: Dimension, value: string): { attr: string; key: string } {
+  const { slot, prefix } = DIMENSIONS[dim];
+  let v = normalizeValue(dim, value);
+  if (dim === "commit") v = v.slice(0, COMMIT_KEY_LENGTH);
+  return { attr: AUDIT_SLOTS[slot], key: `${prefix}#${keyPart(v)}` };
+}
+
+/** The shared sort key: newest first by occurrence; the item's pk makes it unique. */
+export const sortKey = (at: string, pk: string) => `${at}#${pk}`;
+
+/** The "what" value of every quarantined record or alert (they are few: one partition). */
+export const QUARANTINE_WHAT = "quarantine";
+
+/**
+ * What an audited item (record, execution, alert) carries for the audit indexes: the row and one key
+ * per index it is in (docs/audit.md).
+ */
+export interface AuditAttributes {
+  audit?: AuditRow;
+  ix_at?: string;
+  [indexKey: `ix_${string}`]: string | undefined;
+}
+
+/** The row's value in each dimension it has (at most one per slot). */
+export function rowDimensions(row: AuditRow): Array<[Dimension, string]> {
+  const out: Array<[Dimension, string]> = [["organization", row.organization]];
+  if (row.project) out.push(["project", row.project.id]);
+  if (row.environment) out.push(["environment", row.environment.id]);
+  if (row.service) out.push(["service", row.service.id]);
+  else if (row.cluster) out.push(["cluster", row.cluster.id]);
+  if (row.actor) out.push(["actor", row.actor]);
+  else if (row.webhook) out.push(["webhook", row.webhook.id]);
+  if (row.commit) out.push(["commit", row.commit]);
+  if (row.status) out.push(["status", row.status]);
+  if (row.type === "quarantine") out.push(["kind", QUARANTINE_WHAT]);
+  else out.push(row.type === "alert" && row.transition ? ["transition", row.transition] : ["kind", row.kind]);
+  return out;
+}
+
+/**
+ * What an item carries for the audit indexes: the row, the shared sort key and one key per slot it has.
+ * Keys come from the full values (hashed when long); the stored row has long names shortened.
+ */
+export function auditAttributes(row: AuditRow, pk: string): Record<string, unknown> {
+  const stored = clipStrings(row, { maxBytes: MAX_ROW_BYTES, maxFieldBytes: MAX_SHORT_FIELD_BYTES }).value;
+  const attrs: Record<string, unknown> = { [AUDIT_ROW]: stored, [AUDIT_SORT]: sortKey(row.at, pk) };
+  for (const [dim, value] of rowDimensions(row)) {
+    if (!value) continue;
+    const { attr, key } = dimensionKey(dim, value);
+    attrs[attr] = key;
+  }
+  return attrs;
+}
