@@ -1,22 +1,29 @@
 /**
- * Bundle size and module load time per function: packages the stack offline (scripts/package.ts, in a
- * temporary copy so the project's .serverless/ is left alone), reads the sizes (scripts/bundle-sizes.ts),
- * and times `import()` of each minified bundle in a fresh `node` process — a proxy for the part of a
- * Lambda cold start that is ours.
+ * Bundle size and module load time per function, before and after the lean bundles: packages the stack
+ * offline (scripts/package.ts, in a temporary copy so the project's .serverless/ is left alone) and the
+ * same stack as an earlier commit had it (the baseline), reads the sizes (scripts/bundle-sizes.ts), and
+ * times `import()` of each minified bundle in a fresh `node` process — a proxy for the part of a Lambda
+ * cold start that is ours. Before and after are loaded in turn, so that both see the same machine.
  */
-import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import { packageStack, ROOT } from "../scripts/package.js";
-import { bundleSizes } from "../scripts/bundle-sizes.js";
+import { packageStack, ROOT, type Packaged } from "../scripts/package.js";
+import { bundleSizes, type BundleSize } from "../scripts/bundle-sizes.js";
 import { extractZip } from "../scripts/zip.js";
 import { percentile, report, section } from "./support.js";
 
 const RUNS = 5;
 const run = promisify(execFile);
+
+/**
+ * The "before": the last commit whose bundles carried the AWS SDK, a YAML parser and both senders in
+ * both notify functions. LOOKOUT_BENCH_BASELINE=<ref> compares with another; `none` measures only now.
+ */
+const BASELINE = process.env.LOOKOUT_BENCH_BASELINE ?? "030ded2";
 
 /** Times the import inside the child, so Node's own start-up is apart; prints both as JSON. */
 const LOADER = `const t = performance.now(); await import(process.argv[1]); console.log(JSON.stringify({ importMs: performance.now() - t, sinceStartMs: performance.now() }));`;
@@ -33,50 +40,122 @@ const childEnv = (taskRoot: string): NodeJS.ProcessEnv => ({
   TABLE_NAME: "lookout-bench",
 });
 
+interface Load {
+  importMs: number;
+  sinceStartMs: number;
+}
+
+interface Variant {
+  label: string;
+  packaged: Packaged;
+  sizes: Map<string, BundleSize>;
+}
+
 export async function benchBundles() {
   section({
     id: "bundles",
     title: "Bundle size and module load time per function",
     method:
       "`npm run package`'s packaging (scripts/package.ts: osls + serverless-esbuild, offline, lookout.example.yaml, stage prod) into a temporary " +
-      "copy of the project; sizes as `npm run bundle-sizes` reads them (the minified bundle with the AWS SDK clients it uses, and the zip " +
-      `uploaded to Lambda). Module load time: each zip is extracted and its bundle is \`import()\`ed in a fresh \`node\` process, ${RUNS} times; ` +
+      `copy of the project (after), the same with LOOKOUT_BUNDLE_AWS_SDK=1 (in brackets: the AWS SDK in the bundles, as docs/deploy.md weighs), and the ` +
+      `same packaging of commit ${BASELINE} (before: the AWS SDK, the YAML parser and both senders in every notify bundle), ` +
+      "from `git archive`; sizes as `npm run bundle-sizes` reads them (the minified bundle, and the zip uploaded to Lambda). After, the AWS SDK " +
+      "is not in the bundles: Lambda's nodejs22.x runtime provides it (docs/deploy.md, \"The AWS SDK\"), and here a `node_modules` beside each " +
+      "extracted bundle links to the project's, as the runtime's own node_modules does in Lambda, so the load time includes loading the SDK as " +
+      `before. Module load time: each zip is extracted and its bundle is \`import()\`ed in a fresh \`node\` process, ${RUNS} times, the variants in turn; ` +
       "the figure is the median of the time the import took inside that process (Node's own start-up apart, given beside it as the whole " +
       "process's time to the end of the import). The child gets only PATH, a region, dummy AWS keys and TABLE_NAME: loading sends no request " +
       "and needs no credentials. This is a proxy for the part of a Lambda cold start that is ours — on this machine and Node " +
       `${process.version}, not Lambda's nodejs22.x runtime, whose own init and network are not included.`,
   });
-  const t = performance.now();
-  let packaged;
+  const cleanup: string[] = [];
   try {
-    packaged = await packageStack({ isolated: true });
-  } catch (err) {
-    report({ name: "packaging failed", value: (err as Error).message.split("\n")[0]!, method: "scripts/package.ts packageStack({ isolated: true }); run `npm run package` to see why" });
-    throw err;
-  }
-  const unpacked = mkdtempSync(join(tmpdir(), "lookout-bench-bundles-"));
-  try {
+    const t = performance.now();
+    const after = await variant("after", () => packageStack({ isolated: true }), cleanup);
     report({ name: "packaging time (whole stack, offline)", value: (performance.now() - t) / 1000, unit: "s", method: "serverless package in a temporary copy of the project, bundling every function" });
-    for (const s of bundleSizes(packaged.outDir)) {
-      report({ name: `${s.fn}: minified bundle / zip`, value: `${kb(s.bundleBytes)} / ${kb(s.zipBytes)}`, unit: "KB", method: "scripts/bundle-sizes.ts: the function's `functions/<name>.mjs` and its `<fn>.zip`" });
-      const root = join(unpacked, s.fn);
-      extractZip(join(packaged.outDir, `${s.fn}.zip`), root);
-      const loads: Array<{ importMs: number; sinceStartMs: number }> = [];
+    // The alternative docs/deploy.md weighs: the same code with the SDK in the bundles.
+    const sdkBundled = await variant("sdk-bundled", () => packageStack({ isolated: true, env: { LOOKOUT_BUNDLE_AWS_SDK: "1" } }), cleanup);
+    const before = BASELINE === "none" ? undefined : await baseline(cleanup);
+    const variants = [...(before ? [before] : []), after, sdkBundled];
+
+    const unpacked = mkdtempSync(join(tmpdir(), "lookout-bench-bundles-"));
+    cleanup.push(unpacked);
+    for (const fn of after.sizes.keys()) {
+      const roots = variants.map((v) => (v.sizes.has(fn) ? extracted(v, fn, join(unpacked, v.label, fn)) : undefined));
+      const loads: Load[][] = variants.map(() => []);
       for (let i = 0; i < RUNS; i++) {
-        const { stdout } = await run(process.execPath, ["--input-type=module", "-e", LOADER, pathToFileURL(join(root, s.bundle.split(", ")[0]!)).href], { cwd: root, env: childEnv(root) });
-        loads.push(JSON.parse(stdout.trim().split("\n").at(-1)!) as { importMs: number; sinceStartMs: number });
+        for (const [j, root] of roots.entries()) if (root) loads[j]!.push(await load(root.dir, root.bundle));
       }
+      // "before → after (after with the SDK bundled)"
+      const both = (f: (v: Variant, j: number) => string) => {
+        const xs = variants.map(f);
+        return `${xs.slice(0, -1).join(" → ")} (${xs.at(-1)})`;
+      };
+      const label = before ? ", before → after (SDK bundled)" : ", now (SDK bundled)";
       report({
-        name: `${s.fn}: module load (import) / whole process to loaded, median`,
-        value: `${percentile(loads.map((l) => l.importMs), 50).toFixed(0)} / ${percentile(loads.map((l) => l.sinceStartMs), 50).toFixed(0)}`,
+        name: `${fn}: minified bundle / zip${label}`,
+        value: both((v) => {
+          const s = v.sizes.get(fn);
+          return s ? `${kb(s.bundleBytes)} / ${kb(s.zipBytes)}` : "—";
+        }),
+        unit: "KB",
+        method: "scripts/bundle-sizes.ts: the function's `functions/<name>.mjs` and its `<fn>.zip`",
+      });
+      report({
+        name: `${fn}: module load (import) / whole process to loaded, median${label}`,
+        value: both((_, j) => {
+          const l = loads[j]!;
+          return l.length ? `${median(l.map((x) => x.importMs))} / ${median(l.map((x) => x.sinceStartMs))}` : "—";
+        }),
         unit: "ms",
         method: `median of ${RUNS} fresh \`node\` processes: performance.now() around import() of the bundle, and performance.now() at its end (since the process started)`,
       });
     }
   } finally {
-    rmSync(unpacked, { recursive: true, force: true });
-    if (packaged.serviceDir !== ROOT) rmSync(packaged.serviceDir, { recursive: true, force: true });
+    for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
   }
 }
 
+async function variant(label: string, pack: () => Promise<Packaged>, cleanup: string[]): Promise<Variant> {
+  let packaged: Packaged;
+  try {
+    packaged = await pack();
+  } catch (err) {
+    report({ name: `packaging failed (${label})`, value: (err as Error).message.split("\n")[0]!, method: "scripts/package.ts packageStack; run `npm run package` to see why" });
+    throw err;
+  }
+  if (packaged.serviceDir !== ROOT) cleanup.push(packaged.serviceDir);
+  return { label, packaged, sizes: new Map(bundleSizes(packaged.outDir).map((s) => [s.fn, s])) };
+}
+
+/** The baseline commit, from `git archive`, packaged in place with the project's node_modules. */
+async function baseline(cleanup: string[]): Promise<Variant | undefined> {
+  const dir = mkdtempSync(join(tmpdir(), "lookout-bench-baseline-"));
+  cleanup.push(dir);
+  try {
+    const tar = join(dir, "source.tar");
+    execFileSync("git", ["-C", ROOT, "archive", "--format=tar", "-o", tar, BASELINE], { stdio: "pipe" });
+    execFileSync("tar", ["-xf", tar, "-C", dir], { stdio: "pipe" });
+  } catch (err) {
+    report({ name: "baseline not packaged", value: `${BASELINE} is not in this clone`, method: `git archive ${BASELINE}: ${(err as Error).message.split("\n")[0]}` });
+    return undefined;
+  }
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
+  return variant("before", () => packageStack({ serviceDir: dir }), cleanup);
+}
+
+/** Extracts a function's zip, as Lambda does into /var/task, with the SDK's node_modules beside it. */
+function extracted(v: Variant, fn: string, dir: string): { dir: string; bundle: string } {
+  extractZip(join(v.packaged.outDir, `${fn}.zip`), dir);
+  // Lambda resolves the runtime's SDK through NODE_PATH, which Node's own ESM resolver ignores: a link beside the bundle stands in.
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
+  return { dir, bundle: join(dir, v.sizes.get(fn)!.bundle.split(", ")[0]!) };
+}
+
+async function load(root: string, bundle: string): Promise<Load> {
+  const { stdout } = await run(process.execPath, ["--input-type=module", "-e", LOADER, pathToFileURL(bundle).href], { cwd: root, env: childEnv(root) });
+  return JSON.parse(stdout.trim().split("\n").at(-1)!) as Load;
+}
+
+const median = (xs: number[]) => percentile(xs, 50).toFixed(0);
 const kb = (n: number) => (n / 1024).toFixed(0);

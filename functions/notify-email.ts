@@ -1,6 +1,8 @@
-/** Lambda, SQS (the routes' email queue): delivers to the route's email receivers through SES v2. */
-import { Logger } from "@aws-lambda-powertools/logger";
-import { createNotifyHandler } from "./notify.js";
-import { notifyRuntime } from "./notify-runtime.js";
+/** Lambda, SQS (the routes' email queue): delivers to the routes' email receivers through SES v2 (lib/app/lambda/notify.ts). */
+import { cloudEmailNotify } from "../lib/app/cloud/email.js";
+import { createNotifyHandler } from "../lib/app/lambda/notify.js";
+import { telemetry } from "../lib/app/lambda/telemetry.js";
 
-export const handler = createNotifyHandler("email", () => notifyRuntime(new Logger({ serviceName: "lookout-notify-email" })));
+const t = telemetry("notify-email");
+
+export const handler = createNotifyHandler("email", () => cloudEmailNotify(t.logger), t);

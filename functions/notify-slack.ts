@@ -1,6 +1,8 @@
-/** Lambda, SQS (the routes' Slack queue): delivers to the route's Slack receivers. */
-import { Logger } from "@aws-lambda-powertools/logger";
-import { createNotifyHandler } from "./notify.js";
-import { notifyRuntime } from "./notify-runtime.js";
+/** Lambda, SQS (the routes' Slack queue): delivers to the routes' Slack receivers, once each (lib/app/lambda/notify.ts). */
+import { cloudSlackNotify } from "../lib/app/cloud/slack.js";
+import { createNotifyHandler } from "../lib/app/lambda/notify.js";
+import { telemetry } from "../lib/app/lambda/telemetry.js";
 
-export const handler = createNotifyHandler("slack", () => notifyRuntime(new Logger({ serviceName: "lookout-notify-slack" })));
+const t = telemetry("notify-slack");
+
+export const handler = createNotifyHandler("slack", () => cloudSlackNotify(t.logger), t);

@@ -14,10 +14,10 @@ module.exports = async ({ resolveVariable }) => {
   const stage = await resolveVariable("sls:stage");
   const service = await resolveVariable("self:service");
   const alarmEmail = await resolveVariable("param:alarmEmail");
-  const file = process.env.LOOKOUT_CONFIG || "lookout.yaml";
+  const stack = tsxRequire("./stack.ts", __filename);
+  const file = stack.configToPackage();
   const key = JSON.stringify([stage, service, alarmEmail, file]);
   if (cached && cached.key === key) return cached.value;
-  const stack = tsxRequire("./stack.ts", __filename);
   let value;
   try {
     value = stack.fromConfig(serviceDir, file, { service, stage, alarmEmail: alarmEmail || undefined });

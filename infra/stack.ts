@@ -10,9 +10,12 @@
  *    outbox's iterator age, and `Lookout Health` events.
  * The static resources (table, queues, bus, archive, topics, schedule) are the YAML files beside this one.
  */
+import { readFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
+import { isDeepStrictEqual } from "node:util";
+import { parse as parseYaml } from "yaml";
 import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/model/event.js";
-import { type Config, loadConfigFile } from "../lib/config/load.js";
+import { type Config, checkConfig, loadConfigFile } from "../lib/config/load.js";
 import { ruleResources, type RuleTarget } from "../lib/routes/rules.js";
 import { receiverSecretRefs } from "../lib/config/routes.js";
 import type { Receiver } from "../lib/config/route-types.js";
@@ -89,6 +92,36 @@ export function loadDeployConfig(serviceDir: string, file: string): { config: Co
   if (config.notify.digestWithinMs < 60_000) problems.push("notify.digest_within: the cloud flushes digests once a minute; give at least 1m");
   if (problems.length) throw new DeployConfigError(`${rel}: ${problems.join("; ")}`);
   return { config, configFile: rel.split(sep).join("/") };
+}
+
+/** The configuration to package: LOOKOUT_CONFIG, default lookout.yaml (serverless.yml, infra/from-config.cjs, infra/esbuild-plugins.cjs). */
+export const configToPackage = (env: NodeJS.ProcessEnv = process.env): string => env.LOOKOUT_CONFIG || "lookout.yaml";
+
+/** The receivers of notify.fallback: a failed delivery goes to them, whatever their kind. */
+const fallbackReceivers = (config: Config): Receiver[] =>
+  [config.notify.fallback?.slack, config.notify.fallback?.email].filter((r): r is Receiver => r !== undefined);
+
+/**
+ * What the packaging builds into every bundle (esbuild `define`, read by lib/app/cloud): the configuration
+ * file as JSON text, so that the functions parse JSON and carry no YAML parser, and which kinds of
+ * receiver the fallback names, so that each notify function carries only the senders it can use. The
+ * functions check the JSON as they would the file; it must mean the same configuration.
+ */
+export function packagedDefines(serviceDir: string, file: string): Record<string, string> {
+  const { config } = loadDeployConfig(serviceDir, file);
+  const abs = resolve(serviceDir, file);
+  const text = readFileSync(abs, "utf8");
+  const raw: unknown = /\.json$/i.test(abs) ? JSON.parse(text) : parseYaml(text);
+  const json = JSON.stringify(raw);
+  if (!isDeepStrictEqual(checkConfig(JSON.parse(json), abs, {}), checkConfig(raw, abs, {}))) {
+    throw new DeployConfigError(`${file}: a value in it has no JSON form (the functions read the configuration as JSON); write it as a plain string or number`);
+  }
+  const fallback = fallbackReceivers(config);
+  return {
+    LOOKOUT_PACKAGED_CONFIG: JSON.stringify(json),
+    LOOKOUT_FALLBACK_EMAIL: String(fallback.some((r) => r.type === "email")),
+    LOOKOUT_FALLBACK_SLACK: String(fallback.some((r) => r.type === "slack")),
+  };
 }
 
 /** The secret references the deployed functions would resolve, with where they are in the file. */
@@ -180,7 +213,7 @@ const consumeQueue = (queue: string) =>
 /** What each function does, as IAM statements (besides writing its own logs). */
 export function functionStatements(config: Config): Record<FunctionKey, Statement[]> {
   const platform = secretStatements([config.platform.tokenRef]);
-  const fallback = [config.notify.fallback?.slack, config.notify.fallback?.email].filter((r): r is Receiver => r !== undefined);
+  const fallback = fallbackReceivers(config);
   // The default route (notify.default) is a route like the others here.
   const routeSlack = [...config.routes.flatMap((r) => r.slack), ...(config.notify.default?.slack ? [config.notify.default.slack] : [])];
   const routeEmail = config.routes.some((r) => r.email) || config.notify.default?.email !== undefined;
@@ -194,7 +227,7 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
   );
   return {
     // Plans polls (its own dispatch state item), raises health alerts into the outbox, queues the polls.
-    // It reads the platform token only because the shared cold start (functions/runtime.ts) resolves it.
+    // It reads the platform token only because the shared cold start (lib/app/cloud/ingest.ts) resolves it.
     dispatch: [
       allow("DispatchState", ["dynamodb:GetItem", "dynamodb:PutItem"], [TABLE]),
       allow("QueuePolls", ["sqs:SendMessage"], [getAtt("PollQueue", "Arn")]),

@@ -1,7 +1,7 @@
 /**
- * The whole pipeline on one machine, built from the same lib/ code as the Lambda handlers: DynamoDB
- * (embedded DynamoDB Local, or DYNAMODB_ENDPOINT), the platform client, the ingest store, the outbox
- * stream reader and the local bus.
+ * The whole pipeline on one machine, composed by lib/app as the Lambda functions are (lib/app/cloud),
+ * with this machine's adapters: DynamoDB (embedded DynamoDB Local, or DYNAMODB_ENDPOINT), env: secrets,
+ * Slack and SMTP or `.eml` files, the outbox stream reader and the local bus.
  */
 import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
@@ -27,6 +27,7 @@ import { notifyEvent, type Delivery, type NotifierDeps } from "../lib/notify/not
 import { slackSender } from "../lib/notify/slack/send.js";
 import { composeIngest } from "../lib/app/ingest.js";
 import { composeNotify } from "../lib/app/notify.js";
+import { quarantinePort } from "../lib/app/quarantine.js";
 import { fileTransport, smtpTransport } from "../lib/notify/email/transport.js";
 import type { EmailTransport } from "../lib/notify/types.js";
 import { OutboxStreamReader, outboxPublisher } from "./stream.js";
@@ -150,7 +151,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
     streams,
     tableName,
     dataDir: config.dataDir,
-    onRecords: outboxPublisher(bus, { busName: LOCAL_BUS }, opts.onPublished, store),
+    onRecords: outboxPublisher(bus, { busName: LOCAL_BUS }, opts.onPublished, quarantinePort(config, { dynamodb, tableName, now })),
     onError: (err) => opts.log.error("publishing failed; will retry", { error: (err as Error).message }),
   });
 

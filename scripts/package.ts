@@ -32,6 +32,10 @@ export interface PackageOptions {
    * says). The tests do this.
    */
   isolated?: boolean;
+  /** Another copy of the project to package in place (an earlier commit's, for the bundle bench); default this one. */
+  serviceDir?: string;
+  /** Variables for the packaging besides the process's own (LOOKOUT_BUNDLE_AWS_SDK=1: infra/esbuild-plugins.cjs). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Packaged {
@@ -58,7 +62,7 @@ function isolatedCopy(): string {
 }
 
 export function packageStack(opts: PackageOptions = {}): Promise<Packaged> {
-  const serviceDir = opts.isolated ? isolatedCopy() : ROOT;
+  const serviceDir = opts.serviceDir ?? (opts.isolated ? isolatedCopy() : ROOT);
   const outDir = resolve(serviceDir, opts.outDir ?? ".serverless");
   const args = [serverlessBin(), "package", "--stage", opts.stage ?? DEFAULT_STAGE, ...(opts.outDir ? ["--package", outDir] : []), ...(opts.args ?? [])];
   const env: NodeJS.ProcessEnv = {
@@ -67,6 +71,7 @@ export function packageStack(opts: PackageOptions = {}): Promise<Packaged> {
     // Packaging asks AWS nothing; a region keeps the SDK from looking for one in ~/.aws.
     AWS_REGION: process.env.AWS_REGION ?? "us-east-1",
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+    ...opts.env,
   };
   const started = Date.now();
   return new Promise((done, fail) => {

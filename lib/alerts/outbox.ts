@@ -9,6 +9,7 @@ import type { EventBus } from "./bus.js";
 import { type PublishFailure, type PublishOptions, type PublishResult, isAlertAtFault, publishAlerts } from "./publish.js";
 import { isPendingAlert } from "../model/alert-item.js";
 import type { QuarantinePort } from "../model/quarantine.js";
+import { setAside } from "./quarantine.js";
 
 /**
  * What is read of a stream record. Both aws-lambda's `DynamoDBRecord` and the Streams API's `_Record`
@@ -81,11 +82,11 @@ export async function publishOutbox(
   if (quarantine) {
     for (const f of result.failed.filter((x) => isAlertAtFault(x.errorCode))) {
       const d = detailOf.get(f.id) as Partial<LookoutEventDetail> | undefined;
-      await quarantine.quarantine({
+      await setAside(quarantine, {
         stage: "publish", kind: String(d?.kind ?? "unknown"), id: f.id, source: "outbox",
         organization: String(d?.organization?.id ?? "unknown"), reason: `EventBridge: ${f.errorCode}: ${f.errorMessage}`, content: d,
         refs: { ...(d?.service?.id ? { service: { id: d.service.id } } : {}), ...(d?.cluster?.id ? { cluster: { id: d.cluster.id } } : {}), ...(d?.webhook?.id ? { webhook: { id: d.webhook.id } } : {}) },
-      });
+      }, new Date());
       quarantined.push(f);
     }
   }

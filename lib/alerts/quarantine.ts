@@ -3,7 +3,7 @@
  * and its `Lookout Health` alert, which the quarantine port writes in one transaction.
  */
 import { type EventKind, KINDS } from "../model/event.js";
-import type { QuarantineEntry } from "../model/quarantine.js";
+import type { QuarantineEntry, QuarantinePort, QuarantineWrite } from "../model/quarantine.js";
 import type { AuditRow } from "../model/audit-row.js";
 import { auditAttributes } from "../model/audit-index.js";
 import { TTL_ATTRIBUTE, keys } from "../model/items.js";
@@ -30,7 +30,7 @@ const clipText = (s: string, maxBytes: number) =>
   Buffer.byteLength(s) <= maxBytes ? s : `${prefixWithin(s, maxBytes - 16)}${CLIP_MARKER}`;
 
 /** The quarantine item and its health alert, as written. */
-export function quarantineItems(e: QuarantineEntry, now: Date, expiresAt: number) {
+export function quarantineItems(e: QuarantineEntry, now: Date, expiresAt: number): QuarantineWrite {
   const at = now.toISOString();
   const key = keys.quarantine(e.id, e.stage);
   const health = newAlertItem(quarantinedHealth(e, now), at, expiresAt);
@@ -49,4 +49,9 @@ export function quarantineItems(e: QuarantineEntry, now: Date, expiresAt: number
     ...auditAttributes(row, key.pk),
   };
   return { item, health };
+}
+
+/** Sets a record or an alert aside through the port, with its health alert; true when it was set aside now. */
+export async function setAside(port: QuarantinePort, entry: QuarantineEntry, now: Date): Promise<boolean> {
+  return port.quarantine(quarantineItems(entry, now, port.expiresAt()));
 }

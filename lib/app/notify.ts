@@ -1,20 +1,22 @@
 /**
  * The composition root of notifying: routes and the notifier's deps (settings, stores, channels), from
- * the configuration and the environment's senders — SES and Slack in the cloud (functions/notify-runtime.ts),
- * SMTP or files and Slack on one machine (local/pipeline.ts).
+ * the configuration and the senders the environment has — Slack and SES in the cloud (lib/app/cloud/slack.ts
+ * and cloud/email.ts, each with only what its function sends), Slack and SMTP or files on one machine
+ * (local/pipeline.ts).
  */
 import type { Config } from "../config/load.js";
 import type { Route } from "../config/route-types.js";
 import type { NotifierDeps } from "../notify/notifier.js";
 import { channelResolver } from "../notify/receivers.js";
-import type { EmailTransport, SlackSender } from "../notify/types.js";
+import { SlackDeliveryError, type EmailTransport, type SlackSender } from "../notify/types.js";
 import { DynamoNotifyStore } from "../store/notify-store.js";
 import { DynamoIngestStore } from "../store/ingest-store.js";
 import type { Adapters } from "./ingest.js";
 
 export interface NotifyAdapters extends Omit<Adapters, "onCost"> {
-  slack: SlackSender;
-  /** Only when notify.email is configured. */
+  /** Absent where nothing sends to Slack (the email function whose fallback is not Slack). */
+  slack?: SlackSender;
+  /** Only when notify.email is configured, and where something sends email. */
   emailTransport?: EmailTransport;
   /** The outbox health events go to; default a store on the same table. */
   outbox?: NotifierDeps["outbox"];
@@ -24,6 +26,12 @@ export interface NotifyServices {
   routes: readonly Route[];
   notifier: NotifierDeps;
 }
+
+/** For a process that was built without Slack: the packaging left it out because no receiver it serves is on Slack. */
+const noSlack: SlackSender = {
+  post: () => Promise.reject(new SlackDeliveryError("this function was packaged without Slack sending", false)),
+  findPosted: () => Promise.reject(new SlackDeliveryError("this function was packaged without Slack sending", false)),
+};
 
 export function composeNotify(config: Config, a: NotifyAdapters): NotifyServices {
   const now = a.now ?? (() => new Date());
@@ -36,7 +44,7 @@ export function composeNotify(config: Config, a: NotifyAdapters): NotifyServices
       outbox: a.outbox ?? new DynamoIngestStore(store),
       channelFor: channelResolver({
         resolveSecret: a.resolveSecret,
-        slack: a.slack,
+        slack: a.slack ?? noSlack,
         ...(config.notify.email && a.emailTransport ? { email: { from: config.notify.email.from, transport: a.emailTransport } } : {}),
       }),
       now,

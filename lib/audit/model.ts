@@ -2,9 +2,8 @@
  * The audit trail's model: what a query asks (filters, a time range, a page) and what it answers (rows,
  * one per stored execution, record or alert, with who was told). docs/audit.md describes it for people.
  */
-import type { EventKind, Severity, Transition } from "../model/event.js";
+import type { EventKind, Transition } from "../model/event.js";
 import type { AuditRow } from "../model/audit-row.js";
-export const SEVERITIES: readonly Severity[] = ["critical", "error", "warning", "info"];
 
 /**
  * Every transition Lookout raises and the kind it belongs to (lib/model/event.ts; a unit test checks

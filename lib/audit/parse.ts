@@ -3,9 +3,20 @@
  * Every problem is an AuditQueryError naming the filter: unknown filter, bad uuid, bad date, bad value.
  */
 import { DURATION_LIMITS, durationRangeProblem, parseDuration } from "../config/duration.js";
-import { type AuditQuery, AuditQueryError, DEFAULT_LIMIT, FILTERS, type FilterName, type Filters, ID_FILTERS, MAX_LIMIT, SEVERITIES, type TimeRange, TRANSITIONS } from "./model.js";
+import {
+  type AuditQuery,
+  AuditQueryError,
+  DEFAULT_LIMIT,
+  FILTERS,
+  type FilterName,
+  type Filters,
+  ID_FILTERS,
+  MAX_LIMIT,
+  type TimeRange,
+  TRANSITIONS,
+} from "./model.js";
+import { SEVERITIES, KINDS } from "../model/event.js";
 import { ENTRY_TYPES } from "../model/audit-row.js";
-import { KINDS } from "../model/event.js";
 import { normalizeValue, COMMIT_KEY_LENGTH } from "../model/audit-index.js";
 import { decodeCursor, queryIdentity } from "./cursor.js";
 

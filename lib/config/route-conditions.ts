@@ -6,7 +6,7 @@
  * one pattern cannot say is refused before anything is deployed.
  */
 import { type Lang, covered, disjoint, globMatch, splitRefValues, unique } from "./route-values.js";
-import { type EventKind, type Transition, detailTypeOf } from "../model/event.js";
+import { type EventKind, KINDS, type Transition, detailTypeOf } from "../model/event.js";
 import { REF_FIELDS, type RouteMatch } from "./route-types.js";
 
 /** `values` match exactly; `patterns` are `*` wildcards (service names only). Lists kept sorted. */
@@ -165,11 +165,10 @@ export function matchClauses(match: RouteMatch): Dnf[] {
 
 /**
  * What the bus guarantees about every event on it: both local bus and EventBridge publisher derive the
- * detail-type from kind and transition (alerts/event.ts detailTypeOf) and refuse an event without them
+ * detail-type from kind and transition (lib/model/event.ts detailTypeOf) and refuse an event without them
  * or with a pair that does not exist. So neither is ever absent, and a transition fixes the kind.
  */
 const ALWAYS_PRESENT = new Set(["kind", "transition"]);
-const KINDS: EventKind[] = ["deployment", "webhook_delivery", "cluster_log", "health"];
 const kindsOf = (t: string): EventKind[] =>
   KINDS.filter((k) => {
     try {

@@ -11,7 +11,7 @@
  * fields) each get their own `$or`, at the top, in `detail` or in `detail.<ref>`, which EventBridge ANDs:
  * multiplying them out instead would overflow the 2048-character quota after two stopping routes.
  */
-import { DETAIL_TYPES, EVENT_SOURCE, type EventKind, type Transition, detailTypeOf } from "../model/event.js";
+import { DETAIL_TYPES, EVENT_SOURCE, KINDS, type Transition, detailTypeOf } from "../model/event.js";
 import { type Atom, type Dnf, InexpressibleError, MAX_TERMS, type Term, TooLargeError, and, matchClauses, negateMatch } from "./route-conditions.js";
 import { type Route, routeReceivers } from "./route-types.js";
 import { literalAsEventBridgeWildcard, toEventBridgeWildcard } from "./route-values.js";
@@ -34,15 +34,13 @@ export class RoutePatternError extends Error {
   }
 }
 
-const ALL_KINDS: EventKind[] = ["deployment", "webhook_delivery", "cluster_log", "health"];
-
 /** The detail-types a route's kinds and transitions allow; undefined when transitions leave it open. */
 function detailTypes(route: Route): string[] | undefined {
   const transitions = route.match.transition;
   if (!transitions?.length) return undefined; // kind alone: new transitions of a kind stay matched
   const out = new Set<string>();
   for (const t of transitions) {
-    for (const k of route.match.kind ?? ALL_KINDS) {
+    for (const k of route.match.kind ?? KINDS) {
       try {
         out.add(detailTypeOf(k, t as Transition));
       } catch {

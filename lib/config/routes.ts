@@ -23,13 +23,12 @@ import {
 } from "./route-types.js";
 import { isUuidShaped } from "./route-values.js";
 import { parseDuration } from "./duration.js";
+import { KINDS, SEVERITIES } from "../model/event.js";
 
-export const KINDS = ["deployment", "webhook_delivery", "cluster_log", "health"] as const;
 export const TRANSITIONS = [
   "failed", "still_failing", "recovered", "cancelled", "delivery_failed", "cluster_error",
   "token_rejected", "source_failing", "polling_stalled", "receiver_failing", "quarantined",
 ] as const;
-export const SEVERITIES = ["critical", "error", "warning", "info"] as const;
 
 /** Route names become EventBridge rule names (`lookout-<name>`, at most 64 characters). */
 const ROUTE_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;

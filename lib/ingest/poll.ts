@@ -34,6 +34,7 @@ import { formatDuration } from "../config/duration.js";
 import { boundRecord } from "../model/bounds.js";
 import { isUnwritable } from "../store/quarantine.js";
 import type { QuarantineEntry } from "../model/quarantine.js";
+import { setAside } from "../alerts/quarantine.js";
 import { executionEntryId } from "../model/audit-row.js";
 
 export interface Log {
@@ -169,10 +170,10 @@ async function setAsideRejected(deps: PollDeps, result: PollResult, rejected: Re
   const ref = parseSourceKey(result.source);
   for (const r of rejected) {
     const reason = `does not match the platform's spec at ${redactText(r.jsonPath)}: ${redactText(r.reason)}`;
-    const fresh = await deps.store.quarantine({
+    const fresh = await setAside(deps.store, {
       stage: "ingest", kind: ref ? RECORD_KIND[ref.kind] : "record", id: `rejected-${contentHash(safeJson(r.raw) ?? `${r.jsonPath}|${r.reason}`)}`,
       source: result.source, organization: ref?.organizationId ?? "unknown", reason, content: r.raw, ...(ref ? { refs: sourceRefs(ref) } : {}),
-    });
+    }, deps.now());
     if (fresh) {
       result.quarantined = (result.quarantined ?? 0) + 1;
       deps.log.warn("quarantined an item that does not match the spec; it is read again each poll and stored once it does", {
@@ -281,14 +282,14 @@ function sourceRefs(src: SourceRef): QuarantineEntry["refs"] {
   return { service: { id: src.id } };
 }
 
-/** Sets aside a record DynamoDB refuses; a health event says so once (lib/store/quarantine.ts). */
+/** Sets aside a record DynamoDB refuses; a health event says so once (lib/alerts/quarantine.ts). */
 async function quarantineRecord(
   deps: PollDeps, result: PollResult, err: unknown,
   thing: Pick<QuarantineEntry, "kind" | "id" | "organization" | "content" | "refs">,
 ) {
   const e = err as Error;
   const reason = `DynamoDB refused the write: ${e.name}: ${e.message}`;
-  await deps.store.quarantine({ ...thing, stage: "ingest", source: result.source, reason });
+  await setAside(deps.store, { ...thing, stage: "ingest", source: result.source, reason }, deps.now());
   result.quarantined = (result.quarantined ?? 0) + 1;
   deps.log.error("record quarantined: it cannot be stored; the records beside it were", {
     source: result.source, kind: thing.kind, id: thing.id.slice(0, 200), reason: reason.slice(0, 500),

@@ -7,7 +7,8 @@ export const EVENT_SOURCE = "lookout";
 export const EVENT_VERSION = 1;
 
 export type EventKind = "deployment" | "webhook_delivery" | "cluster_log" | "health";
-export const KINDS: readonly EventKind[] = ["deployment", "webhook_delivery", "cluster_log", "health"];
+/** Every kind, in the order lists show them (the configuration's `kind` values, audit filters). */
+export const KINDS = ["deployment", "webhook_delivery", "cluster_log", "health"] as const satisfies readonly EventKind[];
 
 export type DeploymentTransition = "failed" | "still_failing" | "recovered" | "cancelled";
 export type Transition =
@@ -19,6 +20,7 @@ export type Transition =
 export type HealthCheck = "token_rejected" | "source_failing" | "polling_stalled" | "receiver_failing" | "quarantined";
 
 export type Severity = "critical" | "error" | "warning" | "info";
+export const SEVERITIES = ["critical", "error", "warning", "info"] as const satisfies readonly Severity[];
 
 export const DETAIL_TYPES = {
   failed: "Deployment Failed",

@@ -11,6 +11,9 @@ import { keyPart } from "./bounds.js";
 /** Epoch seconds after which DynamoDB deletes the item (retention). */
 export const TTL_ATTRIBUTE = "expires_at";
 
+/** The TTL of an item written at `atMs` and kept for `retentionMs`, in epoch seconds. */
+export const expiresAfter = (atMs: number, retentionMs: number): number => Math.floor((atMs + retentionMs) / 1000);
+
 export type ItemType = "cursor" | "record" | "execution" | "service" | "alert" | "directory" | "dispatch" | "quarantine";
 
 export const keys = {
@@ -27,7 +30,7 @@ export const keys = {
   /** What Lookout learned about a service (names, project, environment) from the change feed. */
   directory: (serviceId: string) => ({ pk: `DIR#${keyPart(serviceId)}`, sk: "SERVICE" }),
   dispatch: (name: string) => ({ pk: `DISPATCH#${name}`, sk: "STATE" }),
-  /** A record that could not be stored or an alert that could not be published (lib/store/quarantine.ts). */
+  /** A record that could not be stored or an alert that could not be published (lib/alerts/quarantine.ts). */
   quarantine: (id: string, stage: "ingest" | "publish") => ({ pk: `QUAR#${keyPart(id)}`, sk: stage.toUpperCase() }),
 } as const;
 

@@ -2,6 +2,7 @@
  * Quarantine (docs/audit.md, "Quarantine"): a record that cannot be stored, or an alert that cannot be
  * published, for a reason no retry fixes, is set aside instead of blocking what comes after it.
  */
+import type { AlertItem } from "./alert-item.js";
 import type { Ref } from "./audit-row.js";
 
 /** What was quarantined: a record Lookout could not store, or an alert it could not publish. */
@@ -24,7 +25,18 @@ export interface QuarantineEntry extends QuarantinedThing {
   refs?: { service?: Ref; cluster?: Ref; webhook?: Ref; project?: Ref; environment?: Ref };
 }
 
-/** The quarantine port: true when the thing was set aside now, false when it already was. */
+/** What quarantining writes (lib/alerts/quarantine.ts builds it): the quarantine item and its health alert. */
+export interface QuarantineWrite {
+  item: Record<string, unknown> & { pk: string; sk: string };
+  health: AlertItem;
+}
+
+/**
+ * The quarantine port: writes the item and its health alert together, so the health event is raised
+ * exactly when the thing is first set aside. True when it was set aside now, false when it already was.
+ */
 export interface QuarantinePort {
-  quarantine(entry: QuarantineEntry): Promise<boolean>;
+  quarantine(write: QuarantineWrite): Promise<boolean>;
+  /** Epoch seconds at which an item written now expires (the configured retention). */
+  expiresAt(): number;
 }

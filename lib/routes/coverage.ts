@@ -3,8 +3,8 @@
  * the routes do with it, as `lookout check-config` reports. Pure. Severity follows from kind and
  * transition (lib/model/event.ts severityOf), so these pairs are every kind of event Lookout raises.
  */
-import { type EventKind, type Severity, type Transition, detailTypeOf, severityOf } from "../model/event.js";
-import { KINDS, TRANSITIONS } from "../config/routes.js";
+import { type EventKind, type Severity, type Transition, detailTypeOf, severityOf, KINDS } from "../model/event.js";
+import { TRANSITIONS } from "../config/routes.js";
 import { checkField } from "./match.js";
 import { REF_FIELDS, type NotifySettings, type Route, receiversOf, routeReceivers } from "../config/route-types.js";
 

@@ -1,13 +1,11 @@
 /**
- * Quarantine: a record that cannot be stored, or an alert that cannot be published, for a reason no
- * retry fixes, is set aside instead of blocking what comes after it (docs/audit.md, "Quarantine"). It
- * is kept as an item of its own (redacted excerpt, reason, TTL) with an audit row, and reported once as
- * a `Lookout Health` event (check `quarantined`) written to the outbox in the same transaction.
+ * Quarantine in DynamoDB (docs/audit.md, "Quarantine"): the quarantine item and its `Lookout Health`
+ * alert, as the caller built them (lib/alerts/quarantine.ts), written in one transaction.
  */
 import { ConditionalCheckFailedException, type DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
-import type { QuarantineEntry, QuarantinePort } from "../model/quarantine.js";
-import { quarantineItems } from "../alerts/quarantine.js";
+import type { QuarantinePort, QuarantineWrite } from "../model/quarantine.js";
+import { expiresAfter } from "../model/items.js";
 
 /**
  * A write DynamoDB refuses for what it is (item or key too large, nesting too deep, an invalid value):
@@ -33,9 +31,11 @@ export class DynamoQuarantine implements QuarantinePort {
     this.doc = DynamoDBDocumentClient.from(opts.client, { marshallOptions: { removeUndefinedValues: true } });
   }
 
-  async quarantine(entry: QuarantineEntry): Promise<boolean> {
-    const now = this.opts.now?.() ?? new Date();
-    const { item, health } = quarantineItems(entry, now, Math.floor((now.getTime() + this.opts.retentionMs) / 1000));
+  expiresAt(): number {
+    return expiresAfter((this.opts.now?.() ?? new Date()).getTime(), this.opts.retentionMs);
+  }
+
+  async quarantine({ item, health }: QuarantineWrite): Promise<boolean> {
     const TableName = this.opts.tableName;
     try {
       // Both or neither: the health event is raised exactly when the thing is first set aside.

@@ -30,7 +30,7 @@ import { parseAuditQuery } from "../../lib/audit/parse.js";
 import type { Filters, TimeRange } from "../../lib/audit/model.js";
 import type { AuditRow } from "../../lib/model/audit-row.js";
 import { auditCommand, explainCommand } from "../../local/audit-commands.js";
-import { createAuditApiHandler } from "../../functions/audit-api.js";
+import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
 import { freshTable, localDynamoClient, TEST_RETENTION_MS, scanTable } from "../support/dynamodb.js";
 
 const silent = { info() {}, warn() {}, error() {} };

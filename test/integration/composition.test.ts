@@ -2,7 +2,7 @@
  * One composition root (lib/app): the deployed functions' runtime and `lookout run`'s pipeline, built
  * from the same configuration, hand polling and notifying the same facts — configured names of
  * applications and clusters, backfill window, retention, routes, notify settings. The cloud side is the
- * real functions/runtime.ts and functions/notify-runtime.ts with the AWS SDK pointed at DynamoDB Local
+ * real lib/app/cloud (the functions' cold start: ingest, and the Slack function's notify) with the AWS SDK pointed at DynamoDB Local
  * (AWS_ENDPOINT_URL_DYNAMODB); the local side is local/pipeline.ts on the same DynamoDB Local.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -10,9 +10,11 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Logger } from "@aws-lambda-powertools/logger";
-import { cloudRuntime, type CloudRuntime } from "../../functions/runtime.js";
-import { notifyRuntime } from "../../functions/notify-runtime.js";
-import type { NotifyHandlerDeps } from "../../functions/notify.js";
+import { cloudIngest as cloudRuntime } from "../../lib/app/cloud/ingest.js";
+import type { IngestServices as CloudRuntime } from "../../lib/app/ingest.js";
+import { cloudSlackNotify as notifyRuntime } from "../../lib/app/cloud/slack.js";
+import { cloudEmailNotify } from "../../lib/app/cloud/email.js";
+import type { NotifyHandlerDeps } from "../../lib/app/lambda/notify.js";
 import { openLocalPipeline, type LocalPipeline } from "../../local/pipeline.js";
 import { loadConfigFile } from "../../lib/config/load.js";
 import { deploymentDetail } from "../../lib/alerts/build.js";
@@ -101,6 +103,12 @@ describe("the cloud and one machine are built by one composition root", () => {
     expect(cloudNotify.routes).toEqual(local.routes);
     expect(cloudNotify.notifier.settings).toEqual(local.notifier.settings);
     expect(cloudNotify.notifier.settings.slackRate).toMatchObject({ perSecond: 2, burst: 7 });
+  });
+
+  it("the email function's entry point composes the same routes and settings as the Slack function's", async () => {
+    const email = await cloudEmailNotify(new Logger({ serviceName: "compose-test", logLevel: "SILENT" }));
+    expect(email.routes).toEqual(cloudNotify.routes);
+    expect(email.notifier.settings).toEqual(cloudNotify.notifier.settings);
   });
 
   it("a route on the configured environment matches what either one would raise", () => {

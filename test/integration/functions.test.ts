@@ -13,8 +13,10 @@ import { DynamoDispatchStore } from "../../lib/store/dispatch-store.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import type { PollDeps } from "../../lib/ingest/poll.js";
-import { createDispatchHandler, sqsPollQueue } from "../../functions/dispatch.js";
-import { createPollHandler, parsePollMessage, MalformedPollMessage } from "../../functions/poll.js";
+import { createDispatchHandler } from "../../lib/app/lambda/dispatch.js";
+import { sqsPollQueue } from "../../lib/app/cloud/queue.js";
+import { createPollHandler } from "../../lib/app/lambda/poll.js";
+import { parsePollMessage, MalformedPollMessage } from "../../lib/app/lambda/messages.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 import { MOTO_ABSENT, motoAvailable, startMoto, type MotoServer } from "../support/moto.js";
 

@@ -29,7 +29,7 @@ import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
 import { explanationLines } from "../../lib/audit/format.js";
 import { toEnvelope } from "../../lib/alerts/publish.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
-import { createNotifyHandler, FLUSH_DIGESTS } from "../../functions/notify.js";
+import { createNotifyHandler, FLUSH_DIGESTS } from "../../lib/app/lambda/notify.js";
 import { PreflightError, runLookout } from "../../local/run.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { startSlackReceiver, type SlackReceiver } from "../support/slack-receiver.js";
@@ -80,7 +80,7 @@ beforeEach(() => {
   env = { HOOK_DEPLOYS: slack.webhookUrl("T1/B1/deploys"), HOOK_DEFAULT: slack.webhookUrl("T1/B1/default"), BOT: "xoxb-1" };
 });
 
-/** The notifier as each process builds it (local/pipeline.ts, functions/notify-runtime.ts): nothing shared in memory. */
+/** The notifier as each process builds it (local/pipeline.ts, lib/app/cloud): nothing shared in memory. */
 function process_(settings = config.notify): NotifierDeps {
   return {
     settings,

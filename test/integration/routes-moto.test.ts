@@ -144,7 +144,7 @@ describe.skipIf(!available)("routes as EventBridge rules, against moto_server", 
     }
     const got = await drain<{ route: string; event: { detail: LookoutEventDetail } }>(QueueUrl!);
     expect(got.map((m) => m.event.detail.id).sort()).toEqual(PARITY_EVENTS.map((d) => d.id).sort());
-    // functions/notify.ts keeps a `default` message when decideRoutes gives it to the default route.
+    // lib/app/lambda/notify.ts keeps a `default` message when decideRoutes gives it to the default route.
     const kept = got.filter((m) => decideRoutes(m.event.detail, routes_, notify).some((x) => x.route === "default")).map((m) => m.event.detail.id).sort();
     const unrouted = PARITY_EVENTS.filter((d) => routeEvent(d, routes_).length === 0).map((d) => d.id).sort();
     expect(kept).toEqual(unrouted);

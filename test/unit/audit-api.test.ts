@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
-import { createAuditApiHandler } from "../../functions/audit-api.js";
+import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
 import type { AuditReader } from "../../lib/audit/dynamo.js";
 import type { AuditQuery } from "../../lib/audit/model.js";
 import { DynamoAuditStore } from "../../lib/audit/dynamo.js";

@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -106,15 +106,16 @@ describe("the packaged stack", () => {
     }
   });
 
-  it("bundles the AWS SDK clients and every other package: a bundle imports nothing but Node's built-ins", () => {
+  it("bundles every package but the AWS SDK, which the runtime provides: a bundle imports nothing else but Node's built-ins", () => {
     const builtins = new Set(builtinModules);
-    // The SDK's signer looks for the optional CRT package (SigV4a only, unused here) inside a try/catch.
-    const OPTIONAL = new Set(["@aws-sdk/signature-v4-crt"]);
+    // The AWS SDK v3 of the nodejs22.x runtime (docs/deploy.md, "The AWS SDK"): only packages this project depends on.
+    const dependencies = JSON.parse(readFileSync("package.json", "utf8")).dependencies as Record<string, string>;
+    const RUNTIME_SDK = new Set(Object.keys(dependencies).filter((d) => d.startsWith("@aws-sdk/")));
     const PACKAGE = /^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/[\w./-]*)?$/;
     for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) {
       const code = readZip(join(outDir, `${key}.zip`)).find((e) => e.name.endsWith(".mjs"))!.data().toString();
       const specifiers = [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)"([^"]+)"/g)].map((m) => m[1]!).filter((s) => PACKAGE.test(s));
-      const outside = [...new Set(specifiers)].filter((s) => !s.startsWith("node:") && !builtins.has(s) && !OPTIONAL.has(s));
+      const outside = [...new Set(specifiers)].filter((s) => !s.startsWith("node:") && !builtins.has(s) && !RUNTIME_SDK.has(s));
       expect(outside, `${key} imports packages at run time`).toEqual([]);
       // Minified: a handful of very long lines, not one statement per line.
       expect(code.split("\n").length, `${key} is not minified`).toBeLessThan(Math.max(50, code.length / 2000));
@@ -124,6 +125,20 @@ describe("the packaged stack", () => {
     expect(sizes.map((s) => s.fn).sort()).toEqual(Object.keys(FUNCTIONS).sort());
     // Lambda's limit is 50 MB zipped; ours stay far below, and a jump would mean a mistake in bundling.
     for (const s of sizes) expect(s.bundleBytes, s.fn).toBeLessThan(3 * 1024 * 1024);
+  });
+
+  it("builds the configuration into the bundles as JSON, and leaves out what a function never calls", () => {
+    const code = (key: FunctionKey) => readZip(join(outDir, `${key}.zip`)).find((e) => e.name.endsWith(".mjs"))!.data().toString();
+    // No YAML parser: lib/app/cloud/config.ts parses the JSON the packaging built in (infra/esbuild-plugins.cjs).
+    for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) expect(code(key), key).not.toMatch(/YAMLParseError|Implicit keys need to be on a single line/);
+    // The example's fallback is email: the Slack function emails it; the email function never posts to Slack.
+    expect(code("notifySlack")).toContain("slack.com/api");
+    expect(code("notifySlack")).toContain("SendEmailCommand");
+    expect(code("notifyEmail")).not.toContain("slack.com/api");
+    // Nor imports an SDK client it does not call: no secret is read by these.
+    for (const key of ["auditApi", "publish", "notifyEmail"] as const) expect(code(key), key).not.toMatch(/@aws-sdk\/client-(ssm|secrets-manager)/);
+    // The lean ones stay lean (BENCHMARKS.md, "Bundle size and module load time per function").
+    for (const s of bundleSizes(outDir).filter((b) => ["auditApi", "dispatch", "poll", "publish"].includes(b.fn))) expect(s.bundleBytes, s.fn).toBeLessThanOrEqual(250 * 1024);
   });
 
   it("gives each function its own role, assumed by Lambda, and no shared default role", () => {
@@ -456,9 +471,14 @@ describe("the packaged stack", () => {
 
 // --- the bundles, run -----------------------------------------------------------------------------------
 
-/** Extracts a function's package into a directory, as Lambda does into /var/task. */
+/**
+ * Extracts a function's package into a directory, as Lambda does into /var/task, with a node_modules
+ * beside it for the AWS SDK: the runtime's own node_modules in Lambda (on NODE_PATH, which Node's ESM
+ * resolver ignores here), the project's in this test.
+ */
 function extract(key: FunctionKey, dir: string): string {
   extractZip(join(outDir, `${key}.zip`), dir);
+  symlinkSync(resolve("node_modules"), join(dir, "node_modules"), "dir");
   return join(dir, `functions/${FUNCTIONS[key].suffix}.mjs`);
 }
 

@@ -1,5 +1,5 @@
 /**
- * The notify functions' shared handler: SQS messages `{ route, event }` — put there by the route's
+ * The notify functions as Lambda handlers: SQS messages `{ route, event }` — put there by the route's
  * EventBridge rule — are delivered to the route's receivers of one kind (Slack or email), each once.
  * A delivery that failed and may succeed later fails the message, so SQS retries it and, in the end,
  * dead-letters it; the fallback receiver and a health event have been told by then. So does one that
@@ -10,50 +10,22 @@
  * for this kind of receiver goes out without waiting for another alert.
  */
 import middy from "@middy/core";
-import { Logger } from "@aws-lambda-powertools/logger";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
-import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
+import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import * as z from "zod/mini";
-import type { LookoutEventEnvelope } from "../lib/model/event.js";
-import { DEFAULT_ROUTE, type Receiver, type Route } from "../lib/config/route-types.js";
-import { decideRoutes } from "../lib/routes/match.js";
-import { allReceivers } from "../lib/config/routes.js";
-import { flushDigests, notifyEvent, unfinished, type NotifierDeps } from "../lib/notify/notifier.js";
-import { describeIssue, jsonPath } from "../lib/model/issues.js";
+import { DEFAULT_ROUTE, type Receiver } from "../../config/route-types.js";
+import { decideRoutes } from "../../routes/match.js";
+import { allReceivers } from "../../config/routes.js";
+import { flushDigests, notifyEvent, unfinished } from "../../notify/notifier.js";
+import type { NotifyServices } from "../notify.js";
+import { parseNotifyMessage } from "./messages.js";
+import { resolveDeps, telemetryOr, type Deps, type Telemetry } from "./telemetry.js";
 
 export type ReceiverKind = "slack" | "email";
 
-const NotifyMessage = z.object({
-  route: z.string(),
-  event: z.looseObject({ "detail-type": z.string(), source: z.literal("lookout"), detail: z.looseObject({ id: z.string(), kind: z.string() }) }),
-});
-
-export class MalformedNotifyMessage extends Error {
-  override name = "MalformedNotifyMessage";
-}
-
-export function parseNotifyMessage(body: string): { route: string; event: LookoutEventEnvelope } {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    throw new MalformedNotifyMessage("notify message is not JSON");
-  }
-  const parsed = NotifyMessage.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new MalformedNotifyMessage(`notify message ${jsonPath(issue.path)}: ${describeIssue(issue, json)}`);
-  }
-  return parsed.data as unknown as { route: string; event: LookoutEventEnvelope };
-}
-
-export interface NotifyHandlerDeps {
-  routes: readonly Route[];
-  notifier: NotifierDeps;
-}
+export type NotifyHandlerDeps = NotifyServices;
 
 /** What the digest schedule sends the notify functions (infra/schedule.yml): flush what storms held. */
 export const FLUSH_DIGESTS = "flush-digests";
@@ -64,13 +36,12 @@ const isFlush = (e: unknown): e is FlushDigestsEvent => (e as FlushDigestsEvent 
 
 const ofKind = (kind: ReceiverKind, receivers: readonly Receiver[]) => receivers.filter((r) => r.type === kind);
 
-export function createNotifyHandler(kind: ReceiverKind, deps: NotifyHandlerDeps | (() => Promise<NotifyHandlerDeps>)) {
-  const logger = new Logger({ serviceName: `lookout-notify-${kind}` });
-  const metrics = new Metrics({ namespace: "Lookout", serviceName: `lookout-notify-${kind}` });
+export function createNotifyHandler(kind: ReceiverKind, deps: Deps<NotifyHandlerDeps>, given?: Partial<Telemetry>) {
+  const { logger, metrics } = telemetryOr(`notify-${kind}`, given);
   const processor = new BatchProcessor(EventType.SQS);
 
   const base = async (event: SQSEvent | FlushDigestsEvent, context: Context): Promise<SQSBatchResponse & { flushed?: number }> => {
-    const d = typeof deps === "function" ? await deps() : deps;
+    const d = await resolveDeps(deps);
     if (isFlush(event)) {
       // Every receiver of this function's kind, whichever route, the default route or the fallback names it.
       const flushed = await flushDigests(ofKind(kind, allReceivers(d.routes, d.notifier.settings)), d.notifier);

@@ -1,0 +1,50 @@
+// serverless.yml's `custom.esbuild.plugins`: what packaging adds to esbuild for Lookout's bundles.
+//  - The configuration, converted to JSON at package time, and which receivers its fallback names, as
+//    esbuild `define`s (infra/stack.ts packagedDefines; read by lib/app/cloud). The bundler then drops
+//    the code they make unreachable: reading the YAML file, and the sender a notify function cannot use.
+//  - The packages that code alone needs, marked free of side effects: left out when nothing calls them.
+//    Their authors do not say so in package.json, so esbuild would keep them for their top-level code.
+//  - The AWS SDK, left to the nodejs22.x runtime (serverless.yml `exclude`) and free of side effects: a
+//    client that nothing in a function calls is not imported, so its cold start does not load it.
+//    LOOKOUT_BUNDLE_AWS_SDK=1 bundles it instead: bigger bundles that load faster (docs/deploy.md,
+//    "The AWS SDK"; both measured in BENCHMARKS.md).
+"use strict";
+
+const path = require("node:path");
+const { require: tsxRequire } = require("tsx/cjs/api");
+
+const serviceDir = path.resolve(__dirname, "..");
+/** Only the YAML file reader, the SMTP and file transports and the Slack sender use these. */
+const SIDE_EFFECT_FREE = /^(yaml|nodemailer|@slack\/web-api|@slack\/webhook)(\/.*)?$/;
+const RUNTIME_SDK = /^@(aws-sdk|smithy)\//;
+const bundleSdk = () => process.env.LOOKOUT_BUNDLE_AWS_SDK === "1";
+
+module.exports = () => {
+  const stack = tsxRequire("./stack.ts", __filename);
+  const defines = stack.packagedDefines(serviceDir, stack.configToPackage());
+  return [
+    {
+      name: "lookout-packaged-config",
+      setup(build) {
+        build.initialOptions.define = { ...build.initialOptions.define, ...defines };
+      },
+    },
+    {
+      name: "lookout-aws-sdk",
+      setup(build) {
+        if (bundleSdk()) build.initialOptions.external = (build.initialOptions.external ?? []).filter((p) => !RUNTIME_SDK.test(p));
+        else build.onResolve({ filter: RUNTIME_SDK }, (args) => ({ path: args.path, external: true, sideEffects: false }));
+      },
+    },
+    {
+      name: "lookout-side-effect-free",
+      setup(build) {
+        build.onResolve({ filter: SIDE_EFFECT_FREE }, async (args) => {
+          if (args.pluginData === SIDE_EFFECT_FREE) return undefined; // the resolution asked for below
+          const resolved = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: SIDE_EFFECT_FREE });
+          return resolved.errors.length ? undefined : { ...resolved, sideEffects: false };
+        });
+      },
+    },
+  ];
+};

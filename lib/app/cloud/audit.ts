@@ -1,0 +1,8 @@
+/** The audit API's reader in the cloud: the table named by TABLE_NAME. */
+import { DynamoAuditStore, type AuditReader } from "../../audit/dynamo.js";
+import { cloudTable, coldStart } from "./container.js";
+
+export const cloudAuditReader = coldStart((): AuditReader => {
+  const { dynamodb, tableName } = cloudTable();
+  return new DynamoAuditStore({ client: dynamodb, tableName });
+});

@@ -1,0 +1,8 @@
+/** Dispatch's and poll's services in the cloud: the packaged configuration, the table, the token from SSM or Secrets Manager. */
+import type { Logger } from "@aws-lambda-powertools/logger";
+import { composeIngest } from "../ingest.js";
+import { packagedConfig } from "./config.js";
+import { cloudAdapters, coldStart } from "./container.js";
+import { cloudSecret } from "./secrets.js";
+
+export const cloudIngest = coldStart((logger: Logger) => composeIngest(packagedConfig(), cloudAdapters(logger, cloudSecret)));
