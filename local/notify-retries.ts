@@ -9,7 +9,7 @@
 import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { LookoutEventEnvelope } from "../lib/model/event.js";
-import type { Log } from "../lib/ingest/poll.js";
+import type { Log } from "../lib/model/log.js";
 import { unfinished, type Delivery } from "../lib/notify/notifier.js";
 
 export const RETRIES_FILE = "notify-retries.json";

@@ -14,7 +14,7 @@ import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SendEmailCommand, type SESv2Client } from "@aws-sdk/client-sesv2";
 import nodemailer from "nodemailer";
-import { oneLine } from "../text.js";
+import { oneLine } from "../view/format.js";
 import { EmailDeliveryError, type EmailMessage, type EmailSent, type EmailTransport } from "../types.js";
 import { ALERT_ID_HEADER } from "./render.js";
 
