@@ -57,12 +57,12 @@ export async function benchBundles() {
     title: "Bundle size and module load time per function",
     method:
       "`npm run package`'s packaging (scripts/package.ts: osls + serverless-esbuild, offline, lookout.example.yaml, stage prod) into a temporary " +
-      `copy of the project (after), the same with LOOKOUT_BUNDLE_AWS_SDK=1 (in brackets: the AWS SDK in the bundles, as docs/deploy.md weighs), and the ` +
+      `copy of the project (after, the AWS SDK bundled and tree-shaken), the same with LOOKOUT_RUNTIME_AWS_SDK=1 (in brackets: the AWS SDK left to the runtime, as docs/deploy.md weighs), and the ` +
       `same packaging of commit ${BASELINE} (before: the AWS SDK, the YAML parser and both senders in every notify bundle), ` +
-      "from `git archive`; sizes as `npm run bundle-sizes` reads them (the minified bundle, and the zip uploaded to Lambda). After, the AWS SDK " +
+      "from `git archive`; sizes as `npm run bundle-sizes` reads them (the minified bundle, and the zip uploaded to Lambda). In brackets the AWS SDK " +
       "is not in the bundles: Lambda's nodejs22.x runtime provides it (docs/deploy.md, \"The AWS SDK\"), and here a `node_modules` beside each " +
       "extracted bundle links to the project's, as the runtime's own node_modules does in Lambda, so the load time includes loading the SDK as " +
-      `before. Module load time: each zip is extracted and its bundle is \`import()\`ed in a fresh \`node\` process, ${RUNS} times, the variants in turn; ` +
+      `in the others. Module load time: each zip is extracted and its bundle is \`import()\`ed in a fresh \`node\` process, ${RUNS} times, the variants in turn; ` +
       "the figure is the median of the time the import took inside that process (Node's own start-up apart, given beside it as the whole " +
       "process's time to the end of the import). The child gets only PATH, a region, dummy AWS keys and TABLE_NAME: loading sends no request " +
       "and needs no credentials. This is a proxy for the part of a Lambda cold start that is ours — on this machine and Node " +
@@ -73,10 +73,10 @@ export async function benchBundles() {
     const t = performance.now();
     const after = await variant("after", () => packageStack({ isolated: true }), cleanup);
     report({ name: "packaging time (whole stack, offline)", value: (performance.now() - t) / 1000, unit: "s", method: "serverless package in a temporary copy of the project, bundling every function" });
-    // The alternative docs/deploy.md weighs: the same code with the SDK in the bundles.
-    const sdkBundled = await variant("sdk-bundled", () => packageStack({ isolated: true, env: { LOOKOUT_BUNDLE_AWS_SDK: "1" } }), cleanup);
+    // The alternative docs/deploy.md weighs: the same code with the SDK left to the runtime.
+    const sdkRuntime = await variant("sdk-runtime", () => packageStack({ isolated: true, env: { LOOKOUT_RUNTIME_AWS_SDK: "1" } }), cleanup);
     const before = BASELINE === "none" ? undefined : await baseline(cleanup);
-    const variants = [...(before ? [before] : []), after, sdkBundled];
+    const variants = [...(before ? [before] : []), after, sdkRuntime];
 
     const unpacked = mkdtempSync(join(tmpdir(), "lookout-bench-bundles-"));
     cleanup.push(unpacked);
@@ -86,12 +86,12 @@ export async function benchBundles() {
       for (let i = 0; i < RUNS; i++) {
         for (const [j, root] of roots.entries()) if (root) loads[j]!.push(await load(root.dir, root.bundle));
       }
-      // "before → after (after with the SDK bundled)"
+      // "before → after (after with the runtime's SDK)"
       const both = (f: (v: Variant, j: number) => string) => {
         const xs = variants.map(f);
         return `${xs.slice(0, -1).join(" → ")} (${xs.at(-1)})`;
       };
-      const label = before ? ", before → after (SDK bundled)" : ", now (SDK bundled)";
+      const label = before ? ", before → after (runtime's SDK)" : ", now (runtime's SDK)";
       report({
         name: `${fn}: minified bundle / zip${label}`,
         value: both((v) => {
@@ -144,7 +144,7 @@ async function baseline(cleanup: string[]): Promise<Variant | undefined> {
   return variant("before", () => packageStack({ serviceDir: dir }), cleanup);
 }
 
-/** Extracts a function's zip, as Lambda does into /var/task, with the SDK's node_modules beside it. */
+/** Extracts a function's zip, as Lambda does into /var/task, with the SDK's node_modules beside it (used by the runtime-SDK variant only). */
 function extracted(v: Variant, fn: string, dir: string): { dir: string; bundle: string } {
   extractZip(join(v.packaged.outDir, `${fn}.zip`), dir);
   // Lambda resolves the runtime's SDK through NODE_PATH, which Node's own ESM resolver ignores: a link beside the bundle stands in.

@@ -21,7 +21,7 @@ import type { DynamoDispatchStore } from "../lib/store/dispatch-store.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local.js";
 import { LocalBus } from "./bus.js";
 import { ensureDataDir } from "./data-dir.js";
-import type { DynamoNotifyStore } from "../lib/store/notify-store.js";
+import type { NotifyStore } from "../lib/model/notify-store.js";
 import type { Route } from "../lib/config/route-types.js";
 import { decideRoutes } from "../lib/routes/match.js";
 import { notifyEvent, type Delivery, type NotifierDeps } from "../lib/notify/notifier.js";
@@ -43,7 +43,7 @@ export interface LocalPipeline {
   dynamodb: DynamoDBClient;
   tableName: string;
   store: DynamoIngestStore;
-  notifyStore: DynamoNotifyStore;
+  notifyStore: NotifyStore;
   /** What each published event is routed by (the same as the notify functions'). */
   routes: readonly Route[];
   bus: LocalBus;

@@ -34,7 +34,7 @@ export interface PackageOptions {
   isolated?: boolean;
   /** Another copy of the project to package in place (an earlier commit's, for the bundle bench); default this one. */
   serviceDir?: string;
-  /** Variables for the packaging besides the process's own (LOOKOUT_BUNDLE_AWS_SDK=1: infra/esbuild-plugins.cjs). */
+  /** Variables for the packaging besides the process's own (LOOKOUT_RUNTIME_AWS_SDK=1: infra/esbuild-plugins.cjs). */
   env?: NodeJS.ProcessEnv;
 }
 

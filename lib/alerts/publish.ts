@@ -2,6 +2,7 @@
  * Event details → bus entries → PutEvents, in batches, retrying only what failed for a passing reason.
  * Everything here is a decision over plain values except `publishAlerts`, which talks to the EventBus port.
  */
+import { fullJitterMs } from "../model/backoff.js";
 import {
   type BusEntry,
   type EventBus,
@@ -155,11 +156,6 @@ export function chunkEntries<T>(items: T[], sizeOf: (item: T) => number): T[][] 
   return chunks;
 }
 
-/** "Full jitter" exponential backoff: spreads retries of many publishers instead of synchronizing them. */
-export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random: () => number): number {
-  return Math.floor(random() * Math.min(maxMs, baseMs * 2 ** (attempt - 1)));
-}
-
 export interface PublishOptions {
   busName: string;
   /** Attempts per entry, the first included. Default 5. */
@@ -250,7 +246,7 @@ export async function publishAlerts(details: LookoutEventDetail[], bus: EventBus
     }
     pending = retry;
     if (pending.length) {
-      const delayMs = backoffDelay(attempt, opts.baseDelayMs ?? 100, opts.maxDelayMs ?? 3_000, random);
+      const delayMs = Math.floor(fullJitterMs(attempt - 1, { baseDelayMs: opts.baseDelayMs ?? 100, maxDelayMs: opts.maxDelayMs ?? 3_000 }, random));
       opts.onRetry?.({ attempt, entries: pending.length, delayMs, errorCodes: [...new Set(pending.map((p) => p.lastError!.code))] });
       await sleep(delayMs);
     }

@@ -8,7 +8,7 @@ import { DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-d
 import pMap from "p-map";
 import { keys } from "../model/items.js";
 import { AUDIT_ROW, AUDIT_SORT } from "../model/audit-index.js";
-import type { Mute } from "../store/notify-store.js";
+import type { Mute } from "../model/notify-store.js";
 import type { AuditPage, AuditQuery, IndexPosition } from "./model.js";
 import type { AuditRow, DeliveryRow } from "../model/audit-row.js";
 import { keyCondition, planQuery, type Plan } from "./plan.js";

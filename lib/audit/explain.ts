@@ -10,7 +10,7 @@ import { enteredCounts } from "../ingest/transitions.js";
 import type { ExecutionState } from "../model/transitions.js";
 import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } from "../model/observations.js";
 import { redact } from "../platform/redact.js";
-import type { Mute } from "../store/notify-store.js";
+import type { Mute } from "../model/notify-store.js";
 import { executionEntryId } from "../model/audit-row.js";
 import { DEFAULT_ROUTE, FALLBACK_ROUTE } from "../config/route-types.js";
 

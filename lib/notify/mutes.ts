@@ -4,7 +4,7 @@
  */
 import type { LookoutEventDetail } from "../model/event.js";
 import { checkField } from "../routes/match.js";
-import type { Mute, MuteScope } from "../store/notify-store.js";
+import type { Mute, MuteScope } from "../model/notify-store.js";
 
 /** A mute scope matches exactly as a route's match on the same fields would (lib/routes/match.ts). */
 export function scopeMatches(scope: MuteScope, detail: LookoutEventDetail): boolean {
@@ -20,7 +20,7 @@ export const isActive = (m: Mute, now: Date) =>
   !m.lifted_at && Date.parse(m.created_at) <= now.getTime() && Date.parse(m.until) > now.getTime();
 
 /** The mute that silences this alert now, if any. Health events about Lookout itself are never muted. */
-export function activeMute(detail: LookoutEventDetail, mutes: Mute[], now: Date): Mute | undefined {
+export function activeMute(detail: LookoutEventDetail, mutes: readonly Mute[], now: Date): Mute | undefined {
   if (detail.kind === "health") return undefined;
   return mutes.find((m) => isActive(m, now) && scopeMatches(m.scope, detail));
 }

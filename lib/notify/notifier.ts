@@ -8,13 +8,13 @@ import { receiverFailing } from "../alerts/health.js";
 import type { Log } from "../model/log.js";
 import type { IngestStore } from "../model/ingest-store.js";
 import { newAlertItem } from "../alerts/outbox-item.js";
-import type { DynamoNotifyStore, Mute, ReceiverFailures } from "../store/notify-store.js";
+import type { Mute, NotifyStore, ReceiverFailures } from "../model/notify-store.js";
 import { FALLBACK_ROUTE, type NotifySettings, type Receiver, receiversOf } from "../config/route-types.js";
 import { deliver, flushHeld, type Channel, type DeliverDeps, type DeliveryOutcome } from "./deliver.js";
 
 export interface NotifierDeps {
   settings: NotifySettings;
-  store: DynamoNotifyStore;
+  store: NotifyStore;
   /** Where health events go: the table's outbox. */
   outbox: Pick<IngestStore, "raiseAlert" | "expiresAt">;
   /** A receiver as a channel: secrets resolved, sender or transport attached. */

@@ -1,8 +1,43 @@
 /**
- * The contracts of the notify stage: what renderers produce and what senders take. Renderers are pure;
- * senders are ports with adapters (Slack incoming webhook, Slack Web API, SES v2, SMTP, .eml files).
+ * The contracts of the notify stage: what renderers produce, what senders take, and the receiver as a
+ * `Channel` of the delivery core. Renderers are pure; senders are ports with adapters (Slack incoming
+ * webhook, Slack Web API, SES v2, SMTP, .eml files).
  */
 import type { LookoutEventDetail } from "../model/event.js";
+
+/** What a receiver said when it took a message: the ids follow-ups thread under. */
+export interface Sent {
+  ts?: string;
+  channel?: string;
+  messageId?: string;
+}
+
+/** One receiver, able to send an alert and a digest. */
+export interface Channel {
+  /** Stable id of the receiver (never its secret). */
+  id: string;
+  /** For people and logs: `slack #oncall`, `email oncall@example.com`. */
+  label: string;
+  send(detail: LookoutEventDetail, incident?: IncidentRef): Promise<Sent>;
+  /**
+   * `window.id` is the digest's delivery id, carried like an alert id; `heldAt` says when each alert
+   * (by id) was held and `at` when the digest goes out, so the digest can say how long each waited.
+   */
+  sendDigest(held: LookoutEventDetail[], window: DigestWindow): Promise<Sent>;
+  /**
+   * Where the receiver can be read back (Slack's Web API): the message an earlier attempt posted for
+   * this alert (or digest) id since `since`, if it got through. Absent: a resend cannot be detected.
+   */
+  findSent?(alertId: string, since: Date, incident?: IncidentRef): Promise<Sent | undefined>;
+}
+
+export interface DigestWindow {
+  from: string;
+  to: string;
+  id: string;
+  heldAt?: Record<string, string>;
+  at?: string;
+}
 
 /** A Slack message: Block Kit blocks plus the fallback `text` (notifications, screen readers). */
 export interface SlackMessage {

@@ -1,6 +1,7 @@
 /**
  * What one client call cost: the request budget (lib/ingest) spends and tracks requests with these.
  */
+import { headerNumber, parseRetryAfter } from "../model/backoff.js";
 import type { RateLimitHeaders } from "../model/poll.js";
 
 // The headers' shape is what dispatch's budget reads: it lives with the poll result in lib/model.
@@ -27,30 +28,19 @@ export const emptyCost = (endpoint: string): CallCost => ({
   waitedMs: 0,
 });
 
-const num = (v: string | null): number | undefined => {
-  if (v === null || v.trim() === "") return undefined;
-  const n = Number(v);
-  return Number.isFinite(n) ? n : undefined;
-};
-
 /**
  * Reads `Retry-After` (seconds or an HTTP date) and `X-RateLimit-*`. `X-RateLimit-Reset` is taken as epoch
  * seconds when it is that large, else as seconds from now: services use both and the spec names neither.
  */
 export function readRateLimitHeaders(headers: Headers, nowMs: number): RateLimitHeaders | undefined {
   const out: RateLimitHeaders = {};
-  const limit = num(headers.get("x-ratelimit-limit"));
-  const remaining = num(headers.get("x-ratelimit-remaining"));
-  const reset = num(headers.get("x-ratelimit-reset"));
+  const limit = headerNumber(headers.get("x-ratelimit-limit"));
+  const remaining = headerNumber(headers.get("x-ratelimit-remaining"));
+  const reset = headerNumber(headers.get("x-ratelimit-reset"));
   if (limit !== undefined) out.limit = limit;
   if (remaining !== undefined) out.remaining = remaining;
   if (reset !== undefined) out.resetAt = reset > 1e9 ? reset * 1000 : nowMs + reset * 1000;
-  const retryAfter = headers.get("retry-after");
-  if (retryAfter !== null) {
-    const seconds = num(retryAfter);
-    const date = seconds === undefined ? Date.parse(retryAfter) : NaN;
-    if (seconds !== undefined) out.retryAfterMs = Math.max(0, seconds * 1000);
-    else if (!Number.isNaN(date)) out.retryAfterMs = Math.max(0, date - nowMs);
-  }
+  const retryAfterMs = parseRetryAfter(headers.get("retry-after"), nowMs);
+  if (retryAfterMs !== undefined) out.retryAfterMs = retryAfterMs;
   return Object.keys(out).length ? out : undefined;
 }

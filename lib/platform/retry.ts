@@ -1,23 +1,12 @@
 /**
- * When to send a failed request again, and after how long. Pure: the client supplies the clock and the
- * random source, so the policy is tested without waiting.
- *
- * Written here rather than taken from a library (p-retry, ky, undici's RetryAgent) because each attempt
- * must be counted for the request budget, and the wait must come from `Retry-After` or
- * `X-RateLimit-Reset` when the platform gives them — none of those libraries reports both.
+ * When the platform client sends a failed request again, and after how long: which outcomes are worth
+ * another attempt, for which methods, and what the platform asked for; the wait itself is the one
+ * backoff of lib/model/backoff.ts. Pure: the client supplies the clock and the random source.
  */
+import { type BackoffPolicy, backoffDelay } from "../model/backoff.js";
 import type { RateLimitHeaders } from "./cost.js";
 
-export interface RetryPolicy {
-  /** Attempts in all, the first included. */
-  maxAttempts: number;
-  /** Backoff ceiling doubles from this: attempt n waits up to base·2ⁿ. */
-  baseDelayMs: number;
-  /** Cap of one backoff wait. */
-  maxDelayMs: number;
-  /** A wait the platform asks for longer than this is not waited for: the error goes to the caller. */
-  maxWaitMs: number;
-}
+export type RetryPolicy = BackoffPolicy;
 
 export const defaultRetryPolicy: RetryPolicy = {
   maxAttempts: 4,
@@ -51,17 +40,12 @@ export function nextRetryDelay(args: {
   random: () => number;
 }): number | undefined {
   const { policy, attempt, outcome, idempotent, nowMs, random } = args;
-  if (attempt + 1 >= policy.maxAttempts || !isRetryableOutcome(outcome)) return undefined;
+  if (!isRetryableOutcome(outcome)) return undefined;
   if (!idempotent && !(outcome.kind === "status" && (outcome.status === 429 || outcome.status === 503))) {
     return undefined;
   }
-  // Full jitter (AWS Architecture Blog, "Exponential Backoff And Jitter").
-  const backoff = random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
-  const asked = outcome.kind === "status" ? askedWait(outcome.rateLimit, nowMs, outcome.status === 429) : undefined;
-  if (asked === undefined) return Math.round(backoff);
-  if (asked > policy.maxWaitMs) return undefined;
-  // Wait what was asked plus a little jitter, so many clients told the same time do not return at once.
-  return Math.round(asked + random() * Math.min(1_000, policy.baseDelayMs));
+  const askedMs = outcome.kind === "status" ? askedWait(outcome.rateLimit, nowMs, outcome.status === 429) : undefined;
+  return backoffDelay({ policy, attempt, askedMs, random });
 }
 
 /**

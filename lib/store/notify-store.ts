@@ -1,7 +1,6 @@
 /**
- * What the notify stage keeps: one delivery item per (alert, receiver) — the idempotency record and the
- * audit of who was told —, mutes, a token bucket per receiver (storm control) and the alerts it held
- * back for a digest.
+ * The NotifyStore port (lib/model/notify-store.ts) on the DynamoDB table: conditional writes make claims,
+ * settlements and token buckets safe between workers; every item carries the table's TTL.
  */
 import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
@@ -13,76 +12,17 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import type { LookoutEventDetail } from "../model/event.js";
+import type {
+  ClaimResult,
+  DeliveryRecord,
+  DeliverySettlement,
+  HeldAlert,
+  Mute,
+  NotifyStore,
+  ReceiverFailures,
+  SuppressedDelivery,
+} from "../model/notify-store.js";
 import { TTL_ATTRIBUTE, keys as itemKeys } from "../model/items.js";
-
-export type DeliveryState = "sending" | "sent" | "failed" | "suppressed" | "held";
-
-export interface DeliveryRecord {
-  alert_id: string;
-  receiver_id: string;
-  receiver_label: string;
-  route: string;
-  state: DeliveryState;
-  attempts: number;
-  /** While `sending`: another worker may take over after this (epoch ms): the sender died. */
-  lease_until?: number;
-  /** ISO: when the first attempt began; a retry reads the receiver back from then (Slack history). */
-  first_attempt_at?: string;
-  /** Slack: the message ts (Web API form) — follow-ups thread under it. */
-  ts?: string;
-  channel?: string;
-  message_id?: string;
-  /** Delivered as part of a digest: the digest's id. */
-  digest_id?: string;
-  error?: string;
-  /** The failure was one retries cannot fix (a secret missing, a revoked webhook): not retried. */
-  permanent?: boolean;
-  /** The `Lookout Health` event (receiver_failing) this failure raised. */
-  health_id?: string;
-  suppression?: { reason: "mute" | "storm"; detail: string; mute_id?: string };
-  updated_at: string;
-}
-
-export interface MuteScope {
-  organization?: string;
-  project?: string;
-  environment?: string;
-  service?: string;
-}
-
-export interface Mute {
-  id: string;
-  scope: MuteScope;
-  /** ISO: the mute ends then. */
-  until: string;
-  reason: string;
-  created_by: string;
-  created_at: string;
-  /** ISO, when it was lifted early by `lookout unmute`. */
-  lifted_at?: string;
-}
-
-export interface HeldAlert {
-  receiver_id: string;
-  held_at: string;
-  detail: LookoutEventDetail;
-  route: string;
-}
-
-/** A receiver's current run of failed deliveries, kept in the table so every worker counts the same run. */
-export interface ReceiverFailures {
-  receiver_id: string;
-  receiver_label: string;
-  consecutive_failures: number;
-  /** ISO: the first failure of this run (the health episode's anchor). */
-  since: string;
-  last_error: string;
-  updated_at: string;
-}
-
-export type ClaimResult =
-  | { claimed: true; record: DeliveryRecord }
-  | { claimed: false; record: DeliveryRecord };
 
 const keys = {
   delivery: (alertId: string, receiverId: string) => ({ pk: `DLV#${alertId}`, sk: receiverId }),
@@ -100,15 +40,15 @@ export interface NotifyStoreOptions {
   now?: () => Date;
 }
 
-/** A delivery record without the table's own attributes. */
-function stripKeys(item: Record<string, unknown> | undefined): DeliveryRecord {
+/** An item without the table's own attributes: the record the port speaks of. */
+function stripKeys<T = DeliveryRecord>(item: Record<string, unknown> | undefined): T {
   const { pk: _pk, sk: _sk, item_type: _t, [TTL_ATTRIBUTE]: _ttl, ...rest } = item ?? {};
-  return rest as unknown as DeliveryRecord;
+  return rest as unknown as T;
 }
 
 const conditionFailed = (err: unknown) => err instanceof ConditionalCheckFailedException;
 
-export class DynamoNotifyStore {
+export class DynamoNotifyStore implements NotifyStore {
   private readonly doc: DynamoDBDocumentClient;
   private readonly table: string;
 
@@ -130,10 +70,6 @@ export class DynamoNotifyStore {
     return Item ? stripKeys(Item) : undefined;
   }
 
-  /**
-   * Takes the right to send an alert to a receiver: granted when nobody has, when an earlier attempt
-   * failed, or when an earlier sender's lease ran out (it died). Otherwise says what the record holds.
-   */
   async claim(alertId: string, receiverId: string, init: Pick<DeliveryRecord, "receiver_label" | "route">, leaseMs: number): Promise<ClaimResult> {
     const now = this.now();
     try {
@@ -161,12 +97,7 @@ export class DynamoNotifyStore {
     }
   }
 
-  /**
-   * Records the outcome of a delivery, only while `held` still describes it (the state and attempt the
-   * caller saw when it claimed or held it): a sender whose lease ran out and was taken over does not
-   * overwrite the new sender's record. Returns false when the record had moved on.
-   */
-  async settle(held: DeliveryRecord, outcome: Partial<DeliveryRecord> & { state: DeliveryState }): Promise<boolean> {
+  async settle(held: DeliveryRecord, outcome: DeliverySettlement): Promise<boolean> {
     const next: DeliveryRecord = { ...held, ...outcome, updated_at: this.now().toISOString() };
     delete next.lease_until;
     try {
@@ -187,8 +118,7 @@ export class DynamoNotifyStore {
     }
   }
 
-  /** Records a delivery that was decided without sending (muted): never overwrites an existing one. */
-  async recordSuppressed(alertId: string, receiverId: string, record: Omit<DeliveryRecord, "alert_id" | "receiver_id" | "updated_at" | "attempts">): Promise<boolean> {
+  async recordSuppressed(alertId: string, receiverId: string, record: SuppressedDelivery): Promise<boolean> {
     try {
       await this.doc.send(
         new PutCommand({
@@ -207,7 +137,6 @@ export class DynamoNotifyStore {
     }
   }
 
-  /** Every delivery of an alert, for `lookout explain` and the audit trail. */
   async deliveriesOf(alertId: string): Promise<DeliveryRecord[]> {
     const res = await this.doc.send(new QueryCommand({
       TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `DLV#${alertId}` }, ConsistentRead: true,
@@ -245,10 +174,7 @@ export class DynamoNotifyStore {
 
   // ---- Storm control ------------------------------------------------------------------------------
 
-  /**
-   * Takes one message from a receiver's token bucket (refill `perSecond`, at most `burst`). Returns
-   * false when the bucket is empty: the caller holds the alert for a digest.
-   */
+  /** Read, then written on the version read: a worker that lost the race reads again (five times at most). */
   async takeToken(receiverId: string, perSecond: number, burst: number): Promise<boolean> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const now = this.now().getTime();
@@ -288,7 +214,7 @@ export class DynamoNotifyStore {
       const res = await this.doc.send(new QueryCommand({
         TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `HELD#${receiverId}` }, ConsistentRead: true, ExclusiveStartKey: start,
       }));
-      out.push(...((res.Items ?? []) as HeldAlert[]));
+      out.push(...(res.Items ?? []).map((item) => stripKeys<HeldAlert>(item)));
       start = res.LastEvaluatedKey;
     } while (start);
     return out;
@@ -300,7 +226,6 @@ export class DynamoNotifyStore {
 
   // ---- Receiver health ----------------------------------------------------------------------------
 
-  /** Counts one more failure in a row for a receiver; the run's first failure anchors its episode. */
   async receiverFailed(receiverId: string, label: string, error: string): Promise<ReceiverFailures> {
     const now = this.now();
     const res = await this.doc.send(new UpdateCommand({
@@ -315,10 +240,9 @@ export class DynamoNotifyStore {
       },
       ReturnValues: "ALL_NEW",
     }));
-    return stripKeys(res.Attributes) as unknown as ReceiverFailures;
+    return stripKeys<ReceiverFailures>(res.Attributes);
   }
 
-  /** A delivery got through: the receiver's run of failures (if any) is over. */
   async receiverSucceeded(receiverId: string): Promise<void> {
     try {
       await this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.receiver(receiverId), ConditionExpression: "attribute_exists(pk)" }));
@@ -329,10 +253,10 @@ export class DynamoNotifyStore {
 
   async receiverFailures(receiverId: string): Promise<ReceiverFailures | undefined> {
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.receiver(receiverId), ConsistentRead: true }));
-    return Item ? (stripKeys(Item) as unknown as ReceiverFailures) : undefined;
+    return Item ? stripKeys<ReceiverFailures>(Item) : undefined;
   }
 
-  /** The alert as raised, from the outbox (a follow-up quotes the first alert of its incident). */
+  /** Read from the outbox's alert item (lib/store/items.ts). */
   async getAlert(alertId: string): Promise<LookoutEventDetail | undefined> {
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: itemKeys.alert(alertId) }));
     return Item?.detail as LookoutEventDetail | undefined;

@@ -5,7 +5,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { PutCommand, DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { deliver, flushHeld, type Channel, type DeliverDeps } from "../../lib/notify/deliver.js";
-import { DynamoNotifyStore, type Mute } from "../../lib/store/notify-store.js";
+import type { Mute } from "../../lib/model/notify-store.js";
+import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
 import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { DeliveryError, type IncidentRef } from "../../lib/notify/types.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";

@@ -22,7 +22,7 @@ import { slackSender } from "../../lib/notify/slack/send.js";
 import { fileTransport } from "../../lib/notify/email/transport.js";
 import { flushDigests, notifyEvent, unfinished, type NotifierDeps } from "../../lib/notify/notifier.js";
 import { decideRoutes } from "../../lib/routes/match.js";
-import { formatWait } from "../../lib/notify/text.js";
+import { formatWait } from "../../lib/notify/view/index.js";
 import { allReceivers } from "../../lib/config/routes.js";
 import { receiverId } from "../../lib/config/receivers.js";
 import { DynamoAuditStore } from "../../lib/audit/dynamo.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { activeMute, scopeMatches } from "../../lib/notify/mutes.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import type { Mute } from "../../lib/store/notify-store.js";
+import type { Mute } from "../../lib/model/notify-store.js";
 
 const failed = EXAMPLE_DETAILS["Deployment Failed"];
 const now = new Date("2026-06-01T10:00:00Z");

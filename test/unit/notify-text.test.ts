@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { renderEmail } from "../../lib/notify/email/render.js";
-import { alertView, clip, escapeHtml, escapeSlack, formatDuration, neutralizeMrkdwn, oneLine, safeHttpUrl } from "../../lib/notify/text.js";
+import { alertView, clip, escapeHtml, escapeSlack, formatElapsed, neutralizeMrkdwn, oneLine, safeHttpUrl } from "../../lib/notify/view/index.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { FIRST, STILL } from "../golden/inputs.js";
 
@@ -77,9 +77,9 @@ describe("clip", () => {
 describe("facts of a detail", () => {
   it("one line, durations in words", () => {
     expect(oneLine("a\r\n\tb\u2028c")).toBe("a b c");
-    expect(formatDuration(131, "PT2M11S")).toBe("2m 11s");
-    expect(formatDuration(3725, undefined)).toBe("1h 2m 5s");
-    expect(formatDuration(undefined, "PT8M42S")).toBe("PT8M42S");
+    expect(formatElapsed(131, "PT2M11S")).toBe("2m 11s");
+    expect(formatElapsed(3725, undefined)).toBe("1h 2m 5s");
+    expect(formatElapsed(undefined, "PT8M42S")).toBe("PT8M42S");
   });
 
   it("the same facts for Slack and email", () => {

@@ -4,13 +4,13 @@ import { MAX_ENTRY_BYTES, MAX_REQUEST_BYTES, entrySize } from "../../lib/alerts/
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import {
   CLIP_MARKER,
-  backoffDelay,
   chunkEntries,
   clipDetail,
   publishAlerts,
   toBusEntry,
   toEnvelope,
 } from "../../lib/alerts/publish.js";
+import { fullJitterMs } from "../../lib/model/backoff.js";
 import { FakeEventBridge, ValidationException, byId } from "../support/fake-eventbridge.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
@@ -219,7 +219,7 @@ describe("clipDetail", () => {
   });
 });
 
-describe("chunkEntries and backoffDelay", () => {
+describe("chunkEntries and the publisher's backoff", () => {
   it("splits by count and by bytes, keeping order", () => {
     expect(chunkEntries([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], () => 1).map((c) => c.length)).toEqual([10, 1]);
     expect(chunkEntries([200_000, 50_000, 20_000, 262_144], (n) => n)).toEqual([[200_000, 50_000], [20_000], [262_144]]);
@@ -227,8 +227,10 @@ describe("chunkEntries and backoffDelay", () => {
   });
 
   it("grows exponentially to the cap, scaled by the random factor", () => {
-    expect([1, 2, 3, 4, 5, 6].map((a) => backoffDelay(a, 100, 1000, () => 0.999))).toEqual([99, 199, 399, 799, 999, 999]);
-    expect(backoffDelay(3, 100, 1000, () => 0)).toBe(0);
+    // publishAlerts waits floor(fullJitterMs(attempt - 1)) before attempt + 1.
+    const wait = (attempt: number, random: () => number) => Math.floor(fullJitterMs(attempt - 1, { baseDelayMs: 100, maxDelayMs: 1000 }, random));
+    expect([1, 2, 3, 4, 5, 6].map((a) => wait(a, () => 0.999))).toEqual([99, 199, 399, 799, 999, 999]);
+    expect(wait(3, () => 0)).toBe(0);
   });
 });
 

@@ -20,14 +20,15 @@ import {
   alertView,
   asDate,
   clip,
+  digestGroupTitle,
+  digestLine,
   digestOverview,
   escapeHtml,
   formatUtc,
+  type HeldTimes,
   oneLine,
   parseInstant,
-  digestLine,
-  type HeldTimes,
-} from "../text.js";
+} from "../view/index.js";
 
 export interface EmailRenderOptions {
   /** The sender, `lookout@example.com` or `Lookout <lookout@example.com>`; its domain names Message-IDs. */
@@ -224,8 +225,7 @@ export function renderEmailDigest(held: readonly LookoutEventDetail[], opts: Ema
   const textLines: string[] = [`${alerts} held back`, "", intro, ""];
   const htmlGroups: string[] = [];
   for (const g of groups) {
-    const v0 = alertView(g.details[0]!);
-    const title = `${v0.emoji} ${g.detailType} · ${g.place ? `${g.place} · ` : ""}${g.subject} — ${g.details.length}`;
+    const title = digestGroupTitle(g);
     const lines = g.details.slice(0, perGroup).map((d) => digestLine(d, 500, opts));
     const more = g.details.length - lines.length;
     textLines.push(title, ...lines.map((l) => `  • ${l}`), ...(more > 0 ? [`  and ${more} more`] : []), "");

@@ -14,7 +14,11 @@ import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SendEmailCommand, type SESv2Client } from "@aws-sdk/client-sesv2";
 import nodemailer from "nodemailer";
-import { oneLine } from "../text.js";
+// The SES path builds nodemailer's mailer around its SES transport itself: `createTransport` would
+// bring every transport (SMTP, sendmail, …) into the Lambda bundles.
+import Mailer from "nodemailer/lib/mailer";
+import SESTransport from "nodemailer/lib/ses-transport";
+import { oneLine } from "../view/format.js";
 import { EmailDeliveryError, type EmailMessage, type EmailSent, type EmailTransport } from "../types.js";
 import { ALERT_ID_HEADER } from "./render.js";
 
@@ -69,7 +73,8 @@ export interface SesTransportOptions {
 }
 
 export function sesTransport(client: SESv2Client, opts: SesTransportOptions = {}): EmailTransport {
-  const transporter = nodemailer.createTransport({ SES: { sesClient: client, SendEmailCommand } });
+  const options = { SES: { sesClient: client, SendEmailCommand } };
+  const transporter = new Mailer(new SESTransport(options)); // createTransport passes options the mailer ignores: no logger, DKIM or proxy
   return {
     async send(message: EmailMessage): Promise<EmailSent> {
       const mail = mailOptions(message);

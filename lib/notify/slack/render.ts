@@ -29,15 +29,16 @@ import {
   alertView,
   asDate,
   clip,
+  digestGroupTitle,
+  digestLine,
   digestOverview,
   escapeSlack,
   formatUtc,
+  type HeldTimes,
   neutralizeMrkdwn,
   oneLine,
   parseInstant,
-  digestLine,
-  type HeldTimes,
-} from "../text.js";
+} from "../view/index.js";
 
 export const SLACK_LIMITS = {
   blocks: 50,
@@ -316,8 +317,7 @@ export function renderSlackDigest(held: readonly LookoutEventDetail[], opts: Sla
   const room = SLACK_LIMITS.blocks - head.length - 1 - 1; // header+intro, tail, and a possible "more groups" line
   const shown = groups.slice(0, room);
   const groupBlocks: Block[] = shown.map((g) => {
-    const v0 = alertView(g.details[0]!);
-    const title = `${v0.emoji} ${g.detailType} · ${g.place ? `${g.place} · ` : ""}${g.subject} — ${g.details.length}`;
+    const title = digestGroupTitle(g);
     const lines = g.details.slice(0, perGroup).map((d) => `• ${digestLine(d, 300, opts)}`);
     const more = g.details.length - lines.length;
     if (more > 0) lines.push(`and ${more} more`);

@@ -3,8 +3,8 @@
  * (chat.postMessage, which returns the message ts for threads) through `@slack/web-api`.
  *
  * RETRIES are ours, not the libraries', for both forms: one bounded policy (a few attempts and a cap
- * on the total wait, so a Lambda never sleeps for minutes), the project's jittered backoff
- * (`nextRetryDelay` of lib/platform/retry.ts), and an injectable sleep and random source so tests do
+ * on the total wait, so a Lambda never sleeps for minutes), the project's one jittered backoff
+ * (`backoffDelay` of lib/model/backoff.ts), and an injectable sleep and random source so tests do
  * not wait. So each library is configured not to retry: `@slack/web-api` with `retryConfig: { retries:
  * 0 }` and `rejectRateLimitedCalls: true` (left to itself it sleeps for whatever Retry-After says, up to
  * ten times in thirty minutes); `@slack/webhook` retries nothing by default, but its errors do not carry
@@ -29,9 +29,8 @@ import {
   WebAPIRequestError,
   WebClient,
 } from "@slack/web-api";
-import { readRateLimitHeaders } from "../../platform/cost.js";
-import { type AttemptOutcome, type RetryPolicy, nextRetryDelay } from "../../platform/retry.js";
-import { oneLine } from "../text.js";
+import { type BackoffPolicy, backoffDelay, parseRetryAfter } from "../../model/backoff.js";
+import { oneLine } from "../view/format.js";
 import {
   type PostedQuery,
   type SlackMessage,
@@ -42,7 +41,7 @@ import {
   SlackDeliveryError,
 } from "../types.js";
 
-export interface SlackRetryPolicy extends RetryPolicy {
+export interface SlackRetryPolicy extends BackoffPolicy {
   /** Cap on the time spent waiting between attempts of one post, Retry-After included. */
   maxTotalWaitMs: number;
 }
@@ -203,8 +202,8 @@ export function slackSender(opts: SlackSenderOptions = {}): SlackSender {
           status,
           reason: `Slack incoming webhook answered HTTP ${status}${code ? ` ${code}` : ""}`,
         };
-        const rl = last ? readRateLimitHeaders(last.headers, now()) : undefined;
-        if (status === 429 && rl?.retryAfterMs !== undefined) failure.retryAfterMs = rl.retryAfterMs;
+        const retryAfterMs = last ? parseRetryAfter(last.headers.get("retry-after"), now()) : undefined;
+        if (status === 429 && retryAfterMs !== undefined) failure.retryAfterMs = retryAfterMs;
         throw new AttemptFailed(failure);
       }
       const code = err instanceof IncomingWebhookRequestError ? networkCode(err.original) : networkCode(err);
@@ -286,15 +285,8 @@ export function slackSender(opts: SlackSenderOptions = {}): SlackSender {
           const giveUp = (why: string) =>
             new SlackDeliveryError(`${f.reason}${why}`, f.retryable, f.status, f.retryAfterMs);
           if (!f.retryable) throw giveUp("");
-          // The policy speaks HTTP: a transient Slack error sent with 200 counts as a 503 for it.
-          const status = f.status === undefined ? undefined : f.status < 500 && f.status !== 429 ? 503 : f.status;
-          const outcome: AttemptOutcome =
-            status === undefined
-              ? { kind: "network" }
-              : f.retryAfterMs !== undefined
-                ? { kind: "status", status, rateLimit: { retryAfterMs: f.retryAfterMs } }
-                : { kind: "status", status };
-          const delay = nextRetryDelay({ policy, attempt, outcome, idempotent: true, nowMs: now(), random });
+          // What Retry-After asked for when Slack sent one, else the jittered backoff.
+          const delay = backoffDelay({ policy, attempt, askedMs: f.retryAfterMs, random });
           if (delay === undefined) {
             throw giveUp(
               f.retryAfterMs !== undefined && f.retryAfterMs > policy.maxWaitMs

@@ -1,0 +1,129 @@
+/**
+ * The notify stage's port to its state: one delivery record per (alert, receiver) — the idempotency
+ * record and the audit of who was told —, mutes, a token bucket per receiver (storm control), the
+ * alerts held back for a digest, and each receiver's run of failures. Adapters: DynamoDB
+ * (lib/store/notify-store.ts) and in memory (lib/store/memory/notify-store.ts), held to the same
+ * contract by test/support/notify-store-contract.ts.
+ */
+import type { LookoutEventDetail } from "./event.js";
+
+export type DeliveryState = "sending" | "sent" | "failed" | "suppressed" | "held";
+
+export interface DeliveryRecord {
+  alert_id: string;
+  receiver_id: string;
+  receiver_label: string;
+  route: string;
+  state: DeliveryState;
+  attempts: number;
+  /** While `sending`: another worker may take over after this (epoch ms): the sender died. */
+  lease_until?: number;
+  /** ISO: when the first attempt began; a retry reads the receiver back from then (Slack history). */
+  first_attempt_at?: string;
+  /** Slack: the message ts (Web API form) — follow-ups thread under it. */
+  ts?: string;
+  channel?: string;
+  message_id?: string;
+  /** Delivered as part of a digest: the digest's id. */
+  digest_id?: string;
+  error?: string;
+  /** The failure was one retries cannot fix (a secret missing, a revoked webhook): not retried. */
+  permanent?: boolean;
+  /** The `Lookout Health` event (receiver_failing) this failure raised. */
+  health_id?: string;
+  suppression?: { reason: "mute" | "storm"; detail: string; mute_id?: string };
+  updated_at: string;
+}
+
+export interface MuteScope {
+  organization?: string;
+  project?: string;
+  environment?: string;
+  service?: string;
+}
+
+export interface Mute {
+  id: string;
+  scope: MuteScope;
+  /** ISO: the mute ends then. */
+  until: string;
+  reason: string;
+  created_by: string;
+  created_at: string;
+  /** ISO, when it was lifted early by `lookout unmute`. */
+  lifted_at?: string;
+}
+
+export interface HeldAlert {
+  receiver_id: string;
+  held_at: string;
+  detail: LookoutEventDetail;
+  route: string;
+}
+
+/** A receiver's current run of failed deliveries, kept in the table so every worker counts the same run. */
+export interface ReceiverFailures {
+  receiver_id: string;
+  receiver_label: string;
+  consecutive_failures: number;
+  /** ISO: the first failure of this run (the health episode's anchor). */
+  since: string;
+  last_error: string;
+  updated_at: string;
+}
+
+export type ClaimResult =
+  | { claimed: true; record: DeliveryRecord }
+  | { claimed: false; record: DeliveryRecord };
+
+/** What a delivery outcome may set on its record; `settle` keeps the rest of the record as it was. */
+export type DeliverySettlement = Partial<DeliveryRecord> & { state: DeliveryState };
+
+/** A record decided without sending (muted): the store adds the ids, `attempts: 0` and the time. */
+export type SuppressedDelivery = Omit<DeliveryRecord, "alert_id" | "receiver_id" | "updated_at" | "attempts">;
+
+export interface NotifyStore {
+  getDelivery(alertId: string, receiverId: string): Promise<DeliveryRecord | undefined>;
+  /**
+   * Takes the right to send an alert to a receiver: granted when nobody has, when an earlier attempt
+   * failed, or when an earlier sender's lease ran out (it died); the record keeps what earlier attempts
+   * wrote, counts one more attempt and keeps its first attempt's time. Otherwise says what it holds.
+   */
+  claim(alertId: string, receiverId: string, init: Pick<DeliveryRecord, "receiver_label" | "route">, leaseMs: number): Promise<ClaimResult>;
+  /**
+   * Records the outcome of a delivery (the lease dropped), only while `held` still describes it (the
+   * state and attempt the caller saw when it claimed or held it): a sender whose lease ran out and was
+   * taken over does not overwrite the new sender's record. Returns false when the record had moved on.
+   */
+  settle(held: DeliveryRecord, outcome: DeliverySettlement): Promise<boolean>;
+  /** Records a delivery that was decided without sending (muted): never overwrites an existing one. */
+  recordSuppressed(alertId: string, receiverId: string, record: SuppressedDelivery): Promise<boolean>;
+  /** Every delivery of an alert, by receiver id, for `lookout explain` and the audit trail. */
+  deliveriesOf(alertId: string): Promise<DeliveryRecord[]>;
+
+  /** Kept past its end for the audit trail ("muted by whom, why"). */
+  putMute(mute: Mute): Promise<void>;
+  /** Every mute, lifted and ended ones included, by id. */
+  listMutes(): Promise<Mute[]>;
+  getMute(id: string): Promise<Mute | undefined>;
+
+  /**
+   * Takes one message from a receiver's token bucket (refill `perSecond`, at most `burst`, full at
+   * first). Returns false when the bucket is empty: the caller holds the alert for a digest.
+   */
+  takeToken(receiverId: string, perSecond: number, burst: number): Promise<boolean>;
+  /** Holds an alert for a receiver's digest; holding the same (receiver, time, alert) again changes nothing. */
+  hold(held: HeldAlert): Promise<void>;
+  /** What is held for a receiver, oldest first. */
+  heldFor(receiverId: string): Promise<HeldAlert[]>;
+  release(held: HeldAlert): Promise<void>;
+
+  /** Counts one more failure in a row for a receiver; the run's first failure anchors its episode. */
+  receiverFailed(receiverId: string, label: string, error: string): Promise<ReceiverFailures>;
+  /** A delivery got through: the receiver's run of failures (if any) is over. */
+  receiverSucceeded(receiverId: string): Promise<void>;
+  receiverFailures(receiverId: string): Promise<ReceiverFailures | undefined>;
+
+  /** The alert as raised, from the outbox (a follow-up quotes the first alert of its incident). */
+  getAlert(alertId: string): Promise<LookoutEventDetail | undefined>;
+}

@@ -1,0 +1,16 @@
+/** Claim: the lease on (alert or digest, receiver), so that one sender at a time delivers it. */
+import type { DeliveryRecord } from "../../model/notify-store.js";
+import type { Attempt, Stage } from "./stage.js";
+
+const DEFAULT_LEASE_MS = 60_000;
+
+/** Ends the delivery with `busy(record)` when another sender holds the lease or the record is settled. */
+export const claimStage =
+  <A extends Attempt, R>(busy: (record: DeliveryRecord) => R): Stage<A, R> =>
+  async (a) => {
+    const init = { receiver_label: a.channel.label, route: a.route };
+    const claim = await a.deps.store.claim(a.id, a.channel.id, init, a.deps.leaseMs ?? DEFAULT_LEASE_MS);
+    if (!claim.claimed) return busy(claim.record);
+    a.claimed = claim.record;
+    return undefined;
+  };

@@ -1,0 +1,92 @@
+/**
+ * Record: what became of a delivery, on its record and in the receiver's run of failures. A failure
+ * is told (health, fallback) before its record is settled, so the record names the health event.
+ */
+import type { DeliverySettlement, HeldAlert } from "../../model/notify-store.js";
+import type { DeliveryError, Sent } from "../types.js";
+import {
+  type AlertAttempt,
+  answerOf,
+  asDeliveryError,
+  claimedBy,
+  type DeliveryOutcome,
+  type DigestAttempt,
+  sentFields,
+  type Stage,
+} from "./stage.js";
+
+/** The failed record's fields: permanent when retries cannot fix it, naming the health event it raised. */
+const failedFields = (error: DeliveryError, told?: { healthId?: string } | void) => ({
+  state: "failed" as const,
+  error: error.message,
+  ...(error.retryable ? {} : { permanent: true }),
+  ...(told?.healthId ? { health_id: told.healthId } : {}),
+});
+
+export const recordAlertStage: Stage<AlertAttempt, DeliveryOutcome> = async (a) => {
+  const { store, log } = a.deps;
+  const mine = claimedBy(a);
+  const answer = answerOf(a);
+  if ("failed" in answer) {
+    const error = answer.failed;
+    log.error("receiver failed after its retries", { alert: a.id, receiver: a.channel.label, error: error.message, retryable: error.retryable });
+    const run = await store.receiverFailed(a.channel.id, a.channel.label, error.message);
+    const told = await a.deps.onReceiverFailed?.(a.detail, a.channel, error, run);
+    await store.settle(mine, failedFields(error, told));
+    return error.retryable ? "failed" : "rejected";
+  }
+  await store.settle(mine, { state: "sent", ...sentFields(answer.sent) });
+  await store.receiverSucceeded(a.channel.id);
+  return "sent";
+};
+
+/** Each alert a digest carried: its record settled as `settlement` says, and no longer held. */
+export async function settleHeld(a: DigestAttempt, settlement: (h: HeldAlert) => Promise<DeliverySettlement>): Promise<void> {
+  for (const h of a.held) {
+    const outcome = await settlement(h);
+    const record = await a.deps.store.getDelivery(h.detail.id, a.channel.id);
+    if (record) await a.deps.store.settle(record, outcome);
+    await a.deps.store.release(h);
+  }
+}
+
+/** The alerts a digest carried: each recorded as sent in it. Returns how many went out. */
+export async function sentInDigest(a: DigestAttempt, sent: Sent): Promise<number> {
+  await settleHeld(a, async () => ({ state: "sent", digest_id: a.id, ...sentFields(sent) }));
+  return a.held.length;
+}
+
+export const recordDigestStage: Stage<DigestAttempt, number> = async (a) => {
+  const answer = answerOf(a);
+  if ("failed" in answer) return digestFailed(a, answer.failed);
+  try {
+    await a.deps.store.settle(claimedBy(a), { state: "sent", ...sentFields(answer.sent) });
+    const count = await sentInDigest(a, answer.sent);
+    await a.deps.store.receiverSucceeded(a.channel.id);
+    return count;
+  } catch (err) {
+    // What cannot be recorded counts as not delivered: the digest stays held, to be read back or resent.
+    return digestFailed(a, asDeliveryError(err));
+  }
+};
+
+/**
+ * A digest that failed stays held when a later try may work. One retrying cannot fix (a revoked
+ * webhook, a missing secret) sends what it held where any alert goes when its receiver fails — health
+ * and the fallback — and records it so, rather than holding it forever.
+ */
+async function digestFailed(a: DigestAttempt, error: DeliveryError): Promise<number> {
+  const { store, log, onReceiverFailed } = a.deps;
+  await store.settle(claimedBy(a), failedFields(error));
+  if (error.retryable || !onReceiverFailed) {
+    log.error("digest not delivered; it stays held", { receiver: a.channel.label, held: a.held.length, error: error.message });
+    return 0;
+  }
+  log.error("digest refused; what it held goes to the fallback", { receiver: a.channel.label, held: a.held.length, error: error.message });
+  const run = await store.receiverFailed(a.channel.id, a.channel.label, error.message);
+  await settleHeld(a, async (h) => {
+    const told = await onReceiverFailed(h.detail, a.channel, error, run);
+    return { state: "failed", error: error.message, permanent: true, digest_id: a.id, ...(told?.healthId ? { health_id: told.healthId } : {}) };
+  });
+  return 0;
+}

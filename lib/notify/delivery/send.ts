@@ -1,0 +1,24 @@
+/** Send: the receiver is asked once (its adapter retries what may pass); its answer goes on the attempt. */
+import type { DigestWindow, Sent } from "../types.js";
+import { type AlertAttempt, asDeliveryError, type Attempt, type DigestAttempt, type Stage } from "./stage.js";
+
+async function ask(a: Attempt, send: () => Promise<Sent>): Promise<undefined> {
+  try {
+    a.answer = { sent: await send() };
+  } catch (err) {
+    a.answer = { failed: asDeliveryError(err) };
+  }
+  return undefined;
+}
+
+export const sendAlertStage: Stage<AlertAttempt, never> = (a) =>
+  ask(a, async () => a.channel.send(a.detail, await a.incident()));
+
+export const sendDigestStage: Stage<DigestAttempt, never> = (a) => {
+  const { held } = a;
+  const window: DigestWindow = {
+    from: held[0]!.held_at, to: held[held.length - 1]!.held_at, id: a.id,
+    heldAt: Object.fromEntries(held.map((h) => [h.detail.id, h.held_at])), at: a.deps.now().toISOString(),
+  };
+  return ask(a, () => a.channel.sendDigest(held.map((h) => h.detail), window));
+};

@@ -1,0 +1,101 @@
+/**
+ * Delivery as a chain of small stages, in the shape of Alertmanager's notify pipeline (its Stage passes
+ * the alerts on or stops; its MultiStage runs stages in order). Here a stage reads and adds to one
+ * attempt, and either ends the delivery with its result or returns undefined to pass it on.
+ */
+import type { LookoutEventDetail } from "../../model/event.js";
+import type { Log } from "../../model/log.js";
+import type { DeliveryRecord, HeldAlert, Mute, NotifyStore, ReceiverFailures } from "../../model/notify-store.js";
+import { type Channel, DeliveryError, type IncidentRef, type Sent } from "../types.js";
+
+export interface DeliverDeps {
+  store: NotifyStore;
+  now: () => Date;
+  /** Per receiver: messages per second and burst (DESIGN.md: default 1/s, burst 10). */
+  rate: { perSecond: number; burst: number };
+  /** How long a sender may take before another worker assumes it died and sends again. */
+  leaseMs?: number;
+  log: Log;
+  /**
+   * Told when a receiver failed after its own retries, with its run of failures so far (kept in the
+   * table): raise health, try the fallback. Returns the health event's id, recorded on the delivery.
+   */
+  onReceiverFailed?: (detail: LookoutEventDetail, channel: Channel, error: DeliveryError, run: ReceiverFailures) => Promise<{ healthId?: string } | void>;
+}
+
+/**
+ * `duplicate`: settled before (sent, suppressed or held). `in_flight`: another sender holds the lease;
+ * not settled yet, so whoever delivers the event must come back (the holder may have died): an alert
+ * is only done when its record says what became of it. `failed`: may work later (retried);
+ * `rejected`: failed for a reason retries cannot fix (a secret missing, a revoked webhook, another
+ * 4xx), so it is not retried: the fallback and a health event say so at once.
+ */
+export type DeliveryOutcome = "sent" | "duplicate" | "in_flight" | "muted" | "held" | "failed" | "rejected";
+
+/** One delivery under way, to one receiver: what the stages have learned so far. */
+export interface Attempt {
+  /** The alert's id, or the digest's: what the delivery record is keyed by. */
+  readonly id: string;
+  readonly route: string;
+  readonly channel: Channel;
+  readonly deps: DeliverDeps;
+  /** The first alert of the incident, for a follow-up: read once, when a stage first asks. */
+  readonly incident: () => Promise<IncidentRef | undefined>;
+  /** Set by the claim stage: the record whose lease this attempt holds. */
+  claimed?: DeliveryRecord;
+  /** Set by the send stage: what the receiver answered. */
+  answer?: { sent: Sent } | { failed: DeliveryError };
+}
+
+export interface AlertAttempt extends Attempt {
+  readonly detail: LookoutEventDetail;
+  readonly mutes: readonly Mute[];
+  /** When the delivery began: mutes are judged and holds stamped at this instant. */
+  readonly now: Date;
+}
+
+export interface DigestAttempt extends Attempt {
+  /** What the digest carries, oldest first. */
+  readonly held: readonly HeldAlert[];
+}
+
+/** One step: ends the delivery with its result, or returns undefined to pass the attempt on. */
+export type Stage<A extends Attempt, R> = (attempt: A) => Promise<R | undefined>;
+
+/** The stages in order, until one ends the delivery (Alertmanager's MultiStage). */
+export function chain<A extends Attempt, R>(...stages: Stage<A, R>[]): (attempt: A) => Promise<R> {
+  return async (attempt) => {
+    for (const stage of stages) {
+      const result = await stage(attempt);
+      if (result !== undefined) return result;
+    }
+    throw new Error(`the delivery of ${attempt.id} ended without a result: its chain must end in a stage that decides`);
+  };
+}
+
+/** The record this attempt claimed; a stage placed after the claim may count on it. */
+export function claimedBy(attempt: Attempt): DeliveryRecord {
+  if (!attempt.claimed) throw new Error(`a stage after the claim ran without one for ${attempt.id}`);
+  return attempt.claimed;
+}
+
+/** What the send stage recorded; a stage placed after it may count on it. */
+export function answerOf(attempt: Attempt): NonNullable<Attempt["answer"]> {
+  if (!attempt.answer) throw new Error(`a stage after the send ran without an answer for ${attempt.id}`);
+  return attempt.answer;
+}
+
+/** Anything a sender threw, as a DeliveryError; what it does not classify may pass (retryable). */
+export const asDeliveryError = (err: unknown): DeliveryError =>
+  err instanceof DeliveryError ? err : new DeliveryError((err as Error).message, true);
+
+/** What a receiver's answer adds to a delivery record. */
+export const sentFields = (s: Sent) => ({
+  ...(s.ts ? { ts: s.ts } : {}),
+  ...(s.channel ? { channel: s.channel } : {}),
+  ...(s.messageId ? { message_id: s.messageId } : {}),
+});
+
+/** Takes a token from the receiver's budget (lib/model/notify-store.ts: takeToken). */
+export const takeToken = (a: Attempt): Promise<boolean> =>
+  a.deps.store.takeToken(a.channel.id, a.deps.rate.perSecond, a.deps.rate.burst);

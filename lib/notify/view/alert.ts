@@ -1,0 +1,153 @@
+/**
+ * One alert's view: what every kind shares (header words, place, deployment facts, commit, error,
+ * notes, links), with the kind's own part taken from a table keyed by kind. Pure.
+ */
+import type { DetailType, EventKind, LookoutEventDetail } from "../../model/event.js";
+import { detailTypeOf } from "../../model/event.js";
+import { safeHttpUrl } from "./escape.js";
+import { firstLine, formatElapsed, nameOf, oneLine, parseInstant, typedNameOf } from "./format.js";
+import type { AddFact, AlertView, CommitView, ErrorView, Fact, KindView, LinkFact } from "./types.js";
+import { clusterView } from "./cluster.js";
+import { deploymentView } from "./deployment.js";
+import { healthView } from "./health.js";
+import { webhookView } from "./webhook.js";
+
+const KIND_VIEWS: Record<EventKind, KindView> = {
+  deployment: deploymentView,
+  webhook_delivery: webhookView,
+  cluster_log: clusterView,
+  health: healthView,
+};
+
+/** A kind newer than this code is shown as a deployment is. */
+const kindView = (detail: LookoutEventDetail): KindView => KIND_VIEWS[detail.kind] ?? deploymentView;
+
+const SEVERITY_EMOJI: Record<string, string> = { critical: "🚨", error: "🔴", warning: "🟠", info: "🔵" };
+
+const TRANSITION_WORDS: Record<string, [string, string]> = {
+  failed: ["FAILED", "Deployment failed"],
+  still_failing: ["STILL FAILING", "Deployment still failing"],
+  recovered: ["RECOVERED", "Deployment recovered"],
+  cancelled: ["CANCELLED", "Deployment cancelled"],
+  delivery_failed: ["WEBHOOK FAILED", "Webhook delivery failed"],
+  cluster_error: ["CLUSTER ERROR", "Cluster error"],
+};
+
+/** The detail-type, or a safe stand-in for a (kind, transition) pair newer than this code. */
+export function detailTypeOfDetail(detail: LookoutEventDetail): DetailType {
+  try {
+    return detailTypeOf(detail.kind, detail.transition);
+  } catch {
+    return detail.kind === "health" ? "Lookout Health" : "Deployment Failed";
+  }
+}
+
+function commitView(detail: LookoutEventDetail): CommitView | undefined {
+  const c = detail.deployment?.commit;
+  if (!c) return undefined;
+  const shortId = c.short_id ?? c.id?.slice(0, 7);
+  const commit: CommitView = {};
+  if (shortId) commit.shortId = oneLine(shortId);
+  if (c.message) commit.subject = firstLine(c.message);
+  if (c.author) commit.author = oneLine(c.author);
+  if (c.tag) commit.tag = oneLine(c.tag);
+  const url = safeHttpUrl(c.link);
+  if (url) commit.url = url;
+  return commit;
+}
+
+function errorView(detail: LookoutEventDetail): ErrorView | undefined {
+  const e = detail.error;
+  if (!e || !(e.tag || e.message || e.hint || e.step || e.link)) return undefined;
+  const error: ErrorView = {};
+  if (e.tag) error.tag = oneLine(e.tag);
+  if (e.step) error.step = oneLine(e.step);
+  if (e.message) error.message = e.message.trim();
+  if (e.hint) error.hint = e.hint.trim();
+  const url = safeHttpUrl(e.link);
+  if (url) error.url = url;
+  return error;
+}
+
+/** The fields, in the order shown: the kind's leading ones, service and place, the kind's, the deployment's. */
+function fieldsOf(detail: LookoutEventDetail, kind: KindView): Fact[] {
+  const fields: Fact[] = [];
+  const add: AddFact = (label, value) => {
+    if (value === undefined || value === null || value === "") return;
+    fields.push({ label, value: oneLine(String(value)) });
+  };
+  const project = nameOf(detail.project);
+  const environment = nameOf(detail.environment);
+  kind.leadingFields?.(detail, add);
+  add("Service", typedNameOf(detail.service));
+  add("Cluster", nameOf(detail.cluster));
+  if (project || environment) {
+    add("Project / environment", [project, environment && typedNameOf(detail.environment)].filter(Boolean).join(" / "));
+  }
+  kind.fields?.(detail, add);
+  const d = detail.deployment;
+  if (d) {
+    if (d.triggered_by || d.origin) {
+      add("Triggered by", d.triggered_by ? `${d.triggered_by}${d.origin ? ` via ${d.origin}` : ""}` : `via ${d.origin}`);
+    }
+    add("Duration", formatElapsed(d.duration_sec, d.duration));
+    add(detail.transition === "recovered" ? "Failures before recovery" : "Failures in a row", d.failure_count);
+  }
+  add("Organization", detail.organization.name ?? detail.organization.id);
+  return fields;
+}
+
+export function alertView(detail: LookoutEventDetail): AlertView {
+  const kind = kindView(detail);
+  const detailType = detailTypeOfDetail(detail);
+  const [transition, title] = TRANSITION_WORDS[detail.transition] ??
+    kind.unnamedTransition?.(detail) ?? [detail.transition.toUpperCase(), detailType];
+  const emoji =
+    detail.transition === "recovered" ? "✅" : detail.transition === "cancelled" ? "⚪" : (SEVERITY_EMOJI[detail.severity] ?? "🔔");
+
+  const project = nameOf(detail.project);
+  const environment = nameOf(detail.environment);
+  const place = project && environment ? `${project}/${environment}` : (project ?? environment);
+  const subject = kind.subject(detail);
+  const where = environment ? `${environment}/${subject}` : subject;
+  const what = kind.what(detail);
+
+  const commit = commitView(detail);
+  const error = errorView(detail);
+
+  const notes: Fact[] = [];
+  if (detail.http?.response_excerpt) notes.push({ label: "Response", value: detail.http.response_excerpt.trim() });
+  if (detail.health?.detail) notes.push({ label: "Detail", value: detail.health.detail.trim() });
+
+  const links: LinkFact[] = [];
+  const addLink = (label: string, url: string | undefined) => {
+    if (url && !links.some((l) => l.url === url)) links.push({ label, url });
+  };
+  addLink("View commit", commit?.url);
+  addLink("Error docs", error?.url);
+  addLink("Open link", safeHttpUrl(detail.link));
+
+  const view: AlertView = {
+    detailType,
+    transition,
+    title,
+    emoji,
+    subject: oneLine(subject),
+    where: oneLine(where),
+    summary: oneLine(detail.summary),
+    fields: fieldsOf(detail, kind),
+    notes,
+    links,
+    occurredRaw: detail.occurred_at,
+    id: detail.id,
+  };
+  if (place) view.place = oneLine(place);
+  if (what) view.what = oneLine(what);
+  if (commit) view.commit = commit;
+  if (error) view.error = error;
+  const at = parseInstant(detail.occurred_at);
+  if (at) view.occurredAt = at;
+  if (detail.incident_id && detail.incident_id !== detail.id) view.incidentId = detail.incident_id;
+  if (detail.deployment?.execution_id) view.executionId = oneLine(detail.deployment.execution_id);
+  return view;
+}

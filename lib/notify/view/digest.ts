@@ -1,0 +1,74 @@
+/**
+ * What every digest says, whatever its medium: the held alerts grouped by detail-type and subject,
+ * counted, and one line per alert saying when it happened and how long it was held. Pure.
+ */
+import type { DetailType, LookoutEventDetail } from "../../model/event.js";
+import { alertView } from "./alert.js";
+import { asDate, clip, formatTimeOfDay, formatWait, oneLine, parseInstant } from "./format.js";
+
+/** Groups of held alerts for a digest: by detail-type and subject, largest first, order kept within. */
+export interface DigestGroup {
+  detailType: DetailType;
+  subject: string;
+  place?: string;
+  severity: LookoutEventDetail["severity"];
+  details: LookoutEventDetail[];
+}
+
+const SEVERITY_RANK: Record<string, number> = { critical: 0, error: 1, warning: 2, info: 3 };
+const rank = (severity: string) => SEVERITY_RANK[severity] ?? 9;
+
+export function digestGroups(held: readonly LookoutEventDetail[]): DigestGroup[] {
+  const groups = new Map<string, DigestGroup>();
+  for (const detail of held) {
+    const v = alertView(detail);
+    const key = `${v.detailType}\u0000${v.place ?? ""}\u0000${v.subject}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = { detailType: v.detailType, subject: v.subject, severity: detail.severity, details: [] };
+      if (v.place) g.place = v.place;
+      groups.set(key, g);
+    }
+    if (rank(detail.severity) < rank(g.severity)) g.severity = detail.severity;
+    g.details.push(detail);
+  }
+  return [...groups.values()].sort(
+    (a, b) =>
+      rank(a.severity) - rank(b.severity) ||
+      b.details.length - a.details.length ||
+      a.detailType.localeCompare(b.detailType) ||
+      a.subject.localeCompare(b.subject),
+  );
+}
+
+/** When each held alert (by id) was held, and when its digest goes out: the digest says how long each waited. */
+export interface HeldTimes {
+  heldAt?: Readonly<Record<string, string>>;
+  sentAt?: Date | string;
+}
+
+/** One line of a digest: when it happened, its summary (clipped), and how long it was held back. */
+export function digestLine(d: LookoutEventDetail, clipAt: number, times: HeldTimes = {}): string {
+  const at = parseInstant(d.occurred_at);
+  const heldAt = times.heldAt?.[d.id];
+  const wait = heldAt && times.sentAt ? ` (held ${formatWait(asDate(times.sentAt).getTime() - Date.parse(heldAt))})` : "";
+  return `${at ? `${formatTimeOfDay(at)} ` : ""}${clip(oneLine(d.summary), clipAt)}${wait}`;
+}
+
+/** What every digest says first: its groups, "N alerts", and the count per detail-type. */
+export function digestOverview(held: readonly LookoutEventDetail[]): { groups: DigestGroup[]; alerts: string; tally: string } {
+  const groups = digestGroups(held);
+  const byType = new Map<string, number>();
+  for (const g of groups) byType.set(g.detailType, (byType.get(g.detailType) ?? 0) + g.details.length);
+  return {
+    groups,
+    alerts: `${held.length} alert${held.length === 1 ? "" : "s"}`,
+    tally: [...byType.entries()].map(([t, c]) => `${c} ${t}`).join(", "),
+  };
+}
+
+/** A group's heading: "🔴 Deployment Failed · shop/prod · api — 12". */
+export function digestGroupTitle(g: DigestGroup): string {
+  const v0 = alertView(g.details[0]!);
+  return `${v0.emoji} ${g.detailType} · ${g.place ? `${g.place} · ` : ""}${g.subject} — ${g.details.length}`;
+}

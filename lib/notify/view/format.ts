@@ -1,0 +1,87 @@
+/**
+ * Text shaping shared by every view and renderer: clipping, one-line text, times and durations, the
+ * names of platform objects. Pure; nothing here escapes (escape.ts does, per medium).
+ */
+
+export const ELLIPSIS = "…";
+
+/**
+ * At most `max` UTF-16 units, ending in "…" when shortened; never splits a surrogate pair, and, for
+ * text already escaped, never an entity (`&amp;` cut to `&am` would be a bare `&`).
+ */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  if (max <= 0) return "";
+  let end = max - ELLIPSIS.length;
+  if (end <= 0) return ELLIPSIS.slice(0, max);
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1; // a high surrogate whose pair would be cut off
+  const amp = text.lastIndexOf("&", end - 1);
+  if (amp !== -1 && amp >= end - 10 && /^&(#\d+|#x[0-9a-f]+|[a-z]+);/i.test(text.slice(amp, amp + 12))) {
+    const semi = text.indexOf(";", amp);
+    if (semi >= end) end = amp; // the entity would straddle the cut
+  }
+  return text.slice(0, end) + ELLIPSIS;
+}
+
+/** One line: line breaks, tabs and other control characters become spaces, runs of spaces one. */
+export function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f\u0085\u2028\u2029]+/g, " ").replace(/ {2,}/g, " ").trim();
+}
+
+/** The first line that is not blank, as one line: a commit message's subject. */
+export function firstLine(text: string): string {
+  const line = text.split(/\r?\n/).find((l) => l.trim() !== "") ?? "";
+  return oneLine(line);
+}
+
+/**
+ * How long a deployment ran, `PT2M11S` or 131 s → "2m 11s": the seconds when valid, else the
+ * platform's own text. (Not lib/config's formatDuration, which writes configuration durations.)
+ */
+export function formatElapsed(sec: number | undefined, iso: string | undefined): string | undefined {
+  if (sec === undefined || !Number.isFinite(sec) || sec < 0) return iso;
+  const s = Math.round(sec);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const r = s % 60;
+  if (h) return `${h}h ${m}m ${r}s`;
+  if (m) return `${m}m ${r}s`;
+  return `${r}s`;
+}
+
+/** "3m 07s", "45s", "2h 05m": how long an alert waited for its digest. */
+export function formatWait(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
+}
+
+/** A valid instant, or undefined (the platform's clock text is not trusted to parse). */
+export function parseInstant(iso: string): Date | undefined {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? undefined : new Date(ms);
+}
+
+export const asDate = (d: Date | string): Date => (typeof d === "string" ? new Date(d) : d);
+
+/** "2026-03-02 14:07:31 UTC": the same in every time zone, for fallbacks and email. */
+export function formatUtc(date: Date): string {
+  return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+/** "12:07:31 UTC" style short time for digest lines. */
+export function formatTimeOfDay(date: Date): string {
+  return `${date.toISOString().slice(11, 19)} UTC`;
+}
+
+/** A platform object as people know it: its name, else its id. */
+export const nameOf = (ref: { id: string; name?: string } | undefined): string | undefined =>
+  ref ? (ref.name ?? ref.id) : undefined;
+
+/** Its name and, when known, its type: "api (web)". */
+export const typedNameOf = (ref: { id: string; name?: string; type?: string } | undefined): string | undefined =>
+  ref ? `${nameOf(ref)}${ref.type ? ` (${ref.type})` : ""}` : undefined;

@@ -1,0 +1,6 @@
+/** What the Slack and email renderers draw from: escapers, text shaping, alert views, digests. */
+export * from "./escape.js";
+export * from "./format.js";
+export type * from "./types.js";
+export { alertView, detailTypeOfDetail } from "./alert.js";
+export * from "./digest.js";

@@ -1,0 +1,178 @@
+/**
+ * The NotifyStore port in memory, with the DynamoDB adapter's semantics (the contract tests in
+ * test/support/notify-store-contract.ts hold both to them): conditional claims and settlements, leases,
+ * counters, token buckets; TTL is ignored. Each call reads and writes without awaiting in between, so
+ * one process's concurrent deliveries race as they would on the table's conditional writes. Records go
+ * in and out as copies, with undefined attributes dropped as the table's marshalling drops them.
+ */
+import type { LookoutEventDetail } from "../../model/event.js";
+import type {
+  ClaimResult,
+  DeliveryRecord,
+  DeliverySettlement,
+  HeldAlert,
+  Mute,
+  NotifyStore,
+  ReceiverFailures,
+  SuppressedDelivery,
+} from "../../model/notify-store.js";
+
+export interface MemoryNotifyStoreOptions {
+  now?: () => Date;
+}
+
+/** A stored value's copy: JSON keeps what DynamoDB keeps (undefined attributes dropped, nothing shared). */
+const copy = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
+/** Sort keys in DynamoDB's order (UTF-8 bytes), so queries list what the table lists, in its order. */
+const byKey = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+const sortedValues = <T>(items: Map<string, T>): T[] => [...items.keys()].sort(byKey).map((k) => copy(items.get(k)!));
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+export class MemoryNotifyStore implements NotifyStore {
+  /** Delivery records by alert id, then receiver id. */
+  private readonly deliveries = new Map<string, Map<string, DeliveryRecord>>();
+  private readonly mutes = new Map<string, Mute>();
+  private readonly buckets = new Map<string, Bucket>();
+  /** Held alerts by receiver id, then `${held_at}#${alert id}` (the table's sort key). */
+  private readonly held = new Map<string, Map<string, HeldAlert>>();
+  private readonly failures = new Map<string, ReceiverFailures>();
+  /** The outbox's alerts, which `getAlert` reads: the ingest side raises them (`putAlert` here). */
+  private readonly alerts = new Map<string, LookoutEventDetail>();
+
+  constructor(private readonly opts: MemoryNotifyStoreOptions = {}) {}
+
+  private now(): Date {
+    return this.opts.now?.() ?? new Date();
+  }
+
+  private deliveryMap(alertId: string): Map<string, DeliveryRecord> {
+    let m = this.deliveries.get(alertId);
+    if (!m) this.deliveries.set(alertId, (m = new Map()));
+    return m;
+  }
+
+  /** What the outbox holds for an alert raised elsewhere (the ingest store's `raiseAlert`). */
+  putAlert(detail: LookoutEventDetail): void {
+    this.alerts.set(detail.id, copy(detail));
+  }
+
+  async getDelivery(alertId: string, receiverId: string): Promise<DeliveryRecord | undefined> {
+    const record = this.deliveries.get(alertId)?.get(receiverId);
+    return record && copy(record);
+  }
+
+  async claim(alertId: string, receiverId: string, init: Pick<DeliveryRecord, "receiver_label" | "route">, leaseMs: number): Promise<ClaimResult> {
+    const now = this.now();
+    const records = this.deliveryMap(alertId);
+    const old = records.get(receiverId);
+    const free = !old || old.state === "failed" || (old.state === "sending" && old.lease_until !== undefined && old.lease_until < now.getTime());
+    if (!free) return { claimed: false, record: copy(old) };
+    const record: DeliveryRecord = copy({
+      ...old,
+      state: "sending",
+      lease_until: now.getTime() + leaseMs,
+      attempts: (old?.attempts ?? 0) + 1,
+      first_attempt_at: old?.first_attempt_at ?? now.toISOString(),
+      alert_id: alertId,
+      receiver_id: receiverId,
+      receiver_label: init.receiver_label,
+      route: init.route,
+      updated_at: now.toISOString(),
+    });
+    records.set(receiverId, record);
+    return { claimed: true, record: copy(record) };
+  }
+
+  async settle(held: DeliveryRecord, outcome: DeliverySettlement): Promise<boolean> {
+    const records = this.deliveryMap(held.alert_id);
+    const current = records.get(held.receiver_id);
+    if (current && (current.state !== held.state || current.attempts !== held.attempts)) return false;
+    const next: DeliveryRecord = copy({ ...held, ...outcome, updated_at: this.now().toISOString() });
+    delete next.lease_until;
+    records.set(held.receiver_id, next);
+    return true;
+  }
+
+  async recordSuppressed(alertId: string, receiverId: string, record: SuppressedDelivery): Promise<boolean> {
+    const records = this.deliveryMap(alertId);
+    if (records.has(receiverId)) return false;
+    records.set(receiverId, copy({ alert_id: alertId, receiver_id: receiverId, attempts: 0, ...record, updated_at: this.now().toISOString() }));
+    return true;
+  }
+
+  async deliveriesOf(alertId: string): Promise<DeliveryRecord[]> {
+    return sortedValues(this.deliveries.get(alertId) ?? new Map());
+  }
+
+  async putMute(mute: Mute): Promise<void> {
+    this.mutes.set(mute.id, copy(mute));
+  }
+
+  async listMutes(): Promise<Mute[]> {
+    return sortedValues(this.mutes);
+  }
+
+  async getMute(id: string): Promise<Mute | undefined> {
+    const mute = this.mutes.get(id);
+    return mute && copy(mute);
+  }
+
+  async takeToken(receiverId: string, perSecond: number, burst: number): Promise<boolean> {
+    const now = this.now().getTime();
+    const bucket = this.buckets.get(receiverId);
+    const tokens = bucket ? Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * perSecond) : burst;
+    if (tokens < 1) return false;
+    this.buckets.set(receiverId, { tokens: tokens - 1, at: now });
+    return true;
+  }
+
+  async hold(held: HeldAlert): Promise<void> {
+    let m = this.held.get(held.receiver_id);
+    if (!m) this.held.set(held.receiver_id, (m = new Map()));
+    m.set(`${held.held_at}#${held.detail.id}`, copy(held));
+  }
+
+  async heldFor(receiverId: string): Promise<HeldAlert[]> {
+    return sortedValues(this.held.get(receiverId) ?? new Map());
+  }
+
+  async release(held: HeldAlert): Promise<void> {
+    this.held.get(held.receiver_id)?.delete(`${held.held_at}#${held.detail.id}`);
+  }
+
+  async receiverFailed(receiverId: string, label: string, error: string): Promise<ReceiverFailures> {
+    const now = this.now().toISOString();
+    const old = this.failures.get(receiverId);
+    const run: ReceiverFailures = {
+      ...old,
+      consecutive_failures: (old?.consecutive_failures ?? 0) + 1,
+      since: old?.since ?? now,
+      last_error: error,
+      receiver_id: receiverId,
+      receiver_label: label,
+      updated_at: now,
+    };
+    this.failures.set(receiverId, copy(run));
+    return copy(run);
+  }
+
+  async receiverSucceeded(receiverId: string): Promise<void> {
+    this.failures.delete(receiverId);
+  }
+
+  async receiverFailures(receiverId: string): Promise<ReceiverFailures | undefined> {
+    const run = this.failures.get(receiverId);
+    return run && copy(run);
+  }
+
+  async getAlert(alertId: string): Promise<LookoutEventDetail | undefined> {
+    const detail = this.alerts.get(alertId);
+    return detail && copy(detail);
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * The delivery decisions on the in-memory NotifyStore (held to the DynamoDB adapter's contract by
+ * test/support/notify-store-contract.ts): mutes, claims already held, storms, records, the fallback.
+ * The end-to-end paths on DynamoDB Local are test/integration/deliver.test.ts and notify-failures.test.ts.
+ */
+import { describe, expect, it } from "vitest";
+import type { LookoutEventDetail } from "../../lib/model/event.js";
+import type { Mute } from "../../lib/model/notify-store.js";
+import { deliver, flushHeld, type Channel, type DeliverDeps } from "../../lib/notify/deliver.js";
+import { notifyEvent, unfinished, type NotifierDeps } from "../../lib/notify/notifier.js";
+import { DeliveryError, type IncidentRef } from "../../lib/notify/types.js";
+import type { Receiver } from "../../lib/config/route-types.js";
+import type { AlertItem } from "../../lib/model/alert-item.js";
+import { MemoryNotifyStore } from "../../lib/store/memory/notify-store.js";
+import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
+
+const T0 = Date.parse("2026-03-01T10:00:00Z");
+const log = { info() {}, warn() {}, error() {} };
+
+function world(rate = { perSecond: 1, burst: 10 }) {
+  let clock = T0;
+  const now = () => new Date(clock);
+  const store = new MemoryNotifyStore({ now });
+  const deps = (over: Partial<DeliverDeps> = {}): DeliverDeps => ({ store, now, rate, log, ...over });
+  return { store, now, deps, tick: (ms: number) => (clock += ms) };
+}
+
+function recordingChannel(id: string, fail?: () => DeliveryError | undefined) {
+  const sent: Array<{ detail: LookoutEventDetail; incident?: IncidentRef }> = [];
+  const digests: string[][] = [];
+  const channel: Channel = {
+    id, label: `test ${id}`,
+    async send(detail, incident) {
+      const err = fail?.();
+      if (err) throw err;
+      sent.push({ detail, ...(incident ? { incident } : {}) });
+      return { ts: `${sent.length}.0001`, channel: "C1" };
+    },
+    async sendDigest(held) {
+      digests.push(held.map((d) => d.id));
+      return { ts: `${digests.length}.0002` };
+    },
+  };
+  return { channel, sent, digests };
+}
+
+let seq = 0;
+const alert = (over: Partial<LookoutEventDetail> = {}): LookoutEventDetail => ({ ...EXAMPLE_DETAILS["Deployment Failed"], id: `alert-${++seq}`, ...over });
+
+describe("delivery decisions", () => {
+  it("mute: a muted alert is recorded as suppressed, naming the mute, and not sent; health is never muted", async () => {
+    const { store, deps } = world();
+    const { channel, sent } = recordingChannel("r");
+    const mute: Mute = {
+      id: "m1", scope: { service: EXAMPLE_DETAILS["Deployment Failed"].service!.id }, until: new Date(T0 + 3_600_000).toISOString(),
+      reason: "maintenance", created_by: "ann@example.com", created_at: new Date(T0 - 1_000).toISOString(),
+    };
+    const a = alert();
+    expect(await deliver(a, "route", channel, [mute], deps())).toBe("muted");
+    expect(await deliver(a, "route", channel, [mute], deps())).toBe("duplicate");
+    expect(sent).toHaveLength(0);
+    expect(await store.getDelivery(a.id, channel.id)).toMatchObject({
+      state: "suppressed", attempts: 0, route: "route",
+      suppression: { reason: "mute", mute_id: "m1", detail: `muted until ${mute.until} by ann@example.com: maintenance` },
+    });
+    const health = alert({ ...EXAMPLE_DETAILS["Lookout Health"], id: `health-${++seq}` });
+    expect(await deliver(health, "route", channel, [{ ...mute, scope: {} }], deps())).toBe("sent");
+  });
+
+  it("claim already held: in flight while another sender's lease runs, duplicate once settled", async () => {
+    const { store, deps, tick } = world();
+    const { channel, sent } = recordingChannel("r");
+    const a = alert();
+    const { record } = await store.claim(a.id, channel.id, { receiver_label: channel.label, route: "route" }, 60_000);
+    expect(await deliver(a, "route", channel, [], deps())).toBe("in_flight");
+    await store.settle(record, { state: "sent", ts: "9.9" });
+    tick(120_000);
+    expect(await deliver(a, "route", channel, [], deps())).toBe("duplicate");
+    expect(sent).toHaveLength(0);
+  });
+
+  it("hold during a storm: over the budget alerts are held, then go out as one digest before the next alert", async () => {
+    const { store, deps, tick } = world({ perSecond: 1, burst: 2 });
+    const { channel, sent, digests } = recordingChannel("r");
+    const storm = [alert(), alert(), alert(), alert()];
+    const outcomes = [];
+    for (const a of storm) outcomes.push(await deliver(a, "route", channel, [], deps()));
+    expect(outcomes).toEqual(["sent", "sent", "held", "held"]);
+    expect(await store.getDelivery(storm[2]!.id, channel.id)).toMatchObject({
+      state: "held", suppression: { reason: "storm", detail: "over 1/s (burst 2) for test r: held for a digest" },
+    });
+    expect((await store.heldFor(channel.id)).map((h) => h.detail.id)).toEqual([storm[2]!.id, storm[3]!.id]);
+    expect(await flushHeld(channel, deps())).toBe(0); // no token yet: still held
+    tick(2_000);
+    const next = alert();
+    expect(await deliver(next, "route", channel, [], deps())).toBe("sent");
+    expect(digests).toEqual([[storm[2]!.id, storm[3]!.id]]);
+    expect(sent.map((s) => s.detail.id)).toEqual([storm[0]!.id, storm[1]!.id, next.id]);
+    const digestId = (await store.getDelivery(storm[2]!.id, channel.id))!.digest_id!;
+    expect(digestId).toMatch(/^digest-/);
+    for (const a of storm.slice(2)) expect(await store.getDelivery(a.id, channel.id)).toMatchObject({ state: "sent", digest_id: digestId, ts: "1.0002" });
+    expect(await store.getDelivery(digestId, channel.id)).toMatchObject({ state: "sent", route: "digest" });
+    expect(await store.heldFor(channel.id)).toEqual([]);
+  });
+
+  it("record: a send is recorded with the receiver's ids; a failure with its error, counting the receiver's run", async () => {
+    const { store, deps } = world();
+    let failing = true;
+    const { channel } = recordingChannel("r", () => (failing ? new DeliveryError("503 from receiver", true, 503) : undefined));
+    const runs: number[] = [];
+    const d = deps({ onReceiverFailed: async (_a, _c, _e, run) => void runs.push(run.consecutive_failures) });
+    const a = alert();
+    expect(await deliver(a, "route", channel, [], d)).toBe("failed");
+    expect(await deliver(a, "route", channel, [], d)).toBe("failed");
+    expect(runs).toEqual([1, 2]);
+    expect(await store.getDelivery(a.id, channel.id)).toMatchObject({ state: "failed", error: "503 from receiver", attempts: 2 });
+    expect(await store.getDelivery(a.id, channel.id)).not.toHaveProperty("permanent");
+    failing = false;
+    expect(await deliver(a, "route", channel, [], d)).toBe("sent");
+    expect(await store.getDelivery(a.id, channel.id)).toMatchObject({ state: "sent", ts: "1.0001", channel: "C1", attempts: 3 });
+    expect(await store.receiverFailures(channel.id)).toBeUndefined();
+  });
+
+  it("fallback on rejected: a receiver that refuses for good gets a health event raised and the fallback told, not retried", async () => {
+    const { store, now } = world();
+    const refusing = recordingChannel("slack-deploys", () => new DeliveryError("Slack incoming webhook answered HTTP 404 no_service", false, 404));
+    const fallback = recordingChannel("email-fallback");
+    const raised: AlertItem[] = [];
+    const deps: NotifierDeps = {
+      settings: { slackRate: { perSecond: 1, burst: 10 }, digestWithinMs: 120_000, fallback: { email: { type: "email", to: ["fallback@example.com"] } } },
+      store,
+      outbox: { raiseAlert: async (item) => (raised.push(item), true), expiresAt: () => 0 },
+      channelFor: async (r: Receiver) => (r.type === "email" ? fallback.channel : refusing.channel),
+      now,
+      log,
+    };
+    const slack: Receiver = { type: "slack", form: "webhook", webhookUrlRef: "env:HOOK" };
+    const a = alert();
+    const deliveries = await notifyEvent(a, [{ route: "deploys", receivers: [slack] }], deps);
+    expect(deliveries).toEqual([
+      { route: "fallback", receiver: "test email-fallback", outcome: "sent" },
+      { route: "deploys", receiver: "test slack-deploys", outcome: "rejected" },
+    ]);
+    expect(unfinished(deliveries)).toBe(false);
+    expect(fallback.sent.map((s) => s.detail.id)).toEqual([a.id]);
+    expect(raised).toHaveLength(1);
+    const health = raised[0]!.detail;
+    expect(health).toMatchObject({ kind: "health", transition: "receiver_failing" });
+    expect(await store.getDelivery(a.id, refusing.channel.id)).toMatchObject({
+      state: "failed", permanent: true, health_id: health.id, error: "Slack incoming webhook answered HTTP 404 no_service",
+    });
+    expect(await store.getDelivery(a.id, fallback.channel.id)).toMatchObject({ state: "sent", route: "fallback" });
+  });
+});
