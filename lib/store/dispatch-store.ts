@@ -11,9 +11,9 @@
 import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { keys, TTL_ATTRIBUTE } from "../model/items.js";
-import { type Versioned, jitter, updateOnVersion } from "./optimistic.js";
+import { type Versioned, VersionedStates } from "./optimistic.js";
 import type { BudgetState, DispatchState, SourceState } from "../model/dispatch.js";
-import type { DispatchStore, Updated } from "../model/dispatch-store.js";
+import type { DispatchStore } from "../model/dispatch-store.js";
 import { type SourceKind, parseSourceKey } from "../model/source.js";
 
 export interface DynamoDispatchStoreOptions {
@@ -27,27 +27,18 @@ export interface DynamoDispatchStoreOptions {
 
 const DEFAULT_RETENTION_MS = 400 * 86_400_000;
 
-export class DynamoDispatchStore implements DispatchStore {
+export class DynamoDispatchStore extends VersionedStates<DispatchState> implements DispatchStore {
   private readonly doc: DynamoDBDocumentClient;
   private readonly table: string;
   readonly writes = { count: 0 };
 
   constructor(private readonly opts: DynamoDispatchStoreOptions) {
+    super("dispatch state", opts.maxAttempts);
     this.doc = DynamoDBDocumentClient.from(opts.client, { marshallOptions: { removeUndefinedValues: true } });
     this.table = opts.tableName;
   }
 
-  async get(name: string): Promise<DispatchState | undefined> {
-    return (await this.read(name))?.state;
-  }
-
-  update(name: string, fn: (current: DispatchState | undefined) => DispatchState | undefined): Promise<Updated> {
-    // A lost race: the winner's change is re-read and ours applied on top, after a little jitter.
-    const opts = { attempts: this.opts.maxAttempts ?? 20, what: `dispatch state ${name}`, pause: jitter };
-    return updateOnVersion(opts, { read: () => this.read(name), write: (next, version) => this.write(name, next, version) }, fn);
-  }
-
-  private async write(name: string, next: DispatchState, readVersion: number | undefined): Promise<boolean> {
+  protected async write(name: string, next: DispatchState, readVersion: number | undefined): Promise<boolean> {
     try {
       this.writes.count++;
       await this.doc.send(
@@ -69,7 +60,7 @@ export class DynamoDispatchStore implements DispatchStore {
     }
   }
 
-  private async read(name: string): Promise<Versioned<DispatchState> | undefined> {
+  protected async read(name: string): Promise<Versioned<DispatchState> | undefined> {
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.dispatch(name), ConsistentRead: true }));
     return Item ? { state: decodeDispatchState(Item as StoredDispatch), version: Item.version as number } : undefined;
   }

@@ -51,3 +51,27 @@ export function updateOnVersion<S>(
     return (await io.write(next, current?.version)) ? { state: next, written: true } : LOST_RACE;
   });
 }
+
+/**
+ * Named states, each read and written on its version: `get` and `update` for an adapter that supplies
+ * the read and the conditional write (a lost race is read again, after a little jitter).
+ */
+export abstract class VersionedStates<S> {
+  protected constructor(
+    private readonly what: string,
+    private readonly attempts = 20,
+  ) {}
+
+  protected abstract read(name: string): Promise<Versioned<S> | undefined>;
+  /** Writes `next` if the stored version is still `readVersion`; false when someone wrote since. */
+  protected abstract write(name: string, next: S, readVersion: number | undefined): Promise<boolean>;
+
+  async get(name: string): Promise<S | undefined> {
+    return (await this.read(name))?.state;
+  }
+
+  update(name: string, fn: (current: S | undefined) => S | undefined): Promise<{ state: S | undefined; written: boolean }> {
+    const opts = { attempts: this.attempts, what: `${this.what} ${name}`, pause: jitter };
+    return updateOnVersion(opts, { read: () => this.read(name), write: (next, version) => this.write(name, next, version) }, fn);
+  }
+}

@@ -4,25 +4,18 @@
  * simulated day, benchmarks and fast tests.
  */
 import type { DispatchState } from "../../model/dispatch.js";
-import type { DispatchStore, Updated } from "../../model/dispatch-store.js";
-import { type Versioned, jitter, updateOnVersion } from "../optimistic.js";
+import type { DispatchStore } from "../../model/dispatch-store.js";
+import { type Versioned, VersionedStates } from "../optimistic.js";
 
-export class MemoryDispatchStore implements DispatchStore {
+export class MemoryDispatchStore extends VersionedStates<DispatchState> implements DispatchStore {
   private readonly states = new Map<string, Versioned<DispatchState>>();
   readonly writes = { count: 0 };
 
-  constructor(private readonly opts: { maxAttempts?: number } = {}) {}
-
-  async get(name: string): Promise<DispatchState | undefined> {
-    return (await this.read(name))?.state;
+  constructor(opts: { maxAttempts?: number } = {}) {
+    super("dispatch state", opts.maxAttempts);
   }
 
-  update(name: string, fn: (current: DispatchState | undefined) => DispatchState | undefined): Promise<Updated> {
-    const opts = { attempts: this.opts.maxAttempts ?? 20, what: `dispatch state ${name}`, pause: jitter };
-    return updateOnVersion(opts, { read: () => this.read(name), write: (next, version) => this.write(name, next, version) }, fn);
-  }
-
-  private async write(name: string, next: DispatchState, readVersion: number | undefined): Promise<boolean> {
+  protected async write(name: string, next: DispatchState, readVersion: number | undefined): Promise<boolean> {
     this.writes.count++;
     if (this.states.get(name)?.version !== readVersion) return false;
     this.states.set(name, { state: structuredClone(next), version: (readVersion ?? 0) + 1 });
@@ -30,7 +23,7 @@ export class MemoryDispatchStore implements DispatchStore {
   }
 
   /** A copy, as a read from a table gives: what the caller does with it does not change what is stored. */
-  private async read(name: string): Promise<Versioned<DispatchState> | undefined> {
+  protected async read(name: string): Promise<Versioned<DispatchState> | undefined> {
     // A read is a round trip: other writers may go between it and the write that follows.
     await Promise.resolve();
     const stored = this.states.get(name);
