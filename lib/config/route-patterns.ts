@@ -7,9 +7,10 @@
  * Grammar kept to what EventBridge documents for event buses: exact lists, `wildcard`, `anything-but`
  * (a list, or `{"wildcard": …}`), `exists`, and `$or` with two or more branches. A field path appears once
  * per branch: EventBridge's compiler lets a `$or` branch silently replace an outer constraint on the same
- * path, so constraints on one field are merged here (conditions.ts). Independent conditions (on disjoint
- * fields) each get their own `$or`, at the top, in `detail` or in `detail.<ref>`, which EventBridge ANDs:
- * multiplying them out instead would overflow the 2048-character quota after two stopping routes.
+ * path, so constraints on one field are merged here (route-conditions.ts). Independent conditions (on
+ * disjoint fields) each get their own `$or`, at the top, in `detail` or in `detail.<ref>`, which
+ * EventBridge ANDs: multiplying them out instead would overflow the 2048-character quota after two
+ * stopping routes.
  */
 import { DETAIL_TYPES, EVENT_SOURCE, KINDS, type Transition, detailTypeOf } from "../model/event.js";
 import { type Atom, type Dnf, InexpressibleError, MAX_TERMS, type Term, TooLargeError, and, matchClauses, negateMatch } from "./route-conditions.js";

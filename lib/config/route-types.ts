@@ -1,8 +1,8 @@
 /**
  * Routes as data: who is told about which event. The configuration file's `routes:` and `notify:`
- * sections become these (lib/config/routes.ts); the local router matches them (match.ts) and the
- * deployed stack turns them into EventBridge rules (patterns.ts). Secrets stay references (`env:NAME`,
- * `ssm:/path`, `secretsmanager:name`) until a sender resolves them.
+ * sections become these (lib/config/routes.ts); the local router matches them (lib/routes/match.ts)
+ * and the deployed stack turns them into EventBridge rules (lib/config/route-patterns.ts). Secrets stay
+ * references (`env:NAME`, `ssm:/path`, `secretsmanager:name`) until a sender resolves them.
  */
 import type { EventKind, Severity, Transition } from "../model/event.js";
 

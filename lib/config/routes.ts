@@ -1,6 +1,6 @@
 /**
  * The `routes:` and `notify:` sections of the configuration: their schema (zod/mini, plugged into
- * lib/config/schema.ts), what they become (types.ts), and the checks that need more than one field:
+ * lib/config/schema.ts), what they become (route-types.ts), and the checks that need more than one field:
  * unique names, a sender address when email is used, and routes EventBridge can deploy as written.
  * Objects are strict here: a misspelt match key would otherwise widen a route to every event.
  */

@@ -1,5 +1,6 @@
 /**
- * The request budget (DESIGN.md, "The request budget"): how many platform requests Lookout may send now.
+ * The request budget (docs/architecture.md, "The request budget"): how many platform requests Lookout may
+ * send now.
  * Pure functions over a small serializable state that dispatch keeps in DynamoDB between invocations;
  * the clock is passed in.
  *

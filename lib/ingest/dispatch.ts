@@ -1,5 +1,6 @@
 /**
- * Dispatch: which sources to poll this tick, within the request budget (DESIGN.md, "The request budget").
+ * Dispatch: which sources to poll this tick, within the request budget (docs/architecture.md, "The request
+ * budget").
  * Pure: the state comes from and goes back to a DispatchStore (lib/model/dispatch-store.ts); the clock
  * is passed in. Its parts: what is watched (watchlist.ts), the plan of a tick (plan.ts), a source's
  * state and the fold of poll results into it (source-state.ts), the facts health events are made of

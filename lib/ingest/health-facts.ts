@@ -8,7 +8,7 @@ import { lastOkAt } from "./source-state.js";
 
 /**
  * Facts for `Lookout Health` events, as data (another stage turns them into events).
- * A 401 always means the token. A 403 may also mean a resource that does not exist (platform-facts.md),
+ * A 401 always means the token. A 403 may also mean a resource that does not exist (docs/platform.md),
  * so 403s count as the token only when two or more sources got them and nothing succeeded after.
  */
 export function healthFacts(

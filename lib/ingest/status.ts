@@ -1,6 +1,6 @@
 /**
  * What a deployment status means for alerting. Rule-based so that states the spec does not list yet
- * are still classified (platform-facts.md: "Enums grow"): any `_ERROR` suffix is a failure.
+ * are still classified (docs/platform.md: "Enums grow"): any `_ERROR` suffix is a failure.
  */
 export type StatusClass = "failure" | "success" | "cancelled" | "in_progress";
 

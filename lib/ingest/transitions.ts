@@ -1,6 +1,6 @@
 /**
- * Deployments as state machines (DESIGN.md, "Sources and their semantics"). Each execution keeps its
- * last status and each service whether it is failing; a change of status yields at most one
+ * Deployments as state machines (docs/architecture.md, "Deployments as state machines"). Each execution
+ * keeps its last status and each service whether it is failing; a change of status yields at most one
  * transition. Pure: the store applies the decision with conditional writes, so however often or however
  * concurrently an execution is read, one transition is recorded once.
  */

@@ -37,7 +37,7 @@ export interface StoredExecution extends ExecutionState {
   history: Array<{ status: string; observed_at: string }>;
 }
 
-/** A stored record as lib/store/items.ts `recordItem` builds it. */
+/** A stored record as lib/model/items.ts `recordItem` builds it. */
 export type RecordItem = Record<string, unknown> & { pk: string; sk: string };
 
 export type InsertResult = "inserted" | "exists";

@@ -1,5 +1,5 @@
 /**
- * The item kinds of the one table, each with its own key prefix (DESIGN.md, "Storage").
+ * The item kinds of the one table, each with its own key prefix (docs/architecture.md, "Storage").
  * Keys are built only here. Platform values in keys go through keyPart: a long one is hashed, so no id
  * can exceed DynamoDB's key limits (the full value stays a plain attribute of the item).
  */

@@ -33,7 +33,7 @@ export interface WebhookDeliveryRecord {
 
 export interface ClusterLogRecord {
   record_kind: "cluster_log";
-  /** Content hash: entries have no id (platform-facts.md). */
+  /** Content hash: entries have no id (docs/platform.md). */
   id: string;
   organization_id: string;
   cluster_id: string;

@@ -93,7 +93,7 @@ export const endpoints = {
   }),
   listDeploymentHistory: def({
     number: 9, method: "GET", path: "/application/{applicationId}/deploymentHistoryV2",
-    // pageSize is the real name of the page-size parameter (platform-facts.md); startId is in the spec's
+    // pageSize is the real name of the page-size parameter (docs/platform.md); startId is in the spec's
     // prose but does not page on the real service, so it is accepted and passed on, nothing more.
     query: { pageSize: "int", startId: "string" },
     response: s.DeploymentHistoryPage, items: s.DeploymentHistoryItem, successStatus: 200,

@@ -88,7 +88,7 @@ export class PlatformForbiddenError extends PlatformError {
   readonly kind = "forbidden";
   readonly retryable = false;
   constructor(ctx: PlatformErrorContext) {
-    // The platform sometimes answers 403 for a resource that does not exist (platform-facts.md).
+    // The platform sometimes answers 403 for a resource that does not exist (docs/platform.md).
     super("The platform token may not do this, or the resource does not exist (403)", ctx);
   }
 }

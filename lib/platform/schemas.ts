@@ -1,12 +1,13 @@
 /**
- * Every record of the platform API spec (shared/spec/platform-api.md) as a zod/mini schema.
+ * Every record of the platform's API as a zod/mini schema. The schemas follow the platform's published
+ * API spec; where the service differs from it, they follow the service (docs/platform.md).
  *
  * Conventions:
  * - Field names, nullability and the 255-character description limit follow the spec.
  * - Response records are `looseObject`s: fields the spec does not list are kept, not dropped
  *   (the platform adds fields over time and the audit trail keeps what was read).
  * - Where the spec does not mark response fields required ("not shown"), they are optional;
- *   platform-facts.md says to stay lenient there.
+ *   the service leaves some out (docs/platform.md).
  * - Enum fields are open: a value the spec does not list is kept as a string (see `openEnum`).
  * - Request bodies are strict about what the spec requires, so bad input fails before it is sent.
  */
@@ -42,7 +43,7 @@ export const SERVICE_STATES = [
   "UNAVAILABLE", "WAITING_DELETING", "WAITING_RESTARTING", "WAITING_RUNNING", "WAITING_STOPPING",
 ] as const;
 export const SERVICE_DEPLOYMENT_STATUSES = ["NEVER_DEPLOYED", "OUT_OF_DATE", "UP_TO_DATE"] as const;
-/** status_details values, from platform-facts.md. */
+/** status_details values, as the service sends them (docs/platform.md). */
 export const STATUS_DETAIL_ACTIONS = ["DEPLOY", "DELETE", "RESTART", "STOP", "UNKNOWN"] as const;
 export const STATUS_DETAIL_STATUSES = [
   "QUEUED", "ONGOING", "SUCCESS", "ERROR", "EXECUTING", "CANCELED", "CANCELING", "NEVER",
@@ -216,7 +217,7 @@ export const DeploymentHistoryItem = z.looseObject({
     name: opt(str()),
     service_id: opt(id()),
     service_type: opt(openEnum(LINKED_SERVICE_TYPES)),
-    /** Missing on old entries (platform-facts.md). */
+    /** Missing on old entries (docs/platform.md). */
     execution_id: optNull(str()),
   }),
   status: opt(openEnum(SERVICE_STATES)),
@@ -244,7 +245,7 @@ export const EventDetails = z.looseObject({
   provider_kind: optNull(str()),
   region: optNull(str()),
   transmitter: optNull(z.looseObject({ type: optNull(str()), id: optNull(str()), name: optNull(str()) })),
-  /** Seen here as well as inside `error` (platform-facts.md). */
+  /** Seen here as well as inside `error` (docs/platform.md). */
   underlying_error: optNull(underlyingError),
 });
 

@@ -1,7 +1,7 @@
 /**
  * The local router: which routes an event matches, in order, and why. Pure. Its semantics are exactly
- * those of the EventBridge patterns of patterns.ts (checked against moto_server and by a fuzzed parity
- * test): kind/transition/severity exact; organization/project/environment/service: a uuid-shaped value
+ * those of the EventBridge patterns of lib/config/route-patterns.ts (checked against moto_server and by
+ * a fuzzed parity test): kind/transition/severity exact; organization/project/environment/service: a uuid-shaped value
  * matches `.id`, anything else `.name` (service names with `*` wildcards); a field the event lacks
  * never matches a route that constrains it.
  */

@@ -1,7 +1,7 @@
 /**
  * Routes as CloudFormation: one `AWS::Events::Rule` per route on the Lookout bus, its pattern from
- * patterns.ts, its targets the notifiers the route needs. Pure JSON in, JSON out; the stack that
- * includes it is built elsewhere.
+ * lib/config/route-patterns.ts, its targets the notifiers the route needs. Pure JSON in, JSON out; the
+ * stack that includes it is built elsewhere.
  */
 import { EVENT_SOURCE } from "../model/event.js";
 import { type EventPattern, eventPattern } from "../config/route-patterns.js";

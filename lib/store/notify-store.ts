@@ -256,7 +256,7 @@ export class DynamoNotifyStore implements NotifyStore {
     return Item ? stripKeys<ReceiverFailures>(Item) : undefined;
   }
 
-  /** Read from the outbox's alert item (lib/store/items.ts). */
+  /** Read from the outbox's alert item (lib/model/items.ts). */
   async getAlert(alertId: string): Promise<LookoutEventDetail | undefined> {
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: itemKeys.alert(alertId) }));
     return Item?.detail as LookoutEventDetail | undefined;

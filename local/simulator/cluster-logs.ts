@@ -1,6 +1,6 @@
 /**
  * Cluster log runs (endpoint 10), generated from the PRNG: oldest first, no ids, nanosecond timestamps,
- * lowercase types, `error` only on error entries and `details` only on the others (platform-facts.md).
+ * lowercase types, `error` only on error entries and `details` only on the others (docs/platform.md).
  */
 import type { ClusterLogEntry } from "../../lib/platform/schemas.js";
 import { nanoIso } from "./clock.js";

@@ -24,7 +24,7 @@ const LIST_OF_KIND: Record<ServiceKind, "applications" | "jobs" | "databases" | 
   CONTAINER: "containers",
 };
 
-/** The JSON payload the platform sent to the target, shaped as platform-facts.md describes. */
+/** The JSON payload the platform sent to the target, shaped as docs/platform.md describes. */
 export function deliveryRequest(d: Delivery, ctx: DeliveryContext): Record<string, unknown> {
   const { run, service, environment, project, organization } = ctx;
   const phase = d.moment === "start" ? run.phases[0]! : run.phases[run.phases.length - 1]!;

@@ -1,6 +1,6 @@
 /**
- * The one place error responses are shaped. The platform uses two body shapes (platform-facts.md):
- * `{status, detail}` for 403/404 and `{status, error, message}` for the others.
+ * The one place error responses are shaped. The platform uses two body shapes (docs/platform.md); the
+ * simulator answers `{status, detail}` for 403/404 and `{status, error, message}` for the others.
  */
 import { STATUS_CODES } from "node:http";
 

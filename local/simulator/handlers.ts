@@ -235,7 +235,7 @@ export const handlers: { [K in EndpointName]: Handler<K> } = {
       if (pageSize < 1) throw badRequest("pageSize: must be at least 1");
       pageSize = Math.min(pageSize, MAX_PAGE_SIZE);
     }
-    // startId is accepted and ignored: it does not page on the real service (platform-facts.md).
+    // startId is accepted and ignored: it does not page on the real service (docs/platform.md).
     const now = req.sim.clock.nowMs();
     const runs = (req.sim.model.runsByService.get(app.id) ?? []).filter((r) => runStart(r) <= now);
     const results = runs

@@ -95,7 +95,7 @@ export interface Webhook {
   organizationId: string;
   kind: string;
   targetUrl: string;
-  /** Sent raw to the target in a header (platform-facts.md): shows up in the recorded request. */
+  /** Sent raw to the target in a header (docs/platform.md): shows up in the recorded request. */
   secretHeader: { name: string; value: string };
   projectNamesFilter: string[];
   environmentTypesFilter: EnvironmentType[];
@@ -172,7 +172,7 @@ export interface Phase {
 export interface Run {
   /** Internal id; also the `payload_id` of the webhook deliveries about it. */
   id: string;
-  /** Absent on legacy entries (platform-facts.md). */
+  /** Absent on legacy entries (docs/platform.md). */
   executionId: string | null;
   serviceId: string;
   /** Phases in time order; the last one is terminal. */

@@ -218,7 +218,7 @@ export class Scenario {
       for (let j = perApplication - 1; j >= 0; j--) {
         const startMs = now - (j + 1) * 20 * DAY - i * 60_000;
         const commit = addCommit(commits, makeCommit(rng, app, startMs - 30 * 60_000));
-        const legacy = now - startMs > 30 * DAY; // old entries have no execution_id (platform-facts.md)
+        const legacy = now - startMs > 30 * DAY; // old entries have no execution_id (docs/platform.md)
         this.model.addRun({
           id: this.random.uuid("deployment-request"),
           executionId: legacy ? null : this.random.uuid("execution"),

@@ -169,7 +169,7 @@ export function seedWorld(random: RandomSource, startMs: number, sizeIn: Simulat
     return id;
   });
 
-  // Webhooks: targets carry secrets in their URLs and a raw shared secret header (platform-facts.md).
+  // Webhooks: targets carry secrets in their URLs and a raw shared secret header (docs/platform.md).
   const webhookIds: string[] = [];
   for (let i = 0; i < size.webhooks; i++) {
     const id = uuid("webhook");

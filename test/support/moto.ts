@@ -9,7 +9,7 @@ import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 import { freePort } from "../../local/dynamodb-local.js";
 
-/** moto rejects made-up region names (DESIGN.md): use a real one. */
+/** moto rejects made-up region names (docs/architecture.md, "Tests on moto_server"): use a real one. */
 export const MOTO_REGION = "us-east-1";
 export const MOTO_CREDENTIALS = { accessKeyId: "testing", secretAccessKey: "testing" };
 export const MOTO_ACCOUNT = "123456789012";

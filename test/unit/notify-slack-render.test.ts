@@ -147,7 +147,7 @@ describe("Slack rendering: escaping", () => {
       expect(all).not.toContain("<@U123>");
       expect(all).not.toContain("<https://evil");
       expect(all).not.toContain("javascript:");
-      // (the fallback text, first, is escaped only: see render.ts)
+      // (the fallback text, first, is escaped only: see lib/notify/slack/render.ts)
       for (const t of textObjects(m).slice(1)) {
         if (t.type !== "mrkdwn") continue;
         // our mrkdwn labels aside, every formatting character in mrkdwn is fenced by zero-width spaces

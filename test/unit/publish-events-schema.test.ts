@@ -67,8 +67,8 @@ const envelopeOf = (d: LookoutEventDetail): LookoutEventEnvelope =>
 
 const errorsOf = (fn: ValidateFunction, data: unknown) => (fn(data) ? [] : fn.errors!.map((e) => `${e.instancePath} ${e.message}`));
 
-// The model's fields, listed here and checked exhaustive by tsc: a field added to event.ts fails to compile
-// until it is listed, and then fails the test until the schema and the page have it.
+// The model's fields, listed here and checked exhaustive by tsc: a field added to lib/model/event.ts fails to
+// compile until it is listed, and then fails the test until the schema and the page have it.
 type Exhaustive<T, K extends readonly PropertyKey[]> = [Exclude<keyof T, K[number]>] extends [never] ? K : never;
 const list = <T>() => <const K extends readonly (keyof T)[]>(k: Exhaustive<T, K>) => k;
 const FIELDS = {

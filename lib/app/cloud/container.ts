@@ -25,7 +25,7 @@ export function cloudTable(): { dynamodb: DynamoDBClient; tableName: string } {
   return { dynamodb: new DynamoDBClient({}), tableName: requiredEnv("TABLE_NAME") };
 }
 
-/** The cloud's adapters for the compositions (lib/app/ingest.ts, notify.ts): the table, secrets, the function's logger. */
+/** The cloud's adapters for the compositions (lib/app/ingest.ts, lib/app/notify.ts): the table, secrets, the function's logger. */
 export const cloudAdapters = (logger: Logger, resolveSecret: (ref: string) => Promise<string>): Adapters => ({
   ...cloudTable(),
   resolveSecret,

@@ -11,7 +11,7 @@ import { type Channel, DeliveryError, type IncidentRef, type Sent } from "../typ
 export interface DeliverDeps {
   store: NotifyStore;
   now: () => Date;
-  /** Per receiver: messages per second and burst (DESIGN.md: default 1/s, burst 10). */
+  /** Per receiver: messages per second and burst (default 1/s, burst 10: docs/architecture.md, "Receivers' rate"). */
   rate: { perSecond: number; burst: number };
   /** How long a sender may take before another worker assumes it died and sends again. */
   leaseMs?: number;
