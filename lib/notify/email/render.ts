@@ -25,7 +25,7 @@ import {
   digestOverview,
   escapeHtml,
   formatUtc,
-  type HeldTimes,
+  type DigestOptions,
   oneLine,
   parseInstant,
 } from "../view/index.js";
@@ -195,7 +195,8 @@ export function renderEmail(detail: LookoutEventDetail, opts: EmailRenderOptions
   };
 }
 
-export interface EmailDigestOptions {
+/** Ten summaries per group by default. */
+export interface EmailDigestOptions extends DigestOptions {
   from: string;
   to: string[];
   /** What was held back: when the storm began and ended. */
@@ -203,11 +204,6 @@ export interface EmailDigestOptions {
   until: Date | string;
   /** For people: the route or receiver the digest stands in for. */
   label?: string;
-  /** Summaries listed per group before "and K more" (default 10). */
-  perGroup?: number;
-  /** When each alert was held and when the digest goes out: each line says how long it waited. */
-  heldAt?: HeldTimes["heldAt"];
-  sentAt?: HeldTimes["sentAt"];
 }
 
 /** ONE email for everything a storm held back: grouped, counted, the first summaries of each group. */

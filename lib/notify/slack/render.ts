@@ -34,7 +34,7 @@ import {
   digestOverview,
   escapeSlack,
   formatUtc,
-  type HeldTimes,
+  type DigestOptions,
   neutralizeMrkdwn,
   oneLine,
   parseInstant,
@@ -276,16 +276,12 @@ function quoteBlock(v: AlertView, incident: IncidentRef | undefined): Block {
   };
 }
 
-export interface SlackDigestOptions {
+/** Five summaries per group by default. */
+export interface SlackDigestOptions extends DigestOptions {
   /** Where the digest goes, for people: "#ops-alerts", a route name. */
   channelLabel: string;
   from: Date | string;
   to: Date | string;
-  /** Summaries listed per group before "and K more" (default 5). */
-  perGroup?: number;
-  /** When each alert was held and when the digest goes out: each line says how long it waited. */
-  heldAt?: HeldTimes["heldAt"];
-  sentAt?: HeldTimes["sentAt"];
 }
 
 /**

@@ -47,6 +47,12 @@ export interface HeldTimes {
   sentAt?: Date | string;
 }
 
+/** What every digest renderer takes besides its channel's own fields. */
+export interface DigestOptions extends HeldTimes {
+  /** Summaries listed per group before "and K more" (each channel has its default). */
+  perGroup?: number;
+}
+
 /** One line of a digest: when it happened, its summary (clipped), and how long it was held back. */
 export function digestLine(d: LookoutEventDetail, clipAt: number, times: HeldTimes = {}): string {
   const at = parseInstant(d.occurred_at);
