@@ -89,3 +89,20 @@ export function observationWrites<T>(
   const outcome = alertExisted ? undefined : decided.outcome;
   return { writes, alertIndex, change: { changed: true, outcome, ...(alertExisted ? { alertExisted } : {}) } };
 }
+
+/**
+ * Learns service names: reads what the directory knows, and writes each entry that adds to it through
+ * `put` (one directory item), counting each write. Returns how many were written.
+ */
+export async function learnServicesInto(
+  entries: Array<{ id: string; ctx: ServiceContext }>,
+  io: { known(ids: string[]): Promise<ReadonlyMap<string, ServiceContext>>; put(item: ReturnType<typeof directoryItem>): Promise<void> | void; expiresAt(): number; writes: { count: number } },
+): Promise<number> {
+  if (!entries.length) return 0;
+  const learned = contextsToWrite(await io.known(entries.map((e) => e.id)), entries);
+  for (const { id, ctx } of learned) {
+    io.writes.count++;
+    await io.put(directoryItem(id, ctx, io.expiresAt()));
+  }
+  return learned.length;
+}

@@ -18,7 +18,7 @@ import { type ServiceState, emptyServiceState } from "../model/transitions.js";
 import { DynamoQuarantine } from "./quarantine.js";
 import type { QuarantineWrite } from "../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "./optimistic.js";
-import { type ConditionalWrite, contextsToWrite, cursorItem, directoryItem, observationWrites } from "./ingest-items.js";
+import { type ConditionalWrite, cursorItem, learnServicesInto, observationWrites } from "./ingest-items.js";
 import type {
   ExecutionChange,
   ExecutionDecider,
@@ -201,13 +201,12 @@ export class DynamoIngestStore implements IngestStore {
     return out;
   }
 
-  async learnServices(entries: Array<{ id: string; ctx: ServiceContext }>): Promise<number> {
-    if (!entries.length) return 0;
-    const learned = contextsToWrite(await this.getServiceContexts(entries.map((e) => e.id)), entries);
-    for (const { id, ctx } of learned) {
-      this.writes.count++;
-      await this.doc.send(new PutCommand({ TableName: this.table, Item: directoryItem(id, ctx, this.expiresAt()) }));
-    }
-    return learned.length;
+  learnServices(entries: Array<{ id: string; ctx: ServiceContext }>): Promise<number> {
+    return learnServicesInto(entries, {
+      known: (ids) => this.getServiceContexts(ids),
+      put: async (item) => void (await this.doc.send(new PutCommand({ TableName: this.table, Item: item }))),
+      expiresAt: () => this.expiresAt(),
+      writes: this.writes,
+    });
   }
 }

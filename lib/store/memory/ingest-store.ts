@@ -19,7 +19,7 @@ import type { AlertItem } from "../../model/alert-item.js";
 import { TTL_ATTRIBUTE, expiresAfter, keys } from "../../model/items.js";
 import type { QuarantineWrite } from "../../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "../optimistic.js";
-import { type ConditionalWrite, contextsToWrite, cursorItem, directoryItem, observationWrites } from "../ingest-items.js";
+import { type ConditionalWrite, cursorItem, learnServicesInto, observationWrites } from "../ingest-items.js";
 
 type Item = Record<string, unknown> & { pk: string; sk: string };
 type Key = { pk: string; sk: string };
@@ -100,15 +100,13 @@ export class MemoryIngestStore implements IngestStore {
     return out;
   }
 
-  async learnServices(entries: Array<{ id: string; ctx: ServiceContext }>): Promise<number> {
-    if (!entries.length) return 0;
-    const learned = contextsToWrite(await this.getServiceContexts(entries.map((e) => e.id)), entries);
-    for (const { id, ctx } of learned) {
-      this.writes.count++;
-      const item = directoryItem(id, ctx, this.expiresAt());
-      this.items.set(keyOf(item), structuredClone(item));
-    }
-    return learned.length;
+  learnServices(entries: Array<{ id: string; ctx: ServiceContext }>): Promise<number> {
+    return learnServicesInto(entries, {
+      known: (ids) => this.getServiceContexts(ids),
+      put: (item) => void this.items.set(keyOf(item), structuredClone(item)),
+      expiresAt: () => this.expiresAt(),
+      writes: this.writes,
+    });
   }
 
   /** A copy of the item, as a consistent read gives. */
