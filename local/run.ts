@@ -147,6 +147,10 @@ export async function flushHeld(p: LocalPipeline): Promise<number> {
   return flushDigests(allReceivers(p.config.routes, p.config.notify), p.notifier);
 }
 
+/** The run loop's flush: a failure is said and the loop goes on (what stays held is tried next time). */
+const flushHeldInLoop = (p: LocalPipeline, opts: RunOptions) =>
+  flushHeld(p).catch((err: unknown) => opts.print(`digest flush failed: ${(err as Error).message}; what is held stays held and is tried again`));
+
 async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunSummary) {
   p.reader.start(1_000);
   // Digests are flushed at least every digest_within, also between polling passes.
@@ -158,12 +162,12 @@ async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunS
     await raiseHealth(state, p.watch, now, p.store, (d) => opts.print(alertLine(d, undefined, now)), opts.config.health);
     await pollEach(p, polls, opts, summary);
     await p.notifyRetries.retry();
-    await flushHeld(p);
+    await flushHeldInLoop(p, opts);
     for (;;) {
       const wait = Math.min(flushEvery, opts.config.pollIntervalMs - (Date.now() - started));
       if (wait <= 0 || opts.signal?.aborted) break;
       await delay(wait, undefined, { signal: opts.signal }).catch(() => undefined);
-      if (!opts.signal?.aborted) await flushHeld(p);
+      if (!opts.signal?.aborted) await flushHeldInLoop(p, opts);
     }
   }
 }

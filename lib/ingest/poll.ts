@@ -61,7 +61,10 @@ export async function pollSource(req: PollRequest, deps: PollDeps): Promise<Poll
   };
   const poll: PollContext = { req, deps, result, spend };
   try {
-    await READERS[req.source.kind]?.read(poll);
+    const reader = READERS[req.source.kind];
+    // A kind no reader knows must fail loudly, not read nothing and call it a success.
+    if (!reader) throw new Error(`no reader for source kind ${JSON.stringify(req.source.kind)}`);
+    await reader.read(poll);
   } catch (err) {
     const e = err as PlatformError;
     if (e.cost) spend(e.cost);

@@ -6,6 +6,7 @@
 import type { LookoutEventDetail } from "../model/event.js";
 import { receiverFailing } from "../alerts/health.js";
 import type { Log } from "../model/log.js";
+import { receiverLabel } from "../config/receivers.js";
 import type { IngestStore } from "../model/ingest-store.js";
 import { newAlertItem } from "../alerts/outbox-item.js";
 import type { Mute, NotifyStore, ReceiverFailures } from "../model/notify-store.js";
@@ -94,6 +95,16 @@ function withFallback(deps: NotifierDeps, mutes: Mute[], out: Delivery[]): Deliv
 export async function flushDigests(receivers: readonly Receiver[], deps: NotifierDeps): Promise<number> {
   const deliverDeps = withFallback(deps, await deps.store.listMutes(), []);
   let sent = 0;
-  for (const r of receivers) sent += await flushHeld(await deps.channelFor(r), deliverDeps);
+  let failed: unknown;
+  // One receiver's failure does not hold the others' digests; it fails the call after they were tried.
+  for (const r of receivers) {
+    try {
+      sent += await flushHeld(await deps.channelFor(r), deliverDeps);
+    } catch (err) {
+      deps.log.error("digest flush failed for a receiver; the others were flushed", { receiver: receiverLabel(r), error: (err as Error).message });
+      failed ??= err;
+    }
+  }
+  if (failed) throw failed;
   return sent;
 }

@@ -12,9 +12,12 @@ import { expiresAfter } from "../model/items.js";
  * writing it again fails again. Throttling, network and conflicts are not this.
  */
 export function isUnwritable(err: unknown): boolean {
-  const e = err as { name?: string; CancellationReasons?: Array<{ Code?: string }> } | undefined;
-  if (e?.name === "ValidationException") return true;
-  return err instanceof TransactionCanceledException && (e?.CancellationReasons ?? []).some((r) => r.Code === "ValidationError");
+  // A store may wrap the SDK's error to say which write it was: the cause decides.
+  for (let e = err as { name?: string; CancellationReasons?: Array<{ Code?: string }>; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (e.name === "ValidationException") return true;
+    if (e instanceof TransactionCanceledException && (e.CancellationReasons ?? []).some((r) => r.Code === "ValidationError")) return true;
+  }
+  return false;
 }
 
 export interface DynamoQuarantineOptions {

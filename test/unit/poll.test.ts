@@ -167,6 +167,32 @@ describe("webhook deliveries and cluster logs (the list core)", () => {
     expect(store.scan().filter((i) => i.item_type === "record")).toHaveLength(2);
   });
 
+  it("a refusal the store wraps (to name the write) is still quarantined for what it is", async () => {
+    const ids = [delivery(500, T0), delivery(200, T0)];
+    const insert = store.insertRecord.bind(store);
+    store.insertRecord = async (record, alert) => {
+      if ((record.record as { id: string }).id !== ids[0]) return insert(record, alert);
+      throw new Error("record: write refused", { cause: Object.assign(new Error("Item size has exceeded the maximum allowed size"), { name: "ValidationException" }) });
+    };
+    expect(await poll(hook)).toMatchObject({ ok: true, newRecords: 1, quarantined: 1 });
+  });
+
+  it("a quarantine write that fails does not stop the other records: the poll fails after they were tried", async () => {
+    const ids = [delivery(500, T0), delivery(500, T0), delivery(200, T0)];
+    refuseRecord(ids[0]!, "ValidationException", "Item size has exceeded the maximum allowed size");
+    store.quarantine = async () => {
+      throw Object.assign(new Error("Rate exceeded"), { name: "ThrottlingException" });
+    };
+    expect(await poll(hook)).toMatchObject({ ok: false, error: { message: "Rate exceeded" } });
+    expect(await cursorOf(hook)).toBeUndefined();
+    expect(store.scan().filter((i) => i.item_type === "record")).toHaveLength(2);
+  });
+
+  it("a source kind no reader knows fails the poll instead of reading nothing", async () => {
+    const bogus = { ...hook, kind: "bogus" } as unknown as SourceRef;
+    expect(await poll(bogus)).toMatchObject({ ok: false, error: { message: 'no reader for source kind "bogus"' } });
+  });
+
   it("knows cluster log entries by content and alerts an error entry once, with the configured cluster name", async () => {
     await poll(cluster); // the seeded run, history
     const [info, error] = sim.scenario.clusterRun(cluster.id, { entries: 2, errors: 1 });

@@ -68,9 +68,10 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
       await insertOne(rec);
     } catch (err) {
       if (!isUnwritable(err)) return void (passing ??= err);
+      // Setting it aside can fail too (throttling): the poll fails after the others were tried.
       await quarantineRecord(poll, err, {
         kind: rec.record_kind, id: rec.id, organization: rec.organization_id, content: rec, refs: sourceRefs(req.source),
-      });
+      }).catch((qErr: unknown) => void (passing ??= qErr));
     }
   }, { concurrency: INSERT_CONCURRENCY });
   if (passing) throw passing;
