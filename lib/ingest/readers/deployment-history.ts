@@ -3,6 +3,7 @@
  * The history has no cursor: a small page is read when quiet, and when a page shares nothing with what
  * is known (or an execution being followed fell off it), read again at once with a larger page.
  */
+import type { RejectedItem } from "../../platform/client.js";
 import type { DeploymentHistoryItem } from "../../platform/schemas.js";
 import type { ServiceContext, DeploymentObservation } from "../../model/observations.js";
 import { deploymentAlertId, deploymentDetail, withOrganizationName } from "../../alerts/build.js";
@@ -42,7 +43,7 @@ async function readDeployments(poll: PollContext): Promise<void> {
   const observedAt = deps.now().toISOString();
   const nowMs = Date.parse(observedAt);
 
-  let page = await readPage(poll, pageSize);
+  let { items: page, rejected } = await readPage(poll, pageSize);
   const normalize = (items: DeploymentHistoryItem[]) => items.map((item) => boundRecord(normalizeDeployment(item, req.source, observedAt)));
   let observations = normalize(page);
   const followed = [...known].filter(([, status]) => classifyStatus(status) === "in_progress").map(([k]) => k);
@@ -54,9 +55,11 @@ async function readDeployments(poll: PollContext): Promise<void> {
   };
   if (missing(observations) && pageSize < DEPLOYMENT_PAGE_MAX) {
     pageSize = DEPLOYMENT_PAGE_MAX;
-    page = await readPage(poll, pageSize);
+    ({ items: page, rejected } = await readPage(poll, pageSize));
     observations = normalize(page);
   }
+  // The rejected items of the page kept (a re-read at the larger size lists them again).
+  await takeRejected(poll, rejected);
   const gap = missing(observations);
   if (gap) {
     result.gapSuspected = true;
@@ -127,11 +130,10 @@ async function readDeployments(poll: PollContext): Promise<void> {
   }
 }
 
-async function readPage(poll: PollContext, pageSize: number): Promise<DeploymentHistoryItem[]> {
+async function readPage(poll: PollContext, pageSize: number): Promise<{ items: DeploymentHistoryItem[]; rejected: RejectedItem[] }> {
   const res = await poll.deps.client.list("listDeploymentHistory", { path: { applicationId: poll.req.source.id }, query: { pageSize } });
   poll.spend(res.cost);
-  await takeRejected(poll, res.rejected);
-  return res.items;
+  return { items: res.items, rejected: res.rejected };
 }
 
 /** The execution as stored after this observation: its status, when first seen, how often it entered each status. */
