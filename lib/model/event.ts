@@ -13,9 +13,19 @@ export const KINDS = ["deployment", "webhook_delivery", "cluster_log", "health"]
 export type DeploymentTransition = "failed" | "still_failing" | "recovered" | "cancelled";
 export type Transition =
   | DeploymentTransition
+  | "changes_listed"
   | "delivery_failed"
+  | "target_recovered"
   | "cluster_error"
+  | "cluster_recovered"
   | HealthCheck;
+
+/**
+ * Transitions that close an incident: the incident's first message turns green (docs/events.md, "Incidents").
+ * Every kind has one; `recovered` closes a service's deployments.
+ */
+export const CLOSING_TRANSITIONS = ["recovered", "target_recovered", "cluster_recovered"] as const satisfies readonly Transition[];
+export const isClosing = (t: Transition): boolean => (CLOSING_TRANSITIONS as readonly string[]).includes(t);
 
 export type HealthCheck = "token_rejected" | "source_failing" | "polling_stalled" | "receiver_failing" | "quarantined";
 
@@ -27,16 +37,20 @@ export const DETAIL_TYPES = {
   still_failing: "Deployment Still Failing",
   recovered: "Deployment Recovered",
   cancelled: "Deployment Cancelled",
+  changes_listed: "Deployment Changes Listed",
   delivery_failed: "Webhook Delivery Failed",
+  target_recovered: "Webhook Target Recovered",
   cluster_error: "Cluster Error",
+  cluster_recovered: "Cluster Recovered",
   health: "Lookout Health",
 } as const;
 export type DetailType = (typeof DETAIL_TYPES)[keyof typeof DETAIL_TYPES];
 
 const HEALTH_CHECKS = new Set<string>(["token_rejected", "source_failing", "polling_stalled", "receiver_failing", "quarantined"]);
 const KIND_OF_TRANSITION: Record<string, EventKind> = {
-  failed: "deployment", still_failing: "deployment", recovered: "deployment", cancelled: "deployment",
-  delivery_failed: "webhook_delivery", cluster_error: "cluster_log",
+  failed: "deployment", still_failing: "deployment", recovered: "deployment", cancelled: "deployment", changes_listed: "deployment",
+  delivery_failed: "webhook_delivery", target_recovered: "webhook_delivery",
+  cluster_error: "cluster_log", cluster_recovered: "cluster_log",
 };
 
 /** The detail-type of a kind and transition; throws for a pair that does not exist (a bug upstream). */
@@ -76,6 +90,43 @@ export interface DeploymentFacts {
   failure_count?: number;
   /** The status the execution had before this transition, when we saw one. */
   previous_status?: string;
+  /** `changes_listed`: the commits since the service's last successful deployment (listApplicationCommits). */
+  changes?: ChangeFacts;
+}
+
+/** What changed between the service's last successful deployment and the failing one. */
+export interface ChangeFacts {
+  /** The commit the last successful deployment ran, when one is known. */
+  since_commit?: string;
+  /** The failing deployment's commit. */
+  until_commit?: string;
+  /** Newest first, at most five. */
+  commits: CommitFacts[];
+  /** How many commits lie between the two in all (`commits` shows the first few). */
+  total: number;
+  /** More commits than the platform lists (it returns the last 100): `total` is a lower bound. */
+  more?: boolean;
+  /** Why the list is empty or partial, for people: "request budget short", "no earlier successful deployment". */
+  note?: string;
+}
+
+/**
+ * Where an event stands in its incident (docs/events.md, "Incidents"). Every failure opens or joins one:
+ * a service's deployments, a webhook target (webhook + target host), a cluster.
+ */
+export interface IncidentFacts {
+  /** What the incident is about: `deployment:<service>`, `webhook:<webhook>:<host>`, `cluster:<cluster>`. */
+  subject: string;
+  /** When its first failure happened (the opening alert's `occurred_at`). */
+  opened_at: string;
+  /** Failures in the incident so far, this one included (on a close: all of them). */
+  failures?: number;
+  /** This failure repeats the one before it in the incident (same status and error): counted, not re-posted. */
+  repeat?: boolean;
+  /** On a close: how long the incident lasted, in seconds. */
+  duration_sec?: number;
+  /** On a close: what ended it, for people ("DEPLOYED by alice via GIT", "HTTP 200", "quiet for 30m"). */
+  resolved_by?: string;
 }
 
 export interface ErrorFacts {
@@ -143,8 +194,12 @@ export interface LookoutEventDetail {
   http?: HttpFacts;
   health?: HealthFacts;
   record?: RecordRef;
-  /** Follow-ups (still failing, recovered) name the alert that opened the incident, for threading. */
+  /** The alert that opened the incident this event belongs to (its own id on the opening alert), for threading. */
   incident_id?: string;
+  /** Where the event stands in its incident (since 1.2). */
+  incident?: IncidentFacts;
+  /** An amendment (`changes_listed`) names the alert whose messages it updates. */
+  amends?: string;
   /** A link to the thing on the platform, when one is known. */
   link?: string;
   /** Dotted paths of text fields shortened to fit a size limit (each ends in `…[clipped]`). */
@@ -164,10 +219,24 @@ export interface LookoutEventEnvelope {
   detail: LookoutEventDetail;
 }
 
-export const severityOf = (kind: EventKind, transition: Transition): Severity => {
+/**
+ * A failure's severity follows the environment it hit: production is critical, preview a warning, the
+ * rest an error (the platform's environment types; an unknown type counts as the rest). Routes may
+ * override it for their receivers (`routes[].severity`).
+ */
+export function failureSeverity(environmentType: string | undefined): Severity {
+  const t = environmentType?.toUpperCase();
+  if (t === "PRODUCTION") return "critical";
+  if (t === "PREVIEW") return "warning";
+  return "error";
+}
+
+export const severityOf = (kind: EventKind, transition: Transition, environmentType?: string): Severity => {
   switch (transition) {
     case "failed":
     case "still_failing":
+    case "changes_listed":
+      return failureSeverity(environmentType);
     case "cluster_error":
     case "quarantined":
       return "error";
