@@ -28,10 +28,8 @@ export interface NotifyServices {
 }
 
 /** For a process that was built without Slack: the packaging left it out because no receiver it serves is on Slack. */
-const noSlack: SlackSender = {
-  post: () => Promise.reject(new SlackDeliveryError("this function was packaged without Slack sending", false)),
-  findPosted: () => Promise.reject(new SlackDeliveryError("this function was packaged without Slack sending", false)),
-};
+const packagedWithoutSlack = () => Promise.reject(new SlackDeliveryError("this function was packaged without Slack sending", false));
+const noSlack: SlackSender = { post: packagedWithoutSlack, findPosted: packagedWithoutSlack, update: packagedWithoutSlack };
 
 export function composeNotify(config: Config, a: NotifyAdapters): NotifyServices {
   const now = a.now ?? (() => new Date());

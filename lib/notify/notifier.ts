@@ -11,6 +11,7 @@ import type { IngestStore } from "../model/ingest-store.js";
 import { newAlertItem } from "../alerts/outbox-item.js";
 import type { Mute, NotifyStore, ReceiverFailures } from "../model/notify-store.js";
 import { FALLBACK_ROUTE, type NotifySettings, type Receiver, receiversOf } from "../config/route-types.js";
+import type { Presenter } from "./presentation.js";
 import { deliver, flushHeld, type Channel, type DeliverDeps, type DeliveryOutcome } from "./deliver.js";
 
 export interface NotifierDeps {
@@ -22,6 +23,8 @@ export interface NotifierDeps {
   channelFor(receiver: Receiver): Promise<Channel>;
   now: () => Date;
   log: Log;
+  /** How each route shows an event (severity override, mentions, links); absent: the event as raised. */
+  present?: Presenter;
 }
 
 export interface Delivery {

@@ -3,7 +3,23 @@
  * `Channel` of the delivery core. Renderers are pure; senders are ports with adapters (Slack incoming
  * webhook, Slack Web API, SES v2, SMTP, .eml files).
  */
-import type { LookoutEventDetail } from "../model/event.js";
+import type { LookoutEventDetail, Severity } from "../model/event.js";
+
+/**
+ * How one route shows an event to its receivers (lib/notify/presentation.ts builds it from the
+ * configuration): the severity after the route's override, the mentions Lookout writes for it, and the
+ * links filled from the configured templates. Never from platform text.
+ */
+export interface Presentation {
+  severity: Severity;
+  /** Slack mention tokens (`<!here>`, `<!subteam^S0123ABC>`, `<@U0123ABC>`); empty when none is due. */
+  mentions: string[];
+  /** Absolute http(s) links, in the order configured: console, logs, runbook… */
+  links: Array<{ label: string; url: string }>;
+}
+
+/** What a route's presentation is when the configuration says nothing: the event's severity, no mention, no link. */
+export const plainPresentation = (detail: LookoutEventDetail): Presentation => ({ severity: detail.severity, mentions: [], links: [] });
 
 /** What a receiver said when it took a message: the ids follow-ups thread under. */
 export interface Sent {
@@ -45,6 +61,10 @@ export interface SlackMessage {
   blocks: unknown[];
   /** Set by the deliverer for thread replies (Web API form only). */
   thread_ts?: string;
+  /** A thread reply also shown in the channel (an incident's resolution, Web API form only). */
+  reply_broadcast?: boolean;
+  /** The colour bar by severity: Block Kit blocks inside one legacy attachment with a `color`. */
+  attachments?: Array<{ color: string; blocks: unknown[]; fallback?: string }>;
   /** Never unfurl platform links into big previews in an incident channel. */
   unfurl_links?: boolean;
   unfurl_media?: boolean;
@@ -84,6 +104,11 @@ export interface SlackSender {
    * channel's history (or the thread); undefined when there is none. Throws when Slack cannot tell.
    */
   findPosted(target: SlackTarget & { kind: "api" }, query: PostedQuery): Promise<SlackPosted | undefined>;
+  /**
+   * Web API form: replaces a message Lookout posted (`chat.update`), e.g. an incident's first message
+   * turned green when it closes. Retries like `post`; throws SlackDeliveryError when it gives up.
+   */
+  update(target: SlackTarget & { kind: "api" }, at: { channel: string; ts: string }, message: SlackMessage): Promise<SlackPosted>;
 }
 
 /** How a follow-up refers to the first alert of its incident. */

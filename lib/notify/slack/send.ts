@@ -189,6 +189,7 @@ export function slackSender(opts: SlackSenderOptions = {}): SlackSender {
       await hook.send({
         text: message.text,
         blocks: message.blocks as never,
+        ...(message.attachments ? { attachments: message.attachments as never } : {}),
         unfurl_links: message.unfurl_links ?? false,
         unfurl_media: message.unfurl_media ?? false,
       });
@@ -221,6 +222,8 @@ export function slackSender(opts: SlackSenderOptions = {}): SlackSender {
         unfurl_media: message.unfurl_media ?? false,
       };
       if (message.thread_ts) args.thread_ts = message.thread_ts;
+      if (message.thread_ts && message.reply_broadcast) args.reply_broadcast = true;
+      if (message.attachments) args.attachments = message.attachments;
       if (message.metadata) args.metadata = message.metadata;
       const res = await webClient(token).chat.postMessage(args as never);
       const posted: SlackPosted = {};
@@ -270,36 +273,52 @@ export function slackSender(opts: SlackSenderOptions = {}): SlackSender {
     }
   }
 
+  async function viaUpdate(token: string, at: { channel: string; ts: string }, message: SlackMessage): Promise<SlackPosted> {
+    try {
+      const args: Record<string, unknown> = { channel: at.channel, ts: at.ts, text: message.text, blocks: message.blocks };
+      if (message.attachments) args.attachments = message.attachments;
+      if (message.metadata) args.metadata = message.metadata;
+      const res = await webClient(token).chat.update(args as never);
+      return { ts: typeof res.ts === "string" ? res.ts : at.ts, channel: typeof res.channel === "string" ? res.channel : at.channel };
+    } catch (err) {
+      throw new AttemptFailed(apiFailure("chat.update", err));
+    }
+  }
+
+  /** One Slack call with the retry policy: 429 after Retry-After, 5xx and network errors with backoff. */
+  async function withRetries(form: SlackTarget["kind"], call: () => Promise<SlackPosted>): Promise<SlackPosted> {
+    let waited = 0;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await call();
+      } catch (err) {
+        if (!(err instanceof AttemptFailed)) throw err;
+        const f = err.failure;
+        const giveUp = (why: string) =>
+          new SlackDeliveryError(`${f.reason}${why}`, f.retryable, f.status, f.retryAfterMs);
+        if (!f.retryable) throw giveUp("");
+        // What Retry-After asked for when Slack sent one, else the jittered backoff.
+        const delay = backoffDelay({ policy, attempt, askedMs: f.retryAfterMs, random });
+        if (delay === undefined) {
+          throw giveUp(
+            f.retryAfterMs !== undefined && f.retryAfterMs > policy.maxWaitMs
+              ? ` (Retry-After ${Math.ceil(f.retryAfterMs / 1000)} s is longer than we wait)`
+              : ` (after ${attempt + 1} attempt${attempt ? "s" : ""})`,
+          );
+        }
+        if (waited + delay > policy.maxTotalWaitMs) throw giveUp(` (after ${attempt + 1} attempts, ${waited} ms waited)`);
+        opts.onRetry?.({ attempt, delayMs: delay, ...(f.status !== undefined ? { status: f.status } : {}), form });
+        await sleep(delay);
+        waited += delay;
+      }
+    }
+  }
+
   return {
     findPosted,
-    async post(target: SlackTarget, message: SlackMessage): Promise<SlackPosted> {
-      let waited = 0;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          return target.kind === "webhook"
-            ? await viaWebhook(target.url, message)
-            : await viaApi(target.token, target.channel, message);
-        } catch (err) {
-          if (!(err instanceof AttemptFailed)) throw err;
-          const f = err.failure;
-          const giveUp = (why: string) =>
-            new SlackDeliveryError(`${f.reason}${why}`, f.retryable, f.status, f.retryAfterMs);
-          if (!f.retryable) throw giveUp("");
-          // What Retry-After asked for when Slack sent one, else the jittered backoff.
-          const delay = backoffDelay({ policy, attempt, askedMs: f.retryAfterMs, random });
-          if (delay === undefined) {
-            throw giveUp(
-              f.retryAfterMs !== undefined && f.retryAfterMs > policy.maxWaitMs
-                ? ` (Retry-After ${Math.ceil(f.retryAfterMs / 1000)} s is longer than we wait)`
-                : ` (after ${attempt + 1} attempt${attempt ? "s" : ""})`,
-            );
-          }
-          if (waited + delay > policy.maxTotalWaitMs) throw giveUp(` (after ${attempt + 1} attempts, ${waited} ms waited)`);
-          opts.onRetry?.({ attempt, delayMs: delay, ...(f.status !== undefined ? { status: f.status } : {}), form: target.kind });
-          await sleep(delay);
-          waited += delay;
-        }
-      }
-    },
+    post: (target: SlackTarget, message: SlackMessage) =>
+      withRetries(target.kind, () => (target.kind === "webhook" ? viaWebhook(target.url, message) : viaApi(target.token, target.channel, message))),
+    update: (target: SlackTarget & { kind: "api" }, at: { channel: string; ts: string }, message: SlackMessage) =>
+      withRetries("api", () => viaUpdate(target.token, at, message)),
   };
 }
