@@ -22,7 +22,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal
 import { LocalBus } from "./bus.js";
 import { ensureDataDir } from "./data-dir.js";
 import type { NotifyStore } from "../lib/model/notify-store.js";
-import type { Route } from "../lib/config/route-types.js";
+import type { Route, SlackReceiver } from "../lib/config/route-types.js";
 import { decideRoutes } from "../lib/routes/match.js";
 import { notifyEvent, type Delivery, type NotifierDeps } from "../lib/notify/notifier.js";
 import { slackSender } from "../lib/notify/slack/send.js";
@@ -30,7 +30,7 @@ import { composeIngest } from "../lib/app/ingest.js";
 import { composeNotify } from "../lib/app/notify.js";
 import { quarantinePort } from "../lib/app/quarantine.js";
 import { fileTransport, smtpTransport } from "../lib/notify/email/transport.js";
-import type { EmailTransport } from "../lib/notify/types.js";
+import type { EmailTransport, SlackSender } from "../lib/notify/types.js";
 import { OutboxStreamReader, outboxPublisher } from "./stream.js";
 import { NotifyRetries } from "./notify-retries.js";
 
@@ -68,7 +68,18 @@ export interface OpenOptions {
   onEvent?: (envelope: LookoutEventEnvelope) => void;
   /** Told of every delivery decided for a published event (sent, muted, held, duplicate, failed). */
   onDelivery?: (detail: LookoutEventEnvelope["detail"], deliveries: Delivery[]) => void;
+  /**
+   * Where no Slack receiver is configured: every event also goes to this Slack sender as one Web API
+   * channel (local/terminal-slack.ts prints it), through the same delivery core — threads, edits,
+   * resolutions and storm digests show as Slack would show them.
+   */
+  preview?: SlackSender;
 }
+
+/** The terminal preview's receiver: a Web API channel whose token is never a real one. */
+export const PREVIEW_ROUTE = "terminal-preview";
+const PREVIEW_TOKEN_REF = "env:LOOKOUT_TERMINAL_PREVIEW";
+export const PREVIEW_RECEIVER: SlackReceiver = { type: "slack", form: "api", channel: "#preview", tokenRef: PREVIEW_TOKEN_REF };
 
 /** Email on one machine: SMTP when notify.email.smtp_url is set, else `.eml` files in `<data_dir>/outbox/`. */
 async function localEmailTransport(config: Config, env: NodeJS.ProcessEnv): Promise<EmailTransport | undefined> {
@@ -110,7 +121,7 @@ export async function openLocalStore(config: Pick<Config, "dataDir"> & Partial<P
 export async function openLocalPipeline(config: Config, opts: OpenOptions): Promise<LocalPipeline> {
   const env = opts.env ?? process.env;
   const now = opts.now ?? (() => new Date());
-  const resolve = (ref: string) => resolveSecret(ref, env);
+  const resolve = (ref: string) => (opts.preview && ref === PREVIEW_TOKEN_REF ? Promise.resolve("terminal-preview") : resolveSecret(ref, env));
   // The token first: a missing one is reported before DynamoDB Local is started.
   await resolve(config.platform.tokenRef);
   const { dynamodb, streams, tableName, close } = await openLocalStore(config, env);
@@ -122,7 +133,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
     const notify = composeNotify(config, {
       ...adapters,
       outbox: ingest.store,
-      slack: slackSender(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}),
+      slack: opts.preview ?? slackSender(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}),
       ...(emailTransport ? { emailTransport } : {}),
     });
     services = { ...ingest, ...notify };
@@ -141,6 +152,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
     log: opts.log,
     notify: async (envelope) => {
       const decisions = decideRoutes(envelope.detail, routes, config.notify);
+      if (opts.preview) decisions.push({ route: PREVIEW_ROUTE, receivers: [PREVIEW_RECEIVER] });
       const deliveries = await notifyEvent(envelope.detail, decisions, notifier);
       opts.onDelivery?.(envelope.detail, deliveries);
       return deliveries;

@@ -8,7 +8,7 @@ import type { Config } from "../lib/config/load.js";
 import type { Log } from "../lib/model/log.js";
 import type { PollRequest, PollResult } from "../lib/model/poll.js";
 import { DISPATCH_NAME, everySource, planPolls, pollAndRecord, raiseHealth } from "../lib/ingest/cycle.js";
-import { openLocalPipeline, type LocalPipeline } from "./pipeline.js";
+import { openLocalPipeline, PREVIEW_ROUTE, type LocalPipeline } from "./pipeline.js";
 import {
   PlatformForbiddenError,
   PlatformNetworkError,
@@ -17,8 +17,7 @@ import {
   PlatformUnauthenticatedError,
 } from "../lib/platform/errors.js";
 import { alertLine, deliveryLine, pollLine } from "./view.js";
-import { slackAsText } from "./slack-print.js";
-import { renderSlackAlert } from "../lib/notify/slack/render.js";
+import { terminalSlack } from "./terminal-slack.js";
 import { flushDigests } from "../lib/notify/notifier.js";
 import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/config/routes.js";
 import { unsetSecretsLine } from "./routes-commands.js";
@@ -56,12 +55,18 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
   // Before anything starts: a receiver whose secret is unset would drop alerts at the first failure.
   const unset = unsetEnvSecrets(receiverSecretRefs(opts.config.routes, opts.config.notify), opts.env ?? process.env);
   if (unset.length) throw new PreflightError(unsetSecretsLine(unset));
+  // No Slack receiver configured: show here what Lookout would post, threads and edits included.
+  const preview = allReceivers(opts.config.routes, opts.config.notify).some((r) => r.type === "slack")
+    ? undefined
+    : terminalSlack(opts.print, now, "slack (not configured: shown here)");
   const pipeline = await openLocalPipeline(opts.config, {
+    ...(preview ? { preview } : {}),
     env: opts.env,
     log: opts.log,
     now,
     onDelivery: (detail, deliveries) => {
-      for (const d of deliveries) opts.print(deliveryLine(detail, d, now()));
+      // The preview prints its messages itself; only what did not go out is worth a line.
+      for (const d of deliveries) if (d.route !== PREVIEW_ROUTE || d.outcome !== "sent") opts.print(deliveryLine(detail, d, now()));
     },
     onPublished: (r) => {
       summary.published += r.published.length;
@@ -69,12 +74,6 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
     },
   });
   pipeline.pollDeps.onAlert = (detail, suppression) => opts.print(alertLine(detail, suppression, now()));
-  // No Slack receiver configured: show what Lookout would post, so a local run shows its messages.
-  if (!allReceivers(opts.config.routes, opts.config.notify).some((r) => r.type === "slack")) {
-    pipeline.bus.subscribe((envelope) => {
-      for (const line of slackAsText(renderSlackAlert(envelope.detail), "slack (not configured: shown here)")) opts.print(line);
-    });
-  }
   try {
     await preflight(pipeline);
     if (opts.once) {

@@ -34,13 +34,20 @@ export async function startCommand(opts: { configFile: string }): Promise<number
     } else {
       sim = await startSimulator({ port: 0, startTime: new Date().toISOString(), size: { applications: 5, clusters: 1, webhooks: 1 } });
       const s = sim;
-      stopDemo = startDemo(s, { speed: DEMO_SPEED, everyMs: 40_000 });
+      stopDemo = startDemo(s, { speed: DEMO_SPEED, everyMs: 40_000, story: true, onEvent: (line) => process.stdout.write(`${s.clock.now().toISOString().slice(11, 19)} platform: ${line}\n`) });
       now = () => s.clock.now();
       const dataDir = mkdtempSync(join(tmpdir(), "lookout-demo-"));
       config = checkConfig(
         {
           platform: { url: s.url, token: "env:LOOKOUT_DEMO_TOKEN" },
-          watch: [{ organization: s.ids.organizationId, webhooks: s.ids.webhookIds, clusters: s.ids.clusterIds, applications: s.ids.applicationIds }],
+          // Names from the configuration show in alerts instead of uuids.
+          watch: [{
+            organization: s.ids.organizationId,
+            ...(s.model.organizations.get(s.ids.organizationId)?.name ? { name: s.model.organizations.get(s.ids.organizationId)!.name } : {}),
+            webhooks: s.ids.webhookIds,
+            clusters: s.ids.clusterIds.map((id) => ({ id, ...(s.model.clusters.get(id)?.name ? { name: s.model.clusters.get(id)!.name } : {}) })),
+            applications: s.ids.applicationIds,
+          }],
           data_dir: dataDir,
           poll_interval: `${Math.round(60_000 / DEMO_SPEED)}ms`,
           // Every failure by email (.eml files in <data_dir>/outbox); Slack is shown in the terminal.
@@ -58,7 +65,9 @@ export async function startCommand(opts: { configFile: string }): Promise<number
           "  store      DynamoDB Local, in a fresh data folder",
           `  events     ${join(dataDir, "events.ndjson")}`,
           `  email      ${join(dataDir, "outbox")} (.eml files); Slack messages are shown here`,
-          "  Deployments start every few seconds; some fail. Watch them get caught. Ctrl-C stops everything.",
+          "  Deployments start every few seconds; some fail. Watch them get caught. In the first minute and a half a",
+          "  service, a webhook target and a cluster each fail and recover: see the Slack threads, edits and resolutions.",
+          "  Ctrl-C stops everything.",
           "  To watch a real platform: PLATFORM_API_URL=… PLATFORM_API_TOKEN=… npm start -- --config lookout.yaml",
           "",
         ].join("\n"),
