@@ -11,7 +11,7 @@ export async function benchLoad(): Promise<void> {
     title: "Load: a simulated day at 500 applications, 50 clusters, 20 webhooks",
     method:
       "The simulator schedules 24 hours of random activity (40 deployments and 6 cluster runs an hour, 10% of deployments fail, " +
-      "30% of cluster runs log errors) after first sight of every source; dispatch and the real poller run tick by tick on the " +
+      "30% of cluster runs log errors; a fifth of the webhooks' targets answer 503 for an hour) after first sight of every source; dispatch and the real poller run tick by tick on the " +
       "simulator's clock at 1000 requests/hour, against DynamoDB Local. Fails if a failure is missed, the budget is exceeded in any " +
       "hour, a poll fails, or writes exceed three per new record.",
   });
@@ -28,6 +28,10 @@ export async function benchLoad(): Promise<void> {
   report({ name: "polls / requests", value: `${r.polls} / ${r.requests}`, method });
   report({ name: "most requests in any hour (budget 1000)", value: r.maxRequestsInAnHour, method });
   report({ name: "new records / DynamoDB writes", value: `${r.newRecords} / ${r.writes}`, method });
+  const m = r.messages;
+  report({ name: "alerts / incidents (after first sight)", value: `${m.alerts} / ${m.incidents}`, method });
+  report({ name: "Slack channel messages before incidents of every kind", value: m.before, method: `${(m.before / Math.max(1, m.incidents)).toFixed(2)} per incident; deployment follow-ups in threads only` });
+  report({ name: "Slack channel messages now", value: m.after, method: `${(m.after / Math.max(1, m.incidents)).toFixed(2)} per incident: the first message and its broadcast resolution; ${m.repeats} repeats counted in threads` });
   report({ name: "wall time", value: (performance.now() - started) / 1000, unit: "s", method: "on this machine" });
   const problems = dayProblems(r);
   if (problems.length) throw new Error(`load invariants broken: ${problems.join("; ")} (${describeDay(r)})`);

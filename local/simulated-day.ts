@@ -5,6 +5,7 @@
  * applications. Both check the same invariants (`dayProblems`).
  */
 import pMap from "p-map";
+import { isClosing, type LookoutEventDetail } from "../lib/model/event.js";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { startSimulator } from "./simulator/index.js";
 import { checkConfig } from "../lib/config/load.js";
@@ -50,6 +51,39 @@ export interface DayResult {
   failedPolls: number;
   newRecords: number;
   writes: number;
+  /** What a Slack channel (Web API form) shows, per alert raised after first sight (`channelMessages`). */
+  messages: ChannelMessages;
+}
+
+/** An alert raised, as the channel count needs it. */
+export type RaisedAlert = Pick<LookoutEventDetail, "id" | "kind" | "transition" | "incident_id" | "incident">;
+
+export interface ChannelMessages {
+  alerts: number;
+  incidents: number;
+  /** Top-level channel messages before incidents of every kind: only deployment follow-ups went to a thread. */
+  before: number;
+  /** Now: an incident's first message, and its resolution broadcast to the channel; the rest in the thread. */
+  after: number;
+  /** Repeats of the same error, counted in the thread rather than posted again. */
+  repeats: number;
+}
+
+/**
+ * Channel messages for a list of alerts, before and after incidents of every kind (Web API form, the
+ * resolution broadcast). A follow-up is an alert whose incident was opened by another alert.
+ */
+export function channelMessages(alerts: readonly RaisedAlert[]): ChannelMessages {
+  const followUp = (a: RaisedAlert) => Boolean(a.incident_id && a.incident_id !== a.id);
+  // An amendment edits a message in place; the webhook and cluster closes did not exist before.
+  const posted = alerts.filter((a) => a.transition !== "changes_listed");
+  return {
+    alerts: alerts.length,
+    incidents: alerts.filter((a) => a.kind !== "health" && a.incident_id === a.id).length,
+    before: posted.filter((a) => a.transition !== "target_recovered" && a.transition !== "cluster_recovered" && !(a.kind === "deployment" && followUp(a))).length,
+    after: posted.filter((a) => !followUp(a) || isClosing(a.transition)).length,
+    repeats: alerts.filter((a) => a.incident?.repeat).length,
+  };
 }
 
 export async function simulateDay(opts: DayOptions): Promise<DayResult> {
@@ -66,12 +100,14 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
     const now = () => sim.clock.now();
     const store = new DynamoIngestStore({ ...opts.store, now });
     const alerted = new Set<string>();
+    const raised: RaisedAlert[] = [];
     let clusterErrors = 0;
     let suppressedFailures = 0;
     const deps: PollDeps = {
       client: createPlatformClient({ baseUrl: sim.url, token: sim.apiToken, auth: "token" }),
       store, now, backfillWindowMs: config.backfillWindowMs, log: silent,
       onAlert: (d, suppression) => {
+        if (!suppression) raised.push({ id: d.id, kind: d.kind, transition: d.transition, ...(d.incident_id ? { incident_id: d.incident_id } : {}), ...(d.incident ? { incident: d.incident } : {}) });
         if (d.kind === "cluster_log" && !suppression) clusterErrors++;
         if (d.kind !== "deployment" || !d.deployment || (d.transition !== "failed" && d.transition !== "still_failing")) return;
         if (suppression) suppressedFailures++;
@@ -85,6 +121,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
     await pMap(await everySource(dispatch, watch), (req) => pollSource(req, deps), { concurrency: POLL_CONCURRENCY });
     while (run.polledSources.size < watch.sources.length) await run.tick();
     const firstSightSuppressed = suppressedFailures;
+    const raisedAtFirstSight = raised.length;
 
     const from = sim.clock.nowMs();
     const span = opts.hours * HOUR;
@@ -93,6 +130,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
       clusterRunsPerHour: opts.clusterRunsPerHour, clusterErrorRate: 0.3,
     });
     const scheduled = new Set(activity.executionIds);
+    const outages = webhookOutages(sim.ids.webhookIds, from, span);
     const failures = [...sim.model.runs.values()]
       .filter((r) => r.executionId && scheduled.has(r.executionId) && r.phases.at(-1)!.status.endsWith("_ERROR"))
       .map((r) => r.executionId!);
@@ -102,6 +140,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
     const pollsBefore = run.polls;
     // The span, then up to an hour more for failures still being read.
     while (sim.clock.nowMs() < from + span || (sim.clock.nowMs() < from + span + HOUR && !failures.every((f) => alerted.has(f)))) {
+      for (const o of outages) sim.scenario.setWebhookTarget(o.webhookId, { status: o.from <= sim.clock.nowMs() && sim.clock.nowMs() < o.to ? 503 : 200 });
       await run.tick();
     }
     return {
@@ -118,10 +157,18 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
       failedPolls: run.failedPolls,
       newRecords: run.newRecords - newBefore,
       writes: store.writes.count - writesBefore,
+      messages: channelMessages(raised.slice(raisedAtFirstSight)),
     };
   } finally {
     await sim.close();
   }
+}
+
+/** A fifth of the webhooks' targets answer 503 for an hour, at a time spread over the span. */
+function webhookOutages(webhookIds: readonly string[], from: number, span: number) {
+  const failing = webhookIds.filter((_, i) => i % 5 === 0);
+  return failing.map((webhookId, i) => ({ webhookId, from: from + Math.round(((i + 0.5) / failing.length) * (span - HOUR)), to: 0 }))
+    .map((o) => ({ ...o, to: o.from + HOUR }));
 }
 
 /** The invariants of a simulated day, as sentences; empty when every one holds. */
@@ -142,4 +189,5 @@ export function dayProblems(r: DayResult): string[] {
 export const describeDay = (r: DayResult) =>
   `${r.deployments} deployments (${r.failures} failed), ${r.clusterRuns} cluster runs; ${r.polls} polls, ${r.requests} requests ` +
   `(max ${r.maxRequestsInAnHour} in an hour); ${r.newRecords} new records, ${r.writes} writes; ` +
-  `${r.clusterErrorsAlerted} cluster errors alerted; ${r.missed.length} failures missed`;
+  `${r.clusterErrorsAlerted} cluster errors alerted; ${r.missed.length} failures missed; ` +
+  `${r.messages.alerts} alerts in ${r.messages.incidents} incidents: ${r.messages.before} channel messages before, ${r.messages.after} now`;
