@@ -61,7 +61,7 @@ export interface EmailRenderOptions {
   firstMessageId?: string;
   /** The Message-ID of the incident's message this one follows, when known: named in References too. */
   previousMessageId?: string;
-  /** How the route shows the event: its severity (colour, header) and links (console, logs, runbook). */
+  /** How the route shows the event: its severity (colour, header) and links (console, logs, runbook); its mentions are Slack tokens, not shown in email. */
   presentation?: Presentation;
 }
 
