@@ -77,7 +77,8 @@ describe("a failing deployment, end to end", () => {
     expect(first.text).toContain("api");
     expect(JSON.stringify(first.blocks)).not.toContain("<!channel>");
     const mail = await simpleParser(emails()[0]!);
-    expect(mail.subject).toMatch(/^\[Lookout\] FAILED prod\/api — DEPLOYMENT_ERROR/);
+    expect(mail.subject).toMatch(/^\[Lookout\] incident: api in [^ ]*prod — deployment$/); // the incident's, without its state
+    expect(mail.headers.get("x-lookout-state")).toBe("FAILED");
     expect(mail.text).toContain("feedface");
     expect(mail.html).not.toContain("<!channel>");
 
@@ -94,6 +95,7 @@ describe("a failing deployment, end to end", () => {
     expect(emails()).toHaveLength(2);
     const followUp = await simpleParser(emails()[1]!);
     expect(followUp.inReplyTo).toBe(mail.messageId);
+    expect(followUp.subject).toBe(mail.subject);
     expect(lines.some((l) => l.includes("notify") && l.includes("sent"))).toBe(true);
   });
 });

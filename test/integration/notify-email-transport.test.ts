@@ -52,7 +52,8 @@ describe("SMTP transport (nodemailer → local smtp-server)", () => {
     expect(a.from).toBe("lookout@alerts.acme.io");
     expect(a.to).toEqual(TO);
     expect(a.raw).toMatch(/Content-Type: multipart\/alternative/i);
-    expect(a.parsed.subject).toBe("[Lookout] FAILED production/api — BUILD_ERROR");
+    expect(a.parsed.subject).toBe("[Lookout] incident: api in storefront/production — deployment");
+    expect(b.parsed.subject).toBe(a.parsed.subject);
     expect(a.parsed.text).toBe(first.text);
     expect(a.parsed.html).toBe(first.html);
     expect(a.parsed.messageId).toBe("<Hq2b7XkP0vQm4sN9cT1eWa@alerts.acme.io>");

@@ -1,6 +1,7 @@
 /**
  * Email rendering: golden text and HTML parts for every detail-type, a follow-up and a digest; subjects
- * for an inbox list; threading headers; HTML escaping (examples and a property test).
+ * for an inbox list; threading headers; HTML escaping (examples and a property test). The messages of
+ * incidents: test/unit/notify-email-incident.test.ts.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -8,6 +9,7 @@ import { DETAIL_TYPES } from "../../lib/model/event.js";
 import { ALERT_ID_HEADER, alertMessageId, domainOf, renderEmail, renderEmailDigest } from "../../lib/notify/email/render.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { expectGolden, json, slug } from "../golden/golden.js";
+import { exampleOf } from "../golden/incident-inputs.js";
 import { DIGEST_WINDOW, heldTimes, FIRST, HOSTILE, RECOVERED, STILL, heldForDigest, hostile } from "../golden/inputs.js";
 
 const FROM = "Lookout <lookout@alerts.acme.io>";
@@ -19,7 +21,7 @@ const BARE_AMP = /&(?!amp;|lt;|gt;|quot;|#39;)/;
 describe("email rendering: golden files", () => {
   for (const type of Object.values(DETAIL_TYPES)) {
     it(`${type}`, () => {
-      const m = renderEmail(EXAMPLE_DETAILS[type], { from: FROM, to: TO });
+      const m = renderEmail(exampleOf(type), { from: FROM, to: TO });
       expectGolden(`email/${slug(type)}.txt`, m.text);
       expectGolden(`email/${slug(type)}.html`, m.html);
     });
@@ -42,7 +44,7 @@ describe("email rendering: golden files", () => {
   it("subjects and headers", () => {
     const subjects: Record<string, unknown> = {};
     for (const type of Object.values(DETAIL_TYPES)) {
-      const m = renderEmail(EXAMPLE_DETAILS[type], { from: FROM, to: TO });
+      const m = renderEmail(exampleOf(type), { from: FROM, to: TO });
       subjects[type] = { subject: m.subject, headers: m.headers };
     }
     const f = renderEmail(RECOVERED, { from: FROM, to: TO, incident: { first: FIRST } });
@@ -54,17 +56,22 @@ describe("email rendering: golden files", () => {
 });
 
 describe("email rendering: subject and threading", () => {
-  it("subjects read well in an inbox list: [Lookout] TRANSITION environment/what — status", () => {
-    const subject = (type: keyof typeof EXAMPLE_DETAILS) => renderEmail(EXAMPLE_DETAILS[type], { from: FROM, to: TO }).subject;
-    expect(subject("Deployment Failed")).toBe("[Lookout] FAILED production/api — BUILD_ERROR");
-    expect(subject("Deployment Still Failing")).toBe("[Lookout] STILL FAILING production/api — DEPLOYMENT_ERROR, 3 in a row");
-    expect(subject("Deployment Recovered")).toBe("[Lookout] RECOVERED production/api — DEPLOYED");
+  it("an incident's messages are titled by the incident, without state; the rest by transition and place", () => {
+    const subject = (type: keyof typeof EXAMPLE_DETAILS) => renderEmail(exampleOf(type), { from: FROM, to: TO }).subject;
+    const api = "[Lookout] incident: api in storefront/production — deployment";
+    expect(subject("Deployment Failed")).toBe(api);
+    expect(subject("Deployment Still Failing")).toBe(api);
+    expect(subject("Deployment Recovered")).toBe(api);
+    expect(subject("Deployment Changes Listed")).toBe(api);
+    expect(subject("Webhook Delivery Failed")).toBe("[Lookout] incident: webhook to hooks.acme.io");
+    expect(subject("Webhook Target Recovered")).toBe("[Lookout] incident: webhook to hooks.acme.io");
+    expect(subject("Cluster Error")).toBe("[Lookout] incident: cluster eu-prod");
+    expect(subject("Cluster Recovered")).toBe("[Lookout] incident: cluster eu-prod");
+    // No incident: a cancellation while the service was healthy, Lookout's own health.
     expect(subject("Deployment Cancelled")).toBe("[Lookout] CANCELLED staging/worker — CANCELED");
-    expect(subject("Webhook Delivery Failed")).toBe("[Lookout] WEBHOOK FAILED production/hooks.acme.io — HTTP 503");
-    expect(subject("Cluster Error")).toBe("[Lookout] CLUSTER ERROR eu-prod — InsufficientCapacity");
     expect(subject("Lookout Health")).toBe("[Lookout] HEALTH TOKEN REJECTED organization:acme — 4 failures in a row");
-    const noAnswer = { ...EXAMPLE_DETAILS["Webhook Delivery Failed"], status: "NO_RESPONSE", http: { status_code: null, target_host: "hooks.acme.io" } };
-    expect(renderEmail(noAnswer, { from: FROM, to: TO }).subject).toBe("[Lookout] WEBHOOK FAILED production/hooks.acme.io — NO_RESPONSE");
+    const named = { ...EXAMPLE_DETAILS["Webhook Delivery Failed"], webhook: { id: "w1", name: "deploy-notify" } };
+    expect(renderEmail(named, { from: FROM, to: TO }).subject).toBe("[Lookout] incident: webhook deploy-notify to hooks.acme.io");
   });
 
   it("a subject is one line, however the platform's names look", () => {
@@ -98,7 +105,7 @@ describe("email rendering: subject and threading", () => {
 
 describe("email rendering: escaping", () => {
   it.each(Object.values(DETAIL_TYPES))("%s: platform text is escaped in the HTML; links are http(s) only", (type) => {
-    const m = renderEmail(hostile(EXAMPLE_DETAILS[type], HOSTILE, "javascript:alert(1)"), { from: FROM, to: TO, incident: { first: hostile(FIRST, HOSTILE) } });
+    const m = renderEmail(hostile(exampleOf(type), HOSTILE, "javascript:alert(1)"), { from: FROM, to: TO, incident: { first: hostile(FIRST, HOSTILE) } });
     expect(m.html).not.toContain("<!channel>");
     expect(m.html).not.toContain("<https://evil");
     expect(m.html).not.toContain("<@U123>");
@@ -118,7 +125,7 @@ describe("email rendering: escaping", () => {
   });
 
   it("property: the HTML has as many raw <, > and \" as with harmless input, and no bare &", () => {
-    const base = Object.values(EXAMPLE_DETAILS);
+    const base = Object.values(DETAIL_TYPES).map(exampleOf);
     const count = (s: string, c: string) => s.split(c).length - 1;
     fc.assert(
       fc.property(fc.string({ unit: "binary", maxLength: 80 }), fc.constantFrom(...base), fc.boolean(), (s, d, followUp) => {

@@ -8,43 +8,69 @@
  * from one-line values. Header values (subject, ids) are made single-line here; MIME encoding of
  * non-ASCII is the transport's (nodemailer's) job.
  *
- * THREADING. Each alert gets a stable Message-ID, `<alert id@domain of from>`, the same however often
- * it is rendered; a follow-up (still failing, recovered, cancelled within an incident) carries
- * `In-Reply-To` and `References` naming the first alert's Message-ID, so mail clients thread it under it.
+ * ONE CONVERSATION PER INCIDENT (docs/events.md, "Incidents"). Every message of an incident — the
+ * opening, its follow-ups, the change list, the close — has the same subject, named from the incident's
+ * first alert without any state ("[Lookout] incident: api in storefront/production — deployment"), so
+ * clients that thread on the subject (Gmail) keep one conversation. The state (FAILED, STILL FAILING,
+ * "RECOVERED, resolved after 14m") is the body's first line and the `X-Lookout-State` header.
+ * Each alert gets a stable Message-ID, `<alert id@domain of from>` (the opening alert's id is the
+ * incident's); a follow-up carries `In-Reply-To` the first message and `References` the first message
+ * and, when known, the one it follows. SMTP keeps our Message-ID; SES replaces it with its own and
+ * reports it, and follow-ups then reply to that (`IncidentRef.messageId`).
  */
 import { createHash } from "node:crypto";
-import type { LookoutEventDetail } from "../../model/event.js";
-import type { EmailMessage, IncidentRef } from "../types.js";
+import { isClosing, type LookoutEventDetail, type Severity } from "../../model/event.js";
+import type { EmailMessage, IncidentRef, Presentation } from "../types.js";
 import {
   type AlertView,
   alertView,
   asDate,
+  changesHeading,
+  type ChangesView,
+  changesView,
   clip,
+  commitLine,
+  digestEntry,
   digestGroupTitle,
-  digestLine,
   digestOverview,
   escapeHtml,
   formatUtc,
   type DigestOptions,
+  incidentFacts,
+  incidentName,
+  inIncident,
+  incidentState,
+  type LinkFact,
+  moreCommits,
   oneLine,
   parseInstant,
+  safeHttpUrl,
 } from "../view/index.js";
 
 export interface EmailRenderOptions {
   /** The sender, `lookout@example.com` or `Lookout <lookout@example.com>`; its domain names Message-IDs. */
   from: string;
   to: string[];
-  /** The first alert of the incident, for follow-ups (quoted, and named in the threading headers). */
+  /** The first alert of the incident, for follow-ups (named in the subject, quoted, and in the threading headers). */
   incident?: IncidentRef;
   /**
    * The Message-ID the first alert's email actually went out with, when the transport replaced ours
    * (SES does: it returns its own id). Follow-ups then reply to that; otherwise to the derived one.
+   * Defaults to `incident.messageId`.
    */
   firstMessageId?: string;
+  /** The Message-ID of the incident's message this one follows, when known: named in References too. */
+  previousMessageId?: string;
+  /** How the route shows the event: its severity (colour, header) and links (console, logs, runbook); its mentions are Slack tokens, not shown in email. */
+  presentation?: Presentation;
 }
 
 /** The header carrying the alert id (the .eml file transport names files with it). */
 export const ALERT_ID_HEADER = "X-Lookout-Alert-Id";
+/** Headers a mail filter can sort on: the incident (its first alert's id), the state, the severity. */
+export const INCIDENT_HEADER = "X-Lookout-Incident";
+export const STATE_HEADER = "X-Lookout-State";
+export const SEVERITY_HEADER = "X-Lookout-Severity";
 
 const SUBJECT_MAX = 200;
 
@@ -62,15 +88,88 @@ export function alertMessageId(alertId: string, from: string): string {
   return `<${idPart(alertId)}@${domainOf(from)}>`;
 }
 
+/** A subject for what is no incident (Lookout's health, a cancellation of a healthy service). */
 export function emailSubject(v: AlertView): string {
   return clip(oneLine(`[Lookout] ${v.transition} ${v.where}${v.what ? ` — ${v.what}` : ""}`), SUBJECT_MAX);
 }
 
+/** The one subject of every message of an incident, named from its first alert. */
+export function incidentSubject(name: string): string {
+  return clip(oneLine(`[Lookout] incident: ${name}`), SUBJECT_MAX);
+}
+
+/** The colour of the bar by severity; a close is green and a cancellation grey, whatever the severity. */
+const SEVERITY_COLOR: Record<Severity, string> = { critical: "#d93025", error: "#e8710a", warning: "#f9ab00", info: "#1a73e8" };
+const RESOLVED_COLOR = "#188038";
+const CANCELLED_COLOR = "#9aa0a6";
+
+function barColor(detail: LookoutEventDetail, severity: Severity): string {
+  if (isClosing(detail.transition)) return RESOLVED_COLOR;
+  if (detail.transition === "cancelled") return CANCELLED_COLOR;
+  return SEVERITY_COLOR[severity] ?? "#616061";
+}
+
+/** Everything one message says, drawn once for both parts. */
+interface EmailView {
+  v: AlertView;
+  detail: LookoutEventDetail;
+  severity: Severity;
+  /** FAILED, "RECOVERED, resolved after 14m": the first line and the state header. */
+  state: string;
+  subject: string;
+  first?: LookoutEventDetail;
+  facts: { label: string; value: string }[];
+  changes?: ChangesView;
+  /** The route's links (console, logs, runbook), shown first. */
+  routeLinks: LinkFact[];
+  /** The event's own links not already shown with the commit or error. */
+  otherLinks: LinkFact[];
+}
+
+function emailView(detail: LookoutEventDetail, opts: EmailRenderOptions): EmailView {
+  const severity = opts.presentation?.severity ?? detail.severity;
+  const v = alertView({ ...detail, severity });
+  const first = opts.incident?.first && opts.incident.first.id !== detail.id ? opts.incident.first : undefined;
+  const name = incidentName(first ?? detail);
+  const routeLinks: LinkFact[] = [];
+  for (const l of opts.presentation?.links ?? []) {
+    const url = safeHttpUrl(l.url);
+    if (url && !routeLinks.some((r) => r.url === url)) routeLinks.push({ label: oneLine(l.label) || "Link", url });
+  }
+  const shown = new Set([v.commit?.url, v.error?.url, ...routeLinks.map((l) => l.url)]);
+  const view: EmailView = {
+    v,
+    detail,
+    severity,
+    state: incidentState(detail, v.transition),
+    subject: name ? incidentSubject(name) : emailSubject(v),
+    facts: [{ label: "Severity", value: severity }, ...v.fields, ...incidentFacts(detail)],
+    routeLinks,
+    otherLinks: v.links.filter((l) => !shown.has(l.url)),
+  };
+  if (first) view.first = first;
+  const changes = changesView(detail);
+  if (changes) view.changes = changes;
+  return view;
+}
+
 const indent = (text: string, pad: string) => text.split(/\r?\n/).map((l, i) => (i ? pad + l : l)).join("\n");
 
-function textPart(v: AlertView, first: LookoutEventDetail | undefined): string {
+const headline = (e: EmailView) => `${e.v.emoji} ${e.state} — ${e.v.title}: ${e.v.subject}`;
+
+function changesText(ch: ChangesView): string[] {
+  const out = [`What changed: ${changesHeading(ch)}`];
+  for (const c of ch.commits) out.push(`  ${commitLine(c)}`, ...(c.url ? [`    ${c.url}`] : []));
+  const more = moreCommits(ch);
+  if (more) out.push(`  ${more}`);
+  if (ch.note) out.push(`Note: ${ch.note}`);
+  return [...out, ""];
+}
+
+function textPart(e: EmailView): string {
+  const { v, first } = e;
   const out: string[] = [];
-  out.push(`${v.emoji} ${v.title}: ${v.subject}${v.place ? ` (${v.place})` : ""}`, "");
+  out.push(`${headline(e)}${v.place ? ` (${v.place})` : ""}`, "");
   if (first) {
     const at = parseInstant(first.occurred_at);
     out.push(`Follow-up of the alert of ${at ? formatUtc(at) : oneLine(first.occurred_at)}:`, `> ${oneLine(first.summary)}`, "");
@@ -78,8 +177,9 @@ function textPart(v: AlertView, first: LookoutEventDetail | undefined): string {
     out.push(`Follow-up of incident ${v.incidentId}.`, "");
   }
   out.push(v.summary, "");
+  if (e.changes) out.push(...changesText(e.changes));
 
-  const rows: [string, string][] = v.fields.map((f) => [f.label, f.value]);
+  const rows: [string, string][] = e.facts.map((f) => [f.label, f.value]);
   const c = v.commit;
   if (c) {
     const commitLines = [
@@ -89,19 +189,19 @@ function textPart(v: AlertView, first: LookoutEventDetail | undefined): string {
     ];
     rows.push(["Commit", commitLines.join("\n")]);
   }
-  const e = v.error;
-  if (e) {
-    const head = [e.tag, e.step ? `at ${e.step}` : undefined].filter(Boolean).join(" ");
-    rows.push(["Error", [head, e.message].filter(Boolean).join(": ") || "error"]);
-    if (e.hint) rows.push(["Hint", e.hint]);
-    if (e.url) rows.push(["Error docs", e.url]);
+  const err = v.error;
+  if (err) {
+    const head = [err.tag, err.step ? `at ${err.step}` : undefined].filter(Boolean).join(" ");
+    rows.push(["Error", [head, err.message].filter(Boolean).join(": ") || "error"]);
+    if (err.hint) rows.push(["Hint", err.hint]);
+    if (err.url) rows.push(["Error docs", err.url]);
   }
   for (const n of v.notes) rows.push([n.label, clip(n.value, 1000)]);
   rows.push(["Occurred", v.occurredAt ? formatUtc(v.occurredAt) : oneLine(v.occurredRaw)]);
   rows.push(["Alert", v.id]);
   if (v.executionId) rows.push(["Execution", v.executionId]);
   if (v.incidentId) rows.push(["Incident", v.incidentId]);
-  for (const l of v.links) if (l.url !== c?.url && l.url !== e?.url) rows.push([l.label, l.url]);
+  for (const l of [...e.routeLinks, ...e.otherLinks]) rows.push([l.label, l.url]);
 
   const width = Math.max(...rows.map(([k]) => k.length)) + 2;
   for (const [k, val] of rows) out.push(`${`${k}:`.padEnd(width)}${indent(val, " ".repeat(width))}`);
@@ -118,37 +218,52 @@ const STYLE = {
   foot: "color:#8d8d8d;font-size:12px;margin-top:16px",
 } as const;
 
-const SEVERITY_COLOR: Record<string, string> = { critical: "#b00020", error: "#d93025", warning: "#e37400", info: "#1a73e8" };
-
 const link = (url: string, label: string) => `<a href="${escapeHtml(url)}">${escapeHtml(label)}</a>`;
 const multiline = (text: string) => escapeHtml(text).replace(/\r?\n/g, "<br>");
+const linkBar = (links: readonly LinkFact[]) => links.map((l) => link(l.url, l.label)).join(" · ");
 
-function htmlPart(v: AlertView, detail: LookoutEventDetail, first: LookoutEventDetail | undefined): string {
-  const color = v.transition === "RECOVERED" ? "#188038" : (SEVERITY_COLOR[detail.severity] ?? "#616061");
+function changesHtml(ch: ChangesView): string {
+  const items = ch.commits.map((c) => {
+    const id = c.shortId ? (c.url ? link(c.url, c.shortId) : `<code>${escapeHtml(c.shortId)}</code>`) : c.url ? link(c.url, "commit") : "(no id)";
+    const rest = commitLine({ ...c, shortId: "" }).trim();
+    return `<li>${id}${rest ? ` ${escapeHtml(rest)}` : ""}</li>`;
+  });
+  const more = moreCommits(ch);
+  if (more) items.push(`<li>${escapeHtml(more)}</li>`);
+  return (
+    `<p style="margin:0 0 4px 0"><b>What changed:</b> ${escapeHtml(changesHeading(ch))}</p>\n` +
+    (items.length ? `<ul style="margin:0 0 12px 0;padding-left:20px">\n${items.join("\n")}\n</ul>\n` : "") +
+    (ch.note ? `<p style="margin:0 0 12px 0;color:#616061">Note: ${escapeHtml(ch.note)}</p>\n` : "")
+  );
+}
+
+function htmlPart(e: EmailView): string {
+  const { v, first } = e;
+  const color = barColor(e.detail, e.severity);
   const rows: string[] = [];
   const row = (label: string, html: string) =>
     rows.push(`<tr><th style="${STYLE.th}">${escapeHtml(label)}</th><td style="${STYLE.td}">${html}</td></tr>`);
 
-  for (const f of v.fields) row(f.label, escapeHtml(f.value));
+  for (const f of e.facts) row(f.label, escapeHtml(f.value));
   const c = v.commit;
   if (c) {
     const id = c.shortId ? (c.url ? link(c.url, c.shortId) : `<code>${escapeHtml(c.shortId)}</code>`) : c.url ? link(c.url, "commit") : "(no id)";
     const meta = `${c.tag ? ` (${escapeHtml(c.tag)})` : ""}${c.author ? ` by ${escapeHtml(c.author)}` : ""}`;
     row("Commit", `${id}${meta}${c.subject ? `<br>${escapeHtml(c.subject)}` : ""}`);
   }
-  const e = v.error;
-  if (e) {
-    const head = [e.tag, e.step ? `at ${e.step}` : undefined].filter(Boolean).join(" ");
-    row("Error", multiline([head, e.message].filter(Boolean).join(": ") || "error"));
-    if (e.hint) row("Hint", multiline(e.hint));
-    if (e.url) row("Error docs", link(e.url, e.url));
+  const err = v.error;
+  if (err) {
+    const head = [err.tag, err.step ? `at ${err.step}` : undefined].filter(Boolean).join(" ");
+    row("Error", multiline([head, err.message].filter(Boolean).join(": ") || "error"));
+    if (err.hint) row("Hint", multiline(err.hint));
+    if (err.url) row("Error docs", link(err.url, err.url));
   }
   for (const n of v.notes) row(n.label, `<pre style="${STYLE.pre}">${escapeHtml(clip(n.value, 1000))}</pre>`);
   row("Occurred", escapeHtml(v.occurredAt ? formatUtc(v.occurredAt) : oneLine(v.occurredRaw)));
   row("Alert", `<code>${escapeHtml(v.id)}</code>`);
   if (v.executionId) row("Execution", `<code>${escapeHtml(v.executionId)}</code>`);
   if (v.incidentId) row("Incident", `<code>${escapeHtml(v.incidentId)}</code>`);
-  for (const l of v.links) if (l.url !== c?.url && l.url !== e?.url) row(l.label, link(l.url, l.url));
+  for (const l of e.otherLinks) row(l.label, link(l.url, l.url));
 
   let quote = "";
   if (first) {
@@ -160,39 +275,50 @@ function htmlPart(v: AlertView, detail: LookoutEventDetail, first: LookoutEventD
 
   return [
     "<!DOCTYPE html>",
-    `<html><head><meta charset="utf-8"><title>${escapeHtml(emailSubject(v))}</title></head>`,
+    `<html><head><meta charset="utf-8"><title>${escapeHtml(e.subject)}</title></head>`,
     `<body style="${STYLE.body}">`,
-    `<h2 style="margin:0 0 8px 0;color:${color}">${escapeHtml(`${v.emoji} ${v.title}: ${v.subject}`)}${v.place ? ` <span style="color:#616061;font-weight:normal">${escapeHtml(v.place)}</span>` : ""}</h2>`,
+    // The colour bar: a table cell, which every mail client paints (borders and divs fare worse).
+    `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="border-collapse:collapse"><tr>`,
+    `<td width="6" bgcolor="${color}" style="width:6px;background:${color}"></td>`,
+    `<td style="padding:2px 0 2px 14px">`,
+    `<p style="margin:0 0 4px 0;font-size:12px;font-weight:bold;color:${color}">${escapeHtml(`${e.state} · ${e.severity}`)}</p>`,
+    `<h2 style="margin:0 0 8px 0">${escapeHtml(`${v.emoji} ${v.title}: ${v.subject}`)}${v.place ? ` <span style="color:#616061;font-weight:normal">${escapeHtml(v.place)}</span>` : ""}</h2>`,
     quote + `<p style="margin:0 0 12px 0">${escapeHtml(v.summary)}</p>`,
+    ...(e.routeLinks.length ? [`<p style="margin:0 0 12px 0">${linkBar(e.routeLinks)}</p>`] : []),
+    ...(e.changes ? [changesHtml(e.changes).trimEnd()] : []),
     `<table style="border-collapse:collapse">\n${rows.join("\n")}\n</table>`,
+    `</td></tr></table>`,
     `<p style="${STYLE.foot}">Sent by Lookout.</p>`,
     "</body></html>",
     "",
   ].join("\n");
 }
 
-/** One alert as an email. Follow-ups quote the first alert and thread under it. */
+/** Message-IDs as a References value: each once, in order. */
+const references = (ids: readonly (string | undefined)[]) => [...new Set(ids.filter((x): x is string => Boolean(x)).map(oneLine))].join(" ");
+
+/**
+ * One alert as an email. Every message of an incident has the incident's subject; follow-ups quote the
+ * first alert and reply to its message.
+ */
 export function renderEmail(detail: LookoutEventDetail, opts: EmailRenderOptions): EmailMessage {
-  const v = alertView(detail);
-  const first = opts.incident?.first && opts.incident.first.id !== detail.id ? opts.incident.first : undefined;
-  const firstId = first?.id ?? v.incidentId;
+  const e = emailView(detail, opts);
+  const incidentId = e.first?.id ?? detail.incident_id ?? (inIncident(detail) ? detail.id : undefined);
   const headers: Record<string, string> = {
     "Message-ID": alertMessageId(detail.id, opts.from),
     [ALERT_ID_HEADER]: oneLine(detail.id),
+    [STATE_HEADER]: oneLine(e.state),
+    [SEVERITY_HEADER]: e.severity,
   };
-  if (firstId && firstId !== detail.id) {
-    const ref = opts.firstMessageId ? oneLine(opts.firstMessageId) : alertMessageId(firstId, opts.from);
-    headers["In-Reply-To"] = ref;
-    headers.References = ref;
+  if (incidentId) headers[INCIDENT_HEADER] = oneLine(incidentId);
+  if (incidentId && incidentId !== detail.id) {
+    const firstRef = oneLine(opts.firstMessageId ?? opts.incident?.messageId ?? alertMessageId(incidentId, opts.from));
+    // An amendment (the change list) follows the alert it amends.
+    const amended = detail.amends && detail.amends !== incidentId ? alertMessageId(detail.amends, opts.from) : undefined;
+    headers["In-Reply-To"] = firstRef;
+    headers.References = references([firstRef, opts.previousMessageId ?? amended]);
   }
-  return {
-    from: opts.from,
-    to: [...opts.to],
-    subject: emailSubject(v),
-    text: textPart(v, first),
-    html: htmlPart(v, detail, first),
-    headers,
-  };
+  return { from: opts.from, to: [...opts.to], subject: e.subject, text: textPart(e), html: htmlPart(e), headers };
 }
 
 /** Ten summaries per group by default. */
@@ -222,12 +348,13 @@ export function renderEmailDigest(held: readonly LookoutEventDetail[], opts: Ema
   const htmlGroups: string[] = [];
   for (const g of groups) {
     const title = digestGroupTitle(g);
-    const lines = g.details.slice(0, perGroup).map((d) => digestLine(d, 500, opts));
+    const lines = g.details.slice(0, perGroup).map((d) => digestEntry(d, 500, opts));
     const more = g.details.length - lines.length;
-    textLines.push(title, ...lines.map((l) => `  • ${l}`), ...(more > 0 ? [`  and ${more} more`] : []), "");
+    const textLinks = (links: readonly LinkFact[]) => links.map((l) => `    ${l.label}: ${l.url}`);
+    textLines.push(title, ...lines.flatMap((l) => [`  • ${l.text}`, ...textLinks(l.links)]), ...(more > 0 ? [`  and ${more} more`] : []), "");
     htmlGroups.push(
       `<h3 style="margin:12px 0 4px 0">${escapeHtml(title)}</h3>\n<ul style="margin:0;padding-left:20px">\n` +
-        lines.map((l) => `<li>${escapeHtml(l)}</li>`).join("\n") +
+        lines.map((l) => `<li>${escapeHtml(l.text)}${l.links.length ? ` — ${linkBar(l.links)}` : ""}</li>`).join("\n") +
         (more > 0 ? `\n<li>and ${more} more</li>` : "") +
         "\n</ul>",
     );

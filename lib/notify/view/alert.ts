@@ -2,8 +2,8 @@
  * One alert's view: what every kind shares (header words, place, deployment facts, commit, error,
  * notes, links), with the kind's own part taken from a table keyed by kind. Pure.
  */
-import type { DetailType, EventKind, LookoutEventDetail } from "../../model/event.js";
-import { detailTypeOf } from "../../model/event.js";
+import type { CommitFacts, DetailType, EventKind, LookoutEventDetail } from "../../model/event.js";
+import { detailTypeOf, isClosing } from "../../model/event.js";
 import { safeHttpUrl } from "./escape.js";
 import { firstLine, formatElapsed, nameOf, oneLine, parseInstant, typedNameOf } from "./format.js";
 import type { AddFact, AlertView, CommitView, ErrorView, Fact, KindView, LinkFact } from "./types.js";
@@ -29,8 +29,11 @@ const TRANSITION_WORDS: Record<string, [string, string]> = {
   still_failing: ["STILL FAILING", "Deployment still failing"],
   recovered: ["RECOVERED", "Deployment recovered"],
   cancelled: ["CANCELLED", "Deployment cancelled"],
+  changes_listed: ["CHANGES LISTED", "What changed before the failure"],
   delivery_failed: ["WEBHOOK FAILED", "Webhook delivery failed"],
+  target_recovered: ["RECOVERED", "Webhook target recovered"],
   cluster_error: ["CLUSTER ERROR", "Cluster error"],
+  cluster_recovered: ["RECOVERED", "Cluster recovered"],
 };
 
 /** The detail-type, or a safe stand-in for a (kind, transition) pair newer than this code. */
@@ -42,9 +45,8 @@ export function detailTypeOfDetail(detail: LookoutEventDetail): DetailType {
   }
 }
 
-function commitView(detail: LookoutEventDetail): CommitView | undefined {
-  const c = detail.deployment?.commit;
-  if (!c) return undefined;
+/** A commit as shown: short id, first line of its message, author, tag, a safe link. */
+export function commitView(c: CommitFacts): CommitView {
   const shortId = c.short_id ?? c.id?.slice(0, 7);
   const commit: CommitView = {};
   if (shortId) commit.shortId = oneLine(shortId);
@@ -103,7 +105,7 @@ export function alertView(detail: LookoutEventDetail): AlertView {
   const [transition, title] = TRANSITION_WORDS[detail.transition] ??
     kind.unnamedTransition?.(detail) ?? [detail.transition.toUpperCase(), detailType];
   const emoji =
-    detail.transition === "recovered" ? "✅" : detail.transition === "cancelled" ? "⚪" : (SEVERITY_EMOJI[detail.severity] ?? "🔔");
+    isClosing(detail.transition) ? "✅" : detail.transition === "cancelled" ? "⚪" : (SEVERITY_EMOJI[detail.severity] ?? "🔔");
 
   const project = nameOf(detail.project);
   const environment = nameOf(detail.environment);
@@ -112,7 +114,7 @@ export function alertView(detail: LookoutEventDetail): AlertView {
   const where = environment ? `${environment}/${subject}` : subject;
   const what = kind.what(detail);
 
-  const commit = commitView(detail);
+  const commit = detail.deployment?.commit ? commitView(detail.deployment.commit) : undefined;
   const error = errorView(detail);
 
   const notes: Fact[] = [];

@@ -4,6 +4,8 @@
  */
 import type { DetailType, LookoutEventDetail } from "../../model/event.js";
 import { alertView } from "./alert.js";
+import { safeHttpUrl } from "./escape.js";
+import type { LinkFact } from "./types.js";
 import { asDate, clip, formatTimeOfDay, formatWait, oneLine, parseInstant } from "./format.js";
 
 /** Groups of held alerts for a digest: by detail-type and subject, largest first, order kept within. */
@@ -51,6 +53,34 @@ export interface HeldTimes {
 export interface DigestOptions extends HeldTimes {
   /** Summaries listed per group before "and K more" (each channel has its default). */
   perGroup?: number;
+  /**
+   * The links a route's presentation gives an alert (console, logs, runbook), for its digest line;
+   * `(d) => presenter(d, route).links`. Without it a line has only the event's own link.
+   */
+  links?: (detail: LookoutEventDetail) => ReadonlyArray<{ label: string; url: string }>;
+}
+
+/** One digest line and its links: the event's own link first, then the presentation's; all http(s). */
+export interface DigestEntry {
+  text: string;
+  links: LinkFact[];
+}
+
+/** The links of a digest line: the event's own (as "Open"), then the presentation's, checked and deduplicated. */
+export function digestLinks(d: LookoutEventDetail, opts: Pick<DigestOptions, "links"> = {}): LinkFact[] {
+  const out: LinkFact[] = [];
+  const add = (label: string, link: string | undefined) => {
+    const url = safeHttpUrl(link);
+    if (url && !out.some((l) => l.url === url)) out.push({ label: oneLine(label) || "Link", url });
+  };
+  add("Open", d.link);
+  for (const l of opts.links?.(d) ?? []) add(l.label, l.url);
+  return out;
+}
+
+/** A digest line with its links (the renderers write the links in their medium). */
+export function digestEntry(d: LookoutEventDetail, clipAt: number, opts: DigestOptions = {}): DigestEntry {
+  return { text: digestLine(d, clipAt, opts), links: digestLinks(d, opts) };
 }
 
 /** One line of a digest: when it happened, its summary (clipped), and how long it was held back. */

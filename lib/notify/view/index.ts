@@ -2,5 +2,6 @@
 export * from "./escape.js";
 export * from "./format.js";
 export type * from "./types.js";
-export { alertView, detailTypeOfDetail } from "./alert.js";
+export { alertView, commitView, detailTypeOfDetail } from "./alert.js";
 export * from "./digest.js";
+export * from "./incident.js";
