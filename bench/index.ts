@@ -13,6 +13,7 @@ import { benchBundles } from "./bundles.js";
 import { benchLoad } from "./load.js";
 import { benchKills } from "./kills.js";
 import { benchProperty } from "./property.js";
+import { benchCost } from "./cost.js";
 import { renderReport, renderSection } from "./markdown.js";
 import { figures, machine, report, section, sections, stopDynamo } from "./support.js";
 
@@ -25,6 +26,7 @@ const BENCHES: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["load", benchLoad],
   ["kills", benchKills],
   ["property", benchProperty],
+  ["cost", benchCost],
 ];
 const ORDER = BENCHES.map(([id]) => id);
 const OUT = resolve(import.meta.dirname, "..", "BENCHMARKS.md");

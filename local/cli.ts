@@ -8,6 +8,7 @@ import { checkConfigCommand, routesTestCommand } from "./routes-commands.js";
 import { startCommand } from "./start.js";
 import { muteCommand, mutesCommand, unmuteCommand } from "./mute-commands.js";
 import { auditCommand, explainCommand } from "./audit-commands.js";
+import { statusCommand } from "./status-command.js";
 
 export async function main(argv: string[]): Promise<number> {
   const program = new Command("lookout")
@@ -120,6 +121,16 @@ export async function main(argv: string[]): Promise<number> {
       .argument("<id>", "an ID from lookout audit: alert, record, or <service id>:<execution id>")
       .option("--format <format>", "text or json", "text"),
   ).action((id: string, opts) => run(() => explainCommand(id, opts))());
+
+  program
+    .command("status")
+    .description("polling, the request budget, receivers, held digests and quarantine; exit 1 when something is unhealthy")
+    .option("--config <file>", "configuration file: what is watched and who is told; the local store is in its data_dir", "lookout.yaml")
+    .option("--format <format>", "table or json", "table")
+    .option("--table <name>", "the deployed DynamoDB table (default LOOKOUT_TABLE; uses the environment's AWS credentials)")
+    .option("--region <region>", "the deployed table's region (default AWS_REGION)")
+    .option("--quarantine-within <duration>", "quarantined records this recent make Lookout unhealthy", "24h")
+    .action((opts) => run(() => statusCommand(opts))());
 
   try {
     await program.parseAsync(argv, { from: "user" });

@@ -51,6 +51,12 @@ export interface DayResult {
   failedPolls: number;
   newRecords: number;
   writes: number;
+  /** DynamoDB calls by operation (GetItem, Query, TransactWriteItems…) over the span, for the cost bench. */
+  dynamoCalls: Record<string, number>;
+  /** Dispatch ticks over the span, and dispatch state writes (its one item, of `sources` sources). */
+  ticks: number;
+  dispatchWrites: number;
+  sources: number;
   /** What a Slack channel (Web API form) shows, per alert raised after first sight (`channelMessages`). */
   messages: ChannelMessages;
 }
@@ -115,6 +121,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
       },
     };
     const dispatch = new MemoryDispatchStore();
+    const dynamoCalls = countDynamoCalls(opts.store.client);
     const run = new TickRunner(sim, watch, dispatch, deps);
 
     // First sight of everything, then steady state.
@@ -138,6 +145,9 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
     const requestsBefore = run.requests;
     const newBefore = run.newRecords;
     const pollsBefore = run.polls;
+    const ticksBefore = run.ticks;
+    const dispatchWritesBefore = dispatch.writes.count;
+    for (const k of Object.keys(dynamoCalls)) delete dynamoCalls[k];
     // The span, then up to an hour more for failures still being read.
     while (sim.clock.nowMs() < from + span || (sim.clock.nowMs() < from + span + HOUR && !failures.every((f) => alerted.has(f)))) {
       for (const o of outages) sim.scenario.setWebhookTarget(o.webhookId, { status: o.from <= sim.clock.nowMs() && sim.clock.nowMs() < o.to ? 503 : 200 });
@@ -157,11 +167,26 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
       failedPolls: run.failedPolls,
       newRecords: run.newRecords - newBefore,
       writes: store.writes.count - writesBefore,
+      dynamoCalls: { ...dynamoCalls },
+      ticks: run.ticks - ticksBefore,
+      dispatchWrites: dispatch.writes.count - dispatchWritesBefore,
+      sources: watch.sources.length,
       messages: channelMessages(raised.slice(raisedAtFirstSight)),
     };
   } finally {
     await sim.close();
   }
+}
+
+/** Counts the client's calls by operation from now on (a middleware: the stores are unchanged). */
+function countDynamoCalls(client: DynamoDBClient): Record<string, number> {
+  const counts: Record<string, number> = {};
+  client.middlewareStack.add((next, context) => async (args) => {
+    const op = String(context.commandName ?? "unknown").replace(/Command$/, "");
+    counts[op] = (counts[op] ?? 0) + 1;
+    return next(args);
+  }, { step: "initialize", name: `countDynamoCalls${Math.random()}` });
+  return counts;
 }
 
 /** A fifth of the webhooks' targets answer 503 for an hour, at a time spread over the span. */

@@ -1,0 +1,119 @@
+/**
+ * Dollars a month at public list prices (us-east-1, as of 2026-11, free tiers left out) for 50, 200 and
+ * 500 watched applications: a short simulated period per size (local/simulated-day.ts) counts polls,
+ * requests, DynamoDB calls and alerts; the schedule and the functions' settings (serverless.yml, infra/)
+ * turn them into invocations; the period is scaled to a month.
+ */
+import { simulateDay, type DayResult } from "../local/simulated-day.js";
+import { dynamo, report, section, stopDynamo } from "./support.js";
+
+const MONTH_HOURS = 730;
+const HOURS = 2;
+
+/** Unit prices, us-east-1, 2026-11 (BENCHMARKS.md cites where they come from). */
+export const PRICES = {
+  lambdaRequest: 0.2 / 1e6,
+  lambdaGbSecondArm: 0.0000133334,
+  dynamoWru: 0.625 / 1e6,
+  dynamoRru: 0.125 / 1e6,
+  sqsRequest: 0.4 / 1e6,
+  eventBridgeEvent: 1.0 / 1e6,
+  schedulerInvocation: 1.0 / 1e6,
+  sesEmail: 0.1 / 1000,
+  logsGb: 0.5,
+} as const;
+
+/** From serverless.yml: memory (MB), and the event sources' batch sizes. Durations are assumed (not measured in AWS). */
+const FUNCTIONS = {
+  dispatch: { mb: 256, ms: 200 },
+  poll: { mb: 512, ms: 400, batch: 5 },
+  publish: { mb: 256, ms: 150 },
+  notify: { mb: 256, ms: 500 },
+} as const;
+
+/** Log bytes per invocation: START/END/REPORT lines (~350 B) and a few Powertools JSON lines (~350 B each). */
+const LOG_BYTES = { dispatch: 1_050, poll: 1_400, publish: 700, notify: 1_050 } as const;
+
+/** Lambda's SQS event source long-polls each queue with 5 pollers, 20 s each, busy or not (assumed, AWS docs). */
+const SQS_IDLE_RECEIVES_PER_MINUTE = 5 * 3;
+const SQS_QUEUES = 3; // poll, Slack, email
+
+export interface CostLine {
+  item: string;
+  dollars: number;
+}
+
+/** A month's bill, per service, from one simulated period. */
+export function monthlyCost(r: DayResult, hours: number): { lines: CostLine[]; total: number } {
+  const scale = MONTH_HOURS / hours;
+  const ticks = r.ticks * scale;
+  const alerts = r.messages.alerts * scale;
+  const pollInvocations = ticks * Math.ceil(r.polls / Math.max(1, r.ticks) / FUNCTIONS.poll.batch);
+  // Every alert: one publish, one Slack and one email notify invocation, one email (assumed routing).
+  const inv = { dispatch: ticks, poll: pollInvocations, publish: alerts, notify: 2 * alerts };
+  const gbSeconds = (Object.keys(inv) as Array<keyof typeof inv>).reduce((sum, f) => sum + inv[f] * (FUNCTIONS[f].mb / 1024) * (FUNCTIONS[f].ms / 1000), 0);
+  const invocations = Object.values(inv).reduce((a, b) => a + b, 0);
+
+  const calls = (op: string) => (r.dynamoCalls[op] ?? 0) * scale;
+  // Items are under 1 KB to write and 4 KB to read (strongly consistent: 1 RRU); a transaction costs double.
+  const ingestWru = calls("PutItem") + calls("UpdateItem") + calls("DeleteItem") + 2 * 2 * calls("TransactWriteItems");
+  const ingestRru = calls("GetItem") + calls("Query") + 2 * calls("BatchGetItem");
+  // The dispatch item holds every source (65 to 80 bytes each, lib/store/dispatch-store.ts): read each tick, written each tick.
+  const dispatchBytes = 200 + 80 * r.sources;
+  const dispatchWru = r.dispatchWrites * scale * Math.ceil(dispatchBytes / 1024);
+  const dispatchRru = (ticks + r.dispatchWrites * scale) * Math.ceil(dispatchBytes / 4096);
+  // Notify: claim, settle, token bucket (read + write) per alert and receiver; two receivers.
+  const notifyWru = alerts * 2 * 3;
+  const notifyRru = alerts * 2 * 2;
+
+  const sqs = SQS_QUEUES * SQS_IDLE_RECEIVES_PER_MINUTE * 60 * MONTH_HOURS + ticks * Math.ceil(r.polls / Math.max(1, r.ticks) / 10) + pollInvocations + 2 * alerts;
+  const logBytes = (Object.keys(inv) as Array<keyof typeof inv>).reduce((sum, f) => sum + inv[f] * LOG_BYTES[f], 0);
+  const lines: CostLine[] = [
+    { item: "Lambda requests", dollars: invocations * PRICES.lambdaRequest },
+    { item: "Lambda GB-seconds (arm64)", dollars: gbSeconds * PRICES.lambdaGbSecondArm },
+    { item: "DynamoDB writes", dollars: (ingestWru + dispatchWru + notifyWru) * PRICES.dynamoWru },
+    { item: "DynamoDB reads", dollars: (ingestRru + dispatchRru + notifyRru) * PRICES.dynamoRru },
+    { item: "SQS requests", dollars: sqs * PRICES.sqsRequest },
+    { item: "EventBridge events", dollars: alerts * PRICES.eventBridgeEvent },
+    { item: "EventBridge Scheduler", dollars: ticks * PRICES.schedulerInvocation },
+    { item: "SES emails", dollars: alerts * PRICES.sesEmail },
+    { item: "CloudWatch Logs ingestion", dollars: (logBytes / 1024 ** 3) * PRICES.logsGb },
+  ];
+  return { lines, total: lines.reduce((s, l) => s + l.dollars, 0) };
+}
+
+export async function benchCost(): Promise<void> {
+  section({
+    id: "cost",
+    title: "Cost: dollars a month at 50, 200 and 500 watched applications",
+    method:
+      `List prices for us-east-1 as of 2026-11, free tiers left out: Lambda $0.20 per million requests and $0.0000133334 per GB-second (arm64, ` +
+      `as deployed); DynamoDB on-demand $0.625 per million write and $0.125 per million read request units; SQS $0.40 per million requests; ` +
+      `EventBridge $1.00 per million custom events; EventBridge Scheduler $1.00 per million invocations; SES $0.10 per 1000 emails; ` +
+      `CloudWatch Logs $0.50 per GB ingested. For each size the simulator runs ${HOURS} hours of activity after first sight (deployments at ` +
+      `0.08 an hour per application, cluster runs at 0.12 an hour per cluster, 1000 requests/hour) through dispatch and the real poller on DynamoDB ` +
+      `Local, which counts ticks, polls, alerts and every DynamoDB call by operation; the period is scaled to a 730-hour month. Invocations follow ` +
+      `the schedule (dispatch every minute; poll per SQS batch of 5; publish, Slack notify and email notify per alert, one email each); memory sizes ` +
+      `from serverless.yml; durations assumed (dispatch 200 ms, poll 400 ms, publish 150 ms, notify 500 ms); log bytes estimated per invocation ` +
+      `(700 to 1400 B); Lambda's SQS pollers assumed at 15 receives a minute per queue, three queues. Not counted: storage, the audit API, alarms.`,
+  });
+  for (const applications of [50, 200, 500]) {
+    const t = await dynamo();
+    const size = { applications, clusters: Math.max(1, applications / 10), webhooks: Math.max(1, applications / 25) };
+    const r = await simulateDay({
+      size, hours: HOURS, deploymentsPerHour: applications * 0.08, clusterRunsPerHour: size.clusters * 0.12,
+      store: { ...t, retentionMs: 100 * 365 * 86_400_000 },
+    });
+    await stopDynamo();
+    const { lines, total } = monthlyCost(r, HOURS);
+    const top = [...lines].sort((a, b) => b.dollars - a.dollars);
+    const method = `${HOURS} simulated hours at ${applications} applications, ${size.clusters} clusters, ${size.webhooks} webhooks (${r.polls} polls, ${r.messages.alerts} alerts, ${r.ticks} ticks), scaled to a month`;
+    report({ name: `${applications} applications: dollars a month`, value: total.toFixed(2), unit: "$", method });
+    report({ name: `${applications} applications: dollars a month per 100 services`, value: ((total * 100) / applications).toFixed(2), unit: "$", method: "target ≤ $1 a month per 100 services" });
+    report({
+      name: `${applications} applications: what dominates`,
+      value: top.slice(0, 3).map((l) => `${l.item} $${l.dollars.toFixed(2)}`).join("; "),
+      method,
+    });
+  }
+}

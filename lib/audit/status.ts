@@ -1,0 +1,285 @@
+/**
+ * `lookout status` (docs/status.md): polling, the request budget, receivers, held digests and quarantine,
+ * read through ports and judged healthy or not. `readStatus` only reads; `statusReport` is pure, so the
+ * verdict is the same whether the ports read DynamoDB Local or the deployed table.
+ */
+import type { DispatchState, Watchlist } from "../model/dispatch.js";
+import type { HeldAlert, NotifyStore, ReceiverFailures } from "../model/notify-store.js";
+import { sourceKey } from "../model/source.js";
+import { healthFacts } from "../ingest/health-facts.js";
+import { lastOkAt } from "../ingest/source-state.js";
+import { DISPATCH_POLICY } from "../ingest/dispatch.js";
+import { idleIntervalMs } from "../ingest/plan.js";
+import * as budget from "../ingest/budget.js";
+
+/** Version of the JSON output (docs/status.schema.json); raised when a field changes meaning. */
+export const STATUS_SCHEMA_VERSION = 1;
+
+/** A quarantined thing is a problem for this long after it was set aside (docs/status.md, "Verdict"). */
+export const DEFAULT_QUARANTINE_WITHIN_MS = 24 * 3_600_000;
+
+/** How far back the last delivery to each receiver is looked for. */
+export const DELIVERY_LOOKBACK_MS = 7 * 86_400_000;
+
+export interface ReceiverRef {
+  id: string;
+  label: string;
+}
+
+/** A delivery as the audit trail shows it, by the receiver's label. */
+export interface SeenDelivery {
+  receiver: string;
+  state: string;
+  updated_at: string;
+  alert_id: string;
+  error?: string;
+}
+
+export interface QuarantineSeen {
+  at: string;
+  id: string;
+  kind: string;
+  stage?: string;
+  reason?: string;
+}
+
+/** What status reads; lib/app/status.ts builds them on a DynamoDB table. */
+export interface StatusPorts {
+  dispatchState(): Promise<DispatchState | undefined>;
+  notify: Pick<NotifyStore, "receiverFailures" | "heldFor">;
+  /** Deliveries since `since` (ISO), newest first, at most about `limit` alerts' worth. */
+  recentDeliveries(since: string, limit: number): Promise<SeenDelivery[]>;
+  /** Quarantined records and alerts since `since`, newest first, at most `limit`; `more` when there are others. */
+  quarantined(since: string, limit: number): Promise<{ rows: QuarantineSeen[]; more: boolean }>;
+}
+
+export interface StatusSettings {
+  watch: Watchlist;
+  receivers: readonly ReceiverRef[];
+  digestWithinMs: number;
+  failingAfter: number;
+  stalledAfterMs?: number;
+  quarantineWithinMs?: number;
+}
+
+export interface StatusFacts {
+  now: number;
+  dispatch: DispatchState | undefined;
+  receivers: Array<ReceiverRef & { failures?: ReceiverFailures; held: HeldAlert[]; deliveries: SeenDelivery[] }>;
+  quarantine: { rows: QuarantineSeen[]; more: boolean };
+}
+
+const QUARANTINE_LIMIT = 1000;
+const DELIVERY_ALERTS = 200;
+
+export async function readStatus(ports: StatusPorts, settings: StatusSettings, now: number): Promise<StatusFacts> {
+  const quarantineSince = new Date(now - (settings.quarantineWithinMs ?? DEFAULT_QUARANTINE_WITHIN_MS)).toISOString();
+  const [dispatch, deliveries, quarantine] = await Promise.all([
+    ports.dispatchState(),
+    ports.recentDeliveries(new Date(now - DELIVERY_LOOKBACK_MS).toISOString(), DELIVERY_ALERTS),
+    ports.quarantined(quarantineSince, QUARANTINE_LIMIT),
+  ]);
+  const receivers = await Promise.all(settings.receivers.map(async (r) => {
+    const [failures, held] = await Promise.all([ports.notify.receiverFailures(r.id), ports.notify.heldFor(r.id)]);
+    return { ...r, ...(failures ? { failures } : {}), held, deliveries: deliveries.filter((d) => d.receiver === r.label) };
+  }));
+  return { now, dispatch, receivers, quarantine };
+}
+
+// ---- The report ---------------------------------------------------------------------------------
+
+export interface SourceStatus {
+  source: string;
+  last_poll_at: string | null;
+  last_success_at: string | null;
+  consecutive_failures: number;
+  last_error: string | null;
+  /** Backing off after failures: not polled before this. */
+  backoff_until: string | null;
+  /** The earliest the next poll may be planned (a tick's interval, the back-off). */
+  next_poll_at: string | null;
+  /** An idle source is polled by then at the latest, the budget permitting (the staleness queue's interval). */
+  next_poll_by: string | null;
+  in_progress: number;
+  problem: string | null;
+}
+
+export interface ReceiverStatus {
+  id: string;
+  label: string;
+  last_delivery_at: string | null;
+  last_failure_at: string | null;
+  last_error: string | null;
+  consecutive_failures: number;
+  failing_since: string | null;
+  held: number;
+  oldest_held_at: string | null;
+  problem: string | null;
+}
+
+export interface StatusReport {
+  schema_version: number;
+  generated_at: string;
+  verdict: "healthy" | "unhealthy";
+  /** Why unhealthy, one sentence each; empty when healthy. */
+  reasons: string[];
+  dispatch: { last_tick_at: string | null };
+  budget: {
+    used_last_hour: number;
+    /** Requests per hour in force (configured, or the platform's lower limit). */
+    allowed_per_hour: number;
+    /** The hard cap dispatch keeps to: the allowance less its reserve. */
+    cap_per_hour: number;
+    throttled_until: string | null;
+  } | null;
+  sources: SourceStatus[];
+  receivers: ReceiverStatus[];
+  quarantine: { within_hours: number; count: number; more: boolean; newest: QuarantineSeen | null };
+}
+
+const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+const ago = (fromMs: number, now: number) => {
+  const m = Math.round((now - fromMs) / 60_000);
+  return m < 120 ? `${m} min` : m < 48 * 60 ? `${Math.round(m / 60)} h` : `${Math.round(m / 1440)} d`;
+};
+
+/** The report and its verdict from what was read. Pure. */
+export function statusReport(facts: StatusFacts, settings: StatusSettings): StatusReport {
+  const { now, dispatch } = facts;
+  const reasons: string[] = [];
+  const state: DispatchState = dispatch ?? { budget: budget.newBudget(settings.watch.requestsPerHour, now), sources: {} };
+  const health = healthFacts(state, settings.watch, now, {
+    failingAfter: settings.failingAfter,
+    ...(settings.stalledAfterMs !== undefined ? { stalledAfterMs: settings.stalledAfterMs } : {}),
+  });
+  const failing = new Map(health.failing.map((f) => [f.source, f]));
+  const stalled = new Map(health.stalled.map((f) => [f.source, f]));
+  const idleMs = idleIntervalMs(settings.watch);
+
+  const sources = settings.watch.sources.map((ref): SourceStatus => {
+    const key = sourceKey(ref);
+    const s = state.sources[key];
+    const failures = s?.consecutive_failures ?? 0;
+    const backoff = s?.next_allowed_at !== undefined && s.next_allowed_at > now ? s.next_allowed_at : undefined;
+    const earliest = s?.last_polled_at === undefined ? undefined : Math.max(s.last_polled_at + DISPATCH_POLICY.minIntervalMs, backoff ?? 0);
+    let problem: string | null = null;
+    // No state is no problem: dispatch reaches a new source within minutes, and `run --once` records
+    // only failures and news (a routine success is inferred, lib/ingest/dispatch.ts).
+    if (!s) problem = null;
+    else if (failing.has(key)) problem = `${failures} polls failed in a row (${s.last_error ?? "unknown"})`;
+    else if (stalled.has(key)) problem = `no successful poll for ${ago(lastOkAt(s)!, now)}`;
+    if (problem) reasons.push(`source ${key}: ${problem}`);
+    return {
+      source: key,
+      last_poll_at: iso(s?.last_polled_at),
+      last_success_at: iso(s ? lastOkAt(s) : undefined),
+      consecutive_failures: failures,
+      last_error: failures ? (s?.last_error ?? "unknown") : null,
+      backoff_until: iso(backoff),
+      next_poll_at: iso(earliest),
+      next_poll_by: iso(earliest === undefined ? undefined : Math.max(earliest, s!.last_polled_at! + idleMs)),
+      in_progress: s?.in_progress ?? 0,
+      problem,
+    };
+  });
+  if (health.tokenRejected) {
+    reasons.push(`the platform refused the token (HTTP ${health.tokenRejected.statuses.join(", ")}) for ${health.tokenRejected.sources.join(", ")}`);
+  }
+
+  const receivers = facts.receivers.map((r): ReceiverStatus => {
+    const sent = r.deliveries.find((d) => d.state === "sent");
+    const failedRecord = r.deliveries.find((d) => d.state === "failed");
+    const failures = r.failures?.consecutive_failures ?? 0;
+    const lastFailureAt = r.failures?.updated_at ?? failedRecord?.updated_at ?? null;
+    const oldest = r.held[0]?.held_at ?? null;
+    const problems: string[] = [];
+    // A run of failures is kept until a delivery gets through: the receiver is failing now.
+    if (failures) problems.push(`${failures} deliveries failed in a row since ${r.failures!.since} (${r.failures!.last_error})`);
+    if (oldest && now - Date.parse(oldest) > settings.digestWithinMs) {
+      problems.push(`${r.held.length} alerts held for a digest since ${oldest}, over notify.digest_within`);
+    }
+    const problem = problems.length ? problems.join("; ") : null;
+    if (problem) reasons.push(`receiver ${r.label}: ${problem}`);
+    return {
+      id: r.id,
+      label: r.label,
+      last_delivery_at: sent?.updated_at ?? null,
+      last_failure_at: lastFailureAt,
+      last_error: r.failures?.last_error ?? failedRecord?.error ?? null,
+      consecutive_failures: failures,
+      failing_since: r.failures?.since ?? null,
+      held: r.held.length,
+      oldest_held_at: oldest,
+      problem,
+    };
+  });
+
+  const q = facts.quarantine;
+  const withinMs = settings.quarantineWithinMs ?? DEFAULT_QUARANTINE_WITHIN_MS;
+  if (q.rows.length) {
+    reasons.push(`${q.rows.length}${q.more ? "+" : ""} records or alerts quarantined in the last ${withinMs / 3_600_000} h, the newest ${q.rows[0]!.id} (lookout audit --type quarantine)`);
+  }
+
+  return {
+    schema_version: STATUS_SCHEMA_VERSION,
+    generated_at: new Date(now).toISOString(),
+    verdict: reasons.length ? "unhealthy" : "healthy",
+    reasons,
+    dispatch: { last_tick_at: iso(dispatch?.last_tick_at) },
+    budget: dispatch
+      ? {
+          used_last_hour: budget.spentInWindow(dispatch.budget, now),
+          allowed_per_hour: budget.limitOf(dispatch.budget),
+          cap_per_hour: budget.capOf(dispatch.budget),
+          throttled_until: iso(dispatch.budget.throttled_until !== undefined && dispatch.budget.throttled_until > now ? dispatch.budget.throttled_until : undefined),
+        }
+      : null,
+    sources,
+    receivers,
+    quarantine: { within_hours: withinMs / 3_600_000, count: q.rows.length, more: q.more, newest: q.rows[0] ?? null },
+  };
+}
+
+// ---- The table --------------------------------------------------------------------------------
+
+const time = (v: string | null, now: number) => (v ? `${v.slice(0, 19).replace("T", " ")} (${Date.parse(v) <= now ? `${ago(Date.parse(v), now)} ago` : `in ${ago(now, Date.parse(v))}`})` : "-");
+
+/**
+ * The report for people: a block per section, each source and receiver on its own lines so ids are
+ * never clipped, and lines within 120 characters but for long ids.
+ */
+export function statusLines(r: StatusReport): string[] {
+  const now = Date.parse(r.generated_at);
+  const out: string[] = [];
+  out.push(`lookout status at ${r.generated_at}: ${r.verdict.toUpperCase()}`);
+  for (const reason of r.reasons) out.push(`  ! ${reason}`);
+  out.push("");
+  out.push(`dispatch: last tick ${time(r.dispatch.last_tick_at, now)}`);
+  out.push(r.budget
+    ? `budget: ${r.budget.used_last_hour} requests in the last hour of ${r.budget.allowed_per_hour} allowed (cap ${r.budget.cap_per_hour})` +
+        (r.budget.throttled_until ? `; throttled by the platform until ${r.budget.throttled_until}` : "")
+    : "budget: nothing spent yet (dispatch has no state)");
+  out.push("");
+  out.push(`sources (${r.sources.length}):`);
+  for (const s of r.sources) {
+    out.push(`  ${s.source}  ${s.problem ? `FAILING: ${s.problem}` : "ok"}`);
+    out.push(`    last poll ${time(s.last_poll_at, now)}; last success ${time(s.last_success_at, now)}; failures in a row ${s.consecutive_failures}` +
+      (s.last_error ? ` (${s.last_error})` : ""));
+    out.push(`    next poll from ${time(s.next_poll_at, now)}, by ${time(s.next_poll_by, now)}` +
+      (s.backoff_until ? `; backing off until ${s.backoff_until}` : "") + (s.in_progress ? `; ${s.in_progress} in progress` : ""));
+  }
+  out.push("");
+  out.push(`receivers (${r.receivers.length}):`);
+  for (const c of r.receivers) {
+    out.push(`  ${c.label}  [${c.id}]  ${c.problem ? `FAILING: ${c.problem}` : "ok"}`);
+    out.push(`    last delivery ${time(c.last_delivery_at, now)}; last failure ${time(c.last_failure_at, now)}; failures in a row ${c.consecutive_failures}`);
+    if (c.last_error) out.push(`    last error: ${c.last_error}`);
+    out.push(`    held for a digest: ${c.held}${c.oldest_held_at ? `, oldest ${time(c.oldest_held_at, now)}` : ""}`);
+  }
+  out.push("");
+  const q = r.quarantine;
+  out.push(`quarantine (last ${q.within_hours} h): ${q.count}${q.more ? "+" : ""}` +
+    (q.newest ? `; newest ${q.newest.at} ${q.newest.kind}${q.newest.stage ? ` at ${q.newest.stage}` : ""}` : ""));
+  if (q.newest) out.push(`  ${q.newest.id}${q.newest.reason ? `: ${q.newest.reason}` : ""}`);
+  return out;
+}
