@@ -59,7 +59,8 @@ const severity = z.enum(SEVERITIES);
 /** A route's own severity: one, or one per environment type (keys case-insensitive, newer types allowed). */
 const SeverityOverrideFile = z.union(
   [
-    severity,
+    // A string first: a map that fails says which of its entries did (lib/config/load.ts branchIssue).
+    z.pipe(z.string(), severity),
     z.record(z.string(), severity).check(
       z.superRefine((map, ctx) => {
         const seen = new Map<string, string>();

@@ -3,6 +3,7 @@ import { ConfigError, loadConfigFile, parseConfig } from "../../lib/config/load.
 import { covered, disjoint, globMatch } from "../../lib/config/route-values.js";
 import { decideRoutes, describeCheck, explainRoutes, routeEvent } from "../../lib/routes/match.js";
 import { coverage, eventKinds } from "../../lib/routes/coverage.js";
+import { TRANSITIONS } from "../../lib/config/routes.js";
 import { EVENT_PATTERN_MAX_CHARS, eventPattern, patternProblems } from "../../lib/config/route-patterns.js";
 import { distinctReceivers, receiverId, receiverLabel } from "../../lib/config/receivers.js";
 import { inputTemplate, ruleResources } from "../../lib/routes/rules.js";
@@ -198,6 +199,24 @@ describe("matching", () => {
     // An amendment goes wherever the alert it amends went.
     expect(names("chain-acme-amended")).toEqual(names("chain-acme-failed"));
     expect(names("chain-acme-amended")).toEqual(["svc-wild", "after-two-stops", "web-after-stops", "stop-acme-deploys"]);
+  });
+
+  it("gives a route what follows the transitions it names: an amendment its alert, a close its opening", () => {
+    const follows = (written: Route["match"]["transition"]) =>
+      TRANSITIONS.filter((t) => routeEvent(detail("f", t), [route("r", { transition: written })]).length);
+    expect(follows(["failed"])).toEqual(["failed", "recovered", "changes_listed"]);
+    expect(follows(["still_failing"])).toEqual(["still_failing", "changes_listed"]);
+    expect(follows(["delivery_failed"])).toEqual(["delivery_failed", "target_recovered"]);
+    expect(follows(["cluster_error"])).toEqual(["cluster_error", "cluster_recovered"]);
+    expect(follows(["recovered", "cancelled"])).toEqual(["recovered", "cancelled"]); // nothing follows a close
+    const [why] = routeEvent(detail("f", "changes_listed"), [route("r", { transition: ["failed", "still_failing"] })]).map((d) => d.why.map(describeCheck));
+    expect(why).toEqual(['transition "changes_listed" follows one of failed, still_failing']);
+    // The deployed pattern says the same.
+    expect(eventPattern([route("r", { transition: ["delivery_failed"] })], 0)).toEqual({
+      source: ["lookout"],
+      "detail-type": ["Webhook Delivery Failed", "Webhook Target Recovered"],
+      detail: { transition: ["delivery_failed", "target_recovered"] },
+    });
   });
 
   it("explains every route: why it matched, the first field that did not, or which route stopped it", () => {
