@@ -60,6 +60,7 @@ export async function composeIngest(config: Config, a: Adapters): Promise<Ingest
       store,
       now,
       backfillWindowMs: config.backfillWindowMs,
+      clusterQuietMs: config.incidents.clusterQuietMs,
       configured: configuredContexts(config),
       clusterNames: configuredClusterNames(config),
       organizationNames: configuredOrganizationNames(config),

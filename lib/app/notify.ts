@@ -8,6 +8,7 @@ import type { Config } from "../config/load.js";
 import type { Route } from "../config/route-types.js";
 import type { NotifierDeps } from "../notify/notifier.js";
 import { channelResolver } from "../notify/receivers.js";
+import { presenterFor } from "../notify/presentation.js";
 import { SlackDeliveryError, type EmailTransport, type SlackSender } from "../notify/types.js";
 import { DynamoNotifyStore } from "../store/notify-store.js";
 import { DynamoIngestStore } from "../store/ingest-store.js";
@@ -47,6 +48,7 @@ export function composeNotify(config: Config, a: NotifyAdapters): NotifyServices
       }),
       now,
       log: a.log,
+      present: presenterFor(config),
     },
   };
 }

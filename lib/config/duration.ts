@@ -37,6 +37,8 @@ export const DURATION_LIMITS = {
   backfill_window: { min: MINUTE, max: 30 * DAY },
   poll_interval: { min: SECOND, max: DAY },
   "health.stalled_after": { min: MINUTE, max: 30 * DAY },
+  /** A cluster incident closes after this long without an error entry, when no successful step closes it first. */
+  "incidents.cluster_quiet_period": { min: MINUTE, max: 7 * DAY },
   /** `since` of an audit query, `--for` of a mute: no further than retention reaches. */
   lookback: { min: 1, max: 3650 * DAY },
 } as const satisfies Record<string, DurationRange>;

@@ -8,8 +8,9 @@ import { ConfigFile } from "./schema.js";
 import { parseDuration } from "./duration.js";
 import { parseSize } from "./size.js";
 import { describeIssue, jsonPath } from "../model/issues.js";
-import { routingProblem, toNotify, toRoutes } from "./routes.js";
-import type { NotifySettings, Route } from "./route-types.js";
+import { routingProblem, toLinks, toNotify, toRoutes } from "./routes.js";
+import type { LinkTemplate, NotifySettings, Route } from "./route-types.js";
+import type * as z from "zod/mini";
 
 export class ConfigError extends Error {
   constructor(
@@ -28,6 +29,8 @@ export interface WatchedApplication {
   name?: string;
   project?: string;
   environment?: string;
+  /** Links shown with this service's events, overriding the routes' by label. */
+  links?: LinkTemplate[];
 }
 
 export interface WatchedCluster {
@@ -65,6 +68,10 @@ export interface Config {
   retentionMs: number;
   pollIntervalMs: number;
   health: HealthSettings;
+  incidents: {
+    /** A cluster incident with no error entry for this long closes (when no successful step closed it). */
+    clusterQuietMs: number;
+  };
   dataDir: string;
   /** In order: the first routes with continue: false stop later ones from matching. */
   routes: Route[];
@@ -106,7 +113,7 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
   const withEnv = applyEnvOverrides(raw as Record<string, unknown>, env);
   const parsed = ConfigFile.safeParse(withEnv);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    const issue = branchIssue(parsed.error.issues[0]!);
     const field = jsonPath(issue.path).replace(/^\$\.?/, "");
     const problem = issue.code === "custom" ? issue.message : describeIssue(issue, withEnv);
     throw new ConfigError(source, field, problem);
@@ -132,7 +139,11 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
       ...(w.name ? { name: w.name } : {}),
       webhooks: w.webhooks,
       clusters: w.clusters.map((c) => (typeof c === "string" ? { id: c } : c)),
-      applications: w.applications.map((a) => (typeof a === "string" ? { id: a } : a)),
+      applications: w.applications.map((a) => {
+        if (typeof a === "string") return { id: a };
+        const { links, ...named } = a;
+        return { ...named, ...(links ? { links: toLinks(links) } : {}) };
+      }),
     })),
     backfillWindowMs: ms(c.backfill_window),
     retentionMs: ms(c.retention),
@@ -141,10 +152,23 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
       failingAfter: c.health.failing_after,
       ...(c.health.stalled_after ? { stalledAfterMs: ms(c.health.stalled_after) } : {}),
     },
+    incidents: { clusterQuietMs: ms(c.incidents.cluster_quiet_period) },
     dataDir: c.data_dir,
     routes,
     notify,
   };
+}
+
+/**
+ * A value that fits none of a field's forms (`uuid` or `{ id, … }`, a severity or a map): the issue of
+ * the one form whose shape it has, at its own path, when just one has it; else the field's own message.
+ */
+function branchIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== "invalid_union") return issue;
+  const shaped = issue.errors.filter((branch) => !branch.some((i) => i.code === "invalid_type" && i.path.length === 0));
+  if (shaped.length !== 1 || !shaped[0]![0]) return issue;
+  const inner = shaped[0]![0];
+  return branchIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue);
 }
 
 function applyEnvOverrides(raw: Record<string, unknown>, env: ConfigEnv): Record<string, unknown> {

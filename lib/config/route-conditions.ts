@@ -7,7 +7,7 @@
  */
 import { type Lang, covered, disjoint, globMatch, splitRefValues, unique } from "./route-values.js";
 import { type EventKind, KINDS, type Transition, detailTypeOf } from "../model/event.js";
-import { REF_FIELDS, type RouteMatch } from "./route-types.js";
+import { REF_FIELDS, type RouteMatch, withFollowing } from "./route-types.js";
 
 /** `values` match exactly; `patterns` are `*` wildcards (service names only). Lists kept sorted. */
 export type Atom =
@@ -149,7 +149,7 @@ export function matchClauses(match: RouteMatch): Dnf[] {
   const clauses: Dnf[] = [];
   for (const field of ["kind", "transition", "severity"] as const) {
     const values = match[field];
-    if (values?.length) clauses.push([{ [field]: inAtom(values) }]);
+    if (values?.length) clauses.push([{ [field]: inAtom(field === "transition" ? withFollowing(values) : values) }]);
   }
   for (const field of REF_FIELDS) {
     const values = match[field];

@@ -14,7 +14,7 @@
  */
 import { DETAIL_TYPES, EVENT_SOURCE, KINDS, type Transition, detailTypeOf } from "../model/event.js";
 import { type Atom, type Dnf, InexpressibleError, MAX_TERMS, type Term, TooLargeError, and, matchClauses, negateMatch } from "./route-conditions.js";
-import { type Route, routeReceivers } from "./route-types.js";
+import { type Route, routeReceivers, withFollowing } from "./route-types.js";
 import { literalAsEventBridgeWildcard, toEventBridgeWildcard } from "./route-values.js";
 
 /** EventBridge's default quota for an event pattern, in characters (can be raised to 4096). */
@@ -40,7 +40,7 @@ function detailTypes(route: Route): string[] | undefined {
   const transitions = route.match.transition;
   if (!transitions?.length) return undefined; // kind alone: new transitions of a kind stay matched
   const out = new Set<string>();
-  for (const t of transitions) {
+  for (const t of withFollowing(transitions)) {
     for (const k of route.match.kind ?? KINDS) {
       try {
         out.add(detailTypeOf(k, t as Transition));

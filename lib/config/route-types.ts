@@ -31,7 +31,14 @@ export interface RouteMatch {
 /** Slack, as an incoming webhook (no threads) or through the Web API with a bot token (real threads). */
 export type SlackReceiver =
   | { type: "slack"; form: "webhook"; webhookUrlRef: string }
-  | { type: "slack"; form: "api"; channel: string; tokenRef: string };
+  | {
+      type: "slack";
+      form: "api";
+      channel: string;
+      tokenRef: string;
+      /** An incident's closing reply is also shown in the channel (`reply_broadcast`); absent: true. */
+      broadcastResolution?: boolean;
+    };
 
 export interface EmailReceiver {
   type: "email";
@@ -39,6 +46,24 @@ export interface EmailReceiver {
 }
 
 export type Receiver = SlackReceiver | EmailReceiver;
+
+/**
+ * A route's own severity for its receivers: one for every event, or one per environment type (keys
+ * upper-cased: PRODUCTION, PREVIEW, STAGING, DEVELOPMENT or a newer type).
+ */
+export type SeverityOverride = Severity | { byEnvironmentType: Record<string, Severity> };
+
+/** Who Slack mentions, as written (`@here`, `@channel`, a user group id S…, user ids U…/W…), and for which severities. */
+export interface Mention {
+  who: string[];
+  on: Severity[];
+}
+
+/** A link shown with an event: its label as written and a URL template (lib/config/link-templates.ts). */
+export interface LinkTemplate {
+  label: string;
+  template: string;
+}
 
 export interface Route {
   /** Unique, `[a-z0-9-]`; it names the EventBridge rule and tells notifiers which route matched. */
@@ -48,7 +73,27 @@ export interface Route {
   email?: EmailReceiver;
   /** false: an event this route matches is not matched against later routes. */
   continue: boolean;
+  severity?: SeverityOverride;
+  mention?: Mention;
+  /** Override `notify.links` by label. */
+  links?: LinkTemplate[];
 }
+
+/**
+ * Transitions a route gets with one it names: an amendment follows the alert it amends, and an
+ * incident's close follows its opening, so a receiver that saw an incident open sees it updated and closed.
+ */
+export const FOLLOWING_TRANSITIONS: Readonly<Partial<Record<Transition, readonly Transition[]>>> = {
+  failed: ["changes_listed", "recovered"],
+  still_failing: ["changes_listed"],
+  delivery_failed: ["target_recovered"],
+  cluster_error: ["cluster_recovered"],
+};
+
+/** The transitions a route's `match.transition` matches: those written and those that follow them. */
+export const withFollowing = (written: readonly string[]): string[] => [
+  ...new Set(written.flatMap((t) => [t, ...(FOLLOWING_TRANSITIONS[t as Transition] ?? [])])),
+];
 
 export interface NotifySettings {
   email?: { from: string; smtpUrlRef?: string };
@@ -57,7 +102,9 @@ export interface NotifySettings {
   /** Where an event goes when its receiver keeps failing. */
   fallback?: { slack?: SlackReceiver; email?: EmailReceiver };
   /** The default route (like Alertmanager's root route): who gets an event that no route matches. */
-  default?: { slack?: SlackReceiver; email?: EmailReceiver };
+  default?: { slack?: SlackReceiver; email?: EmailReceiver; mention?: Mention };
+  /** Links shown with every route's events; a route's or a service's links override them by label. */
+  links?: LinkTemplate[];
   /** The longest an alert held back by a storm waits before its digest goes out, even if nothing else comes. */
   digestWithinMs: number;
 }

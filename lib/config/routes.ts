@@ -8,6 +8,9 @@ import * as z from "zod/mini";
 import { distinctReceivers } from "./receivers.js";
 import { patternProblems } from "./route-patterns.js";
 import {
+  type LinkTemplate,
+  type Mention,
+  type SeverityOverride,
   DEFAULT_DIGEST_WITHIN,
   DEFAULT_SLACK_RATE,
   RESERVED_ROUTE_NAMES,
@@ -23,11 +26,12 @@ import {
 } from "./route-types.js";
 import { isUuidShaped } from "./route-values.js";
 import { parseDuration } from "./duration.js";
-import { KINDS, SEVERITIES } from "../model/event.js";
+import { linkTemplateProblem } from "./link-templates.js";
+import { KINDS, SEVERITIES, type Severity } from "../model/event.js";
 
 export const TRANSITIONS = [
-  "failed", "still_failing", "recovered", "cancelled", "delivery_failed", "cluster_error",
-  "token_rejected", "source_failing", "polling_stalled", "receiver_failing", "quarantined",
+  "failed", "still_failing", "recovered", "cancelled", "changes_listed", "delivery_failed", "target_recovered",
+  "cluster_error", "cluster_recovered", "token_rejected", "source_failing", "polling_stalled", "receiver_failing", "quarantined",
 ] as const;
 
 /** Route names become EventBridge rule names (`lookout-<name>`, at most 64 characters). */
@@ -49,6 +53,69 @@ const refValue = (wildcards: boolean) =>
     // EventBridge's wildcard refuses `**`; it would mean the same as `*` anyway.
     z.refine((s) => !s.includes("**"), { message: "must not hold consecutive wildcards (**)" }),
   );
+
+const severity = z.enum(SEVERITIES);
+
+/** A route's own severity: one, or one per environment type (keys case-insensitive, newer types allowed). */
+const SeverityOverrideFile = z.union(
+  [
+    // A string first: a map that fails says which of its entries did (lib/config/load.ts branchIssue).
+    z.pipe(z.string(), severity),
+    z.record(z.string(), severity).check(
+      z.superRefine((map, ctx) => {
+        const seen = new Map<string, string>();
+        for (const key of Object.keys(map)) {
+          if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(key)) {
+            ctx.addIssue({ code: "custom", message: "is not an environment type like PRODUCTION, PREVIEW, STAGING or DEVELOPMENT", path: [key], input: key });
+          }
+          const same = seen.get(key.toUpperCase());
+          if (same !== undefined) ctx.addIssue({ code: "custom", message: `names the same environment type as ${same}`, path: [key], input: key });
+          seen.set(key.toUpperCase(), key);
+        }
+        if (!seen.size) ctx.addIssue({ code: "custom", message: "needs at least one environment type", input: map });
+      }),
+    ),
+  ],
+  { error: "must be a severity (critical, error, warning, info) or a map from environment type to severity" },
+);
+
+/** `@here`, `@channel`, a user group id (S…), a user id (U… or W…): Slack's own ids, never a name to look up. */
+const MENTION = /^(@here|@channel|S[A-Z0-9]{6,}|[UW][A-Z0-9]{6,})$/;
+const MAX_MENTIONS = 10;
+const MentionFile = anyOf(
+  z.string().check(
+    z.refine((s) => MENTION.test(s), { message: "must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD)" }),
+  ),
+).check(z.maxLength(MAX_MENTIONS));
+
+/** Who a route (or the default route) mentions in Slack, and for which severities (default critical). */
+const mentionFields = { mention: z.optional(MentionFile), mention_on: z.optional(anyOf(severity)) };
+const mentionNeedsWho = z.refine<{ mention?: string[]; mention_on?: Severity[] }>((r) => !(r.mention_on && !r.mention), {
+  message: "needs mention: who to mention",
+  path: ["mention_on"],
+});
+
+const LINK_LABEL_MAX = 40;
+const LINK_TEMPLATE_MAX = 1000;
+const MAX_LINKS = 10;
+
+/** Label → URL template (lib/config/link-templates.ts); labels are shown as written. */
+export const LinkTemplatesFile = z.record(z.string(), z.string()).check(
+  z.superRefine((map, ctx) => {
+    const labels = Object.keys(map);
+    if (labels.length > MAX_LINKS) ctx.addIssue({ code: "custom", message: `too many links (max ${MAX_LINKS})`, input: map });
+    for (const label of labels) {
+      const template = map[label]!;
+      const problem =
+        !label.trim() || label.length > LINK_LABEL_MAX || /[\u0000-\u001f]/.test(label)
+          ? `is not a label of 1 to ${LINK_LABEL_MAX} characters on one line`
+          : template.length > LINK_TEMPLATE_MAX
+            ? `too long (max ${LINK_TEMPLATE_MAX})`
+            : linkTemplateProblem(template);
+      if (problem) ctx.addIssue({ code: "custom", message: problem, path: [label], input: template });
+    }
+  }),
+);
 
 /** Built around the config's own secret-reference schema (passed in: schema.ts imports this module). */
 export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
@@ -73,6 +140,7 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
         ),
       ),
       token: z.optional(secretRef),
+      broadcast_resolution: z.optional(z.boolean()),
     })
     .check(
       z.refine((r) => !(r.webhook_url && (r.channel || r.token)), {
@@ -83,6 +151,10 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
       }),
       z.refine((r) => !(r.channel && !r.token && !r.webhook_url), { message: "is required with channel", path: ["token"] }),
       z.refine((r) => !(r.token && !r.channel && !r.webhook_url), { message: "is required with token", path: ["channel"] }),
+      z.refine((r) => !(r.webhook_url && r.broadcast_resolution !== undefined), {
+        message: "is for the Web API form (channel and token): an incoming webhook cannot reply in a thread",
+        path: ["broadcast_resolution"],
+      }),
     );
 
   const EmailReceiverFile = z.strictObject({ to: anyOf(z.email()) });
@@ -100,7 +172,11 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
     slack: z.optional(anyOf(SlackReceiverFile)),
     email: z.optional(EmailReceiverFile),
     continue: z._default(z.boolean(), true),
-  });
+    /** Overrides the event's severity for this route's receivers. */
+    severity: z.optional(SeverityOverrideFile),
+    ...mentionFields,
+    links: z.optional(LinkTemplatesFile),
+  }).check(mentionNeedsWho);
 
   const NotifyFile = z.strictObject({
     email: z.optional(z.strictObject({ from: z.email(), smtp_url: z.optional(secretRef) })),
@@ -115,8 +191,9 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
     fallback: z.optional(z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile) })),
     /** The default route: gets every event no route matches (docs: README, "Routes"). */
     default: z.optional(
-      z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile) }).check(
+      z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile), ...mentionFields }).check(
         z.refine((d) => Boolean(d.slack || d.email), { message: "needs slack or email: who gets the events no route matches" }),
+        mentionNeedsWho,
       ),
     ),
     /** A storm's held alerts go out as a digest within this, even when nothing else arrives. */
@@ -126,6 +203,8 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
       ),
       DEFAULT_DIGEST_WITHIN,
     ),
+    /** Links shown with every route's events (a route's or a service's override them by label). */
+    links: z.optional(LinkTemplatesFile),
   });
 
   return {
@@ -146,7 +225,7 @@ type EmailReceiverFile = NonNullable<NonNullable<NotifyFile["fallback"]>["email"
 const toSlack = (r: SlackReceiverFile): SlackReceiver =>
   r.webhook_url
     ? { type: "slack", form: "webhook", webhookUrlRef: r.webhook_url }
-    : { type: "slack", form: "api", channel: r.channel!, tokenRef: r.token! };
+    : { type: "slack", form: "api", channel: r.channel!, tokenRef: r.token!, broadcastResolution: r.broadcast_resolution ?? true };
 const toEmail = (r: EmailReceiverFile): EmailReceiver => ({ type: "email", to: [...new Set(r.to)] });
 
 function toMatch(m: RoutesFile[number]["match"]): RouteMatch {
@@ -161,6 +240,18 @@ function toMatch(m: RoutesFile[number]["match"]): RouteMatch {
   return out;
 }
 
+/** Label → template, in the order written. */
+export const toLinks = (file: Record<string, string>): LinkTemplate[] => Object.entries(file).map(([label, template]) => ({ label, template }));
+
+const toSeverity = (file: NonNullable<RoutesFile[number]["severity"]>): SeverityOverride =>
+  typeof file === "string"
+    ? file
+    : { byEnvironmentType: Object.fromEntries(Object.entries(file).map(([type, s]) => [type.toUpperCase(), s])) };
+
+/** Mentions are for critical events unless `mention_on` says otherwise. */
+const toMention = (r: { mention?: string[]; mention_on?: Severity[] }): { mention?: Mention } =>
+  r.mention ? { mention: { who: [...new Set(r.mention)], on: [...new Set<Severity>(r.mention_on ?? ["critical"])] } } : {};
+
 export function toRoutes(file: RoutesFile): Route[] {
   return file.map((r) => ({
     name: r.name,
@@ -168,6 +259,9 @@ export function toRoutes(file: RoutesFile): Route[] {
     slack: (r.slack ?? []).map(toSlack),
     ...(r.email ? { email: toEmail(r.email) } : {}),
     continue: r.continue,
+    ...(r.severity ? { severity: toSeverity(r.severity) } : {}),
+    ...toMention(r),
+    ...(r.links ? { links: toLinks(r.links) } : {}),
   }));
 }
 
@@ -181,7 +275,8 @@ export function toNotify(file: NotifyFile): NotifySettings {
     slackRate: { perSecond: file.slack_rate.per_second, burst: file.slack_rate.burst },
     digestWithinMs: parseDuration(file.digest_within)!,
   };
-  if (file.default) out.default = toPair(file.default);
+  if (file.default) out.default = { ...toPair(file.default), ...toMention(file.default) };
+  if (file.links) out.links = toLinks(file.links);
   if (file.email) out.email = { from: file.email.from, ...(file.email.smtp_url ? { smtpUrlRef: file.email.smtp_url } : {}) };
   if (file.fallback) out.fallback = toPair(file.fallback);
   return out;

@@ -5,7 +5,7 @@
 import * as z from "zod/mini";
 import { DURATION_LIMITS, durationRangeProblem, parseDuration } from "./duration.js";
 import { parseSize } from "./size.js";
-import { routeSchemas } from "./routes.js";
+import { LinkTemplatesFile, routeSchemas } from "./routes.js";
 
 // Any 8-4-4-4-12 hex id, as the platform issues (not only RFC 4122 variants).
 const uuid = () => z.guid();
@@ -50,6 +50,8 @@ export const WatchedApplication = z.union([
     name: z.optional(z.string()),
     project: z.optional(z.string()),
     environment: z.optional(z.string()),
+    /** This service's links, overriding the routes' and notify.links by label. */
+    links: z.optional(LinkTemplatesFile),
   }),
 ]);
 
@@ -77,6 +79,8 @@ export const PlatformSettings = z.strictObject({
 
 const Routing = routeSchemas(SecretRef);
 
+export const DEFAULT_CLUSTER_QUIET_PERIOD = "30m";
+
 export const ConfigFile = z.strictObject({
   platform: PlatformSettings,
   watch: z.array(Watch).check(z.minLength(1)),
@@ -94,6 +98,11 @@ export const ConfigFile = z.strictObject({
       failing_after: z._default(count(1, 1000), 3),
     }),
     { failing_after: 3 },
+  ),
+  /** How incidents open and close (docs/events.md, "Incidents"). */
+  incidents: z._default(
+    z.strictObject({ cluster_quiet_period: z._default(duration("incidents.cluster_quiet_period"), DEFAULT_CLUSTER_QUIET_PERIOD) }),
+    { cluster_quiet_period: DEFAULT_CLUSTER_QUIET_PERIOD },
   ),
   /** Who is told about which event (lib/config/routes.ts). */
   routes: Routing.Routes,

@@ -33,6 +33,8 @@ export interface PollDeps {
   store: IngestStore;
   now: () => Date;
   backfillWindowMs: number;
+  /** A cluster incident with no error entry for this long closes (`incidents.cluster_quiet_period`). */
+  clusterQuietMs?: number;
   /** Names from configuration, by application id; the change feed's directory fills the rest. */
   configured?: Map<string, ServiceContext>;
   clusterNames?: Map<string, string>;

@@ -7,7 +7,9 @@
  */
 import type { LookoutEventDetail } from "../model/event.js";
 import { distinctReceivers } from "../config/receivers.js";
-import { DEFAULT_ROUTE, MATCH_FIELDS, type MatchField, type NotifySettings, type Receiver, type Route, receiversOf, routeReceivers } from "../config/route-types.js";
+import {
+  DEFAULT_ROUTE, MATCH_FIELDS, type MatchField, type NotifySettings, type Receiver, type Route, receiversOf, routeReceivers, withFollowing,
+} from "../config/route-types.js";
 import { globMatch, splitRefValues } from "../config/route-values.js";
 
 /** How one field of the event compared with what a route wants. */
@@ -55,7 +57,8 @@ export function checkField(detail: LookoutEventDetail | Detail, field: MatchFiel
   const d = detail as Detail;
   if (field === "kind" || field === "transition" || field === "severity") {
     const value = str(d[field]);
-    return { field, wanted, path: field, value, matched: value !== undefined && wanted.includes(value) };
+    const matches = field === "transition" ? withFollowing(wanted) : wanted;
+    return { field, wanted, path: field, value, matched: value !== undefined && matches.includes(value) };
   }
   const ref = obj(d[field]);
   const id = str(ref?.id);
@@ -135,5 +138,6 @@ export function decideRoutes(detail: LookoutEventDetail | Detail, routes: readon
 export function describeCheck(c: FieldCheck): string {
   const wanted = c.wanted.length === 1 ? c.wanted[0]! : `one of ${c.wanted.join(", ")}`;
   if (c.value === undefined) return `${c.path} is absent from the event (route wants ${wanted})`;
+  if (c.matched && c.field === "transition" && !c.wanted.includes(c.value)) return `${c.path} ${JSON.stringify(c.value)} follows ${wanted}`;
   return `${c.path} ${JSON.stringify(c.value)} ${c.matched ? "is" : "is not"} ${wanted}`;
 }

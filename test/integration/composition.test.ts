@@ -41,13 +41,17 @@ watch:
       - ${WEB}
 backfill_window: 42m
 retention: 90d
+incidents: { cluster_quiet_period: 12m }
 data_dir: ${join(dir, "data")}
 routes:
   - name: prod
     match: { kind: deployment, environment: production }
     slack: { channel: "#oncall", token: env:SLACK_BOT_TOKEN }
+    severity: { production: critical }
+    mention: "@here"
 notify:
   slack_rate: { per_second: 2, burst: 7 }
+  links: { console: "https://console.example/{service.id}" }
 `,
 );
 
@@ -89,6 +93,8 @@ describe("the cloud and one machine are built by one composition root", () => {
     expect([...cloud.pollDeps.organizationNames!]).toEqual([[ORG, "acme"]]);
     expect(cloud.pollDeps.backfillWindowMs).toBe(42 * 60_000);
     expect(local.pollDeps.backfillWindowMs).toBe(42 * 60_000);
+    expect(cloud.pollDeps.clusterQuietMs).toBe(12 * 60_000);
+    expect(local.pollDeps.clusterQuietMs).toBe(12 * 60_000);
     expect(cloud.watch.sources).toEqual(local.watch.sources);
     expect(cloud.config).toEqual(local.config);
   });
@@ -123,6 +129,11 @@ describe("the cloud and one machine are built by one composition root", () => {
         observedAt: "2026-03-02T14:01:00Z",
       });
       expect(routeEvent(detail, deps === cloud.pollDeps ? cloudNotify.routes : local.routes).map((d) => d.route.name)).toEqual(["prod"]);
+      // Both notifiers present it as the configuration says: the route's severity, mention and links.
+      const shown = { ...detail, environment: { ...detail.environment!, type: "PRODUCTION" } };
+      for (const present of [cloudNotify.notifier.present!, local.notifier.present!]) {
+        expect(present(shown, "prod")).toEqual({ severity: "critical", mentions: ["<!here>"], links: [{ label: "console", url: `https://console.example/${API}` }] });
+      }
     }
   });
 });

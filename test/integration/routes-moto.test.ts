@@ -21,7 +21,7 @@ import { eventPattern } from "../../lib/config/route-patterns.js";
 import { inputTemplate, ruleResources } from "../../lib/routes/rules.js";
 import type { Route } from "../../lib/config/route-types.js";
 import { patternMatches } from "../fixtures/routes/eventbridge.js";
-import { PARITY_EVENTS } from "../fixtures/routes/parity-events.js";
+import { PARITY_EVENTS, detail } from "../fixtures/routes/parity-events.js";
 import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../support/moto.js";
 
 const available = motoAvailable();
@@ -107,6 +107,31 @@ describe.skipIf(!available)("routes as EventBridge rules, against moto_server", 
     expect(routes.map((r) => r.name).filter((n) => !reached.has(n))).toEqual([]);
     expect(local["chain-prod-api"]).toEqual(["env-names", "stop-prod-api", "svc-wild"]);
     expect(local["chain-staging"]).toEqual(["stop-staging", "svc-wild"]);
+    // What follows a transition goes where it went: stop-acme-deploys names failed and still_failing.
+    expect(byEventBridge["chain-acme-amended"]).toEqual(byEventBridge["chain-acme-failed"]);
+    expect(byEventBridge["chain-acme-recovered"]).toContain("stop-acme-deploys");
+    expect(byEventBridge["target-recovered-acme"]).toContain("org-by-id");
+  });
+
+  it("a route on transition: failed receives the amendment (changes_listed) and the close of what it received", async () => {
+    await moto.reset();
+    await eb.send(new CreateEventBusCommand({ Name: BUS }));
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: "failures" }));
+    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["QueueArn"] }));
+    const failures: Route[] = [{ name: "failures", match: { transition: ["failed"] }, slack: [{ type: "slack", form: "webhook", webhookUrlRef: "env:H" }], continue: true }];
+    await eb.send(new PutRuleCommand({ Name: "failures", EventBusName: BUS, EventPattern: JSON.stringify(eventPattern(failures, 0)) }));
+    const InputTransformer = { InputPathsMap: { id: "$.id" }, InputTemplate: inputTemplate("failures") };
+    await eb.send(new PutTargetsCommand({ Rule: "failures", EventBusName: BUS, Targets: [{ Id: "q", Arn: Attributes!.QueueArn!, InputTransformer }] }));
+    const events = (["failed", "changes_listed", "recovered", "still_failing", "delivery_failed", "cancelled"] as const).map((t) =>
+      detail(`ev-${t}`, t, { service: { id: "s-1", name: "api" }, ...(t === "changes_listed" ? { amends: "ev-failed" } : {}) }),
+    );
+    const res = await eb.send(
+      new PutEventsCommand({ Entries: events.map((d) => ({ EventBusName: BUS, Source: "lookout", DetailType: detailTypeOf(d.kind, d.transition), Detail: JSON.stringify(d) })) }),
+    );
+    expect(res.FailedEntryCount).toBe(0);
+    const got = await drain<{ route: string; event: { detail: LookoutEventDetail } }>(QueueUrl!);
+    expect(got.map((m) => m.event.detail.transition).sort()).toEqual(["changes_listed", "failed", "recovered"]);
+    expect(events.filter((d) => routeEvent(d, failures).length).map((d) => d.transition).sort()).toEqual(["changes_listed", "failed", "recovered"]);
   });
 
   it("a rule of the stack hands its target the route's name and the whole event", async () => {

@@ -150,3 +150,74 @@ describe("limits (lib/config/duration.ts DURATION_LIMITS; docs/limits.md)", () =
       .toMatchObject({ retentionMs: 86_400_000, platform: { timeoutMs: 300_000 }, health: { stalledAfterMs: 60_000 } });
   });
 });
+
+describe("incidents and how routes present events", () => {
+  const head = (apps = APP) => minimal.replace(`[${APP}]`, `[${apps}]`);
+  const BOT = `slack: { channel: "#oncall", token: "env:B" }`;
+  const route = (extra: string) => `${head()}routes: [{ name: a, ${BOT}, ${extra} }]\n`;
+  const placeholders = "known: {organization.id}, {project.id}, {environment.id}, {service.id}, {service.name}, {cluster.id}, {webhook.id}, {execution_id}, {record.id}, {alert.id}";
+  /** Each bad value and the one line that names it. */
+  const BAD: Array<[string, string]> = [
+    [`${head()}incidents: { cluster_quiet_period: 10s }\n`, "incidents.cluster_quiet_period: 10s: must be from 1m to 7d"],
+    [`${head()}incidents: { cluster_quiet_period: 8d }\n`, "incidents.cluster_quiet_period: 8d: must be from 1m to 7d"],
+    [`${head()}incidents: { cluster_quiet_period: soon }\n`, "incidents.cluster_quiet_period: is not a duration like 90s, 15m, 1h or 400d"],
+    [`${head()}incidents: { cluster_quiet: 5m }\n`, "incidents: unknown field(s) cluster_quiet"],
+    [route("severity: fatal"), `routes[0].severity: must be one of "critical", "error", "warning", "info"`],
+    [route("severity: 3"), "routes[0].severity: must be a severity (critical, error, warning, info) or a map from environment type to severity"],
+    [route("severity: { production: fatal }"), `routes[0].severity.production: must be one of "critical", "error", "warning", "info"`],
+    [route("severity: { production: critical, PRODUCTION: error }"), "routes[0].severity.PRODUCTION: names the same environment type as production"],
+    [route(`severity: { "prod env": critical }`), `routes[0].severity["prod env"]: is not an environment type like PRODUCTION, PREVIEW, STAGING or DEVELOPMENT`],
+    [route("severity: {}"), "routes[0].severity: needs at least one environment type"],
+    [route(`mention: "@everyone"`), "routes[0].mention[0]: must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD)"],
+    [route(`mention: ["@here", alice]`), "routes[0].mention[1]: must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD)"],
+    [route("mention_on: critical"), "routes[0].mention_on: needs mention: who to mention"],
+    [route(`mention: "@here", mention_on: [fatal]`), `routes[0].mention_on[0]: must be one of "critical", "error", "warning", "info"`],
+    [`${head()}notify: { default: { ${BOT}, mention: "#oncall" } }\n`, "notify.default.mention[0]: must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD)"],
+    [`${head()}notify: { default: { ${BOT}, mention_on: error } }\n`, "notify.default.mention_on: needs mention: who to mention"],
+    [`${head()}notify: { links: { console: "https://c.example/{org.id}" } }\n`, `notify.links.console: unknown placeholder {org.id}; ${placeholders}`],
+    [`${head()}notify: { links: { console: "/relative/{service.id}" } }\n`, "notify.links.console: must be an absolute http(s) URL (https://…)"],
+    [`${head()}notify: { links: { console: "ftp://files.example/{service.id}" } }\n`, "notify.links.console: must be an absolute http(s) URL (https://…)"],
+    [`${head()}notify: { links: { console: "https://c.example/{service.id" } }\n`, "notify.links.console: has a brace that opens or closes no placeholder"],
+    [`${head()}notify: { links: { "": "https://c.example/" } }\n`, `notify.links[""]: is not a label of 1 to 40 characters on one line`],
+    [route(`links: { runbook: "https://r.example/{alert}" }`), `routes[0].links.runbook: unknown placeholder {alert}; ${placeholders}`],
+    [head(`{ id: ${APP}, links: { logs: "https://l.example/{execution}" } }`), `watch[0].applications[0].links.logs: unknown placeholder {execution}; ${placeholders}`],
+    [head(`{ id: ${APP}, links: { logs: 3 } }`), "watch[0].applications[0].links.logs: must be a string"],
+    [
+      `${head()}routes: [{ name: a, slack: { webhook_url: "env:H", broadcast_resolution: false } }]\n`,
+      "routes[0].slack[0].broadcast_resolution: is for the Web API form (channel and token): an incoming webhook cannot reply in a thread",
+    ],
+  ];
+
+  it("refuses each bad value with one line naming its path", () => {
+    for (const [text, line] of BAD) expect(problem(text), text).toBe(`lookout.yaml: ${line}`);
+    // A watched application in neither form says what is wrong with the object, not only that it is invalid.
+    expect(problem(head(`{ id: ${APP}, enviroment: prod }`))).toBe("lookout.yaml: watch[0].applications[0]: unknown field(s) enviroment");
+  });
+
+  it("reads them: quiet period, severity by environment type (keys upper-cased), mentions, links in the order written", () => {
+    const c = parseConfig(
+      `${head(`{ id: ${APP}, name: api, links: { logs: "https://l.example/{execution_id}" } }`)}incidents: { cluster_quiet_period: 45m }
+routes:
+  - { name: a, ${BOT}, severity: { production: critical, Preview: warning }, mention: ["@here", S0123ABCD, "@here"], links: { runbook: "https://r.example/{service.name}" } }
+  - { name: b, slack: [{ channel: "#b", token: "env:B", broadcast_resolution: false }], severity: error }
+notify:
+  links: { console: "https://c.example/{organization.id}/{service.id}", docs: "https://docs.example/" }
+  default: { ${BOT}, mention: U0123ABCD, mention_on: [critical, error] }
+`,
+      "f.yaml",
+      {},
+    );
+    expect(c.incidents).toEqual({ clusterQuietMs: 45 * 60_000 });
+    expect(c.routes[0]).toMatchObject({
+      severity: { byEnvironmentType: { PRODUCTION: "critical", PREVIEW: "warning" } },
+      mention: { who: ["@here", "S0123ABCD"], on: ["critical"] },
+      links: [{ label: "runbook", template: "https://r.example/{service.name}" }],
+      slack: [{ broadcastResolution: true }],
+    });
+    expect(c.routes[1]).toMatchObject({ severity: "error", slack: [{ broadcastResolution: false }] });
+    expect(c.notify.links!.map((l) => l.label)).toEqual(["console", "docs"]);
+    expect(c.notify.default!.mention).toEqual({ who: ["U0123ABCD"], on: ["critical", "error"] });
+    expect(c.watch[0]!.applications[0]).toEqual({ id: APP, name: "api", links: [{ label: "logs", template: "https://l.example/{execution_id}" }] });
+    expect(parseConfig(minimal, "f.yaml", {}).incidents).toEqual({ clusterQuietMs: 30 * 60_000 });
+  });
+});

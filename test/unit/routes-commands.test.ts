@@ -30,6 +30,9 @@ describe("lookout check-config", () => {
       "ok: 4 sources watched, 5 routes, 6 receivers",
       "warning: deployment/recovered (info) reaches nobody unless routes prod-failures match its organization/project/environment/service: add a route or notify.default",
       "warning: deployment/cancelled (info) reaches nobody: add a route or notify.default",
+      // everything-else selects by severity: an incident's close (info) is not one it takes
+      "warning: webhook_delivery/target_recovered (info) reaches nobody: add a route or notify.default",
+      "warning: cluster_log/cluster_recovered (info) reaches nobody: add a route or notify.default",
     ]);
     expect(io.stderr).toEqual([]);
   });
@@ -58,7 +61,7 @@ watch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01 }]
     expect(warned).toContain("warning: cluster_log/cluster_error (error) reaches nobody: add a route or notify.default");
     expect(warned).toContain("warning: webhook_delivery/delivery_failed (warning) reaches nobody: add a route or notify.default");
     expect(warned).toContain("warning: health/receiver_failing (warning) reaches nobody: add a route or notify.default");
-    expect(warned).toHaveLength(11); // every kind/transition there is
+    expect(warned).toHaveLength(14); // every kind/transition there is
 
     const withDefault = capture();
     const text = `${head}notify: { default: { slack: { webhook_url: "env:HOOK" } } }\n`;

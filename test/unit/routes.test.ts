@@ -3,6 +3,7 @@ import { ConfigError, loadConfigFile, parseConfig } from "../../lib/config/load.
 import { covered, disjoint, globMatch } from "../../lib/config/route-values.js";
 import { decideRoutes, describeCheck, explainRoutes, routeEvent } from "../../lib/routes/match.js";
 import { coverage, eventKinds } from "../../lib/routes/coverage.js";
+import { TRANSITIONS } from "../../lib/config/routes.js";
 import { EVENT_PATTERN_MAX_CHARS, eventPattern, patternProblems } from "../../lib/config/route-patterns.js";
 import { distinctReceivers, receiverId, receiverLabel } from "../../lib/config/receivers.js";
 import { inputTemplate, ruleResources } from "../../lib/routes/rules.js";
@@ -51,7 +52,7 @@ describe("routes configuration", () => {
       match: { kind: ["deployment"], transition: ["failed", "still_failing", "recovered"], environment: ["prod", "production"] },
       slack: [
         { type: "slack", form: "webhook", webhookUrlRef: "env:SLACK_WEBHOOK_ONCALL" },
-        { type: "slack", form: "api", channel: "#oncall", tokenRef: "env:SLACK_BOT_TOKEN" },
+        { type: "slack", form: "api", channel: "#oncall", tokenRef: "env:SLACK_BOT_TOKEN", broadcastResolution: true },
       ],
       email: { type: "email", to: ["oncall@example.com"] },
       continue: false,
@@ -193,7 +194,29 @@ describe("matching", () => {
     expect(names("chain-prod-api")).toEqual(["env-names", "svc-wild", "stop-prod-api"]);
     expect(names("chain-staging")).toEqual(["svc-wild", "stop-staging"]);
     expect(names("chain-prod-web")).toEqual(["env-names", "svc-wild", "after-two-stops", "prod-after-stops", "web-after-stops", "stop-acme-deploys"]);
-    expect(names("chain-acme-recovered")).toEqual(["svc-wild", "web-after-stops", "catch-all"]);
+    // stop-acme-deploys names failed: the incident's close and its amendment follow it, and stop there too.
+    expect(names("chain-acme-recovered")).toEqual(["svc-wild", "web-after-stops", "stop-acme-deploys"]);
+    // An amendment goes wherever the alert it amends went.
+    expect(names("chain-acme-amended")).toEqual(names("chain-acme-failed"));
+    expect(names("chain-acme-amended")).toEqual(["svc-wild", "after-two-stops", "web-after-stops", "stop-acme-deploys"]);
+  });
+
+  it("gives a route what follows the transitions it names: an amendment its alert, a close its opening", () => {
+    const follows = (written: Route["match"]["transition"]) =>
+      TRANSITIONS.filter((t) => routeEvent(detail("f", t), [route("r", { transition: written })]).length);
+    expect(follows(["failed"])).toEqual(["failed", "recovered", "changes_listed"]);
+    expect(follows(["still_failing"])).toEqual(["still_failing", "changes_listed"]);
+    expect(follows(["delivery_failed"])).toEqual(["delivery_failed", "target_recovered"]);
+    expect(follows(["cluster_error"])).toEqual(["cluster_error", "cluster_recovered"]);
+    expect(follows(["recovered", "cancelled"])).toEqual(["recovered", "cancelled"]); // nothing follows a close
+    const [why] = routeEvent(detail("f", "changes_listed"), [route("r", { transition: ["failed", "still_failing"] })]).map((d) => d.why.map(describeCheck));
+    expect(why).toEqual(['transition "changes_listed" follows one of failed, still_failing']);
+    // The deployed pattern says the same.
+    expect(eventPattern([route("r", { transition: ["delivery_failed"] })], 0)).toEqual({
+      source: ["lookout"],
+      "detail-type": ["Webhook Delivery Failed", "Webhook Target Recovered"],
+      detail: { transition: ["delivery_failed", "target_recovered"] },
+    });
   });
 
   it("explains every route: why it matched, the first field that did not, or which route stopped it", () => {
@@ -241,8 +264,8 @@ describe("EventBridge patterns", () => {
   it("narrow detail-type by transition and constrain detail fields", () => {
     expect(eventPattern(sample.routes, 1)).toEqual({
       source: ["lookout"],
-      "detail-type": ["Deployment Failed", "Deployment Still Failing", "Deployment Recovered"],
-      detail: { environment: { name: ["prod", "production"] }, kind: ["deployment"], transition: ["failed", "recovered", "still_failing"] },
+      "detail-type": ["Deployment Failed", "Deployment Changes Listed", "Deployment Recovered", "Deployment Still Failing"],
+      detail: { environment: { name: ["prod", "production"] }, kind: ["deployment"], transition: ["changes_listed", "failed", "recovered", "still_failing"] },
     });
     // ids and names in one list: either field
     expect(eventPattern(parity.routes, 4)).toEqual({
@@ -269,7 +292,7 @@ describe("EventBridge patterns", () => {
       source: ["lookout"],
       detail: {
         $or: [
-          { transition: [{ "anything-but": ["failed", "still_failing"] }] },
+          { transition: [{ "anything-but": ["changes_listed", "failed", "recovered", "still_failing"] }] },
           { organization: { name: [{ "anything-but": ["acme"] }] } },
           { organization: { name: [{ exists: false }] } },
         ],
@@ -365,7 +388,7 @@ describe("coverage (lookout check-config)", () => {
     expect(c["deployment/cancelled"]).toBe("silenced no-cancelled");
     expect(c["webhook_delivery/delivery_failed"]).toBe("nobody");
     expect(c["health/token_rejected"]).toBe("routed");
-    expect(eventKinds()).toHaveLength(11);
+    expect(eventKinds()).toHaveLength(14);
     const fallthrough = { default: { email: { type: "email" as const, to: ["ops@example.com"] } } };
     expect(coverage([], fallthrough).every((x) => x.reach === "default")).toBe(true);
   });
