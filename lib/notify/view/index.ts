@@ -2,5 +2,5 @@
 export * from "./escape.js";
 export * from "./format.js";
 export type * from "./types.js";
-export { alertView, detailTypeOfDetail } from "./alert.js";
+export { alertView, CHANGES_SHOWN, detailTypeOfDetail, emojiOf } from "./alert.js";
 export * from "./digest.js";
