@@ -173,7 +173,7 @@ function changesBlock(c: ChangesView | undefined): Block | undefined {
   });
   if (c.more > 0) lines.push(`+${c.more}${c.moreOrMore ? " or more" : ""} more commit${c.more === 1 && !c.moreOrMore ? "" : "s"}`);
   if (!c.commits.length && !c.more) lines.push("No commits listed.");
-  if (c.note) lines.push(`_${neutralizeMrkdwn(clip(c.note, 300))}_`);
+  if (c.note) lines.push(`Note: ${neutralizeMrkdwn(clip(c.note, 300))}`);
   return { type: "section", text: md(["*What changed*", ...lines].join("\n")) };
 }
 
@@ -258,11 +258,10 @@ export const mentionsOf = (p: Presentation): string[] => p.mentions.filter((m) =
 function barred(text: string, top: Block[], body: Block[], color: string, mentions: string[] = []): SlackMessage {
   const lead = mentions.length ? `${mentions.join(" ")} ` : "";
   const head: Block[] = mentions.length ? [{ type: "section", text: md(mentions.join(" ")) }, ...top] : top;
-  const fallback = clip(`${lead}${text}`, SLACK_LIMITS.fallbackText);
   return {
-    text: fallback,
+    text: clip(`${lead}${text}`, SLACK_LIMITS.fallbackText),
     blocks: head,
-    attachments: [{ color, blocks: clipBlocks(body, SLACK_LIMITS.blocks - head.length), fallback }],
+    attachments: [{ color, blocks: clipBlocks(body, SLACK_LIMITS.blocks - head.length), fallback: text }],
     unfurl_links: false,
     unfurl_media: false,
   };
