@@ -467,7 +467,5 @@ export function renderSlackDigest(held: readonly LookoutEventDetail[], opts: Sla
     escapeSlack(oneLine(`Lookout held back ${alerts} for ${opts.channelLabel} between ${formatUtc(from)} and ${formatUtc(to)}${tally ? `: ${tally}` : ""}`)),
     SLACK_LIMITS.fallbackText,
   );
-  // The bar takes the most severe group's colour: groups come most severe first.
-  const color = SEVERITY_COLOR[groups[0]?.severity ?? "info"] ?? SEVERITY_COLOR.error;
-  return barred(text, head.slice(0, 1), [...head.slice(1), ...groupBlocks, tail], color);
+  return message(text, [...head, ...groupBlocks, tail]);
 }
