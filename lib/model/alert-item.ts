@@ -4,7 +4,12 @@ import type { AuditAttributes } from "./audit-index.js";
 
 export type AlertState = "pending" | "suppressed";
 
-export type SuppressionReason = "backfill" | "mute" | "storm";
+/**
+ * Why an alert (or one delivery of it) was kept quiet: `repeat` — the same error again within an
+ * incident, counted in its thread where there is one, not re-posted; `not_told` — an amendment for a
+ * receiver that never got the alert it amends.
+ */
+export type SuppressionReason = "backfill" | "mute" | "storm" | "repeat" | "not_told";
 
 export interface Suppression {
   reason: SuppressionReason;

@@ -6,6 +6,7 @@
  * contract by test/support/notify-store-contract.ts.
  */
 import type { LookoutEventDetail } from "./event.js";
+import type { SuppressionReason } from "./alert-item.js";
 
 export type DeliveryState = "sending" | "sent" | "failed" | "suppressed" | "held";
 
@@ -31,7 +32,12 @@ export interface DeliveryRecord {
   permanent?: boolean;
   /** The `Lookout Health` event (receiver_failing) this failure raised. */
   health_id?: string;
-  suppression?: { reason: "mute" | "storm"; detail: string; mute_id?: string };
+  suppression?: { reason: Exclude<SuppressionReason, "backfill">; detail: string; mute_id?: string };
+  /**
+   * The earlier message this delivery replaced in place (Slack chat.update): an incident's first message
+   * turned to its resolved form, or an amended alert's message. A retry updates it again, which is harmless.
+   */
+  updated_message?: { ts: string; channel: string; at: string };
   updated_at: string;
 }
 

@@ -1,13 +1,29 @@
 /**
  * Receivers as `Channel`s of the delivery core: a Slack target with its sender, an email address list
- * with its transport. Which message form a follow-up takes is decided here: a thread reply where Slack
- * allows one (Web API, first message's ts known), else a fresh message quoting the first alert.
+ * with its transport. Which message form an event takes is decided here (docs/events.md, "Incidents"):
+ *  - a follow-up: a thread reply where Slack allows one (Web API, first message's ts known), else a
+ *    fresh message quoting the first alert;
+ *  - a repeat (Web API, in a thread): one short counted reply; elsewhere the delivery core suppresses it;
+ *  - a closing event (Web API, in a thread): the first message updated in place to its resolved form,
+ *    then the closing reply, broadcast to the channel unless the receiver says not to;
+ *  - an amendment (Web API, the amended alert's own message known): that message updated in place with
+ *    what the amendment adds; elsewhere a follow-up.
  */
-import type { LookoutEventDetail } from "../model/event.js";
+import { isClosing, type LookoutEventDetail } from "../model/event.js";
 import type { Channel, Sent } from "./deliver.js";
-import { type EmailTransport, type IncidentRef, type SlackMessage, type SlackSender, type SlackTarget, SLACK_ALERT_EVENT } from "./types.js";
-import { renderSlackAlert, renderSlackDigest } from "./slack/render.js";
-import { renderEmail, renderEmailDigest } from "./email/render.js";
+import {
+  type EmailTransport,
+  type IncidentRef,
+  plainPresentation,
+  type Presentation,
+  type SlackMessage,
+  type SlackSender,
+  type SlackTarget,
+  SLACK_ALERT_EVENT,
+} from "./types.js";
+import { renderSlackAlert, renderSlackDigest, renderSlackRepeat, renderSlackResolved } from "./slack/render.js";
+import { changesView } from "./view/alert.js";
+import { renderEmail, renderEmailDigest, type EmailRenderOptions } from "./email/render.js";
 
 export interface ChannelIdentity {
   id: string;
@@ -17,22 +33,66 @@ export interface ChannelIdentity {
 /** The thread a message goes in: the first alert's ts, where Slack allows replies (Web API form). */
 const threadOf = (target: SlackTarget, incident?: IncidentRef) => (target.kind === "api" ? incident?.ts : undefined);
 
-export function slackMessageFor(detail: LookoutEventDetail, target: SlackTarget, incident?: IncidentRef): SlackMessage {
-  if (!incident) return renderSlackAlert(detail);
+export function slackMessageFor(detail: LookoutEventDetail, target: SlackTarget, incident?: IncidentRef, presentation?: Presentation): SlackMessage {
+  const p = presentation ? { presentation } : {};
+  if (!incident) return renderSlackAlert(detail, p);
   const thread_ts = threadOf(target, incident);
-  if (thread_ts) return { ...renderSlackAlert(detail, { incident, mode: "thread" }), thread_ts };
-  return renderSlackAlert(detail, { incident, mode: "quote" });
+  if (thread_ts) {
+    if (detail.incident?.repeat) return { ...renderSlackRepeat(detail), thread_ts };
+    const reply: SlackMessage = { ...renderSlackAlert(detail, { ...p, incident, mode: "thread" }), thread_ts };
+    // The closing reply is also shown in the channel, unless the receiver says not to.
+    if (isClosing(detail.transition) && target.kind === "api" && target.broadcastResolution !== false) reply.reply_broadcast = true;
+    return reply;
+  }
+  return renderSlackAlert(detail, { ...p, incident, mode: "quote" });
 }
 
 /** Web API messages carry the alert id, so a successor can find what a dead sender posted. */
 const marked = (message: SlackMessage, target: SlackTarget, alertId: string): SlackMessage =>
   target.kind === "api" ? { ...message, metadata: { event_type: SLACK_ALERT_EVENT, event_payload: { alert_id: alertId } } } : message;
 
+/**
+ * The message an event replaces in place (Web API form), and with what: an incident's first message in
+ * its resolved form, or an amended alert's message with the amendment's changes. It keeps the id of
+ * the alert it was posted for, so reading back still finds it. Undefined: nothing to update.
+ */
+export function slackUpdateFor(
+  detail: LookoutEventDetail,
+  incident: IncidentRef | undefined,
+  presentation?: Presentation,
+): { alertId: string; ts: string; channel?: string; message: SlackMessage } | undefined {
+  const amended = incident?.amended;
+  if (detail.amends && amended?.ts) {
+    const p = presentation ?? plainPresentation(amended.alert);
+    const changes = changesView(detail);
+    const message = renderSlackAlert(amended.alert, { presentation: p, ...(changes ? { changes } : {}) });
+    return { alertId: amended.alert.id, ts: amended.ts, ...(amended.channel ? { channel: amended.channel } : {}), message };
+  }
+  if (isClosing(detail.transition) && incident?.ts && !incident.inDigest) {
+    const message = renderSlackResolved(incident.first, detail, presentation);
+    return { alertId: incident.first.id, ts: incident.ts, ...(incident.channel ? { channel: incident.channel } : {}), message };
+  }
+  return undefined;
+}
+
 export function slackChannel(who: ChannelIdentity, target: SlackTarget, sender: SlackSender): Channel {
   const channel: Channel = {
     ...who,
-    async send(detail, incident) {
-      return (await sender.post(target, marked(slackMessageFor(detail, target, incident), target, detail.id))) as Sent;
+    async send(detail, incident, presentation) {
+      let updated: Sent["updated"];
+      if (target.kind === "api") {
+        const update = slackUpdateFor(detail, incident, presentation);
+        if (update) {
+          // chat.update is idempotent: a retry after it succeeded replaces the message with the same one.
+          const at = { channel: update.channel ?? target.channel, ts: update.ts };
+          const done = await sender.update(target, at, marked(update.message, target, update.alertId));
+          updated = { ts: done.ts ?? at.ts, channel: done.channel ?? at.channel };
+          // An amendment says everything in the message it updated: nothing more is posted.
+          if (detail.amends) return { updated };
+        }
+      }
+      const posted = (await sender.post(target, marked(slackMessageFor(detail, target, incident, presentation), target, detail.id))) as Sent;
+      return updated ? { ...posted, updated } : posted;
     },
     async sendDigest(held, window) {
       const message = renderSlackDigest(held, {
@@ -43,6 +103,7 @@ export function slackChannel(who: ChannelIdentity, target: SlackTarget, sender: 
   };
   // Incoming webhooks cannot be read back: there, a send the sender died in may be repeated.
   if (target.kind === "api") {
+    channel.threads = true;
     channel.findSent = async (alertId, since, incident) =>
       sender.findPosted(target, { alertId, sinceMs: since.getTime(), ...(incident?.ts ? { threadTs: incident.ts } : {}) });
   }
@@ -52,13 +113,15 @@ export function slackChannel(who: ChannelIdentity, target: SlackTarget, sender: 
 export function emailChannel(who: ChannelIdentity, address: { from: string; to: string[] }, transport: EmailTransport): Channel {
   return {
     ...who,
-    async send(detail, incident) {
-      const message = renderEmail(detail, {
+    async send(detail, incident, presentation) {
+      // The email renderer reads the route's presentation and the incident (its first alert) from these.
+      const options: EmailRenderOptions & { presentation?: Presentation } = {
         ...address,
         ...(incident ? { incident } : {}),
         ...(incident?.messageId ? { firstMessageId: incident.messageId } : {}),
-      });
-      return { messageId: (await transport.send(message)).messageId };
+        ...(presentation ? { presentation } : {}),
+      };
+      return { messageId: (await transport.send(renderEmail(detail, options))).messageId };
     },
     async sendDigest(held, window) {
       const message = renderEmailDigest(held, {

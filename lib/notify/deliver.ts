@@ -7,10 +7,11 @@
  */
 import type { LookoutEventDetail } from "../model/event.js";
 import { contentHash } from "../model/hash.js";
-import type { Mute, NotifyStore } from "../model/notify-store.js";
+import type { DeliveryRecord, Mute, NotifyStore } from "../model/notify-store.js";
 import { DIGEST_ROUTE } from "../config/route-types.js";
-import type { Channel, IncidentRef } from "./types.js";
+import type { AmendedRef, Channel, IncidentRef } from "./types.js";
 import { claimStage } from "./delivery/claim.js";
+import { incidentStage } from "./delivery/incident.js";
 import { muteStage } from "./delivery/mute.js";
 import { readBackStage } from "./delivery/read-back.js";
 import { digestBudgetStage, rateOrHoldStage } from "./delivery/rate.js";
@@ -23,6 +24,7 @@ export type { DeliverDeps, DeliveryOutcome } from "./delivery/stage.js";
 
 const deliverAlert = chain<AlertAttempt, DeliveryOutcome>(
   muteStage,
+  incidentStage,
   claimStage((record) => (record.state === "sending" ? "in_flight" : "duplicate")),
   readBackStage(async (): Promise<DeliveryOutcome> => "duplicate"),
   // What a storm held back goes out first, as one digest, when the budget allows.
@@ -50,22 +52,45 @@ export function deliver(
 ): Promise<DeliveryOutcome> {
   // Read only when needed (a retry, a send): a storm holds most alerts without looking.
   let incident: Promise<IncidentRef | undefined> | undefined;
+  const presentation = deps.present?.(detail, route);
   return deliverAlert({
     id: detail.id, route, channel, deps, detail, mutes, now: deps.now(),
+    ...(presentation ? { presentation } : {}),
     incident: () => (incident ??= incidentOf(detail, channel, deps.store)),
   });
 }
 
-/** The first alert of this alert's incident, and its message ts for this receiver when there is one. */
+/**
+ * The first alert of this alert's incident and its message for this receiver (ts and channel id) when
+ * there is one; for an amendment, also the alert it amends and that alert's own message.
+ */
 async function incidentOf(detail: LookoutEventDetail, channel: Channel, store: NotifyStore): Promise<IncidentRef | undefined> {
-  if (!detail.incident_id || detail.incident_id === detail.id) return undefined;
-  const [first, delivery] = await Promise.all([store.getAlert(detail.incident_id), store.getDelivery(detail.incident_id, channel.id)]);
-  if (!first) return undefined;
+  const followUp = !!detail.incident_id && detail.incident_id !== detail.id;
+  if (!followUp && !detail.amends) return undefined;
+  const [first, delivery, amended] = await Promise.all([
+    followUp ? store.getAlert(detail.incident_id!) : undefined,
+    followUp ? store.getDelivery(detail.incident_id!, channel.id) : undefined,
+    detail.amends ? amendedOf(detail.amends, channel, store) : undefined,
+  ]);
+  const base = first ?? amended?.alert;
+  if (!base) return undefined;
   return {
-    first,
-    ...(delivery?.ts ? { ts: delivery.ts } : {}),
-    ...(delivery?.message_id ? { messageId: delivery.message_id } : {}),
+    first: base,
+    ...(first && delivery?.ts ? { ts: delivery.ts } : {}),
+    ...(first && delivery?.channel ? { channel: delivery.channel } : {}),
+    ...(first && delivery?.digest_id ? { inDigest: true } : {}),
+    ...(first && delivery?.message_id ? { messageId: delivery.message_id } : {}),
+    ...(amended ? { amended } : {}),
   };
+}
+
+/** A delivery's own Slack message: not one it shared in a digest (updating that would replace the digest). */
+const messageOf = (d: DeliveryRecord): { ts?: string; channel?: string } =>
+  d.state === "sent" && d.ts && !d.digest_id ? { ts: d.ts, ...(d.channel ? { channel: d.channel } : {}) } : {};
+
+async function amendedOf(alertId: string, channel: Channel, store: NotifyStore): Promise<AmendedRef | undefined> {
+  const [alert, delivery] = await Promise.all([store.getAlert(alertId), store.getDelivery(alertId, channel.id)]);
+  return alert ? { alert, ...(delivery ? messageOf(delivery) : {}) } : undefined;
 }
 
 /**

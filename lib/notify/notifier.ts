@@ -11,7 +11,7 @@ import type { IngestStore } from "../model/ingest-store.js";
 import { newAlertItem } from "../alerts/outbox-item.js";
 import type { Mute, NotifyStore, ReceiverFailures } from "../model/notify-store.js";
 import { FALLBACK_ROUTE, type NotifySettings, type Receiver, receiversOf } from "../config/route-types.js";
-import type { Presenter } from "./presentation.js";
+import { plainPresenter, type Presenter } from "./presentation.js";
 import { deliver, flushHeld, type Channel, type DeliverDeps, type DeliveryOutcome } from "./deliver.js";
 
 export interface NotifierDeps {
@@ -42,7 +42,9 @@ export const unfinished = (deliveries: readonly Delivery[]): boolean =>
   deliveries.some((d) => d.outcome === "in_flight" || (d.outcome === "failed" && d.route !== FALLBACK_ROUTE));
 
 /** What the delivery core needs, from the notifier's dependencies. */
-const deliverDepsOf = (deps: NotifierDeps): DeliverDeps => ({ store: deps.store, now: deps.now, rate: deps.settings.slackRate, log: deps.log });
+const deliverDepsOf = (deps: NotifierDeps): DeliverDeps => ({
+  store: deps.store, now: deps.now, rate: deps.settings.slackRate, log: deps.log, present: deps.present ?? plainPresenter,
+});
 
 export async function notifyEvent(
   detail: LookoutEventDetail,

@@ -50,12 +50,18 @@ function unavailableChannel(who: { id: string; label: string }, cause: unknown):
   };
 }
 
+/** `broadcastResolution: false` on a Slack receiver keeps an incident's closing reply in its thread. */
+const broadcastOf = (r: Receiver): { broadcastResolution?: boolean } => {
+  const b = (r as { broadcastResolution?: unknown }).broadcastResolution;
+  return typeof b === "boolean" ? { broadcastResolution: b } : {};
+};
+
 async function build(r: Receiver, id: string, rt: ReceiverRuntime): Promise<Channel> {
   const who = { id, label: receiverLabel(r) };
   if (r.type === "slack") {
     const target = r.form === "webhook"
       ? { kind: "webhook" as const, url: await rt.resolveSecret(r.webhookUrlRef) }
-      : { kind: "api" as const, token: await rt.resolveSecret(r.tokenRef), channel: r.channel };
+      : { kind: "api" as const, token: await rt.resolveSecret(r.tokenRef), channel: r.channel, ...broadcastOf(r) };
     return slackChannel(who, target, rt.slack);
   }
   if (!rt.email) throw new DeliveryError("no email sender configured (notify.email.from)", false);

@@ -26,6 +26,8 @@ export interface Sent {
   ts?: string;
   channel?: string;
   messageId?: string;
+  /** The earlier message this send replaced in place (Slack chat.update), recorded on the delivery. */
+  updated?: { ts: string; channel: string };
 }
 
 /** One receiver, able to send an alert and a digest. */
@@ -34,12 +36,22 @@ export interface Channel {
   id: string;
   /** For people and logs: `slack #oncall`, `email oncall@example.com`. */
   label: string;
-  send(detail: LookoutEventDetail, incident?: IncidentRef): Promise<Sent>;
+  /**
+   * Sends an alert, as its route presents it (absent: `plainPresentation`). A follow-up gets its
+   * incident; a closing event may also update the incident's first message, an amendment the message
+   * of the alert it amends (Web API form).
+   */
+  send(detail: LookoutEventDetail, incident?: IncidentRef, presentation?: Presentation): Promise<Sent>;
+  /**
+   * The receiver keeps an incident in a thread and can update its messages (Slack's Web API form).
+   * Absent or false (incoming webhook, email): a repeat is not posted again, it is recorded as suppressed.
+   */
+  threads?: boolean;
   /**
    * `window.id` is the digest's delivery id, carried like an alert id; `heldAt` says when each alert
    * (by id) was held and `at` when the digest goes out, so the digest can say how long each waited.
    */
-  sendDigest(held: LookoutEventDetail[], window: DigestWindow): Promise<Sent>;
+  sendDigest(held: LookoutEventDetail[], window: DigestWindow, presentationOf?: (detail: LookoutEventDetail) => Presentation): Promise<Sent>;
   /**
    * Where the receiver can be read back (Slack's Web API): the message an earlier attempt posted for
    * this alert (or digest) id since `since`, if it got through. Absent: a resend cannot be detected.
@@ -81,7 +93,13 @@ export const SLACK_ALERT_EVENT = "lookout_alert";
 /** Where a Slack message goes; secrets already resolved. */
 export type SlackTarget =
   | { kind: "webhook"; url: string }
-  | { kind: "api"; token: string; channel: string };
+  | {
+      kind: "api";
+      token: string;
+      channel: string;
+      /** An incident's closing reply is also shown in the channel (reply_broadcast); default true. */
+      broadcastResolution?: boolean;
+    };
 
 export interface SlackPosted {
   /** The message ts: only the Web API returns one (incoming webhooks answer "ok"). */
@@ -117,8 +135,22 @@ export interface IncidentRef {
   first: LookoutEventDetail;
   /** Its Slack ts for this receiver, when posted with the Web API: the follow-up goes in its thread. */
   ts?: string;
+  /** The channel id Slack answered with for it: chat.update takes an id, not a `#name`. */
+  channel?: string;
+  /** It went out in a storm digest: `ts` is the digest's, which follow-ups may thread under but nothing updates. */
+  inDigest?: boolean;
   /** Its email Message-ID as the transport reported it (SES replaces ours): follow-ups reply to it. */
   messageId?: string;
+  /** An amendment's (`amends`) alert and what this receiver was told of it. */
+  amended?: AmendedRef;
+}
+
+/** The alert an amendment updates, and its own message for this receiver when it was posted alone. */
+export interface AmendedRef {
+  alert: LookoutEventDetail;
+  /** Its Slack ts and channel id (Web API form, not sent in a digest): the message chat.update replaces. */
+  ts?: string;
+  channel?: string;
 }
 
 export interface EmailMessage {

@@ -9,8 +9,8 @@ import { renderSlackAlert, renderSlackDigest } from "../../lib/notify/slack/rend
 import { slackSender, type SlackSenderOptions } from "../../lib/notify/slack/send.js";
 import { SLACK_ALERT_EVENT, SlackDeliveryError, type SlackMessage, type SlackTarget } from "../../lib/notify/types.js";
 import { slackChannel } from "../../lib/notify/channels.js";
-import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import { DIGEST_WINDOW, FIRST, RECOVERED, heldForDigest } from "../golden/inputs.js";
+import { exampleOf } from "../golden/slack-incident-inputs.js";
+import { DIGEST_WINDOW, FIRST, RECOVERED, STILL, heldForDigest } from "../golden/inputs.js";
 import { type SlackReceiver, startSlackReceiver } from "../support/slack-receiver.js";
 
 const SECRET = "T0LOOKOUT/B0LOOKOUT/sUpErSeCrEtHoOk";
@@ -211,11 +211,12 @@ describe("reading back what an earlier attempt posted (Web API form)", () => {
     const first = await channel.send(FIRST);
     expect(slack.messages[0]!.metadata).toEqual({ event_type: SLACK_ALERT_EVENT, event_payload: { alert_id: FIRST.id } });
     const incident = { first: FIRST, ts: first.ts! };
-    const reply = await channel.send(RECOVERED, incident);
+    // (a follow-up that does not close the incident: a closing reply is broadcast, so in the history too)
+    const reply = await channel.send(STILL, incident);
     expect(await channel.findSent!(FIRST.id, since)).toEqual({ ts: first.ts, channel: "C0ALERTS" });
     // A reply is not in the channel's history: it is looked for in its thread.
-    expect(await channel.findSent!(RECOVERED.id, since)).toBeUndefined();
-    expect(await channel.findSent!(RECOVERED.id, since, incident)).toEqual({ ts: reply.ts, channel: "C0ALERTS" });
+    expect(await channel.findSent!(STILL.id, since)).toBeUndefined();
+    expect(await channel.findSent!(STILL.id, since, incident)).toEqual({ ts: reply.ts, channel: "C0ALERTS" });
     expect(await channel.findSent!("another-alert", since)).toBeUndefined();
     // Only what was posted since the first attempt counts.
     expect(await channel.findSent!(FIRST.id, new Date(Date.now() + 60_000))).toBeUndefined();
@@ -257,7 +258,7 @@ describe("what the renderers make, Slack accepts", () => {
     const { s } = sender();
     const messages: SlackMessage[] = [];
     for (const type of Object.values(DETAIL_TYPES)) {
-      for (const mode of ["full", "thread", "quote"] as const) messages.push(renderSlackAlert(EXAMPLE_DETAILS[type], { mode, incident: { first: FIRST } }));
+      for (const mode of ["full", "thread", "quote"] as const) messages.push(renderSlackAlert(exampleOf(type), { mode, incident: { first: FIRST } }));
     }
     messages.push(renderSlackDigest(heldForDigest(), { channelLabel: "#ops", ...DIGEST_WINDOW }));
     for (const m of messages) {

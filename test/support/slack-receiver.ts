@@ -16,12 +16,17 @@
  *    conversations.replies (the parent, then its replies); both take channel ids only (a name is
  *    `channel_not_found`), page with `limit` and `response_metadata.next_cursor`, and include a
  *    message's `metadata` only with `include_all_metadata=true`.
- * It checks Block Kit's main limits (50 blocks, header 150, section text 3000, 10 fields) and answers
+ *  - chat.update: POST /api/chat.update with `channel` (an id) and `ts` → `{ ok: true, channel, ts }`;
+ *    the message keeps its ts and is replaced in place (`edits` counts them); an unknown ts answers
+ *    `message_not_found`, a channel name `channel_not_found`. `reply_broadcast` on a thread reply is
+ *    recorded, and the reply then shows in conversations.history too, as Slack does.
+ * It checks Block Kit's limits on blocks and attachments (test/support/block-kit.ts) and answers
  * `invalid_blocks` like Slack would, records every accepted message, and can be told to fail the next N
  * requests with a 429, a 5xx or a given error.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { blockKitProblem, slackMessageProblem } from "./block-kit.js";
 
 export interface ReceivedSlackMessage {
   form: "webhook" | "api";
@@ -36,6 +41,11 @@ export interface ReceivedSlackMessage {
   text?: string;
   blocks?: unknown[];
   metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
+  attachments?: Array<{ color?: string; blocks?: unknown[]; fallback?: string }>;
+  /** A thread reply also shown in the channel. */
+  reply_broadcast?: boolean;
+  /** How many times chat.update replaced it. */
+  edits?: number;
   body: Record<string, unknown>;
 }
 
@@ -87,6 +97,8 @@ export interface SlackReceiver {
   channels?: Set<string>;
   /** Requests to the read methods (conversations.*), by method. */
   reads: string[];
+  /** Every accepted chat.update, in order: which message, and what it became. */
+  updates: Array<{ channelId: string; ts: string; text?: string; attachments?: ReceivedSlackMessage["attachments"] }>;
   fail(fault: SlackFault): void;
   reset(): void;
   close(): Promise<void>;
@@ -101,27 +113,8 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** The Block Kit limits Slack enforces, as its `invalid_blocks` answer; undefined when the blocks pass. */
-export function blockKitProblem(blocks: unknown): string | undefined {
-  if (blocks === undefined) return undefined;
-  if (!Array.isArray(blocks)) return "blocks is not an array";
-  if (blocks.length > 50) return `${blocks.length} blocks (max 50)`;
-  for (const [i, b] of blocks.entries()) {
-    const block = b as { type?: string; text?: { type?: string; text?: string }; fields?: { text?: string }[]; elements?: unknown[] };
-    if (block.type === "header") {
-      if (block.text?.type !== "plain_text") return `block ${i}: header text must be plain_text`;
-      if ((block.text.text ?? "").length > 150) return `block ${i}: header longer than 150`;
-    }
-    if (block.type === "section") {
-      if (!block.text && !block.fields) return `block ${i}: section without text or fields`;
-      if ((block.text?.text ?? "").length > 3000) return `block ${i}: section text longer than 3000`;
-      if (block.fields && block.fields.length > 10) return `block ${i}: more than 10 fields`;
-      if (block.fields?.some((f) => (f.text ?? "").length > 2000)) return `block ${i}: field longer than 2000`;
-    }
-    if (block.type === "context" && (block.elements?.length ?? 0) > 10) return `block ${i}: more than 10 context elements`;
-  }
-  return undefined;
-}
+/** Block Kit's limits (test/support/block-kit.ts); re-exported for the tests that check blocks alone. */
+export { blockKitProblem, slackMessageProblem };
 
 const CHANNEL_ID = /^[CGD][A-Z0-9]{6,}$/;
 
@@ -151,6 +144,7 @@ export async function startSlackReceiver(opts: { now?: () => number } = {}): Pro
     messages: [],
     requests: [],
     reads: [],
+    updates: [],
     fail(fault) {
       faults.push({ times: 1, ...fault });
     },
@@ -158,6 +152,7 @@ export async function startSlackReceiver(opts: { now?: () => number } = {}): Pro
       receiver.messages.length = 0;
       receiver.requests.length = 0;
       receiver.reads.length = 0;
+      receiver.updates.length = 0;
       faults.length = 0;
       channelTs.clear();
     },
@@ -198,10 +193,11 @@ export async function startSlackReceiver(opts: { now?: () => number } = {}): Pro
       return webhookText(res, 400, "invalid_payload");
     }
     if (typeof body.text !== "string" && !Array.isArray(body.blocks)) return webhookText(res, 400, "no_text");
-    if (blockKitProblem(body.blocks)) return webhookText(res, 400, "invalid_blocks");
+    if (slackMessageProblem(body)) return webhookText(res, 400, "invalid_blocks");
     const m: ReceivedSlackMessage = { form: "webhook", path, body };
     if (typeof body.text === "string") m.text = body.text;
     if (Array.isArray(body.blocks)) m.blocks = body.blocks;
+    if (Array.isArray(body.attachments)) m.attachments = body.attachments as ReceivedSlackMessage["attachments"];
     if (typeof body.thread_ts === "string") m.thread_ts = body.thread_ts; // recorded; Slack ignores it here
     receiver.messages.push(m);
     return webhookText(res, 200, "ok");
@@ -224,7 +220,8 @@ export async function startSlackReceiver(opts: { now?: () => number } = {}): Pro
     const channel = typeof body.channel === "string" ? body.channel : "";
     if (!channel || (receiver.channels && !receiver.channels.has(channel))) return apiJson(res, 200, { ok: false, error: "channel_not_found" });
     if (typeof body.text !== "string" && body.blocks === undefined) return apiJson(res, 200, { ok: false, error: "no_text" });
-    if (blockKitProblem(body.blocks)) return apiJson(res, 200, { ok: false, error: "invalid_blocks", errors: [blockKitProblem(body.blocks)] });
+    const problem = slackMessageProblem({ text: body.text ?? " ", blocks: body.blocks, attachments: body.attachments });
+    if (problem) return apiJson(res, 200, { ok: false, error: "invalid_blocks", errors: [problem] });
     const channelId = idOf(channel);
     const threadTs = typeof body.thread_ts === "string" && body.thread_ts ? body.thread_ts : undefined;
     if (threadTs && !channelTs.get(channelId)?.has(threadTs)) return apiJson(res, 200, { ok: false, error: "thread_not_found" });
@@ -237,6 +234,8 @@ export async function startSlackReceiver(opts: { now?: () => number } = {}): Pro
     if (typeof body.text === "string") m.text = body.text;
     if (Array.isArray(body.blocks)) m.blocks = body.blocks;
     if (threadTs) m.thread_ts = threadTs;
+    if (threadTs && (body.reply_broadcast === true || body.reply_broadcast === "true")) m.reply_broadcast = true;
+    if (Array.isArray(body.attachments)) m.attachments = body.attachments as ReceivedSlackMessage["attachments"];
     if (body.metadata && typeof body.metadata === "object") m.metadata = body.metadata as ReceivedSlackMessage["metadata"];
     receiver.messages.push(m);
     return apiJson(res, 200, {
@@ -247,6 +246,33 @@ export async function startSlackReceiver(opts: { now?: () => number } = {}): Pro
     });
   }
 
+  /** chat.update: the message keeps its ts and channel; its text, blocks, attachments and metadata are replaced. */
+  async function onUpdate(req: IncomingMessage, res: ServerResponse) {
+    const raw = await readBody(req);
+    const fault = takeFault("api", "chat.update");
+    if (fault?.status === 429) return apiJson(res, 429, { ok: false, error: "ratelimited" }, { "retry-after": String(fault.retryAfterSec ?? 1) });
+    if (fault && (fault.status ?? 0) >= 500) return answer(res, "api", fault.status!, `<html><body>${fault.status} Server Error</body></html>`, { "content-type": "text/html" });
+    if (fault) return apiJson(res, 200, { ok: false, error: fault.error ?? "internal_error" });
+    const call = apiCall(req, raw);
+    if ("error" in call) return apiJson(res, 200, { ok: false, error: call.error });
+    const { body } = call;
+    const channel = typeof body.channel === "string" ? body.channel : "";
+    if (!CHANNEL_ID.test(channel) || !channelTs.has(channel)) return apiJson(res, 200, { ok: false, error: "channel_not_found" });
+    const m = receiver.messages.find((x) => x.form === "api" && x.channelId === channel && x.ts === body.ts);
+    if (!m) return apiJson(res, 200, { ok: false, error: "message_not_found" });
+    if (typeof body.text !== "string" && body.blocks === undefined) return apiJson(res, 200, { ok: false, error: "no_text" });
+    const problem = slackMessageProblem({ text: body.text ?? " ", blocks: body.blocks, attachments: body.attachments });
+    if (problem) return apiJson(res, 200, { ok: false, error: "invalid_blocks", errors: [problem] });
+    if (typeof body.text === "string") m.text = body.text;
+    if (Array.isArray(body.blocks)) m.blocks = body.blocks;
+    if (Array.isArray(body.attachments)) m.attachments = body.attachments as ReceivedSlackMessage["attachments"];
+    if (body.metadata && typeof body.metadata === "object") m.metadata = body.metadata as ReceivedSlackMessage["metadata"];
+    m.body = { ...m.body, ...body };
+    m.edits = (m.edits ?? 0) + 1;
+    receiver.updates.push({ channelId: channel, ts: m.ts!, ...(m.text !== undefined ? { text: m.text } : {}), ...(m.attachments ? { attachments: m.attachments } : {}) });
+    return apiJson(res, 200, { ok: true, channel, ts: m.ts, text: m.text });
+  }
+
   /** A Web API call's arguments (form-encoded as @slack/web-api sends them, objects as JSON, or JSON) and token. */
   function apiCall(req: IncomingMessage, raw: string): { body: Record<string, unknown>; token: string } | { error: string } {
     let body: Record<string, unknown>;
@@ -254,7 +280,7 @@ export async function startSlackReceiver(opts: { now?: () => number } = {}): Pro
       body = JSON.parse(raw) as Record<string, unknown>;
     } else {
       body = Object.fromEntries(new URLSearchParams(raw));
-      for (const key of ["blocks", "metadata"]) if (typeof body[key] === "string") body[key] = JSON.parse(body[key] as string) as unknown;
+      for (const key of ["blocks", "metadata", "attachments"]) if (typeof body[key] === "string") body[key] = JSON.parse(body[key] as string) as unknown;
     }
     const auth = req.headers.authorization ?? "";
     const token = auth.startsWith("Bearer ") ? auth.slice(7) : typeof body.token === "string" ? body.token : "";
@@ -296,7 +322,7 @@ export async function startSlackReceiver(opts: { now?: () => number } = {}): Pro
     const inChannel = receiver.messages.filter((m) => m.form === "api" && m.channelId === channel);
     let chosen: ReceivedSlackMessage[];
     if (method === "conversations.history") {
-      chosen = inChannel.filter((m) => !m.thread_ts && Number(m.ts) > oldest).reverse();
+      chosen = inChannel.filter((m) => (!m.thread_ts || m.reply_broadcast) && Number(m.ts) > oldest).reverse();
     } else {
       const parent = inChannel.find((m) => m.ts === body.ts && !m.thread_ts);
       if (!parent) return apiJson(res, 200, { ok: false, error: "thread_not_found" });
@@ -311,6 +337,7 @@ export async function startSlackReceiver(opts: { now?: () => number } = {}): Pro
     const handle = async () => {
       if (req.method === "POST" && path.startsWith("/services/")) return onWebhook(req, res, path);
       if (req.method === "POST" && path === "/api/chat.postMessage") return onPostMessage(req, res);
+      if (req.method === "POST" && path === "/api/chat.update") return onUpdate(req, res);
       const method = path.slice("/api/".length);
       if (req.method === "POST" && ["conversations.list", "conversations.history", "conversations.replies"].includes(method)) return onRead(req, res, method);
       if (path.startsWith("/api/")) return apiJson(res, 200, { ok: false, error: "unknown_method" });

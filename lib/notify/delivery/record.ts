@@ -35,7 +35,7 @@ export const recordAlertStage: Stage<AlertAttempt, DeliveryOutcome> = async (a) 
     await store.settle(mine, failedFields(error, told));
     return error.retryable ? "failed" : "rejected";
   }
-  await store.settle(mine, { state: "sent", ...sentFields(answer.sent) });
+  await store.settle(mine, { state: "sent", ...sentFields(answer.sent, a.deps.now().toISOString()) });
   await store.receiverSucceeded(a.channel.id);
   return "sent";
 };

@@ -1,4 +1,5 @@
 /** Send: the receiver is asked once (its adapter retries what may pass); its answer goes on the attempt. */
+import type { LookoutEventDetail } from "../../model/event.js";
 import type { DigestWindow, Sent } from "../types.js";
 import { type AlertAttempt, asDeliveryError, type Attempt, type DigestAttempt, type Stage } from "./stage.js";
 
@@ -12,7 +13,7 @@ async function ask(a: Attempt, send: () => Promise<Sent>): Promise<undefined> {
 }
 
 export const sendAlertStage: Stage<AlertAttempt, never> = (a) =>
-  ask(a, async () => a.channel.send(a.detail, await a.incident()));
+  ask(a, async () => a.channel.send(a.detail, await a.incident(), a.presentation));
 
 export const sendDigestStage: Stage<DigestAttempt, never> = (a) => {
   const { held } = a;
@@ -20,5 +21,9 @@ export const sendDigestStage: Stage<DigestAttempt, never> = (a) => {
     from: held[0]!.held_at, to: held[held.length - 1]!.held_at, id: a.id,
     heldAt: Object.fromEntries(held.map((h) => [h.detail.id, h.held_at])), at: a.deps.now().toISOString(),
   };
-  return ask(a, () => a.channel.sendDigest(held.map((h) => h.detail), window));
+  const present = a.deps.present;
+  const routeOf = new Map(held.map((h) => [h.detail.id, h.route]));
+  // Each held alert as its own route shows it.
+  const presentationOf = present ? (d: LookoutEventDetail) => present(d, routeOf.get(d.id) ?? a.route) : undefined;
+  return ask(a, () => a.channel.sendDigest(held.map((h) => h.detail), window, presentationOf));
 };

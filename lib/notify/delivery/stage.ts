@@ -6,7 +6,8 @@
 import type { LookoutEventDetail } from "../../model/event.js";
 import type { Log } from "../../model/log.js";
 import type { DeliveryRecord, HeldAlert, Mute, NotifyStore, ReceiverFailures } from "../../model/notify-store.js";
-import { type Channel, DeliveryError, type IncidentRef, type Sent } from "../types.js";
+import { type Channel, DeliveryError, type IncidentRef, type Presentation, type Sent } from "../types.js";
+import type { Presenter } from "../presentation.js";
 
 export interface DeliverDeps {
   store: NotifyStore;
@@ -16,6 +17,8 @@ export interface DeliverDeps {
   /** How long a sender may take before another worker assumes it died and sends again. */
   leaseMs?: number;
   log: Log;
+  /** How each route shows an event (severity, mentions, links); absent: the event as raised. */
+  present?: Presenter;
   /**
    * Told when a receiver failed after its own retries, with its run of failures so far (kept in the
    * table): raise health, try the fallback. Returns the health event's id, recorded on the delivery.
@@ -28,9 +31,11 @@ export interface DeliverDeps {
  * not settled yet, so whoever delivers the event must come back (the holder may have died): an alert
  * is only done when its record says what became of it. `failed`: may work later (retried);
  * `rejected`: failed for a reason retries cannot fix (a secret missing, a revoked webhook, another
- * 4xx), so it is not retried: the fallback and a health event say so at once.
+ * 4xx), so it is not retried: the fallback and a health event say so at once. `suppressed`: kept
+ * quiet for its incident's sake (a repeat where no thread counts it, an amendment of an alert the
+ * receiver was not told of), recorded with the reason.
  */
-export type DeliveryOutcome = "sent" | "duplicate" | "in_flight" | "muted" | "held" | "failed" | "rejected";
+export type DeliveryOutcome = "sent" | "duplicate" | "in_flight" | "muted" | "suppressed" | "held" | "failed" | "rejected";
 
 /** One delivery under way, to one receiver: what the stages have learned so far. */
 export interface Attempt {
@@ -50,6 +55,8 @@ export interface Attempt {
 export interface AlertAttempt extends Attempt {
   readonly detail: LookoutEventDetail;
   readonly mutes: readonly Mute[];
+  /** How the alert's route shows it. */
+  readonly presentation?: Presentation;
   /** When the delivery began: mutes are judged and holds stamped at this instant. */
   readonly now: Date;
 }
@@ -89,11 +96,12 @@ export function answerOf(attempt: Attempt): NonNullable<Attempt["answer"]> {
 export const asDeliveryError = (err: unknown): DeliveryError =>
   err instanceof DeliveryError ? err : new DeliveryError((err as Error).message, true);
 
-/** What a receiver's answer adds to a delivery record. */
-export const sentFields = (s: Sent) => ({
+/** What a receiver's answer adds to a delivery record; `at` stamps a message it updated in place. */
+export const sentFields = (s: Sent, at?: string) => ({
   ...(s.ts ? { ts: s.ts } : {}),
   ...(s.channel ? { channel: s.channel } : {}),
   ...(s.messageId ? { message_id: s.messageId } : {}),
+  ...(s.updated && at ? { updated_message: { ...s.updated, at } } : {}),
 });
 
 /** Takes a token from the receiver's budget (lib/model/notify-store.ts: takeToken). */

@@ -17,17 +17,27 @@
  *  4. Links are absolute http(s) URLs only, without credentials, normalised (`safeHttpUrl`); in mrkdwn
  *     they are escaped as well. Anything else (javascript:, slack://, relative) is not shown as a link.
  *
- * LIMITS (Block Kit): 50 blocks a message, header 150 characters, section text 3000, a field 2000,
+ * SHAPE. A message is its top blocks (the mentions its route asks for, the header) and one legacy
+ * attachment whose `color` is the severity's bar, holding the body's blocks; `text` stays the fallback.
+ * Mentions are tokens the Presentation gives (Lookout's configuration), checked against Slack's
+ * mention syntax, never built from platform text.
+ *
+ * LIMITS (Block Kit): 50 blocks a message (the attachment's count), header 150 characters, section text 3000, a field 2000,
  * 10 fields a section, 10 context elements, button text 75 and URL 3000. Text is clipped (ending in "…")
  * after escaping, never inside an entity; extra fields go into another section; extra blocks are cut,
  * with a last context block saying so.
  */
-import type { LookoutEventDetail } from "../../model/event.js";
-import type { IncidentRef, SlackMessage } from "../types.js";
+import type { LookoutEventDetail, Severity } from "../../model/event.js";
+import { type IncidentRef, plainPresentation, type Presentation, type SlackMessage } from "../types.js";
 import {
   type AlertView,
   alertView,
   asDate,
+  type ChangesView,
+  emojiOf,
+  type LinkFact,
+  ordinal,
+  safeHttpUrl,
   clip,
   digestGroupTitle,
   digestLine,
@@ -38,6 +48,7 @@ import {
   neutralizeMrkdwn,
   oneLine,
   parseInstant,
+  moreCommits,
 } from "../view/index.js";
 
 export const SLACK_LIMITS = {
@@ -151,6 +162,22 @@ function errorBlock(v: AlertView): Block | undefined {
   return block;
 }
 
+/** "What changed": at most five commits (short id linked, author, first line) and "+N more". */
+function changesBlock(c: ChangesView | undefined): Block | undefined {
+  if (!c) return undefined;
+  const lines = c.commits.map((commit) => {
+    const id = commit.shortId ?? "(no id)";
+    const shown = commit.url ? slackLink(commit.url, id) : neutralizeMrkdwn(id);
+    const rest = [commit.author, commit.subject].filter(Boolean).join(" — ");
+    // Each line is bounded, so five of them and the heading always fit one section.
+    return `• ${shown}${rest ? ` ${neutralizeMrkdwn(clip(rest, 300))}` : ""}`;
+  });
+  if (c.more > 0 || c.atLeast) lines.push(`${moreCommits(c)} commit${c.more === 1 && !c.atLeast ? "" : "s"}`);
+  if (!c.commits.length && !c.more) lines.push("No commits listed.");
+  if (c.note) lines.push(`Note: ${neutralizeMrkdwn(clip(c.note, 300))}`);
+  return { type: "section", text: md(["*What changed*", ...lines].join("\n")) };
+}
+
 function noteBlocks(v: AlertView, excerptMax = 600): Block[] {
   return v.notes.map((n) => ({ type: "section", text: plain(`${n.label}: ${clip(n.value, excerptMax)}`) }));
 }
@@ -163,9 +190,19 @@ function timeContext(v: AlertView, extra: (PlainText | Mrkdwn)[] = []): Block {
   return { type: "context", elements: [...elements, ...extra].slice(0, SLACK_LIMITS.contextElements) };
 }
 
+/** The route's links (console, logs, runbook) first, then the event's own; only safe http(s) URLs. */
+function linksOf(v: AlertView, p: Presentation): LinkFact[] {
+  const out: LinkFact[] = [];
+  for (const l of [...p.links, ...v.links]) {
+    const url = safeHttpUrl(l.url, SLACK_LIMITS.buttonUrl);
+    if (url && !out.some((o) => o.url === url)) out.push({ label: oneLine(l.label) || "Open", url });
+  }
+  return out;
+}
+
 /** Links not already shown as a section's button, as one actions block. */
-function actionsBlock(v: AlertView, shown: Set<string>): Block | undefined {
-  const rest = v.links.filter((l) => !shown.has(l.url));
+function actionsBlock(links: LinkFact[], shown: Set<string>): Block | undefined {
+  const rest = links.filter((l) => !shown.has(l.url));
   if (!rest.length) return undefined;
   return {
     type: "actions",
@@ -183,10 +220,10 @@ function accessoryUrls(blocks: Block[]): Set<string> {
   return s;
 }
 
-/** Enforces the 50-block limit: cuts, and says so in a last context block. */
-export function clipBlocks(blocks: Block[]): Block[] {
-  if (blocks.length <= SLACK_LIMITS.blocks) return blocks;
-  const kept = blocks.slice(0, SLACK_LIMITS.blocks - 1);
+/** Enforces the 50-block limit (`max` when other blocks share it): cuts, and says so in a last context block. */
+export function clipBlocks(blocks: Block[], max: number = SLACK_LIMITS.blocks): Block[] {
+  if (blocks.length <= max) return blocks;
+  const kept = blocks.slice(0, max - 1);
   const cut = blocks.length - kept.length;
   kept.push({ type: "context", elements: [plain(`${cut} more block${cut === 1 ? "" : "s"} not shown (Slack's limit).`)] });
   return kept;
@@ -206,6 +243,52 @@ function message(text: string, blocks: Block[]): SlackMessage {
   return { text, blocks: clipBlocks(blocks), unfurl_links: false, unfurl_media: false };
 }
 
+/** The colour bar: critical red, error orange, warning yellow, info (and every resolution) green. */
+export const SEVERITY_COLOR: Record<Severity, string> = { critical: "#E01E5A", error: "#F2711C", warning: "#ECB22E", info: "#2EB67D" };
+const RESOLVED_COLOR = SEVERITY_COLOR.info;
+
+/** Slack's mention tokens Lookout may write: @here, @channel, a user group, a user. Anything else is dropped. */
+const MENTION = /^<(!here|!channel|!subteam\^[A-Z0-9]{2,30}|@[UW][A-Z0-9]{2,30})>$/;
+export const mentionsOf = (p: Presentation): string[] => p.mentions.filter((m) => MENTION.test(m)).slice(0, 20);
+
+/**
+ * A message with a colour bar: the top blocks (mentions, header) outside, the body in one attachment
+ * with the colour, both within the 50 blocks Slack counts together. Mentions lead the fallback text too,
+ * which is what notifications show.
+ */
+function barred(text: string, top: Block[], body: Block[], color: string, mentions: string[] = []): SlackMessage {
+  const lead = mentions.length ? `${mentions.join(" ")} ` : "";
+  const head: Block[] = mentions.length ? [{ type: "section", text: md(mentions.join(" ")) }, ...top] : top;
+  return {
+    text: clip(`${lead}${text}`, SLACK_LIMITS.fallbackText),
+    blocks: head,
+    attachments: [{ color, blocks: clipBlocks(body, SLACK_LIMITS.blocks - head.length), fallback: text }],
+    unfurl_links: false,
+    unfurl_media: false,
+  };
+}
+
+/** Severity and where the event stands in its incident: "Critical · 3rd failure · opened … · repeat". */
+function incidentContext(v: AlertView, severity: Severity): Block {
+  const elements: (PlainText | Mrkdwn)[] = [md(`*${severity[0]!.toUpperCase()}${severity.slice(1)}*`)];
+  const i = v.incident;
+  if (i) {
+    if (i.failures) elements.push(plain(v.closing ? `${i.failures} failure${i.failures === 1 ? "" : "s"} in all` : `${ordinal(i.failures)} failure`, 200));
+    elements.push(md(slackDate(i.openedRaw, "opened ")));
+    if (i.repeat) elements.push(plain("repeat", 50));
+  }
+  return { type: "context", elements };
+}
+
+/** What closed the incident: "✅ resolved after 14m · by HTTP 200 · 5 failures". */
+function resolutionText(v: AlertView): string {
+  const i = v.incident;
+  const parts = [`✅ Resolved${i?.lasted ? ` after ${i.lasted}` : ""}`];
+  if (i?.resolvedBy) parts.push(`by ${i.resolvedBy}`);
+  if (i?.failures) parts.push(`${i.failures} failure${i.failures === 1 ? "" : "s"}`);
+  return parts.join(" · ");
+}
+
 // --- Public renderers --------------------------------------------------------------------------------
 
 export type SlackRenderMode = "full" | "thread" | "quote";
@@ -219,43 +302,96 @@ export interface SlackRenderOptions {
    * for the incoming-webhook form, which can neither reply in a thread nor learn a message's ts.
    */
   mode?: SlackRenderMode;
+  /** How the route shows it: severity (the colour), mentions, links. Absent: the event as raised. */
+  presentation?: Presentation;
+  /** An amendment's changes, shown in the alert it amends ("What changed"). */
+  changes?: ChangesView;
 }
 
 /** Fields a thread reply leaves out: the first alert in the thread above already says them. */
 const KNOWN_IN_THREAD = new Set(["Service", "Project / environment", "Organization", "Cluster"]);
 
-export function renderSlackAlert(detail: LookoutEventDetail, opts: SlackRenderOptions = {}): SlackMessage {
+/** The alert's view with the route's severity in its emoji. */
+function viewOf(detail: LookoutEventDetail, p: Presentation): AlertView {
   const v = alertView(detail);
+  return { ...v, emoji: emojiOf(detail.transition, p.severity) };
+}
+
+export function renderSlackAlert(detail: LookoutEventDetail, opts: SlackRenderOptions = {}): SlackMessage {
+  const p = opts.presentation ?? plainPresentation(detail);
+  const v = viewOf(detail, p);
+  if (opts.changes) v.changes = opts.changes;
   const mode = opts.mode ?? "full";
   const text = fallbackText(detail.summary);
+  const color = v.closing ? RESOLVED_COLOR : (SEVERITY_COLOR[p.severity] ?? SEVERITY_COLOR.error);
+  const links = linksOf(v, p);
+  const resolution: Block | undefined = v.closing ? { type: "section", text: plain(resolutionText(v)) } : undefined;
 
   if (mode === "thread") {
-    const commit = commitBlock(v);
-    const error = errorBlock(v);
-    const blocks = compact<Block>([
-      { type: "section", text: plain(`${v.emoji} ${v.title} — ${v.summary}`) },
+    const body = compact<Block>([
+      resolution,
       ...fieldSections(v.fields.filter((f) => !KNOWN_IN_THREAD.has(f.label))),
-      commit,
-      error,
+      commitBlock(v),
+      errorBlock(v),
+      changesBlock(v.changes),
       ...noteBlocks(v, 300),
+      incidentContext(v, p.severity),
       timeContext(v),
     ]);
-    const actions = actionsBlock(v, accessoryUrls(blocks));
-    return message(text, compact([...blocks, actions]));
+    const top: Block = { type: "section", text: plain(`${v.emoji} ${v.title} — ${v.summary}`) };
+    return barred(text, [top], compact([...body, actionsBlock(links, accessoryUrls(body))]), color, mentionsOf(p));
   }
 
   const body = compact<Block>([
+    resolution,
     { type: "section", text: plain(v.summary) },
     ...fieldSections(v.fields),
     commitBlock(v),
     errorBlock(v),
+    changesBlock(v.changes),
     ...noteBlocks(v),
+    incidentContext(v, p.severity),
     timeContext(v),
   ]);
-  const actions = actionsBlock(v, accessoryUrls(body));
-  const blocks: Block[] = [headerBlock(v)];
-  if (mode === "quote") blocks.push(quoteBlock(v, opts.incident));
-  return message(text, compact([...blocks, ...body, actions]));
+  const actions = actionsBlock(links, accessoryUrls(body));
+  const head: Block[] = [headerBlock(v)];
+  if (mode === "quote") head.push(quoteBlock(v, opts.incident));
+  return barred(text, head, compact([...body, actions]), color, mentionsOf(p));
+}
+
+/**
+ * An incident's first message once it closed (chat.update): green, "✅ Resolved after 14m", what
+ * resolved it and how many failures it saw, above what the first message said. No mention: an edit
+ * notifies nobody, and the page is over.
+ */
+export function renderSlackResolved(first: LookoutEventDetail, closing: LookoutEventDetail, presentation?: Presentation): SlackMessage {
+  const p = presentation ?? plainPresentation(first);
+  const v = alertView(first);
+  const closed = alertView(closing);
+  const where = v.place ? ` · ${v.place}` : "";
+  const header: Block = { type: "header", text: plain(`✅ Resolved · ${v.title}: ${v.subject}${where}`, SLACK_LIMITS.headerText) };
+  const body = compact<Block>([
+    { type: "section", text: plain(resolutionText(closed)) },
+    { type: "section", text: plain(v.summary) },
+    ...fieldSections(v.fields),
+    commitBlock(v),
+    errorBlock(v),
+    { type: "context", elements: [md(slackDate(closing.occurred_at, "Resolved ")), plain(`resolved by alert ${closing.id}`, 200)] },
+    timeContext(v),
+  ]);
+  const text = clip(escapeSlack(oneLine(`${resolutionText(closed)}: ${first.summary}`)), SLACK_LIMITS.fallbackText);
+  return barred(text, [header], compact([...body, actionsBlock(linksOf(v, p), accessoryUrls(body))]), RESOLVED_COLOR);
+}
+
+/** A repeat in the incident's thread: one short counted line ("same error again — 3rd time"). */
+export function renderSlackRepeat(detail: LookoutEventDetail): SlackMessage {
+  const n = detail.incident?.failures;
+  const line = `🔁 Same error again${n ? ` — ${ordinal(n)} time` : ""}`;
+  const blocks: Block[] = [
+    { type: "section", text: plain(line) },
+    { type: "context", elements: [md(slackDate(detail.occurred_at, "Occurred ")), plain(`alert ${detail.id}`, 200)] },
+  ];
+  return message(clip(escapeSlack(`${line}: ${oneLine(detail.summary)}`), SLACK_LIMITS.fallbackText), blocks);
 }
 
 /** The "follow-up of" lines that stand in for a thread: when the incident began, and its first summary. */

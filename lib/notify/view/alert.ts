@@ -2,11 +2,11 @@
  * One alert's view: what every kind shares (header words, place, deployment facts, commit, error,
  * notes, links), with the kind's own part taken from a table keyed by kind. Pure.
  */
-import type { CommitFacts, DetailType, EventKind, LookoutEventDetail } from "../../model/event.js";
+import type { CommitFacts, DetailType, EventKind, LookoutEventDetail, Severity } from "../../model/event.js";
 import { detailTypeOf, isClosing } from "../../model/event.js";
 import { safeHttpUrl } from "./escape.js";
-import { firstLine, formatElapsed, nameOf, oneLine, parseInstant, typedNameOf } from "./format.js";
-import type { AddFact, AlertView, CommitView, ErrorView, Fact, KindView, LinkFact } from "./types.js";
+import { firstLine, formatElapsed, formatSpan, nameOf, oneLine, parseInstant, typedNameOf } from "./format.js";
+import type { AddFact, AlertView, ChangesView, CommitView, ErrorView, Fact, IncidentView, KindView, LinkFact } from "./types.js";
 import { clusterView } from "./cluster.js";
 import { deploymentView } from "./deployment.js";
 import { healthView } from "./health.js";
@@ -24,6 +24,13 @@ const kindView = (detail: LookoutEventDetail): KindView => KIND_VIEWS[detail.kin
 
 const SEVERITY_EMOJI: Record<string, string> = { critical: "🚨", error: "🔴", warning: "🟠", info: "🔵" };
 
+/** The header's emoji: ✅ for what closes an incident, ⚪ for a cancel, else the severity's. */
+export function emojiOf(transition: string, severity: Severity): string {
+  if (isClosing(transition as never)) return "✅";
+  if (transition === "cancelled") return "⚪";
+  return SEVERITY_EMOJI[severity] ?? "🔔";
+}
+
 const TRANSITION_WORDS: Record<string, [string, string]> = {
   failed: ["FAILED", "Deployment failed"],
   still_failing: ["STILL FAILING", "Deployment still failing"],
@@ -35,6 +42,9 @@ const TRANSITION_WORDS: Record<string, [string, string]> = {
   cluster_error: ["CLUSTER ERROR", "Cluster error"],
   cluster_recovered: ["RECOVERED", "Cluster recovered"],
 };
+
+/** Commits shown in "What changed"; the rest are counted. */
+export const CHANGES_SHOWN = 5;
 
 /** The detail-type, or a safe stand-in for a (kind, transition) pair newer than this code. */
 export function detailTypeOfDetail(detail: LookoutEventDetail): DetailType {
@@ -56,6 +66,31 @@ export function commitView(c: CommitFacts): CommitView {
   const url = safeHttpUrl(c.link);
   if (url) commit.url = url;
   return commit;
+}
+
+/** At most five commits, whatever the list holds, and how many more there are. */
+export function changesView(detail: LookoutEventDetail): ChangesView | undefined {
+  const ch = detail.deployment?.changes;
+  if (!ch) return undefined;
+  const listed = Array.isArray(ch.commits) ? ch.commits : [];
+  const commits = listed.slice(0, CHANGES_SHOWN).map(commitView);
+  const total = Number.isFinite(ch.total) ? Math.max(ch.total, listed.length) : listed.length;
+  const view: ChangesView = { commits, more: Math.max(0, total - commits.length), atLeast: Boolean(ch.more), total };
+  if (typeof ch.since_commit === "string") view.since = oneLine(ch.since_commit).slice(0, 12);
+  if (typeof ch.until_commit === "string") view.until = oneLine(ch.until_commit).slice(0, 12);
+  if (ch.note) view.note = oneLine(ch.note);
+  return view;
+}
+
+function incidentView(detail: LookoutEventDetail): IncidentView | undefined {
+  const i = detail.incident;
+  if (!i) return undefined;
+  const view: IncidentView = { openedRaw: i.opened_at, repeat: !!i.repeat };
+  if (i.failures !== undefined && Number.isFinite(i.failures)) view.failures = i.failures;
+  const lasted = formatSpan(i.duration_sec);
+  if (lasted) view.lasted = lasted;
+  if (i.resolved_by) view.resolvedBy = oneLine(i.resolved_by);
+  return view;
 }
 
 function errorView(detail: LookoutEventDetail): ErrorView | undefined {
@@ -104,8 +139,7 @@ export function alertView(detail: LookoutEventDetail): AlertView {
   const detailType = detailTypeOfDetail(detail);
   const [transition, title] = TRANSITION_WORDS[detail.transition] ??
     kind.unnamedTransition?.(detail) ?? [detail.transition.toUpperCase(), detailType];
-  const emoji =
-    isClosing(detail.transition) ? "✅" : detail.transition === "cancelled" ? "⚪" : (SEVERITY_EMOJI[detail.severity] ?? "🔔");
+  const emoji = emojiOf(detail.transition, detail.severity);
 
   const project = nameOf(detail.project);
   const environment = nameOf(detail.environment);
@@ -142,7 +176,12 @@ export function alertView(detail: LookoutEventDetail): AlertView {
     links,
     occurredRaw: detail.occurred_at,
     id: detail.id,
+    closing: isClosing(detail.transition),
   };
+  const incident = incidentView(detail);
+  if (incident) view.incident = incident;
+  const changes = changesView(detail);
+  if (changes) view.changes = changes;
   if (place) view.place = oneLine(place);
   if (what) view.what = oneLine(what);
   if (commit) view.commit = commit;

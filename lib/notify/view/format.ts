@@ -51,6 +51,25 @@ export function formatElapsed(sec: number | undefined, iso: string | undefined):
   return `${r}s`;
 }
 
+/** How long an incident lasted, to the minute once past one: "14m", "2h 5m", "1d 3h", "45s". */
+export function formatSpan(sec: number | undefined): string | undefined {
+  if (sec === undefined || !Number.isFinite(sec) || sec < 0) return undefined;
+  const s = Math.round(sec);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h${m % 60 ? ` ${m % 60}m` : ""}`;
+  return `${Math.floor(h / 24)}d${h % 24 ? ` ${h % 24}h` : ""}`;
+}
+
+/** 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st… */
+export function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" } as Record<number, string>)[n % 10] ?? "th";
+  return `${n}${suffix}`;
+}
+
 /** "3m 07s", "45s", "2h 05m": how long an alert waited for its digest. */
 export function formatWait(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));

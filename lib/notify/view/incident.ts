@@ -4,9 +4,8 @@
  * what changed before a deployment failure. Pure; plain text, escaped by each renderer.
  */
 import { isClosing, type LookoutEventDetail } from "../../model/event.js";
-import { commitView } from "./alert.js";
 import { formatElapsed, formatUtc, nameOf, oneLine, parseInstant } from "./format.js";
-import type { CommitView, Fact } from "./types.js";
+import type { ChangesView, CommitView, Fact } from "./types.js";
 
 /**
  * Whether a detail is a message of an incident: every failure and close of a deployment, webhook target
@@ -89,32 +88,6 @@ export function incidentFacts(detail: LookoutEventDetail): Fact[] {
 }
 
 /** What changed before a deployment failure, as shown: at most five commits and how many more. */
-export interface ChangesView {
-  commits: CommitView[];
-  /** Commits not shown. */
-  more: number;
-  /** `total` was a lower bound (the platform lists only the last 100). */
-  atLeast: boolean;
-  total: number;
-  since?: string;
-  until?: string;
-  note?: string;
-}
-
-export const CHANGES_SHOWN = 5;
-
-export function changesView(detail: LookoutEventDetail): ChangesView | undefined {
-  const ch = detail.deployment?.changes;
-  if (!ch) return undefined;
-  const commits = (ch.commits ?? []).slice(0, CHANGES_SHOWN).map(commitView);
-  const total = Math.max(ch.total ?? 0, commits.length);
-  const view: ChangesView = { commits, more: total - commits.length, atLeast: Boolean(ch.more), total };
-  if (ch.since_commit) view.since = oneLine(ch.since_commit).slice(0, 12);
-  if (ch.until_commit) view.until = oneLine(ch.until_commit).slice(0, 12);
-  if (ch.note) view.note = oneLine(ch.note);
-  return view;
-}
-
 /** "+95 more", "+95 or more": the commits a change list leaves out; undefined when none. */
 export function moreCommits(ch: ChangesView): string | undefined {
   if (ch.more <= 0 && !ch.atLeast) return undefined;

@@ -2,6 +2,6 @@
 export * from "./escape.js";
 export * from "./format.js";
 export type * from "./types.js";
-export { alertView, commitView, detailTypeOfDetail } from "./alert.js";
+export { alertView, CHANGES_SHOWN, changesView, commitView, detailTypeOfDetail, emojiOf } from "./alert.js";
 export * from "./digest.js";
 export * from "./incident.js";

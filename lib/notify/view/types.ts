@@ -33,6 +33,32 @@ export interface ErrorView {
   url?: string;
 }
 
+/** "What changed": the commits since the service's last successful deployment, at most five. */
+export interface ChangesView {
+  commits: CommitView[];
+  /** Commits not shown ("+N more"). */
+  more: number;
+  /** The platform listed only part (its last 100): `total` and `more` are lower bounds. */
+  atLeast: boolean;
+  total: number;
+  /** The range, short ids, when known. */
+  since?: string;
+  until?: string;
+  /** Why the list is empty or partial, for people. */
+  note?: string;
+}
+
+/** Where the event stands in its incident, for people. */
+export interface IncidentView {
+  /** "3 failures" so far (on a close: in all). */
+  failures?: number;
+  openedRaw: string;
+  repeat: boolean;
+  /** On a close: "14m". */
+  lasted?: string;
+  resolvedBy?: string;
+}
+
 /** Everything the renderers show, as plain text: they escape for their medium. */
 export interface AlertView {
   detailType: DetailType;
@@ -63,6 +89,10 @@ export interface AlertView {
   executionId?: string;
   /** The first alert of the incident, when this is a follow-up. */
   incidentId?: string;
+  incident?: IncidentView;
+  changes?: ChangesView;
+  /** The event closes its incident (recovered, target_recovered, cluster_recovered). */
+  closing: boolean;
 }
 
 /** Adds one field to a view; empty values are left out. */
