@@ -70,7 +70,7 @@ export function routeOf(event: APIGatewayProxyEventV2): Route | undefined {
   const id = event.pathParameters?.id ?? /\/explain\/([^/]+)\/?$/.exec(path)?.[1];
   if (id !== undefined) return { route: "explain", id: safeDecode(id) };
   // An optional stage prefix (/prod/audit.js), as for /events.
-  const file = /^(?:\/[^/]+)?\/([a-z.]*)$/.exec(path)?.[1];
+  const file = /^(?:\/[^/.]+)?\/([a-z.]*)$/.exec(path)?.[1];
   if (file !== undefined && Object.hasOwn(WEB_FILES, file)) return { route: "web", name: file };
   return undefined;
 }
