@@ -13,6 +13,7 @@ import { FORMATS, type Format, csvHeader, csvRow, explanationLines, jsonLine, ta
 import { openLocalStore } from "./pipeline.js";
 import { reportFailure } from "./commands.js";
 import type { StoreTarget } from "./mute-commands.js";
+import { startAuditServer } from "./audit-server.js";
 
 export interface AuditIO {
   out: (line: string) => void;
@@ -95,6 +96,58 @@ export async function explainCommand(id: string, args: StoreTarget & { format?: 
   } catch (err) {
     return failure("explain", err, io);
   }
+}
+
+export interface AuditServeOptions {
+  /** Stops the server (the command stops on SIGINT and SIGTERM too). */
+  signal?: AbortSignal;
+}
+
+/** The filters given with --serve, for the printed URL: the page opens on them. */
+function pageQuery(args: AuditArgs): string {
+  const q = new URLSearchParams();
+  for (const name of [...FILTERS, "since", "from", "to"] as const) if (args[name] !== undefined) q.set(name, args[name]!);
+  return q.size ? `?${q}` : "";
+}
+
+/**
+ * `lookout audit --serve [--port N]`: the audit web page and the audit API on 127.0.0.1 (the handler
+ * the Lambda runs, local/audit-server.ts), over the local store or, with --table, the deployed table.
+ * Prints the URL; runs until Ctrl-C.
+ */
+export async function auditServeCommand(args: AuditArgs & { port?: string }, io: AuditIO = stdio, opts: AuditServeOptions = {}): Promise<number> {
+  try {
+    const port = Number(args.port ?? DEFAULT_SERVE_PORT);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new AuditQueryError("port", `"${args.port}" is not a port (0 to 65535; 0 picks a free one)`);
+    // The filters are checked before the store is opened, as without --serve.
+    auditQueryOf(args, new Date());
+    await withAuditReader(args, async (reader) => {
+      const server = await startAuditServer({ reader, port });
+      io.out(`lookout audit: serving the audit trail at ${server.url}${pageQuery(args)} (Ctrl-C stops)`);
+      await untilStopped(opts.signal);
+      await server.close();
+    });
+    return 0;
+  } catch (err) {
+    return failure("audit", err, io);
+  }
+}
+
+export const DEFAULT_SERVE_PORT = 4020;
+
+function untilStopped(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      signal?.removeEventListener("abort", stop);
+      resolve();
+    };
+    if (signal?.aborted) return stop();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    signal?.addEventListener("abort", stop);
+  });
 }
 
 function failure(command: string, err: unknown, io: AuditIO): number {

@@ -7,7 +7,7 @@ import { runCommand } from "./commands.js";
 import { checkConfigCommand, routesTestCommand } from "./routes-commands.js";
 import { startCommand } from "./start.js";
 import { muteCommand, mutesCommand, unmuteCommand } from "./mute-commands.js";
-import { auditCommand, explainCommand } from "./audit-commands.js";
+import { auditCommand, auditServeCommand, DEFAULT_SERVE_PORT, explainCommand } from "./audit-commands.js";
 import { statusCommand } from "./status-command.js";
 
 export async function main(argv: string[]): Promise<number> {
@@ -111,8 +111,10 @@ export async function main(argv: string[]): Promise<number> {
       .option("--to <iso>", "(exclusive)")
       .option("--format <format>", "table, json (one object a line) or csv", "table")
       .option("--limit <n>", "rows per page (1 to 1000)", "50")
-      .option("--cursor <c>", "the next page of the same query"),
-  ).action((opts) => run(() => auditCommand(opts))());
+      .option("--cursor <c>", "the next page of the same query")
+      .option("--serve", "serve the audit web page and the audit API on 127.0.0.1 until Ctrl-C (the filters open the page)")
+      .option("--port <n>", "with --serve: the port (0 picks a free one)", String(DEFAULT_SERVE_PORT)),
+  ).action((opts) => run(() => (opts.serve ? auditServeCommand(opts) : auditCommand(opts)))());
 
   storeOptions(
     program

@@ -23,7 +23,7 @@ import { initialState } from "../../lib/ingest/source-state.js";
 import { watchlist } from "../../lib/ingest/watchlist.js";
 import { pollSource, type PollDeps } from "../../lib/ingest/poll.js";
 import type { SourceRef } from "../../lib/model/source.js";
-import { deliver, flushHeld, type Channel, type DeliverDeps } from "../../lib/notify/deliver.js";
+import { deliver, flushHeld, type DeliverDeps } from "../../lib/notify/deliver.js";
 import type { AlertItem } from "../../lib/model/alert-item.js";
 import { TTL_ATTRIBUTE } from "../../lib/model/items.js";
 import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
@@ -33,6 +33,7 @@ import type { AuditRow } from "../../lib/model/audit-row.js";
 import { auditCommand, explainCommand } from "../../local/audit-commands.js";
 import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
 import { freshTable, localDynamoClient, TEST_RETENTION_MS, scanTable } from "../support/dynamodb.js";
+import { recordingChannel } from "../support/recording-channel.js";
 
 const silent = { info() {}, warn() {}, error() {} };
 const HOUR = 3_600_000;
@@ -56,19 +57,6 @@ let stormed: AlertItem;
 const mute: Mute = {
   id: "mute-audit-1", scope: {}, until: "", reason: "database migration", created_by: "ann@example.com", created_at: "",
 };
-
-function recordingChannel(id: string): Channel {
-  let n = 0;
-  return {
-    id, label: `slack #${id}`,
-    async send() {
-      return { ts: `${++n}.000100`, channel: "C1" };
-    },
-    async sendDigest() {
-      return { ts: `${++n}.000200` };
-    },
-  };
-}
 
 async function scanAll(): Promise<Array<Record<string, unknown>>> {
   const out = await scanTable(doc, tableName);

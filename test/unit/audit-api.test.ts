@@ -11,6 +11,7 @@ import type { AuditQuery } from "../../lib/audit/model.js";
 import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
 import { encodeCursor } from "../../lib/audit/cursor.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
+import { csvHeader } from "../../lib/audit/format.js";
 import { freshTable } from "../support/dynamodb.js";
 
 const context = { functionName: "audit-api", awsRequestId: "req-1", getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
@@ -164,5 +165,37 @@ describe("GET /explain/{id}", () => {
     const res = await handler(event("/explain/known"), context);
     expect(res.statusCode).toBe(500);
     expect(res.body).not.toContain("ECONNREFUSED");
+  });
+});
+
+describe("GET /events?format=csv", () => {
+  it("answers the CLI's CSV with the next page's cursor in a header; another format is a 400", async () => {
+    const rows = [{ type: "alert", id: "a1", kind: "deployment", at: "2026-03-01T00:00:00.000Z", observed_at: "2026-03-01T00:00:01.000Z", organization: "o", actor: "=1+1", summary: "s, t" }];
+    const { r } = reader({ async query() { return { rows: rows as never, cursor: "next-page", plan: { index: "audit-what", partitions: [] } }; } });
+    const handler = createAuditApiHandler({ reader: r, now });
+    const res = await handler(event("/events", { format: "csv", type: "alert" }), context);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers?.["content-type"]).toMatch(/^text\/csv/);
+    expect(res.headers?.["x-next-cursor"]).toBe("next-page");
+    expect(res.body).toBe(`${csvHeader()}2026-03-01T00:00:00.000Z,alert,deployment,a1,,,,o,,,,,,'=1+1,,,,,"s, t"\r\n`);
+    const bad = await handler(event("/events", { format: "xml" }), context);
+    expect(bad.statusCode).toBe(400);
+    expect(body(bad)).toEqual({ error: 'format: "xml" is not one of json, csv', field: "format" });
+  });
+});
+
+describe("the audit web page (web/audit/)", () => {
+  it("serves its three files, with a policy that runs only its own script, from / or under a stage", async () => {
+    const handler = createAuditApiHandler({ reader: reader().r, now });
+    const page = await handler(event("/"), context);
+    expect(page.statusCode).toBe(200);
+    expect(page.headers?.["content-type"]).toBe("text/html; charset=utf-8");
+    expect(page.headers?.["content-security-policy"]).toMatch(/script-src 'self';/);
+    expect(page.body).toContain('<script type="module" src="audit.js"></script>');
+    expect((await handler(event("/prod/audit.js"), context)).headers?.["content-type"]).toBe("text/javascript; charset=utf-8");
+    expect((await handler(event("/audit.css"), context)).headers?.["content-type"]).toBe("text/css; charset=utf-8");
+    for (const path of ["/constructor", "/package.json", "/../lookout.yaml", "/audit.js/", "/web/audit/index.html"]) {
+      expect((await handler(event(path), context)).statusCode, path).toBe(404);
+    }
   });
 });

@@ -63,9 +63,16 @@ describe("CSV", () => {
     expect(csvLine(["a", "b,c", ""])).toBe('a,"b,c",\r\n');
   });
 
-  it("reads back exactly what was written, whatever the text", () => {
+  it("guards a field a spreadsheet would run as a formula with a leading quote", () => {
+    expect(csvField("=HYPERLINK(\"http://x\")")).toBe('"\'=HYPERLINK(""http://x"")"');
+    for (const s of ["+1", "-cmd", "@SUM(A1)", "\t=1"]) expect(csvField(s)).toBe(`'${s}`);
+    expect(csvField("a=b")).toBe("a=b");
+  });
+
+  it("reads back exactly what was written (formulas guarded), whatever the text", () => {
+    const guarded = (s: string) => (/^[=+\-@\t\r]/.test(s) ? `'${s}` : s);
     fc.assert(fc.property(fc.array(fc.array(fc.string({ unit: "grapheme-composite" }), { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 8 }), (rows) => {
-      expect(readCsv(rows.map(csvLine).join(""))).toEqual(rows);
+      expect(readCsv(rows.map(csvLine).join(""))).toEqual(rows.map((r) => r.map(guarded)));
     }));
   });
 

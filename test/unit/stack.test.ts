@@ -104,7 +104,10 @@ describe("the packaged stack", () => {
       expect(p.Environment.Variables.LOOKOUT_CONFIG_FILE).toBe(`/var/task/${CONFIG_FILE}`);
       expect(p.Environment.Variables.TABLE_NAME).toEqual({ Ref: "LookoutTable" });
       const entries = readZip(join(outDir, `${key}.zip`));
-      expect(entries.map((e) => e.name).sort()).toEqual([`functions/${suffix}.mjs`, CONFIG_FILE].sort());
+      // The audit API also serves the audit web page from its own package (lib/app/lambda/audit-api.ts).
+      const web = key === "auditApi" ? ["web/audit/audit.css", "web/audit/audit.js", "web/audit/index.html"] : [];
+      expect(entries.map((e) => e.name).sort()).toEqual([`functions/${suffix}.mjs`, CONFIG_FILE, ...web].sort());
+      for (const f of web) expect(entries.find((e) => e.name === f)!.data().toString(), f).toBe(readFileSync(f, "utf8"));
       expect(entries.find((e) => e.name === CONFIG_FILE)!.data().toString()).toBe(readFileSync(CONFIG_FILE, "utf8"));
     }
   });
@@ -440,9 +443,9 @@ describe("the packaged stack", () => {
     expect(config.notify.digestWithinMs).toBeGreaterThanOrEqual(60_000);
   });
 
-  it("serves the audit API over HTTP with IAM authorization (payload v2)", () => {
+  it("serves the audit API and its web page over HTTP with IAM authorization (payload v2)", () => {
     const routes = ofType("AWS::ApiGatewayV2::Route").map(([, r]) => r.Properties);
-    expect(routes.map((r) => r.RouteKey).sort()).toEqual(["GET /events", "GET /explain/{id}"]);
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual(["GET /", "GET /audit.css", "GET /audit.js", "GET /events", "GET /explain/{id}"]);
     for (const r of routes) expect(r.AuthorizationType).toBe("AWS_IAM");
     const integrations = ofType("AWS::ApiGatewayV2::Integration").map(([, r]) => r.Properties);
     expect(integrations.map((i) => i.PayloadFormatVersion)).toEqual(["2.0"]);
@@ -527,6 +530,21 @@ describe("the packaged bundles", () => {
       const dir = join(work, `load-${key}`);
       expect(await runBundle(dir, extract(key, dir), {}), key).toBe("function");
     }
+  }, 60_000);
+
+  it("auditApi: serves the audit web page from its package at GET /, before touching any AWS service", async () => {
+    const dir = join(work, "audit-web");
+    const get = (path: string) => ({
+      version: "2.0", routeKey: `GET ${path}`, rawPath: path, rawQueryString: "", headers: {},
+      requestContext: { http: { method: "GET", path } }, isBase64Encoded: false,
+    });
+    const file = extract("auditApi", dir);
+    const page = (await runBundle(dir, file, {}, get("/"))) as { statusCode: number; headers: Record<string, string>; body: string };
+    expect(page.statusCode).toBe(200);
+    expect(page.headers["content-type"]).toBe("text/html; charset=utf-8");
+    expect(page.body).toBe(readFileSync("web/audit/index.html", "utf8"));
+    const script = (await runBundle(dir, file, {}, get("/audit.js"))) as { statusCode: number; body: string };
+    expect(script.body).toBe(readFileSync("web/audit/audit.js", "utf8"));
   }, 60_000);
 
   describe.skipIf(!motoAvailable())("against moto_server", () => {

@@ -4,16 +4,22 @@
  *
  *   GET /events?service=<uuid>&since=7d&limit=50[&cursor=…]  → 200 { events: [...], next_cursor? }
  *   GET /explain/{id}                                          → 200 { id, subject?, alerts: [...] } or 404
+ *   GET /events?…&format=csv                                   → 200 text/csv (the CLI's columns), next cursor in x-next-cursor
+ *   GET /, /audit.js, /audit.css                               → the audit web page (web/audit/), which reads the routes above
  *
  * A bad filter (unknown name, bad uuid, bad date…) is a 400 with a message that names it; bad input
  * never becomes a 500. Only our own failures (the table unreachable) are 500s, logged.
  */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import middy from "@middy/core";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { AuditQueryError } from "../../audit/model.js";
 import { parseAuditQuery } from "../../audit/parse.js";
+import { csvHeader, csvRow } from "../../audit/format.js";
 import type { AuditReader } from "../../audit/dynamo.js";
 import { resolveDeps, serviceName, type Deps } from "./telemetry.js";
 
@@ -30,13 +36,42 @@ const json = (statusCode: number, body: unknown): APIGatewayProxyStructuredResul
   body: JSON.stringify(body),
 });
 
-/** `GET /events` or `GET /explain/{id}`, from the route key or, failing that, the raw path. */
-export function routeOf(event: APIGatewayProxyEventV2): { route: "events" } | { route: "explain"; id: string } | undefined {
+/** The page's files by the name they are asked for: a fixed list, so no request path ever reaches the file system. */
+export const WEB_FILES: Readonly<Record<string, { file: string; type: string }>> = {
+  "": { file: "index.html", type: "text/html; charset=utf-8" },
+  "index.html": { file: "index.html", type: "text/html; charset=utf-8" },
+  "audit.js": { file: "audit.js", type: "text/javascript; charset=utf-8" },
+  "audit.css": { file: "audit.css", type: "text/css; charset=utf-8" },
+};
+
+/**
+ * Where the page's files are: beside the handler in the Lambda package (serverless.yml packages web/audit/
+ * with the function), or in the clone when run locally (`lookout audit --serve`).
+ */
+export function defaultWebRoot(env: NodeJS.ProcessEnv = process.env): string {
+  return env.LAMBDA_TASK_ROOT ? join(env.LAMBDA_TASK_ROOT, "web", "audit") : fileURLToPath(new URL("../../../web/audit/", import.meta.url));
+}
+
+/** The page may load only its own files and call only its own origin; platform text in it is never markup. */
+const PAGE_HEADERS = {
+  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-cache",
+};
+
+type Route = { route: "events" } | { route: "explain"; id: string } | { route: "web"; name: string };
+
+/** `GET /events`, `GET /explain/{id}` or a file of the page, from the route key or, failing that, the raw path. */
+export function routeOf(event: APIGatewayProxyEventV2): Route | undefined {
   if (event.requestContext?.http?.method && event.requestContext.http.method !== "GET") return undefined;
   const path = event.rawPath ?? "";
   if (/^(\/[^/]+)?\/events\/?$/.test(path) || event.routeKey === "GET /events") return { route: "events" };
   const id = event.pathParameters?.id ?? /\/explain\/([^/]+)\/?$/.exec(path)?.[1];
   if (id !== undefined) return { route: "explain", id: safeDecode(id) };
+  // An optional stage prefix (/prod/audit.js), as for /events.
+  const file = /^(?:\/[^/.]+)?\/([a-z.]*)$/.exec(path)?.[1];
+  if (file !== undefined && Object.hasOwn(WEB_FILES, file)) return { route: "web", name: file };
   return undefined;
 }
 
@@ -48,16 +83,50 @@ function safeDecode(s: string): string {
   }
 }
 
-/** A Logger only: the API counts nothing of its own (API Gateway and Lambda measure its requests). */
-export function createAuditApiHandler(deps: Deps<AuditApiDeps>, logger = new Logger({ serviceName: serviceName("audit-api") })): AuditApiHandler {
+/** `format` picks the answer's shape; every other parameter is the query's. */
+function formatOf(params: Record<string, string | undefined>): { format: "json" | "csv"; rest: Record<string, string | undefined> } {
+  const { format, ...rest } = params;
+  if (format === undefined || format === "json" || format === "csv") return { format: format ?? "json", rest };
+  throw new AuditQueryError("format", `"${format}" is not one of json, csv`);
+}
+
+/** One page as CSV (as `lookout audit --format csv`); the next page's cursor in a header, so the body stays rows. */
+const csv = (rows: Parameters<typeof csvRow>[0][], cursor: string | undefined): APIGatewayProxyStructuredResultV2 => ({
+  statusCode: 200,
+  headers: {
+    "content-type": "text/csv; charset=utf-8",
+    "content-disposition": 'attachment; filename="lookout-audit.csv"',
+    "cache-control": "no-store",
+    ...(cursor ? { "x-next-cursor": cursor, "access-control-expose-headers": "x-next-cursor" } : {}),
+  },
+  body: csvHeader() + rows.map(csvRow).join(""),
+});
+
+/**
+ * A Logger only: the API counts nothing of its own (API Gateway and Lambda measure its requests).
+ * `webRoot`: the folder of the page's files (web/audit/).
+ */
+export function createAuditApiHandler(
+  deps: Deps<AuditApiDeps>,
+  logger = new Logger({ serviceName: serviceName("audit-api") }),
+  webRoot = defaultWebRoot(),
+): AuditApiHandler {
+  const page = async (name: string): Promise<APIGatewayProxyStructuredResultV2> => {
+    const f = WEB_FILES[name]!;
+    return { statusCode: 200, headers: { "content-type": f.type, ...PAGE_HEADERS }, body: await readFile(join(webRoot, f.file), "utf8") };
+  };
   const base = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const route = routeOf(event);
     if (!route) return json(404, { error: "no such route: use GET /events?… or GET /explain/{id}" });
     try {
+      // The page needs no store.
+      if (route.route === "web") return await page(route.name);
       const d = await resolveDeps(deps);
       if (route.route === "events") {
-        const query = parseAuditQuery(event.queryStringParameters ?? {}, d.now?.() ?? new Date());
+        const { format, rest } = formatOf(event.queryStringParameters ?? {});
+        const query = parseAuditQuery(rest, d.now?.() ?? new Date());
         const page = await d.reader.query(query);
+        if (format === "csv") return csv(page.rows, page.cursor);
         return json(200, { events: page.rows, count: page.rows.length, ...(page.cursor ? { next_cursor: page.cursor } : {}) });
       }
       if (!route.id.trim() || route.id.length > 512) return json(400, { error: "id: give the id of a record, execution or alert" });

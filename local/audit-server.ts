@@ -1,0 +1,83 @@
+/**
+ * The audit API's Lambda handler behind node:http, for `lookout audit --serve`: each request becomes
+ * the API Gateway (payload 2.0) event the deployed function gets, so the page and the API answer here
+ * exactly as they do in the cloud (lib/app/lambda/audit-api.ts). It listens on 127.0.0.1 only: there
+ * is no IAM in front of it, and the trail is the operator's own.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { randomUUID } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
+import { Logger } from "@aws-lambda-powertools/logger";
+import { createAuditApiHandler, defaultWebRoot, type AuditApiHandler } from "../lib/app/lambda/audit-api.js";
+import type { AuditReader } from "../lib/audit/dynamo.js";
+
+export interface AuditServer {
+  /** http://127.0.0.1:<port>/ */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The event API Gateway would send for this request (query parameters by name, the last of a repeated one). */
+export function apiEventOf(req: IncomingMessage): APIGatewayProxyEventV2 {
+  const url = new URL(req.url ?? "/", "http://localhost");
+  const query = Object.fromEntries(url.searchParams);
+  const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(",") : (v ?? "")]));
+  const method = req.method ?? "GET";
+  return {
+    version: "2.0",
+    routeKey: "$default",
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    ...(url.searchParams.size ? { queryStringParameters: query } : {}),
+    requestContext: {
+      accountId: "local", apiId: "local", domainName: url.host, domainPrefix: "local", requestId: randomUUID(), routeKey: "$default",
+      stage: "$default", time: new Date().toUTCString(), timeEpoch: Date.now(),
+      http: { method, path: url.pathname, protocol: `HTTP/${req.httpVersion}`, sourceIp: req.socket.remoteAddress ?? "", userAgent: headers["user-agent"] ?? "" },
+    },
+    isBase64Encoded: false,
+  };
+}
+
+const context = (): Context =>
+  ({ functionName: "lookout-audit-api-local", awsRequestId: randomUUID(), getRemainingTimeInMillis: () => 30_000 }) as unknown as Context;
+
+async function answer(handler: AuditApiHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const head = req.method === "HEAD";
+  const event = apiEventOf(req);
+  // HEAD is GET without the body, as API Gateway does.
+  if (head) event.requestContext.http.method = "GET";
+  const result = await handler(event, context());
+  const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([k, v]) => [k, String(v)]));
+  res.writeHead(result.statusCode ?? 200, headers);
+  res.end(head ? undefined : (result.body ?? ""));
+}
+
+/** Serves the page and the audit API over `reader` until closed. `port` 0 picks a free one. */
+export async function startAuditServer(opts: { reader: AuditReader; port: number; host?: string; webRoot?: string }): Promise<AuditServer> {
+  const host = opts.host ?? "127.0.0.1";
+  // Errors only: a request log on the terminal would bury the URL.
+  const logger = new Logger({ serviceName: "lookout-audit-local", logLevel: "ERROR" });
+  const handler = createAuditApiHandler({ reader: opts.reader }, logger, opts.webRoot ?? defaultWebRoot());
+  const server = createServer((req, res) => {
+    answer(handler, req, res).catch((err: unknown) => {
+      logger.error("audit request failed", { error: (err as Error).message });
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
+      res.end(JSON.stringify({ error: "the audit trail could not be read; try again" }));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${host}:${port}/`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
