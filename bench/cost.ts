@@ -49,7 +49,10 @@ export function monthlyCost(r: DayResult, hours: number): { lines: CostLine[]; t
   const ticks = r.ticks * scale;
   const alerts = r.messages.alerts * scale;
   const pollInvocations = ticks * Math.ceil(r.polls / Math.max(1, r.ticks) / FUNCTIONS.poll.batch);
-  // Every alert: one publish, one Slack and one email notify invocation, one email (assumed routing).
+  // Every alert: one publish, one Slack and one email notify invocation (assumed routing: both receivers
+  // get everything). An email per alert, but repeats within an incident are counted, not sent, and an
+  // amendment (changes_listed) is one more message in the incident's conversation.
+  const emails = (r.messages.alerts - r.messages.repeats) * scale;
   const inv = { dispatch: ticks, poll: pollInvocations, publish: alerts, notify: 2 * alerts };
   const gbSeconds = (Object.keys(inv) as Array<keyof typeof inv>).reduce((sum, f) => sum + inv[f] * (FUNCTIONS[f].mb / 1024) * (FUNCTIONS[f].ms / 1000), 0);
   const invocations = Object.values(inv).reduce((a, b) => a + b, 0);
@@ -76,7 +79,7 @@ export function monthlyCost(r: DayResult, hours: number): { lines: CostLine[]; t
     { item: "SQS requests", dollars: sqs * PRICES.sqsRequest },
     { item: "EventBridge events", dollars: alerts * PRICES.eventBridgeEvent },
     { item: "EventBridge Scheduler", dollars: ticks * PRICES.schedulerInvocation },
-    { item: "SES emails", dollars: alerts * PRICES.sesEmail },
+    { item: "SES emails", dollars: emails * PRICES.sesEmail },
     { item: "CloudWatch Logs ingestion", dollars: (logBytes / 1024 ** 3) * PRICES.logsGb },
   ];
   return { lines, total: lines.reduce((s, l) => s + l.dollars, 0) };
@@ -93,7 +96,7 @@ export async function benchCost(): Promise<void> {
       `CloudWatch Logs $0.50 per GB ingested. For each size the simulator runs ${HOURS} hours of activity after first sight (deployments at ` +
       `0.08 an hour per application, cluster runs at 0.12 an hour per cluster, 1000 requests/hour) through dispatch and the real poller on DynamoDB ` +
       `Local, which counts ticks, polls, alerts and every DynamoDB call by operation; the period is scaled to a 730-hour month. Invocations follow ` +
-      `the schedule (dispatch every minute; poll per SQS batch of 5; publish, Slack notify and email notify per alert, one email each); memory sizes ` +
+      `the schedule (dispatch every minute; poll per SQS batch of 5; publish, Slack notify and email notify per alert, one email per alert but repeats within an incident); memory sizes ` +
       `from serverless.yml; durations assumed (dispatch 200 ms, poll 400 ms, publish 150 ms, notify 500 ms); log bytes estimated per invocation ` +
       `(700 to 1400 B); Lambda's SQS pollers assumed at 15 receives a minute per queue, three queues. Not counted: storage, the audit API, alarms.`,
   });

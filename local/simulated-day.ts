@@ -189,11 +189,17 @@ function countDynamoCalls(client: DynamoDBClient): Record<string, number> {
   return counts;
 }
 
-/** A fifth of the webhooks' targets answer 503 for an hour, at a time spread over the span. */
+/**
+ * Webhook targets that answer 503 for an hour: a fifth of the webhooks once a simulated day, so a
+ * shorter span has proportionally fewer (at least one when the span holds a whole hour), spread over it.
+ */
 function webhookOutages(webhookIds: readonly string[], from: number, span: number) {
-  const failing = webhookIds.filter((_, i) => i % 5 === 0);
-  return failing.map((webhookId, i) => ({ webhookId, from: from + Math.round(((i + 0.5) / failing.length) * (span - HOUR)), to: 0 }))
-    .map((o) => ({ ...o, to: o.from + HOUR }));
+  const perDay = webhookIds.filter((_, i) => i % 5 === 0);
+  const count = span < 2 * HOUR ? 0 : Math.max(1, Math.round((perDay.length * span) / (24 * HOUR)));
+  return perDay.slice(0, count).map((webhookId, i) => {
+    const start = from + Math.round(((i + 0.5) / count) * (span - HOUR));
+    return { webhookId, from: start, to: start + HOUR };
+  });
 }
 
 /** The invariants of a simulated day, as sentences; empty when every one holds. */
