@@ -91,6 +91,23 @@ describe("what changed, on a deployment failure", () => {
     expect(calls("listApplicationCommits")).toBe(1);
   });
 
+  it("reads an application's commits once a poll, however many of its failures the poll raised", async () => {
+    await poll();
+    const good = commitOf(deploy("DEPLOYED"));
+    await poll();
+    sim.clock.advance(MIN);
+    const first = commitOf(deploy("BUILD_ERROR"));
+    sim.clock.advance(1000);
+    const second = commitOf(deploy("DEPLOYMENT_ERROR"));
+    raised = [];
+    await poll();
+    expect(raised.map((d) => d.transition)).toEqual(["failed", "still_failing", "changes_listed", "changes_listed"]);
+    expect(raised.slice(2).map((d) => [d.amends, d.incident_id, d.deployment?.changes?.since_commit, d.deployment?.changes?.until_commit]))
+      .toEqual([[raised[0]!.id, raised[0]!.id, good, first], [raised[1]!.id, raised[0]!.id, good, second]]);
+    expect(raised[3]!.deployment?.changes?.commits.map((c) => c.id)).toEqual([second, first]);
+    expect(calls("listApplicationCommits")).toBe(1);
+  });
+
   it("a short budget lists no commits and says why; no earlier success is said without asking", async () => {
     await poll();
     deploy("BUILD_ERROR");

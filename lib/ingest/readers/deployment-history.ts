@@ -5,7 +5,7 @@
  */
 import type { RejectedItem } from "../../platform/client.js";
 import type { DeploymentHistoryItem } from "../../platform/schemas.js";
-import type { ServiceContext, DeploymentObservation } from "../../model/observations.js";
+import type { CommitRecord, ServiceContext, DeploymentObservation } from "../../model/observations.js";
 import { deploymentAlertId, deploymentDetail, withOrganizationName } from "../../alerts/build.js";
 import type { ExecutionDecision, SourceCursor, StoredExecution } from "../../model/ingest-store.js";
 import type { AlertItem } from "../../model/alert-item.js";
@@ -147,7 +147,8 @@ async function readDeployments(poll: PollContext): Promise<void> {
     await deps.store.saveCursor(next, cursor?.version);
   }
   // After the failures' alerts are stored, never before: listing the commits must not delay them.
-  for (const f of failures) await raiseChanges(poll, f, observedAt);
+  const lists = new Map<string, Promise<CommitRecord[]>>();
+  for (const f of failures) await raiseChanges(poll, f, observedAt, lists);
 }
 
 /** A failure alert this poll stored, and the commit of the service's last success before it. */
@@ -163,12 +164,12 @@ interface Failure {
  * budget to ask, a failure without a commit, a service whose commits endpoint 16 does not list. Its id is
  * stable, so it is raised once; a failure to raise it is logged, and the poll goes on.
  */
-async function raiseChanges(poll: PollContext, f: Failure, observedAt: string): Promise<void> {
+async function raiseChanges(poll: PollContext, f: Failure, observedAt: string, lists: Map<string, Promise<CommitRecord[]>>): Promise<void> {
   const { deps } = poll;
   const until = f.obs.commit?.id;
   if (!deps.spare || !until || (f.obs.service_type ?? "APPLICATION") !== "APPLICATION") return;
   try {
-    const listed = await listChanges(poll, f.obs.service_id, f.since, until);
+    const listed = await listChanges(poll, f.obs.service_id, f.since, until, lists);
     const alert = newAlertItem(changesDetail(f.alert.detail, listed, observedAt), observedAt, deps.store.expiresAt());
     if (await deps.store.raiseAlert(namingSource(alert, executionEntryId(f.obs.service_id, f.obs.execution_id)))) countAlert(poll, alert);
   } catch (err) {
@@ -178,18 +179,35 @@ async function raiseChanges(poll: PollContext, f: Failure, observedAt: string): 
   }
 }
 
-async function listChanges(poll: PollContext, applicationId: string, since: string | undefined, until: string): Promise<ListedChanges> {
+/** `lists`: an application's commits read once a poll, however many of its failures it raised. */
+async function listChanges(
+  poll: PollContext, applicationId: string, since: string | undefined, until: string, lists: Map<string, Promise<CommitRecord[]>>,
+): Promise<ListedChanges> {
   if (!since || sameCommit(since, until)) return commitRange([], since, until);
-  if (!(await hasSpare(poll, 1))) return unlisted(since, until, CHANGE_NOTES.budgetShort);
+  let listing = lists.get(applicationId);
+  if (!listing) {
+    if (!(await hasSpare(poll, 1))) return unlisted(since, until, CHANGE_NOTES.budgetShort);
+    listing = readCommits(poll, applicationId);
+    lists.set(applicationId, listing);
+  }
   try {
-    const res = await poll.deps.client.list("listApplicationCommits", { path: { applicationId } });
-    poll.spend(res.cost);
-    return commitRange(res.items.map(normalizeCommit), since, until);
+    return commitRange(await listing, since, until);
   } catch (err) {
     const e = err as PlatformError;
     if (!e.cost) throw err;
-    poll.spend(e.cost);
     return unlisted(since, until, CHANGE_NOTES.unavailable(e.kind));
+  }
+}
+
+async function readCommits(poll: PollContext, applicationId: string): Promise<CommitRecord[]> {
+  try {
+    const res = await poll.deps.client.list("listApplicationCommits", { path: { applicationId } });
+    poll.spend(res.cost);
+    return res.items.map(normalizeCommit);
+  } catch (err) {
+    const e = err as PlatformError;
+    if (e.cost) poll.spend(e.cost);
+    throw err;
   }
 }
 
