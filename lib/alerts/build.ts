@@ -8,6 +8,7 @@ import { contentHash } from "../model/hash.js";
 import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord, ServiceContext } from "../model/observations.js";
 import { compact } from "../model/compact.js";
 import { durationSeconds, instantOr } from "../model/time.js";
+import { commitFacts, shortSha } from "./changes.js";
 
 /**
  * The stable id of the alert a transition raises: the execution, its status and the occurrence (the
@@ -31,7 +32,6 @@ const VERB: Record<DeploymentTransition, string> = {
   cancelled: "deployment cancelled",
 };
 
-const shortSha = (id: string | undefined) => (id && /^[0-9a-f]{8,}$/i.test(id) ? id.slice(0, 7) : id);
 const firstLine = (s: string | undefined, max = 80) => {
   const line = (s ?? "").split("\n")[0]!.trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
@@ -78,9 +78,7 @@ export function deploymentDetail(args: {
     record: { type: "deployment_execution" as const, id: obs.execution_id },
     deployment: compact({
       execution_id: obs.execution_id,
-      commit: commit
-        ? compact({ id: commit.id, short_id: shortSha(commit.id), message: commit.message, author: commit.author, link: commit.link, tag: commit.tag })
-        : undefined,
+      commit: commit ? commitFacts(commit) : undefined,
       triggered_by: obs.triggered_by,
       origin: obs.origin,
       duration: obs.total_duration,

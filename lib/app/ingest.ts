@@ -14,6 +14,8 @@ import { watchlist } from "../ingest/watchlist.js";
 import type { Watchlist } from "../model/dispatch.js";
 import type { Log } from "../model/log.js";
 import type { PollDeps } from "../ingest/poll.js";
+import { spareRequestsOf } from "../ingest/spare-requests.js";
+import { DISPATCH_NAME } from "../ingest/cycle.js";
 import { configuredClusterNames, configuredContexts, configuredOrganizationNames } from "./context.js";
 
 /** What differs between the cloud and one machine. */
@@ -49,11 +51,12 @@ export async function composeIngest(config: Config, a: Adapters): Promise<Ingest
     ...(a.onCost ? { onCost: a.onCost } : {}),
   });
   const store = new DynamoIngestStore({ client: a.dynamodb, tableName: a.tableName, retentionMs: config.retentionMs, now });
+  const dispatch = new DynamoDispatchStore({ client: a.dynamodb, tableName: a.tableName, retentionMs: config.retentionMs });
   return {
     config,
     client,
     store,
-    dispatch: new DynamoDispatchStore({ client: a.dynamodb, tableName: a.tableName, retentionMs: config.retentionMs }),
+    dispatch,
     watch: watchlist(config),
     pollDeps: {
       client,
@@ -65,6 +68,7 @@ export async function composeIngest(config: Config, a: Adapters): Promise<Ingest
       clusterNames: configuredClusterNames(config),
       organizationNames: configuredOrganizationNames(config),
       log: a.log,
+      spare: spareRequestsOf(dispatch, DISPATCH_NAME, () => now().getTime()),
     },
   };
 }

@@ -2,12 +2,12 @@
  * Platform records → Lookout's records. Pure, lenient (fields may be missing or null; enum values may
  * be new) and safe: payloads are redacted here, before anything is stored or forwarded.
  */
-import type { ClusterLogEntry, DeploymentHistoryItem, WebhookEvent } from "../platform/schemas.js";
+import type { ClusterLogEntry, Commit, DeploymentHistoryItem, WebhookEvent } from "../platform/schemas.js";
 import { contentHash } from "../model/hash.js";
 import { knownSecretsOf, redact, redactText, type RedactOptions } from "../platform/redact.js";
 import { clusterLogFailed, deliveryFailed } from "./status.js";
 import { readPlatformTime } from "../model/time.js";
-import type { ClusterLogRecord, DeploymentObservation, NamedService, WebhookDeliveryRecord } from "../model/observations.js";
+import type { ClusterLogRecord, CommitRecord, DeploymentObservation, NamedService, WebhookDeliveryRecord } from "../model/observations.js";
 import type { SourceRef } from "../model/source.js";
 import { compact } from "../model/compact.js";
 
@@ -118,6 +118,18 @@ export function normalizeClusterLog(e: ClusterLogEntry, src: SourceRef): Cluster
   });
 }
 
+/** A commit (a deployment's, or one of endpoint 16's list): text redacted, the message bounded. */
+export function normalizeCommit(commit: Commit): CommitRecord {
+  return compact({
+    id: str(commit.git_commit_id),
+    message: clip(text(commit.message), 1000),
+    author: text(commit.author_name),
+    link: text(commit.commit_page_url),
+    tag: text(commit.tag),
+    created_at: str(commit.created_at),
+  });
+}
+
 /** `seenAt`: when Lookout read the entry, to tell an implausible (far future) time from a real one. */
 export function normalizeDeployment(item: DeploymentHistoryItem, src: SourceRef, seenAt?: string): DeploymentObservation {
   const ident = item.identifier;
@@ -145,16 +157,7 @@ export function normalizeDeployment(item: DeploymentHistoryItem, src: SourceRef,
     updated_at_raw: clip(text(updated.raw), 100),
     triggered_by: text(audit?.triggered_by),
     origin: text(audit?.origin),
-    commit: commit
-      ? compact({
-          id: str(commit.git_commit_id),
-          message: clip(text(commit.message), 1000),
-          author: text(commit.author_name),
-          link: text(commit.commit_page_url),
-          tag: text(commit.tag),
-          created_at: str(commit.created_at),
-        })
-      : undefined,
+    commit: commit ? normalizeCommit(commit) : undefined,
     total_duration: text(item.total_duration),
     status_details: item.status_details
       ? compact({

@@ -23,6 +23,7 @@ import type { Log } from "../model/log.js";
 import type { PollRequest, PollResult } from "../model/poll.js";
 import { type SourceKind, sourceKey } from "../model/source.js";
 import type { PollContext, SourceReader } from "./readers/reader.js";
+import type { SpareRequests } from "./spare-requests.js";
 import { webhookDeliveries } from "./readers/webhook-deliveries.js";
 import { clusterLogs } from "./readers/cluster-logs.js";
 import { deploymentHistory } from "./readers/deployment-history.js";
@@ -41,6 +42,11 @@ export interface PollDeps {
   /** Organization names from configuration (`watch[].name`), by organization id. */
   organizationNames?: Map<string, string>;
   log: Log;
+  /**
+   * The request budget's room for requests beyond the poll's reads (names, what changed): without it,
+   * none are sent, and names come from the cache alone.
+   */
+  spare?: SpareRequests;
   /** Told of each alert raised (pending or suppressed), for live views and tests. */
   onAlert?: (detail: LookoutEventDetail, suppression?: Suppression) => void;
 }

@@ -7,6 +7,7 @@
 import type { DeploymentObservation } from "../model/observations.js";
 import { classifyStatus } from "./status.js";
 import { parseTimestamp, plausibleInstant } from "../model/time.js";
+import { compact } from "../model/compact.js";
 import type { ExecutionState, ServiceState, TransitionDecision } from "../model/transitions.js";
 
 /** How many times the execution entered each status; states written before this was counted tell by their history. */
@@ -68,10 +69,13 @@ export function decideDeploymentTransition(
       };
     }
     case "success": {
-      if (!svc.failing || stale) return noTransition;
+      // The commit it ran: what changed since is listed when a later deployment fails (lib/ingest/changes.ts).
+      const commit = stale ? undefined : obs.commit?.id;
+      const ran = commit && commit !== svc.last_success_commit ? { ...svc, last_success_commit: commit } : svc;
+      if (!svc.failing || stale) return ran === svc ? noTransition : { changed: true, service: ran };
       return {
         changed: true, transition: "recovered", incidentId: svc.incident_id, failureCount: svc.failure_count,
-        service: { failing: false, failure_count: 0, version: svc.version, last_change_created_at: atIso },
+        service: compact({ failing: false, failure_count: 0, version: svc.version, last_change_created_at: atIso, last_success_commit: ran.last_success_commit }),
       };
     }
     case "cancelled":

@@ -81,6 +81,8 @@ export interface DeploymentFacts {
   commit?: CommitFacts;
   /** Who triggered the deployment (the platform's `auditing_data.triggered_by`). */
   triggered_by?: string;
+  /** The member's name when `triggered_by` is a member's id or e-mail (the platform's member list). */
+  triggered_by_name?: string;
   /** From where: API, CLI, CONSOLE, GIT, or a newer value. */
   origin?: string;
   /** ISO 8601 duration as the platform gives it (PT8M42S). */

@@ -31,6 +31,20 @@ export interface SourceCursor {
   first_polled_at: string;
 }
 
+/**
+ * An organization's project and member names as the platform lists them (endpoints 14 and 15), cached
+ * so that alerts can name them without a request each (lib/ingest/names.ts).
+ */
+export interface OrganizationNames {
+  organization_id: string;
+  projects: Array<{ id: string; name: string }>;
+  members: Array<{ id: string; name?: string; email?: string }>;
+  /** When the lists were last read; absent while no read succeeded. */
+  refreshed_at?: string;
+  /** Not read again before this (ISO): later after a success than after a failed read. */
+  refresh_after: string;
+}
+
 export interface StoredExecution extends ExecutionState {
   observation: DeploymentObservation;
   /** The last 50 statuses; `entered` keeps the counts of all of them. */
@@ -91,6 +105,10 @@ export interface IngestStore extends QuarantinePort {
   getServiceContexts(serviceIds: string[]): Promise<Map<string, ServiceContext>>;
   /** Records names learned from the change feed; writes only what differs from what is stored. */
   learnServices(entries: Array<{ id: string; ctx: ServiceContext }>): Promise<number>;
+  /** The organization's cached names, fresh or stale; undefined when never read. */
+  getOrganizationNames(organizationId: string): Promise<OrganizationNames | undefined>;
+  /** Replaces the organization's cached names (the last refresh wins). */
+  saveOrganizationNames(names: OrganizationNames): Promise<void>;
   /** Epoch seconds at which an item written now expires (the configured retention). */
   expiresAt(): number;
   /** Counts of what this store wrote, for benchmarks and the steady-state test. */

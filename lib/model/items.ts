@@ -14,7 +14,7 @@ export const TTL_ATTRIBUTE = "expires_at";
 /** The TTL of an item written at `atMs` and kept for `retentionMs`, in epoch seconds. */
 export const expiresAfter = (atMs: number, retentionMs: number): number => Math.floor((atMs + retentionMs) / 1000);
 
-export type ItemType = "cursor" | "record" | "execution" | "service" | "alert" | "directory" | "dispatch" | "quarantine";
+export type ItemType = "cursor" | "record" | "execution" | "service" | "alert" | "directory" | "names" | "dispatch" | "quarantine";
 
 export const keys = {
   /** Per polled source: what was seen, paging state, budget facts. */
@@ -29,6 +29,8 @@ export const keys = {
   alert: (alertId: string) => ({ pk: `ALERT#${keyPart(alertId)}`, sk: "ALERT" }),
   /** What Lookout learned about a service (names, project, environment) from the change feed. */
   directory: (serviceId: string) => ({ pk: `DIR#${keyPart(serviceId)}`, sk: "SERVICE" }),
+  /** Per organization: its project and member names from the platform, cached (lib/ingest/names.ts). */
+  names: (organizationId: string) => ({ pk: `NAMES#${keyPart(organizationId)}`, sk: "ORGANIZATION" }),
   dispatch: (name: string) => ({ pk: `DISPATCH#${name}`, sk: "STATE" }),
   /** A record that could not be stored or an alert that could not be published (lib/alerts/quarantine.ts). */
   quarantine: (id: string, stage: "ingest" | "publish") => ({ pk: `QUAR#${keyPart(id)}`, sk: stage.toUpperCase() }),

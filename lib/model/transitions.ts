@@ -30,6 +30,8 @@ export interface ServiceState {
    * first saw it if the platform's time was unusable), to ignore older news.
    */
   last_change_created_at?: string;
+  /** The commit of the service's last successful deployment: what changed since is listed on a failure. */
+  last_success_commit?: string;
   version: number;
 }
 

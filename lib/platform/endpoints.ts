@@ -118,17 +118,18 @@ export const endpoints = {
     successStatus: 200, summary: "get a deployment stage",
   }),
   listOrganizationMembers: def({
-    number: 14, method: "GET", path: "/organization/{organizationId}/member", response: s.resultsOf(s.Member),
+    number: 14, method: "GET", path: "/organization/{organizationId}/member", response: s.resultsOf(s.Member), items: s.Member,
     successStatus: 200, summary: "list the members of an organization",
   }),
   listProjects: def({
-    number: 15, method: "GET", path: "/organization/{organizationId}/project", response: s.resultsOf(s.Project),
+    number: 15, method: "GET", path: "/organization/{organizationId}/project", response: s.resultsOf(s.Project), items: s.Project,
     successStatus: 200, summary: "list the projects of an organization",
   }),
   listApplicationCommits: def({
     number: 16, method: "GET", path: "/application/{applicationId}/commit",
+    // startId: the commits after (older than) that one; gitCommitId: only that commit (docs/platform.md).
     query: { startId: "string", gitCommitId: "string" },
-    response: s.resultsOf(s.Commit), successStatus: 200, summary: "list the last 100 commits of an application",
+    response: s.resultsOf(s.Commit), items: s.Commit, successStatus: 200, summary: "list the last 100 commits of an application",
   }),
   listVendor3Regions: def({
     number: 17, method: "GET", path: "/vendor3/region", response: s.resultsOf(s.CloudRegion),

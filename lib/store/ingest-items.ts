@@ -5,7 +5,7 @@
  */
 import type { ServiceContext } from "../model/observations.js";
 import type { AuditRow } from "../model/audit-row.js";
-import type { ExecutionChange, ExecutionDecision, ExecutionRef, SourceCursor, StoredExecution } from "../model/ingest-store.js";
+import type { ExecutionChange, ExecutionDecision, ExecutionRef, OrganizationNames, SourceCursor, StoredExecution } from "../model/ingest-store.js";
 import type { ServiceState } from "../model/transitions.js";
 import { auditAttributes } from "../model/audit-index.js";
 import { keys, TTL_ATTRIBUTE } from "../model/items.js";
@@ -24,6 +24,9 @@ export const serviceItem = (serviceId: string, state: ServiceState, expiresAt: n
 
 export const directoryItem = (serviceId: string, ctx: ServiceContext, expiresAt: number) =>
   ({ ...keys.directory(serviceId), item_type: "directory", service_id: serviceId, ctx, [TTL_ATTRIBUTE]: expiresAt });
+
+export const namesItem = (names: OrganizationNames, expiresAt: number) =>
+  ({ ...keys.names(names.organization_id), item_type: "names", names, [TTL_ATTRIBUTE]: expiresAt });
 
 /**
  * The directory entries to write for names learned from the change feed: each merged over what is

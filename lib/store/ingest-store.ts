@@ -18,13 +18,14 @@ import { type ServiceState, emptyServiceState } from "../model/transitions.js";
 import { DynamoQuarantine } from "./quarantine.js";
 import type { QuarantineWrite } from "../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "./optimistic.js";
-import { type ConditionalWrite, cursorItem, learnServicesInto, observationWrites } from "./ingest-items.js";
+import { type ConditionalWrite, cursorItem, learnServicesInto, namesItem, observationWrites } from "./ingest-items.js";
 import type {
   ExecutionChange,
   ExecutionDecider,
   ExecutionRef,
   IngestStore,
   InsertResult,
+  OrganizationNames,
   RecordItem,
   SourceCursor,
   StoredExecution,
@@ -208,5 +209,15 @@ export class DynamoIngestStore implements IngestStore {
       expiresAt: () => this.expiresAt(),
       writes: this.writes,
     });
+  }
+
+  async getOrganizationNames(organizationId: string): Promise<OrganizationNames | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.names(organizationId) }));
+    return Item?.names as OrganizationNames | undefined;
+  }
+
+  async saveOrganizationNames(names: OrganizationNames): Promise<void> {
+    this.writes.count++;
+    await this.doc.send(new PutCommand({ TableName: this.table, Item: namesItem(names, this.expiresAt()) }));
   }
 }

@@ -121,6 +121,19 @@ export class Scenario {
     return executionId;
   }
 
+  /**
+   * Pushes `count` commits to an application's repository now, without deploying them (endpoint 16 lists
+   * them); returns them newest first.
+   */
+  pushCommits(applicationId: string, count: number, given: Partial<Commit> = {}): Commit[] {
+    const app = this.service(applicationId);
+    if (app.kind !== "APPLICATION") throw new Error(`${applicationId} is not an application: it has no commits`);
+    const rng = this.random.stream("push");
+    const now = this.clock.nowMs();
+    const pushed = Array.from({ length: count }, (_, i) => addCommit(this.commitsOf(app.id), makeCommit(rng, app, now - (count - i) * 1000, given)));
+    return pushed.reverse();
+  }
+
   /** Restarts services now, as endpoint 2 does: one execution, one run per service. */
   restart(serviceIds: string[], triggeredBy: string): { executionId: string; runs: Run[] } {
     const executionId = this.random.uuid("execution");

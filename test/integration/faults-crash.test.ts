@@ -63,8 +63,9 @@ function world(appIndex: number) {
     DATA_DIR: mkdtempSync(join(tmpdir(), "lookout-crash-")), DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"),
     LOOKOUT_TABLE: `crash-${randomUUID().slice(0, 8)}`, LOOKOUT_SLACK_API_URL: slack.apiUrl,
   };
-  /** Slack messages about this application's failed execution. */
-  const messages = (exec: string) => slack.messages.filter((m) => JSON.stringify(m.body).includes(exec));
+  /** Slack messages about this application's failed execution (its amendment listing what changed is another alert). */
+  const messages = (exec: string) =>
+    slack.messages.filter((m) => JSON.stringify(m.body).includes(exec) && !JSON.stringify(m.body).includes("Deployment Changes Listed"));
   outputs.push(JSON.stringify({ dataDir: env.DATA_DIR, table: env.LOOKOUT_TABLE }));
   return { appId, env, messages };
 }

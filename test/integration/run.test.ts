@@ -57,11 +57,12 @@ describe("lookout run --once", () => {
     sim.scenario.clusterRun(sim.ids.clusterIds[0]!, { entries: 5, errors: 1 });
     sim.clock.advance(5 * 60_000);
     const second = await run();
-    expect(second.alerts).toBe(2);
-    expect(second.published).toBe(2);
+    // The failure, its amendment listing the commits since the last success, the cluster error.
+    expect(second.alerts).toBe(3);
+    expect(second.published).toBe(3);
 
     const published = events(config.dataDir);
-    expect(published.map((e) => e["detail-type"]).sort()).toEqual(["Cluster Error", "Deployment Failed"]);
+    expect(published.map((e) => e["detail-type"]).sort()).toEqual(["Cluster Error", "Deployment Changes Listed", "Deployment Failed"]);
     const failed = published.find((e) => e["detail-type"] === "Deployment Failed")!;
     expect(failed).toMatchObject({ version: "0", source: "lookout", detail: { transition: "failed", deployment: { commit: { short_id: "0123456" } } } });
     expect(typeof failed.id).toBe("string");
@@ -70,7 +71,7 @@ describe("lookout run --once", () => {
 
     const third = await run();
     expect(third.alerts).toBe(0);
-    expect(events(config.dataDir)).toHaveLength(2);
+    expect(events(config.dataDir)).toHaveLength(3);
   });
 });
 
@@ -98,7 +99,7 @@ describe("a crash between writing an alert and publishing it", () => {
     sim.scenario.deploy(source.id, { outcome: "BUILD_ERROR" });
     sim.clock.advance(5 * 60_000);
     const r = await pollSource({ source }, before.pollDeps);
-    expect(r.alerts).toBe(1);
+    expect(r.alerts).toBe(2); // the failure and its amendment (what changed)
     await before.close(); // the process dies here: the alert is in the table, nothing was published
 
     expect(events(config.dataDir)).toHaveLength(0);
@@ -109,7 +110,8 @@ describe("a crash between writing an alert and publishing it", () => {
       await after.close();
     }
     const published = events(config.dataDir);
-    expect(published).toHaveLength(1);
-    expect(published[0]!.detail).toMatchObject({ transition: "failed", status: "BUILD_ERROR" });
+    expect(published).toHaveLength(2);
+    expect(published.map((e) => e.detail.transition).sort()).toEqual(["changes_listed", "failed"]);
+    expect(published.find((e) => e.detail.transition === "failed")!.detail).toMatchObject({ status: "BUILD_ERROR" });
   });
 });

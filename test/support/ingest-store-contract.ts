@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { ExecutionDecider, IngestStore, SourceCursor, StoredExecution } from "../../lib/model/ingest-store.js";
+import type { ExecutionDecider, IngestStore, OrganizationNames, SourceCursor, StoredExecution } from "../../lib/model/ingest-store.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import type { AlertItem } from "../../lib/model/alert-item.js";
 import { newAlertItem } from "../../lib/alerts/outbox-item.js";
@@ -166,6 +166,22 @@ export function ingestStoreContract(adapter: string, open: () => IngestStoreUnde
         [id, { name: "api", project: { id: "p1", name: "shop" }, environment: { id: "e1" } }],
         [other, { name: "web" }],
       ]));
+    });
+
+    it("keeps an organization's names, the last save winning, apart from other organizations", async () => {
+      const { store } = open();
+      const [org, other] = [randomUUID(), randomUUID()];
+      expect(await store.getOrganizationNames(org)).toBeUndefined();
+      const names: OrganizationNames = {
+        organization_id: org, projects: [{ id: "p1", name: "shop" }], members: [{ id: "u1", name: "Ada", email: "ada@example.test" }],
+        refreshed_at: NOW.toISOString(), refresh_after: new Date(NOW.getTime() + 3_600_000).toISOString(),
+      };
+      const writes = store.writes.count;
+      await store.saveOrganizationNames(names);
+      await store.saveOrganizationNames({ ...names, projects: [{ id: "p1", name: "shop v2" }] });
+      expect(store.writes.count).toBe(writes + 2);
+      expect(await store.getOrganizationNames(org)).toEqual({ ...names, projects: [{ id: "p1", name: "shop v2" }] });
+      expect(await store.getOrganizationNames(other)).toBeUndefined();
     });
 
     it("quarantines a thing once, with its health alert", async () => {

@@ -75,7 +75,7 @@ const FIELDS = {
   detail: list<LookoutEventDetail>()(["version", "id", "kind", "transition", "severity", "organization", "project", "environment", "service", "cluster", "webhook", "status", "occurred_at", "observed_at", "summary", "deployment", "error", "http", "health", "record", "incident_id", "link", "clipped"]),
   namedRef: list<NamedRef>()(["id", "name"]),
   typedRef: list<NonNullable<LookoutEventDetail["environment"]> & NonNullable<LookoutEventDetail["service"]>>()(["id", "name", "type"]),
-  deployment: list<DeploymentFacts>()(["execution_id", "commit", "triggered_by", "origin", "duration", "duration_sec", "failure_count", "previous_status"]),
+  deployment: list<DeploymentFacts>()(["execution_id", "commit", "triggered_by", "triggered_by_name", "origin", "duration", "duration_sec", "failure_count", "previous_status"]),
   commit: list<CommitFacts>()(["id", "short_id", "message", "author", "link", "tag"]),
   error: list<ErrorFacts>()(["tag", "message", "hint", "link", "step"]),
   http: list<HttpFacts>()(["delivery_id", "status_code", "target_host", "matched_event", "delivery_kind", "response_excerpt"]),

@@ -5,7 +5,7 @@
  */
 import type { RejectedItem } from "../../platform/client.js";
 import type { DeploymentHistoryItem } from "../../platform/schemas.js";
-import type { ServiceContext, DeploymentObservation } from "../../model/observations.js";
+import type { CommitRecord, ServiceContext, DeploymentObservation } from "../../model/observations.js";
 import { deploymentAlertId, deploymentDetail, withOrganizationName } from "../../alerts/build.js";
 import type { ExecutionDecision, SourceCursor, StoredExecution } from "../../model/ingest-store.js";
 import type { AlertItem } from "../../model/alert-item.js";
@@ -19,6 +19,13 @@ import { decideDeploymentTransition, enteredCounts, timesEntered } from "../tran
 import { classifyStatus } from "../status.js";
 import { type Instant, compareInstants, plausibleInstant } from "../../model/time.js";
 import { type PollContext, type SourceReader, backfillCutoff, countAlert, namingSource, quarantineRecord, suppressionFor, takeRejected } from "./reader.js";
+import { organizationNames } from "../names.js";
+import { withPlatformNames } from "../../alerts/names.js";
+import { CHANGE_NOTES, commitRange, sameCommit, unlisted } from "../changes.js";
+import { type ListedChanges, changesDetail } from "../../alerts/changes.js";
+import { hasSpare } from "../spare-requests.js";
+import { normalizeCommit } from "../normalize.js";
+import type { PlatformError } from "../../platform/errors.js";
 
 export const DEPLOYMENT_PAGE_MIN = 5;
 export const DEPLOYMENT_PAGE_MAX = 100;
@@ -85,10 +92,17 @@ async function readDeployments(poll: PollContext): Promise<void> {
   const contexts = changed.length
     ? await deps.store.getServiceContexts([...new Set(changed.map((o) => o.service_id))])
     : new Map<string, ServiceContext>();
+  // Names only when an execution ended: only then can an alert be raised.
+  const names = changed.some((o) => classifyStatus(o.status) !== "in_progress")
+    ? await organizationNames(poll, req.source.organizationId)
+    : undefined;
+  const failures: Failure[] = [];
 
   for (const obs of changed) {
     const ctx: ServiceContext = { ...contexts.get(obs.service_id), ...deps.configured?.get(obs.application_id) };
+    let before: ServiceState | undefined;
     const decide = (prev: StoredExecution | undefined, svc: ServiceState): ExecutionDecision<AlertItem> => {
+      before = svc;
       // The nth time this execution entered this status: a re-run that fails again is another alert.
       const occurrence = timesEntered(prev, obs.status) + 1;
       const d = decideDeploymentTransition(prev, obs, svc, deploymentAlertId(obs, occurrence), observedAt);
@@ -96,10 +110,10 @@ async function readDeployments(poll: PollContext): Promise<void> {
       const execution = nextExecution(prev, obs, observedAt);
       const stored = { changed: true as const, execution, audit: executionRow(obs, ctx, execution.first_seen_at), service: d.service };
       if (!d.transition) return stored;
-      const detail = withOrganizationName(deploymentDetail({
+      const detail = withPlatformNames(withOrganizationName(deploymentDetail({
         obs, transition: d.transition, ctx, observedAt, previousStatus: prev?.status,
         failureCount: d.failureCount, incidentId: d.incidentId, occurrence,
-      }), deps.organizationNames);
+      }), deps.organizationNames), names);
       const suppression = suppressionFor(obs.updated_at ?? obs.created_at, cutoff, deps.backfillWindowMs);
       const alert = newAlertItem(detail, observedAt, deps.store.expiresAt(), suppression);
       return { ...stored, alert: namingSource(alert, executionEntryId(obs.service_id, obs.execution_id)), outcome: alert };
@@ -110,6 +124,10 @@ async function readDeployments(poll: PollContext): Promise<void> {
     if (!res) continue; // quarantined: handled, the cursor records its status
     if (res.outcome) countAlert(poll, res.outcome);
     if (res.changed) result.newRecords++;
+    const failed = res.outcome?.detail.transition;
+    if (res.outcome && !res.outcome.suppression && (failed === "failed" || failed === "still_failing")) {
+      failures.push({ alert: res.outcome, obs, since: before?.last_success_commit });
+    }
   }
 
   const executions = new Map(observations.map((o) => [execKey(o), o.status]));
@@ -127,6 +145,69 @@ async function readDeployments(poll: PollContext): Promise<void> {
   };
   if (!cursor || !sameStatuses(known, executions) || cursor.page_size !== nextSize || gap) {
     await deps.store.saveCursor(next, cursor?.version);
+  }
+  // After the failures' alerts are stored, never before: listing the commits must not delay them.
+  const lists = new Map<string, Promise<CommitRecord[]>>();
+  for (const f of failures) await raiseChanges(poll, f, observedAt, lists);
+}
+
+/** A failure alert this poll stored, and the commit of the service's last success before it. */
+interface Failure {
+  alert: AlertItem;
+  obs: DeploymentObservation;
+  since?: string;
+}
+
+/**
+ * The failure's `changes_listed` amendment (docs/events.md): the commits since the last success, from
+ * endpoint 16 when the budget has room, else said why. Skipped where there is nothing to compare: no
+ * budget to ask, a failure without a commit, a service whose commits endpoint 16 does not list. Its id is
+ * stable, so it is raised once; a failure to raise it is logged, and the poll goes on.
+ */
+async function raiseChanges(poll: PollContext, f: Failure, observedAt: string, lists: Map<string, Promise<CommitRecord[]>>): Promise<void> {
+  const { deps } = poll;
+  const until = f.obs.commit?.id;
+  if (!deps.spare || !until || (f.obs.service_type ?? "APPLICATION") !== "APPLICATION") return;
+  try {
+    const listed = await listChanges(poll, f.obs.service_id, f.since, until, lists);
+    const alert = newAlertItem(changesDetail(f.alert.detail, listed, observedAt), observedAt, deps.store.expiresAt());
+    if (await deps.store.raiseAlert(namingSource(alert, executionEntryId(f.obs.service_id, f.obs.execution_id)))) countAlert(poll, alert);
+  } catch (err) {
+    deps.log.error("could not raise the commits since the last success; the failure's alert stands", {
+      source: poll.result.source, alert: f.alert.detail.id, error: (err as Error).message,
+    });
+  }
+}
+
+/** `lists`: an application's commits read once a poll, however many of its failures it raised. */
+async function listChanges(
+  poll: PollContext, applicationId: string, since: string | undefined, until: string, lists: Map<string, Promise<CommitRecord[]>>,
+): Promise<ListedChanges> {
+  if (!since || sameCommit(since, until)) return commitRange([], since, until);
+  let listing = lists.get(applicationId);
+  if (!listing) {
+    if (!(await hasSpare(poll, 1))) return unlisted(since, until, CHANGE_NOTES.budgetShort);
+    listing = readCommits(poll, applicationId);
+    lists.set(applicationId, listing);
+  }
+  try {
+    return commitRange(await listing, since, until);
+  } catch (err) {
+    const e = err as PlatformError;
+    if (!e.cost) throw err;
+    return unlisted(since, until, CHANGE_NOTES.unavailable(e.kind));
+  }
+}
+
+async function readCommits(poll: PollContext, applicationId: string): Promise<CommitRecord[]> {
+  try {
+    const res = await poll.deps.client.list("listApplicationCommits", { path: { applicationId } });
+    poll.spend(res.cost);
+    return res.items.map(normalizeCommit);
+  } catch (err) {
+    const e = err as PlatformError;
+    if (e.cost) poll.spend(e.cost);
+    throw err;
   }
 }
 

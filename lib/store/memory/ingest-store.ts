@@ -10,6 +10,7 @@ import type {
   ExecutionRef,
   IngestStore,
   InsertResult,
+  OrganizationNames,
   RecordItem,
   SourceCursor,
   StoredExecution,
@@ -19,7 +20,7 @@ import type { AlertItem } from "../../model/alert-item.js";
 import { TTL_ATTRIBUTE, expiresAfter, keys } from "../../model/items.js";
 import type { QuarantineWrite } from "../../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "../optimistic.js";
-import { type ConditionalWrite, cursorItem, learnServicesInto, observationWrites } from "../ingest-items.js";
+import { type ConditionalWrite, cursorItem, learnServicesInto, namesItem, observationWrites } from "../ingest-items.js";
 
 type Item = Record<string, unknown> & { pk: string; sk: string };
 type Key = { pk: string; sk: string };
@@ -107,6 +108,16 @@ export class MemoryIngestStore implements IngestStore {
       expiresAt: () => this.expiresAt(),
       writes: this.writes,
     });
+  }
+
+  async getOrganizationNames(organizationId: string): Promise<OrganizationNames | undefined> {
+    return (await this.get(keys.names(organizationId)))?.names as OrganizationNames | undefined;
+  }
+
+  async saveOrganizationNames(names: OrganizationNames): Promise<void> {
+    this.writes.count++;
+    const item = namesItem(names, this.expiresAt());
+    this.items.set(keyOf(item), structuredClone(item));
   }
 
   /** A copy of the item, as a consistent read gives. */
