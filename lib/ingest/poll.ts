@@ -38,6 +38,8 @@ export interface PollDeps {
   clusterNames?: Map<string, string>;
   /** Organization names from configuration (`watch[].name`), by organization id. */
   organizationNames?: Map<string, string>;
+  /** A cluster's incident closes after this long without an error entry (default 30 minutes). */
+  clusterQuietMs?: number;
   log: Log;
   /** Told of each alert raised (pending or suppressed), for live views and tests. */
   onAlert?: (detail: LookoutEventDetail, suppression?: Suppression) => void;

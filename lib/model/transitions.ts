@@ -2,7 +2,8 @@
  * The state a deployment execution and its service keep between observations, and what one observation
  * decides (lib/ingest/transitions.ts decides; the ingest store applies it with conditional writes).
  */
-import type { DeploymentTransition } from "./event.js";
+import type { DeploymentTransition, IncidentFacts, LookoutEventDetail } from "./event.js";
+import type { Instant } from "./time.js";
 
 export interface ExecutionState {
   status: string;
@@ -30,6 +31,10 @@ export interface ServiceState {
    * first saw it if the platform's time was unusable), to ignore older news.
    */
   last_change_created_at?: string;
+  /** When the current incident's first failure happened (its opening alert's `occurred_at`). */
+  opened_at?: string;
+  /** The status of the incident's last failure: a still_failing with the same status is a repeat. */
+  last_failure_status?: string;
   version: number;
 }
 
@@ -45,4 +50,38 @@ export interface TransitionDecision {
   /** For still_failing: the count including this failure. */
   failureCount?: number;
   incidentId?: string;
+  /** Where the transition stands in the service's incident; a close's duration and cause are the builder's. */
+  incident?: IncidentFacts;
 }
+
+/**
+ * A webhook target's or a cluster's incident state (lib/ingest/incidents.ts folds records into it), one
+ * item per subject (`webhook:<webhook>:<host>`, `cluster:<cluster>`).
+ */
+export interface IncidentState {
+  subject: string;
+  /** Optimistic-locking counter; 0 when never stored. */
+  version: number;
+  open?: OpenIncident;
+  /**
+   * The last record folded, by (occurred instant, id): a re-read folds only records after it, so a crash
+   * between the records' writes and the cursor's cannot open the same incident twice.
+   */
+  watermark?: { at: Instant; id: string };
+}
+
+export interface OpenIncident {
+  /** The alert that opened it. */
+  incident_id: string;
+  opened_at: string;
+  failures: number;
+  /** When its last failure happened: a cluster's quiet period counts from it. */
+  last_failure_at: string;
+  /** Status and error of the last failure: the next one with the same is a repeat. */
+  last_signature: string;
+  /** The opening alert's project, environment and service: the closing alert is routed as it was. */
+  refs?: Pick<LookoutEventDetail, "project" | "environment" | "service">;
+}
+
+/** A subject never stored: nothing open, version 0. */
+export const emptyIncidentState = (subject: string): IncidentState => ({ subject, version: 0 });
