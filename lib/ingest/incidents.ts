@@ -74,6 +74,8 @@ export function foldIncident(prev: IncidentState, records: IncidentRecord[], opt
   let watermark = prev.watermark;
   const decisions = new Map<string, IncidentDecision>();
   const quietCloses: QuietClose[] = [];
+  /** A record after the watermark opened, joined or closed. */
+  let decided = false;
 
   const closeQuietlyBefore = (ms: number) => {
     if (!open || opts.quietMs === undefined) return;
@@ -94,6 +96,7 @@ export function foldIncident(prev: IncidentState, records: IncidentRecord[], opt
     }
     watermark = { at: r.at, id: r.id };
     closeQuietlyBefore(r.at.ms);
+    if (r.outcome === "failure" || (r.outcome === "success" && open)) decided = true;
     if (r.outcome === "failure") {
       const signature = r.signature ?? "";
       if (!open) {
@@ -116,8 +119,8 @@ export function foldIncident(prev: IncidentState, records: IncidentRecord[], opt
   }
   if (opts.nowMs !== undefined) closeQuietlyBefore(opts.nowMs);
 
-  const changed = JSON.stringify(open) !== JSON.stringify(prev.open);
-  // The watermark is saved with a change: a fold that changed nothing decides the same when run again.
+  // Saved when a record opened, joined or closed: a fold that decided nothing decides the same when run again.
+  const changed = decided || quietCloses.length > 0;
   const state: IncidentState = compactState({ subject, version: prev.version, open, watermark: changed ? watermark : prev.watermark });
   return { state, changed, decisions, quietCloses };
 }
