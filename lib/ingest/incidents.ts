@@ -6,7 +6,9 @@
  * - A failure with nothing open opens an incident under its own alert; a failure while open joins it
  *   (counted, flagged `repeat` when its status and error are the previous failure's).
  * - A success (a 2xx delivery to the target; a cluster's successful step) closes what is open.
- * - Clusters also close when no failure came for the quiet period: between two records, or at the poll.
+ * - Clusters also close when no failure came for the quiet period: between two records (by the platform's
+ *   times), or at a poll (by when Lookout saw the last failure: a skewed platform clock closes nothing early).
+ * - An incident all of whose alerts stayed quiet (history at first sight) closes without an alert.
  * - Records at or before the watermark (the last record folded) were folded already, or came late: a late
  *   failure joins what is open without changing the state; a late success closes nothing.
  */
@@ -32,19 +34,23 @@ export interface IncidentRecord {
   refs?: OpenIncident["refs"];
   /** A success: what ended the incident, for people ("HTTP 200 to hooks.acme.io", "step Created"). */
   resolvedBy?: string;
+  /** A failure whose alert stays quiet (older than the backfill window): history, not news. */
+  history?: boolean;
 }
 
 /** What a record is in its subject's incident. */
 export type IncidentDecision =
   | { role: "opens" | "joins"; incident_id: string; incident: IncidentFacts }
-  | { role: "closes"; incident_id: string; incident: IncidentFacts; closed_at: string; refs?: OpenIncident["refs"] };
+  | ({ role: "closes" } & QuietClose);
 
-/** An incident closed by its quiet period: no record closes it, so its alert is raised on its own. */
+/** An incident that closes; by its quiet period, no record closes it and its alert is raised on its own. */
 export interface QuietClose {
   incident_id: string;
   incident: IncidentFacts;
   closed_at: string;
   refs?: OpenIncident["refs"];
+  /** Every alert of the incident stayed quiet (history): its close raises none either. */
+  history?: boolean;
 }
 
 export interface IncidentFold {
@@ -60,7 +66,7 @@ export interface IncidentFold {
 export interface FoldOptions {
   /** Clusters: an incident with no failure for this long closes; absent for webhook targets. */
   quietMs?: number;
-  /** Now, for the quiet period at the poll (epoch ms). */
+  /** Now, when the fresh records were seen and the quiet period at the poll is checked (epoch ms). */
   nowMs?: number;
 }
 
@@ -76,13 +82,16 @@ export function foldIncident(prev: IncidentState, records: IncidentRecord[], opt
   const quietCloses: QuietClose[] = [];
   /** A record after the watermark opened, joined or closed. */
   let decided = false;
-
-  const closeQuietlyBefore = (ms: number) => {
-    if (!open || opts.quietMs === undefined) return;
-    const closedMs = Date.parse(open.last_failure_at) + opts.quietMs;
-    if (ms < closedMs) return;
-    const closed_at = new Date(closedMs).toISOString();
-    quietCloses.push({ incident_id: open.incident_id, incident: closedIncident({ subject, opened_at: open.opened_at, failures: open.failures }, closed_at, `quiet for ${formatDuration(opts.quietMs)}`), closed_at, refs: open.refs });
+  const seenAt = opts.nowMs === undefined ? undefined : new Date(opts.nowMs).toISOString();
+  const closing = (o: OpenIncident, closed_at: string, resolvedBy: string | undefined) => ({
+    incident_id: o.incident_id, closed_at, refs: o.refs, ...(o.history ? { history: true } : {}),
+    incident: closedIncident({ subject, opened_at: o.opened_at, failures: o.failures }, closed_at, resolvedBy),
+  });
+  /** Closes what is open when `quiet` (a time on the clock of `since`) is a quiet period after the last failure. */
+  const closeIfQuiet = (since: (o: OpenIncident) => string | undefined, quiet: number) => {
+    const from = open && opts.quietMs !== undefined ? since(open) : undefined;
+    if (!open || from === undefined || quiet < Date.parse(from) + opts.quietMs!) return;
+    quietCloses.push(closing(open, new Date(Date.parse(open.last_failure_at) + opts.quietMs!).toISOString(), `quiet for ${formatDuration(opts.quietMs!)}`));
     open = undefined;
   };
 
@@ -95,29 +104,33 @@ export function foldIncident(prev: IncidentState, records: IncidentRecord[], opt
       continue;
     }
     watermark = { at: r.at, id: r.id };
-    closeQuietlyBefore(r.at.ms);
+    // Between two records, the platform's clock on both sides.
+    closeIfQuiet((o) => o.last_failure_at, r.at.ms);
     if (r.outcome === "failure" || (r.outcome === "success" && open)) decided = true;
     if (r.outcome === "failure") {
       const signature = r.signature ?? "";
+      const last = { last_failure_at: r.occurredAt, ...(seenAt ? { last_failure_seen_at: seenAt } : {}), last_signature: signature };
       if (!open) {
         const incident_id = r.alertId ?? r.id;
-        open = { incident_id, opened_at: r.occurredAt, failures: 1, last_failure_at: r.occurredAt, last_signature: signature, ...(r.refs ? { refs: r.refs } : {}) };
+        open = { incident_id, opened_at: r.occurredAt, failures: 1, ...last, ...(r.refs ? { refs: r.refs } : {}), ...(r.history ? { history: true } : {}) };
         decisions.set(r.id, { role: "opens", incident_id, incident: { subject, opened_at: r.occurredAt, failures: 1 } });
       } else {
         const repeat = signature === open.last_signature;
-        open = { ...open, failures: open.failures + 1, last_failure_at: r.occurredAt, last_signature: signature };
+        const { history: _wasHistory, ...live } = open;
+        // An incident stays history while all its alerts are: one alerted failure makes it live.
+        open = { ...(r.history ? open : live), failures: open.failures + 1, ...last };
         decisions.set(r.id, {
           role: "joins", incident_id: open.incident_id,
           incident: { subject, opened_at: open.opened_at, failures: open.failures, ...(repeat ? { repeat } : {}) },
         });
       }
     } else if (r.outcome === "success" && open) {
-      const incident = closedIncident({ subject, opened_at: open.opened_at, failures: open.failures }, r.occurredAt, r.resolvedBy);
-      decisions.set(r.id, { role: "closes", incident_id: open.incident_id, incident, closed_at: r.occurredAt, refs: open.refs });
+      decisions.set(r.id, { role: "closes", ...closing(open, r.occurredAt, r.resolvedBy) });
       open = undefined;
     }
   }
-  if (opts.nowMs !== undefined) closeQuietlyBefore(opts.nowMs);
+  // At the poll, Lookout's clock on both sides: a platform clock behind Lookout's does not close at once.
+  if (opts.nowMs !== undefined) closeIfQuiet((o) => o.last_failure_seen_at, opts.nowMs);
 
   // Saved when a record opened, joined or closed: a fold that decided nothing decides the same when run again.
   const changed = decided || quietCloses.length > 0;

@@ -77,10 +77,14 @@ export interface OpenIncident {
   failures: number;
   /** When its last failure happened: a cluster's quiet period counts from it. */
   last_failure_at: string;
+  /** When Lookout saw its last failure: the quiet period at a poll counts from it (on Lookout's clock). */
+  last_failure_seen_at?: string;
   /** Status and error of the last failure: the next one with the same is a repeat. */
   last_signature: string;
   /** The opening alert's project, environment and service: the closing alert is routed as it was. */
   refs?: Pick<LookoutEventDetail, "project" | "environment" | "service">;
+  /** Every alert of it so far stayed quiet (older than the backfill window): it closes without an alert. */
+  history?: boolean;
 }
 
 /** A subject never stored: nothing open, version 0. */

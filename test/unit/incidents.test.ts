@@ -54,9 +54,9 @@ describe("foldIncident", () => {
     expect(fold.state.watermark).toBeUndefined();
   });
 
-  it("closes a cluster's incident after its quiet period: between two records, and at the poll", () => {
+  it("closes a cluster's incident after its quiet period: between two records, and at the poll (from when its last failure was seen)", () => {
     const quietMs = 30 * MIN;
-    const between = foldIncident(emptyIncidentState(SUBJECT), [failure("a", T0), failure("b", T0 + 45 * MIN)], { quietMs, nowMs: T0 + 46 * MIN });
+    const between = foldIncident(emptyIncidentState(SUBJECT), [failure("a", T0), failure("b", T0 + 45 * MIN)], { quietMs, nowMs: T0 + 45 * MIN });
     expect(roles(between)).toEqual(["a opens alert-a 1", "b opens alert-b 1"]);
     expect(between.quietCloses).toEqual([{
       incident_id: "alert-a", closed_at: "2026-03-02T10:30:00.000Z",
@@ -69,6 +69,20 @@ describe("foldIncident", () => {
     expect(quiet.quietCloses.map((q) => [q.incident_id, q.closed_at])).toEqual([["alert-b", "2026-03-02T11:15:00.000Z"]]);
     expect(quiet).toMatchObject({ changed: true, state: { version: 1 } });
     expect(quiet.state.open).toBeUndefined();
+  });
+
+  it("a platform clock behind Lookout's by more than the quiet period closes nothing at the poll that saw the failure", () => {
+    const fold = foldIncident(emptyIncidentState(SUBJECT), [failure("a", T0 - 40 * MIN)], { quietMs: 30 * MIN, nowMs: T0 });
+    expect(fold.quietCloses).toEqual([]);
+    expect(fold.state.open).toMatchObject({ last_failure_at: "2026-03-02T09:20:00.000Z", last_failure_seen_at: "2026-03-02T10:00:00.000Z" });
+  });
+
+  it("an incident all of whose failures are history closes without an alert; one alerted failure makes it news", () => {
+    const history = (r: IncidentRecord): IncidentRecord => ({ ...r, history: true });
+    const quiet = foldIncident(emptyIncidentState(SUBJECT), [history(failure("a", T0)), success("b", T0 + MIN)]);
+    expect(quiet.decisions.get("b")).toMatchObject({ role: "closes", history: true });
+    const news = foldIncident(emptyIncidentState(SUBJECT), [history(failure("a", T0)), failure("c", T0 + MIN), success("b", T0 + 2 * MIN)]);
+    expect(news.decisions.get("b")!).not.toHaveProperty("history");
   });
 
   it("a late record before the watermark keeps its alert and joins what is open, uncounted; a late success closes nothing", () => {

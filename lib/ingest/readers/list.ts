@@ -87,7 +87,7 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
   const cutoff = backfillCutoff(poll, cursor);
   const observedAt = deps.now().toISOString();
   const failureDetails = new Map(fresh.filter((r) => r.failed).map((r) => [r.id, reading.detail(r, observedAt)]));
-  const incidents = reading.incidents && (await foldIncidents(poll, reading, reading.incidents, fresh, failureDetails, observedAt));
+  const incidents = reading.incidents && (await foldIncidents(poll, reading, reading.incidents, fresh, failureDetails, observedAt, cutoff));
   const inserted: Rec[] = [];
   let passing: unknown;
   // Each record on its own: one that cannot be stored neither stops the others nor the cursor.
@@ -113,7 +113,7 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
     let d = failureDetails.get(rec.id);
     if (d && decision && decision.role !== "closes") d = withIncident(d, decision.incident_id, decision.incident);
     // A success that closes an incident carries the closing alert, in the same conditional write.
-    if (!d && decision?.role === "closes") d = reading.incidents!.closing(rec, decision, observedAt);
+    if (!d && decision?.role === "closes" && !decision.history) d = reading.incidents!.closing(rec, decision, observedAt);
     const alert = d && newAlertItem(d, observedAt, deps.store.expiresAt(), suppressionFor(when, cutoff, deps.backfillWindowMs));
     const outcome = await deps.store.insertRecord(recordItem(rec, when, observedAt), alert && namingSource(alert, rec.id));
     if (outcome === "inserted") {
@@ -146,7 +146,7 @@ interface SubjectFold {
 /** Reads each subject's incident state and folds the fresh records into it (decisions only; nothing written). */
 async function foldIncidents<Raw, Rec extends ListRecord>(
   { deps }: PollContext, reading: ListReading<Raw, Rec>, inc: IncidentReading<Rec>, fresh: Rec[],
-  failureDetails: Map<string, LookoutEventDetail>, observedAt: string,
+  failureDetails: Map<string, LookoutEventDetail>, observedAt: string, cutoff: number | undefined,
 ): Promise<Map<string, SubjectFold>> {
   const seenMs = parseTimestamp(observedAt)!.ms;
   const bySubject = new Map<string, IncidentRecord[]>((inc.always ?? []).map((s) => [s, []]));
@@ -158,7 +158,9 @@ async function foldIncidents<Raw, Rec extends ListRecord>(
       at: plausibleInstant(when, seenMs) ?? { ms: seenMs, nanos: 0 },
       occurredAt: instantOr(when, observedAt),
       outcome: inc.outcome(rec),
-      ...(d ? { alertId: d.id, signature: inc.signature(rec), refs: compactRefs(d) } : { resolvedBy: inc.resolvedBy(rec) }),
+      ...(d
+        ? { alertId: d.id, signature: inc.signature(rec), refs: compactRefs(d), ...(suppressionFor(when, cutoff, deps.backfillWindowMs) ? { history: true } : {}) }
+        : { resolvedBy: inc.resolvedBy(rec) }),
     };
     const subject = inc.subject(rec);
     bySubject.set(subject, [...(bySubject.get(subject) ?? []), r]);
@@ -188,7 +190,7 @@ async function settleIncident(poll: PollContext, sf: SubjectFold, observedAt: st
       fold = foldIncident(stored ?? emptyIncidentState(sf.subject), sf.records, { quietMs: sf.quietMs, nowMs: parseTimestamp(observedAt)!.ms });
     }
     for (const q of fold.quietCloses) {
-      if (!sf.quiet) continue;
+      if (!sf.quiet || q.history) continue;
       const alert = newAlertItem(sf.quiet(sf.subject, q, observedAt), observedAt, deps.store.expiresAt(), suppressionFor(q.closed_at, cutoff, deps.backfillWindowMs));
       if (await deps.store.raiseAlert(alert)) countAlert(poll, alert);
     }
