@@ -27,6 +27,7 @@ import { KINDS, SEVERITIES } from "../model/event.js";
 
 export const TRANSITIONS = [
   "failed", "still_failing", "recovered", "cancelled", "delivery_failed", "cluster_error",
+  "changes_listed", "target_recovered", "cluster_recovered",
   "token_rejected", "source_failing", "polling_stalled", "receiver_failing", "quarantined",
 ] as const;
 
