@@ -2,12 +2,12 @@
  * Records and transitions → event details (lib/model/event.ts). Pure. Each detail carries what a
  * responder needs to act without opening the platform: what, where, which commit, who, the error.
  */
-import type { DeploymentTransition, LookoutEventDetail, NamedRef } from "../model/event.js";
+import type { DeploymentTransition, IncidentFacts, LookoutEventDetail, NamedRef } from "../model/event.js";
 import { EVENT_VERSION, severityOf } from "../model/event.js";
 import { contentHash } from "../model/hash.js";
 import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord, ServiceContext } from "../model/observations.js";
 import { compact } from "../model/compact.js";
-import { durationSeconds, instantOr } from "../model/time.js";
+import { durationSeconds, instantOr, parseTimestamp } from "../model/time.js";
 import { commitFacts, shortSha } from "./changes.js";
 
 /**
@@ -24,6 +24,53 @@ export const deploymentAlertKey = (obs: DeploymentObservation, occurrence = 1) =
 export const deploymentAlertId = (obs: DeploymentObservation, occurrence = 1) => contentHash(...deploymentAlertKey(obs, occurrence));
 export const deliveryAlertId = (r: WebhookDeliveryRecord) => contentHash("webhook_delivery", r.webhook_id, r.id);
 export const clusterAlertId = (r: ClusterLogRecord) => contentHash("cluster_log", r.cluster_id, r.id);
+/** A closing alert's id: the incident and the record that closed it (`quiet` when a cluster's quiet period did). */
+export const targetRecoveredAlertId = (incidentId: string, recordId: string) => contentHash("target_recovered", incidentId, recordId);
+export const clusterRecoveredAlertId = (incidentId: string, recordId: string | "quiet") => contentHash("cluster_recovered", incidentId, recordId);
+
+/** An incident's facts as it closes at `closedAt`: how long it lasted and what ended it. */
+export function closedIncident(open: Pick<IncidentFacts, "subject" | "opened_at" | "failures">, closedAt: string, resolvedBy: string | undefined): IncidentFacts {
+  const from = parseTimestamp(open.opened_at)?.ms;
+  const to = parseTimestamp(closedAt)?.ms;
+  return compact({
+    subject: open.subject, opened_at: open.opened_at, failures: open.failures,
+    duration_sec: from === undefined || to === undefined ? undefined : Math.max(0, Math.round((to - from) / 1000)),
+    resolved_by: resolvedBy,
+  });
+}
+
+/** A failure alert placed in its incident: its id, and where it stands in it. */
+export const withIncident = (d: LookoutEventDetail, incidentId: string, incident: IncidentFacts): LookoutEventDetail =>
+  ({ ...d, incident_id: incidentId, incident });
+
+/** A duration for people: 45s, 14m, 2h 5m. */
+export function forPeople(sec: number): string {
+  if (sec < 60) return `${sec}s`;
+  const m = Math.round(sec / 60);
+  return m < 60 ? `${m}m` : `${Math.floor(m / 60)}h${m % 60 ? ` ${m % 60}m` : ""}`;
+}
+
+/** "after 5 failures over 14m": the tail of a closing alert's summary. */
+const howLong = (i: IncidentFacts) =>
+  [i.failures ? `after ${i.failures} failure${i.failures === 1 ? "" : "s"}` : undefined, i.duration_sec !== undefined ? `over ${forPeople(i.duration_sec)}` : undefined]
+    .filter(Boolean).join(" ");
+
+/** Subjects of incidents (docs/events.md, "Incidents"). */
+export const incidentSubject = {
+  deployment: (serviceId: string) => `deployment:${serviceId}`,
+  webhookTarget: (webhookId: string, targetHost: string | undefined) => `webhook:${webhookId}:${targetHost ?? "unknown"}`,
+  cluster: (clusterId: string) => `cluster:${clusterId}`,
+};
+
+/** What a recovering deployment did, for people: "DEPLOYED, commit a94a8fe by Dana, triggered by dana@ via GIT". */
+export function deploymentResolvedBy(obs: DeploymentObservation): string {
+  const c = obs.commit;
+  return [
+    obs.status,
+    c?.id ? `commit ${shortSha(c.id)}${c.author ? ` by ${c.author}` : ""}` : undefined,
+    obs.triggered_by ? `triggered by ${obs.triggered_by}${obs.origin ? ` via ${obs.origin}` : ""}` : undefined,
+  ].filter(Boolean).join(", ");
+}
 
 const VERB: Record<DeploymentTransition, string> = {
   failed: "deployment failed",
@@ -46,10 +93,13 @@ export function deploymentDetail(args: {
   previousStatus?: string;
   failureCount?: number;
   incidentId?: string;
+  /** Where it stands in the service's incident; on `recovered` the builder adds how long and what ended it. */
+  incident?: IncidentFacts;
   /** The nth time the execution entered this status; 1 when absent. */
   occurrence?: number;
 }): LookoutEventDetail {
   const { obs, transition, ctx, observedAt } = args;
+  const occurredAt = instantOr(obs.updated_at ?? obs.created_at, observedAt);
   const id = deploymentAlertId(obs, args.occurrence);
   const name = ctx.name ?? obs.service_name ?? obs.service_id;
   const place = where(ctx);
@@ -66,13 +116,13 @@ export function deploymentDetail(args: {
     id,
     kind: "deployment" as const,
     transition,
-    severity: severityOf("deployment", transition),
+    severity: severityOf("deployment", transition, ctx.environment?.type),
     organization: { id: obs.organization_id },
     project: ctx.project,
     environment: ctx.environment,
     service: compact({ id: obs.service_id, name, type: obs.service_type }),
     status: obs.status,
-    occurred_at: instantOr(obs.updated_at ?? obs.created_at, observedAt),
+    occurred_at: occurredAt,
     observed_at: observedAt,
     summary: parts.join(" — "),
     record: { type: "deployment_execution" as const, id: obs.execution_id },
@@ -87,6 +137,7 @@ export function deploymentDetail(args: {
       previous_status: args.previousStatus,
     }),
     incident_id: transition === "failed" ? id : args.incidentId,
+    incident: args.incident && transition === "recovered" ? closedIncident(args.incident, occurredAt, deploymentResolvedBy(obs)) : args.incident,
     link: commit?.link,
   });
 }
@@ -146,4 +197,65 @@ export function clusterDetail(r: ClusterLogRecord, observedAt: string, cluster?:
     record: compact({ type: "cluster_log_entry" as const, id: r.id, timestamp: r.timestamp, step: r.step }),
     link: r.error?.link,
   });
+}
+
+/** The close of a webhook target's incident: the 2xx delivery `r` answered after its failures. */
+export function targetRecoveredDetail(
+  r: WebhookDeliveryRecord, close: ClosingIncident, observedAt: string,
+): LookoutEventDetail {
+  const host = r.target_host ?? "its target";
+  return compact({
+    version: EVENT_VERSION,
+    id: targetRecoveredAlertId(close.incident_id, r.id),
+    kind: "webhook_delivery" as const,
+    transition: "target_recovered" as const,
+    severity: severityOf("webhook_delivery", "target_recovered"),
+    organization: { id: r.organization_id },
+    ...close.refs,
+    webhook: { id: r.webhook_id },
+    status: String(r.status_code),
+    occurred_at: instantOr(r.created_at, observedAt),
+    observed_at: observedAt,
+    summary: `Webhook target ${host} recovered — HTTP ${r.status_code}${howLong(close.incident) ? ` ${howLong(close.incident)}` : ""}`,
+    record: { type: "webhook_delivery" as const, id: r.id },
+    http: compact({ delivery_id: r.id, status_code: r.status_code, target_host: r.target_host, matched_event: r.matched_event, delivery_kind: r.delivery_kind }),
+    incident_id: close.incident_id,
+    incident: close.incident,
+  });
+}
+
+/**
+ * The close of a cluster's incident: by the successful step `r`, or by the quiet period (no record;
+ * `at` is when the period ended).
+ */
+export function clusterRecoveredDetail(
+  src: { organization_id: string; cluster_id: string }, close: ClosingIncident & { closed_at: string },
+  observedAt: string, cluster?: NamedRef, r?: ClusterLogRecord,
+): LookoutEventDetail {
+  const name = cluster?.name ?? src.cluster_id;
+  const how = r?.step ? `step ${r.step}` : close.incident.resolved_by;
+  return compact({
+    version: EVENT_VERSION,
+    id: clusterRecoveredAlertId(close.incident_id, r?.id ?? "quiet"),
+    kind: "cluster_log" as const,
+    transition: "cluster_recovered" as const,
+    severity: severityOf("cluster_log", "cluster_recovered"),
+    organization: { id: src.organization_id },
+    cluster: { id: src.cluster_id, ...(cluster?.name ? { name: cluster.name } : {}) },
+    status: r?.type ?? "quiet",
+    occurred_at: close.closed_at,
+    observed_at: observedAt,
+    summary: `Cluster ${name} recovered${how ? ` — ${how}` : ""}${howLong(close.incident) ? ` ${howLong(close.incident)}` : ""}`,
+    record: r ? compact({ type: "cluster_log_entry" as const, id: r.id, timestamp: r.timestamp, step: r.step }) : undefined,
+    incident_id: close.incident_id,
+    incident: close.incident,
+  });
+}
+
+/** What a closing alert needs of its incident. */
+export interface ClosingIncident {
+  incident_id: string;
+  incident: IncidentFacts;
+  /** The opening alert's project, environment and service. */
+  refs?: Pick<LookoutEventDetail, "project" | "environment" | "service">;
 }

@@ -7,7 +7,7 @@
  * what is stored); then a cluster, webhook, environment, project, status; then kind or type (unions of
  * "what" partitions); the organization comes last, and with no filter every "what" partition is merged.
  */
-import { severityOf } from "../model/event.js";
+import { type EventKind, type Transition, severityOf } from "../model/event.js";
 import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, auditIndexName, COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, QUARANTINE_WHAT, dimensionKey } from "../model/audit-index.js";
 import type { AuditQuery, FilterName, Filters } from "./model.js";
 import { TRANSITIONS } from "./model.js";
@@ -32,15 +32,19 @@ interface WhatPartition {
   type: string;
   kind: string;
   transition?: string;
-  severity?: string;
+  /** The severities its alerts can have: a deployment failure's follows its environment's type. */
+  severities?: string[];
 }
+
+const severitiesOf = (kind: EventKind, transition: Transition) =>
+  [...new Set([undefined, "PRODUCTION", "PREVIEW"].map((env) => severityOf(kind, transition, env)))];
 
 const WHAT_PARTITIONS: WhatPartition[] = [
   { key: dimensionKey("kind", "deployment").key, type: "execution", kind: "deployment" },
   { key: dimensionKey("kind", "webhook_delivery").key, type: "record", kind: "webhook_delivery" },
   { key: dimensionKey("kind", "cluster_log").key, type: "record", kind: "cluster_log" },
   ...TRANSITIONS.map(({ transition, kind }) => ({
-    key: dimensionKey("transition", transition).key, type: "alert", kind, transition, severity: severityOf(kind, transition),
+    key: dimensionKey("transition", transition).key, type: "alert", kind, transition, severities: severitiesOf(kind, transition),
   })),
   // Quarantined records and alerts, of any kind: one partition (a kind filter leaves them out).
   { key: dimensionKey("kind", QUARANTINE_WHAT).key, type: "quarantine", kind: "" },
@@ -49,8 +53,15 @@ const WHAT_PARTITIONS: WhatPartition[] = [
 /** The filters a "what" partition answers by itself: kind, transition, severity, entry type. */
 const WHAT_FILTERS = ["kind", "transition", "severity", "type"] as const satisfies readonly FilterName[];
 
+const answers = (p: WhatPartition, f: Filters, name: (typeof WHAT_FILTERS)[number]) =>
+  f[name] === undefined || (name === "severity" ? !!p.severities?.includes(f.severity!) : p[name] === f[name]);
+
 export const whatPartitions = (f: Filters): string[] =>
-  WHAT_PARTITIONS.filter((p) => WHAT_FILTERS.every((name) => f[name] === undefined || p[name] === f[name])).map((p) => p.key);
+  WHAT_PARTITIONS.filter((p) => WHAT_FILTERS.every((name) => answers(p, f, name))).map((p) => p.key);
+
+/** A severity the "what" partitions cannot answer alone: one of them holds alerts of several severities. */
+const severityVaries = (partitions: string[]) =>
+  WHAT_PARTITIONS.some((p) => partitions.includes(p.key) && (p.severities?.length ?? 0) > 1);
 
 /** Single-dimension keys, most selective first (alert-only partitions go between the two groups). */
 const KEY_FIRST: Dimension[] = ["commit", "actor", "service"];
@@ -95,7 +106,8 @@ function filterFor(f: Filters, key: Key): Plan["filter"] {
   };
   for (const name of Object.keys(f) as FilterName[]) {
     const v = f[name]!;
-    if (key.dim === "what" && (WHAT_FILTERS as readonly string[]).includes(name)) continue; // the partitions say it
+    const partitionsSay = key.dim === "what" && (WHAT_FILTERS as readonly string[]).includes(name);
+    if (partitionsSay && !(name === "severity" && severityVaries(key.partitions))) continue;
     if (name === "type" || name === "kind" || name === "severity") {
       clauses.push(`${rowField(name)} = ${value(v)}`);
       continue;

@@ -34,13 +34,13 @@ export interface PollDeps {
   store: IngestStore;
   now: () => Date;
   backfillWindowMs: number;
-  /** A cluster incident with no error entry for this long closes (`incidents.cluster_quiet_period`). */
-  clusterQuietMs?: number;
   /** Names from configuration, by application id; the change feed's directory fills the rest. */
   configured?: Map<string, ServiceContext>;
   clusterNames?: Map<string, string>;
   /** Organization names from configuration (`watch[].name`), by organization id. */
   organizationNames?: Map<string, string>;
+  /** A cluster's incident closes after this long without an error entry (`incidents.cluster_quiet_period`, default 30 minutes). */
+  clusterQuietMs?: number;
   log: Log;
   /**
    * The request budget's room for requests beyond the poll's reads (names, what changed): without it,

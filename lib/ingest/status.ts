@@ -27,3 +27,11 @@ export function deliveryFailed(statusCode: number | null | undefined): boolean {
 export function clusterLogFailed(type: string | undefined | null, step: string | undefined | null): boolean {
   return (type ?? "").toLowerCase() === "error" || /error$/i.test(step ?? "");
 }
+
+/**
+ * A cluster log entry that ends an incident: not a failure, and a step in the past tense (Created,
+ * Upgraded, Deleted, Restarted…; docs/platform.md, "Cluster logs").
+ */
+export function clusterStepSucceeded(type: string | undefined | null, step: string | undefined | null): boolean {
+  return !clusterLogFailed(type, step) && /ed$/i.test(step ?? "");
+}

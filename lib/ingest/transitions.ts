@@ -6,7 +6,8 @@
  */
 import type { DeploymentObservation } from "../model/observations.js";
 import { classifyStatus } from "./status.js";
-import { parseTimestamp, plausibleInstant } from "../model/time.js";
+import { incidentSubject } from "../alerts/build.js";
+import { instantOr, parseTimestamp, plausibleInstant } from "../model/time.js";
 import { compact } from "../model/compact.js";
 import type { ExecutionState, ServiceState, TransitionDecision } from "../model/transitions.js";
 
@@ -52,20 +53,32 @@ export function decideDeploymentTransition(
   const lastChange = plausibleInstant(svc.last_change_created_at, nowMs)?.ms;
   const stale = lastChange !== undefined && at !== undefined && at < lastChange;
   const atIso = at === undefined ? undefined : new Date(at).toISOString();
+  // The incident's facts (docs/events.md, "Incidents"): opened when its failure happened, as its alert says.
+  const subject = incidentSubject.deployment(obs.service_id);
+  const happened = obs.updated_at ?? obs.created_at;
+  const occurredAt = observedAt === undefined ? (happened ?? "") : instantOr(happened, observedAt);
+  // States stored before `opened_at` was kept: when the opening execution started.
+  const openedAt = svc.opened_at ?? svc.last_change_created_at ?? occurredAt;
 
   switch (now) {
     case "failure": {
       if (svc.failing) {
         const count = svc.failure_count + 1;
+        const repeat = svc.last_failure_status === obs.status;
         return {
           changed: true, transition: "still_failing", failureCount: count, incidentId: svc.incident_id,
-          service: { ...svc, failure_count: count, last_change_created_at: newest(lastChange, at) },
+          incident: { subject, opened_at: openedAt, failures: count, ...(repeat ? { repeat } : {}) },
+          service: { ...svc, failure_count: count, last_change_created_at: newest(lastChange, at), last_failure_status: obs.status },
         };
       }
-      if (stale) return { changed: true, transition: "failed", failureCount: 1, incidentId: alertId, service: svc };
+      const opening = { subject, opened_at: occurredAt, failures: 1 };
+      if (stale) return { changed: true, transition: "failed", failureCount: 1, incidentId: alertId, incident: opening, service: svc };
       return {
-        changed: true, transition: "failed", failureCount: 1, incidentId: alertId,
-        service: { ...svc, failing: true, failure_count: 1, incident_id: alertId, last_change_created_at: atIso },
+        changed: true, transition: "failed", failureCount: 1, incidentId: alertId, incident: opening,
+        service: {
+          ...svc, failing: true, failure_count: 1, incident_id: alertId, last_change_created_at: atIso,
+          opened_at: occurredAt, last_failure_status: obs.status,
+        },
       };
     }
     case "success": {
@@ -75,11 +88,14 @@ export function decideDeploymentTransition(
       if (!svc.failing || stale) return ran === svc ? noTransition : { changed: true, service: ran };
       return {
         changed: true, transition: "recovered", incidentId: svc.incident_id, failureCount: svc.failure_count,
+        incident: { subject, opened_at: openedAt, failures: svc.failure_count },
         service: compact({ failing: false, failure_count: 0, version: svc.version, last_change_created_at: atIso, last_success_commit: ran.last_success_commit }),
       };
     }
     case "cancelled":
-      return { changed: true, transition: "cancelled", service: svc, incidentId: svc.failing ? svc.incident_id : undefined };
+      return svc.failing
+        ? { changed: true, transition: "cancelled", service: svc, incidentId: svc.incident_id, incident: { subject, opened_at: openedAt, failures: svc.failure_count } }
+        : { changed: true, transition: "cancelled", service: svc, incidentId: undefined };
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import type { ServiceContext, DeploymentObservation } from "./observations.js";
 import type { AuditRow } from "./audit-row.js";
-import type { ExecutionState, ServiceState } from "./transitions.js";
+import type { ExecutionState, IncidentState, ServiceState } from "./transitions.js";
 import type { AlertItem } from "./alert-item.js";
 import type { QuarantinePort } from "./quarantine.js";
 
@@ -92,6 +92,10 @@ export interface IngestStore extends QuarantinePort {
   getCursor(source: string): Promise<SourceCursor | undefined>;
   /** Saves when nobody else saved since `expectedVersion` was read; false when someone did. */
   saveCursor(cursor: SourceCursor, expectedVersion: number | undefined): Promise<boolean>;
+  /** A webhook target's or a cluster's incident state, by subject; undefined when never stored. */
+  getIncident(subject: string): Promise<IncidentState | undefined>;
+  /** Saves when nobody else saved since `expectedVersion` was read (undefined: none stored); false when someone did. */
+  saveIncident(state: IncidentState, expectedVersion: number | undefined): Promise<boolean>;
   /** Inserts a record (and its alert, both or neither) unless a record with its key exists. */
   insertRecord(record: RecordItem, alert?: AlertItem): Promise<InsertResult>;
   /**

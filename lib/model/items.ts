@@ -14,7 +14,7 @@ export const TTL_ATTRIBUTE = "expires_at";
 /** The TTL of an item written at `atMs` and kept for `retentionMs`, in epoch seconds. */
 export const expiresAfter = (atMs: number, retentionMs: number): number => Math.floor((atMs + retentionMs) / 1000);
 
-export type ItemType = "cursor" | "record" | "execution" | "service" | "alert" | "directory" | "names" | "dispatch" | "quarantine";
+export type ItemType = "cursor" | "record" | "execution" | "service" | "incident" | "alert" | "directory" | "names" | "dispatch" | "quarantine";
 
 export const keys = {
   /** Per polled source: what was seen, paging state, budget facts. */
@@ -25,6 +25,8 @@ export const keys = {
   execution: (serviceId: string, executionId: string) => ({ pk: `EXEC#${keyPart(serviceId)}#${keyPart(executionId)}`, sk: "STATE" }),
   /** Per service: whether it is failing, since when, and the alert that opened the incident. */
   service: (serviceId: string) => ({ pk: `SVC#${keyPart(serviceId)}`, sk: "STATE" }),
+  /** A webhook target's or a cluster's incident (lib/ingest/incidents.ts), by subject. */
+  incident: (subject: string) => ({ pk: `INC#${keyPart(subject)}`, sk: "STATE" }),
   /** The outbox: one item per alert, published from the table's stream. */
   alert: (alertId: string) => ({ pk: `ALERT#${keyPart(alertId)}`, sk: "ALERT" }),
   /** What Lookout learned about a service (names, project, environment) from the change feed. */

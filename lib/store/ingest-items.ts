@@ -6,7 +6,7 @@
 import type { ServiceContext } from "../model/observations.js";
 import type { AuditRow } from "../model/audit-row.js";
 import type { ExecutionChange, ExecutionDecision, ExecutionRef, OrganizationNames, SourceCursor, StoredExecution } from "../model/ingest-store.js";
-import type { ServiceState } from "../model/transitions.js";
+import type { IncidentState, ServiceState } from "../model/transitions.js";
 import { auditAttributes } from "../model/audit-index.js";
 import { keys, TTL_ATTRIBUTE } from "../model/items.js";
 
@@ -18,6 +18,9 @@ export function executionItem(ref: ExecutionRef, state: StoredExecution, expires
   const key = keys.execution(ref.serviceId, ref.executionId);
   return { ...key, item_type: "execution", state, version: state.version, [TTL_ATTRIBUTE]: expiresAt, ...(audit ? auditAttributes(audit, key.pk) : {}) };
 }
+
+export const incidentItem = (state: IncidentState, expiresAt: number) =>
+  ({ ...keys.incident(state.subject), item_type: "incident", state, version: state.version, [TTL_ATTRIBUTE]: expiresAt });
 
 export const serviceItem = (serviceId: string, state: ServiceState, expiresAt: number) =>
   ({ ...keys.service(serviceId), item_type: "service", state, version: state.version, [TTL_ATTRIBUTE]: expiresAt });

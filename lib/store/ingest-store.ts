@@ -14,11 +14,11 @@ import {
 import type { AlertItem } from "../model/alert-item.js";
 import { keys, TTL_ATTRIBUTE } from "../model/items.js";
 import type { ServiceContext } from "../model/observations.js";
-import { type ServiceState, emptyServiceState } from "../model/transitions.js";
+import { type IncidentState, type ServiceState, emptyServiceState } from "../model/transitions.js";
 import { DynamoQuarantine } from "./quarantine.js";
 import type { QuarantineWrite } from "../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "./optimistic.js";
-import { type ConditionalWrite, cursorItem, learnServicesInto, namesItem, observationWrites } from "./ingest-items.js";
+import { type ConditionalWrite, cursorItem, incidentItem, learnServicesInto, namesItem, observationWrites } from "./ingest-items.js";
 import type {
   ExecutionChange,
   ExecutionDecider,
@@ -88,13 +88,27 @@ export class DynamoIngestStore implements IngestStore {
     return Item?.cursor as SourceCursor | undefined;
   }
 
-  async saveCursor(cursor: SourceCursor, expectedVersion: number | undefined): Promise<boolean> {
+  saveCursor(cursor: SourceCursor, expectedVersion: number | undefined): Promise<boolean> {
+    return this.putOnVersion(cursorItem(cursor, this.expiresAt()), expectedVersion);
+  }
+
+  async getIncident(subject: string): Promise<IncidentState | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.incident(subject), ConsistentRead: true }));
+    return Item?.state as IncidentState | undefined;
+  }
+
+  saveIncident(state: IncidentState, expectedVersion: number | undefined): Promise<boolean> {
+    return this.putOnVersion(incidentItem(state, this.expiresAt()), expectedVersion);
+  }
+
+  /** Puts an item if its stored version is still `expectedVersion` (none stored when undefined); false when not. */
+  private async putOnVersion(item: Record<string, unknown>, expectedVersion: number | undefined): Promise<boolean> {
     try {
       this.writes.count++;
       await this.doc.send(
         new PutCommand({
           TableName: this.table,
-          Item: cursorItem(cursor, this.expiresAt()),
+          Item: item,
           ConditionExpression: expectedVersion === undefined ? "attribute_not_exists(pk)" : "version = :v",
           ExpressionAttributeValues: expectedVersion === undefined ? undefined : { ":v": expectedVersion },
         }),

@@ -250,7 +250,8 @@ describe("first sight", () => {
       fresh.clock.advance(2 * 3_600_000);
       const outage = { from: new Date(fresh.clock.nowMs() - 2 * 3_600_000).toISOString(), to: fresh.clock.nowIso() };
       const afterOutage = await pollSource({ source: src, previousPollAt: outage.from, outage }, d);
-      expect(afterOutage).toMatchObject({ alerts: 0, suppressed: 1 });
+      // The incident of the spaced run closed quietly during the outage: old news too (docs/events.md, "Incidents").
+      expect(afterOutage).toMatchObject({ alerts: 0, suppressed: 2 });
     } finally {
       await fresh.close();
     }

@@ -60,7 +60,7 @@ describe.skipIf(!available)("eventBridgeBus against moto_server", () => {
     await moto.reset();
     await eb.send(new CreateEventBusCommand({ Name: BUS }));
     const all = await queueWithRule("all-lookout", { source: ["lookout"] });
-    const failures = await queueWithRule("deploy-failures", { source: ["lookout"], "detail-type": ["Deployment Failed"], detail: { severity: ["error"] } });
+    const failures = await queueWithRule("deploy-failures", { source: ["lookout"], "detail-type": ["Deployment Failed"], detail: { severity: ["critical"] } });
 
     const details = Object.values(EXAMPLE_DETAILS);
     const r = await publishAlerts(details, eventBridgeBus(eb, BUS), { busName: BUS });

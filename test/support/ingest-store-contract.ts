@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { ExecutionDecider, IngestStore, OrganizationNames, SourceCursor, StoredExecution } from "../../lib/model/ingest-store.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import type { AlertItem } from "../../lib/model/alert-item.js";
+import type { IncidentState } from "../../lib/model/transitions.js";
 import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { recordItem } from "../../lib/model/items.js";
 import { normalizeDeployment, normalizeWebhookDelivery } from "../../lib/ingest/normalize.js";
@@ -49,6 +50,27 @@ export function ingestStoreContract(adapter: string, open: () => IngestStoreUnde
       expect(await store.saveCursor(second, 1)).toBe(true);
       expect(await store.saveCursor({ ...first, version: 2, seen: ["late"] }, 1)).toBe(false);
       expect(await store.getCursor(source)).toEqual(second);
+    });
+
+    it("saves an incident once per version, with its watermark's nanoseconds, as an item of its own", async () => {
+      const { store, scan } = open();
+      const subject = `webhook:${randomUUID()}:hooks.acme.io`;
+      expect(await store.getIncident(subject)).toBeUndefined();
+      const first: IncidentState = {
+        subject, version: 1,
+        open: {
+          incident_id: "alert-1", opened_at: NOW.toISOString(), failures: 1, last_failure_at: NOW.toISOString(), last_signature: "502",
+          refs: { service: { id: "svc-1", name: "api" } },
+        },
+        watermark: { at: { ms: NOW.getTime(), nanos: 123_456 }, id: "dl-1" },
+      };
+      expect(await store.saveIncident(first, undefined)).toBe(true);
+      expect(await store.saveIncident({ ...first, open: undefined }, undefined)).toBe(false);
+      const closed: IncidentState = { subject, version: 2, watermark: { at: { ms: NOW.getTime() + 1, nanos: 0 }, id: "dl-2" } };
+      expect(await store.saveIncident(closed, 1)).toBe(true);
+      expect(await store.saveIncident({ ...first, version: 2 }, 1)).toBe(false);
+      expect(await store.getIncident(subject)).toEqual(closed);
+      expect((await scan()).filter((i) => i.item_type === "incident" && (i.state as IncidentState).subject === subject)).toHaveLength(1);
     });
 
     it("inserts a record once, and a record with its alert both or neither", async () => {

@@ -123,11 +123,14 @@ describe("the planner", () => {
 
   it("answers kind, severity, transition and entry type from the 'what' partitions", () => {
     expect(plan({ transition: "failed" })).toMatchObject({ index: "audit-what", partitions: ["TR#failed"] });
-    expect(plan({ kind: "deployment" }).partitions).toEqual(["KIND#deployment", "TR#failed", "TR#still_failing", "TR#recovered", "TR#cancelled"]);
-    expect(plan({ severity: "error" }).partitions).toEqual(["TR#failed", "TR#still_failing", "TR#cluster_error", "TR#quarantined"]);
-    expect(plan({ severity: "critical" }).partitions).toEqual(["TR#token_rejected", "TR#polling_stalled"]);
+    expect(plan({ kind: "deployment" }).partitions).toEqual(["KIND#deployment", "TR#failed", "TR#still_failing", "TR#recovered", "TR#cancelled", "TR#changes_listed"]);
+    expect(plan({ severity: "error" }).partitions).toEqual(["TR#failed", "TR#still_failing", "TR#changes_listed", "TR#cluster_error", "TR#quarantined"]);
+    // A deployment failure's severity follows its environment: its partitions hold several, the row says which.
+    expect(plan({ severity: "critical" }).partitions).toEqual(["TR#failed", "TR#still_failing", "TR#changes_listed", "TR#token_rejected", "TR#polling_stalled"]);
+    expect(plan({ severity: "critical" }).filter?.expression).toBe("#row.#severity = :f0");
+    expect(plan({ severity: "info" }).filter).toBeUndefined();
     expect(plan({ type: "record" }).partitions).toEqual(["KIND#webhook_delivery", "KIND#cluster_log"]);
-    expect(plan({ kind: "cluster_log", type: "alert" }).partitions).toEqual(["TR#cluster_error"]);
+    expect(plan({ kind: "cluster_log", type: "alert" }).partitions).toEqual(["TR#cluster_error", "TR#cluster_recovered"]);
     expect(plan({ kind: "cluster_log", transition: "failed" }).partitions).toEqual([]);
     expect(plan({}).partitions).toHaveLength(3 + TRANSITIONS.length + 1); // + quarantined records and alerts
     expect(plan({ type: "quarantine" })).toMatchObject({ index: "audit-what", partitions: ["KIND#quarantine"] });
@@ -164,7 +167,7 @@ describe("audit rows and index keys", () => {
   it("an alert is in up to eight indexes: every dimension it has", () => {
     const item = newAlertItem(failed, failed.observed_at, 1_900_000_000);
     expect(item.audit).toMatchObject({
-      type: "alert", id: failed.id, kind: "deployment", transition: "failed", severity: "error", status: "BUILD_ERROR",
+      type: "alert", id: failed.id, kind: "deployment", transition: "failed", severity: "critical", status: "BUILD_ERROR",
       at: "2026-03-02T14:07:31.000Z", actor: "dana@acme.io", commit: failed.deployment!.commit!.id, state: "pending",
     });
     const keys = Object.keys(item).filter((k) => k.startsWith("ix_") && k !== "ix_at").sort();

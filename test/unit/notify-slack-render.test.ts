@@ -364,7 +364,7 @@ describe("Slack rendering: Block Kit limits", () => {
         expectEscaped(m, CRITICAL_PRESENTATION.mentions);
         expect(JSON.stringify(m)).toContain("…");
       }
-      expect(JSON.stringify(messages[0])).toContain("+9995 or more more commits");
+      expect(JSON.stringify(messages[0])).toContain("+9995 or more commits");
     }
   });
 

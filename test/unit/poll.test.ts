@@ -91,10 +91,13 @@ const cursorOf = (source: SourceRef) => store.getCursor(`${source.kind}:${source
 
 describe("webhook deliveries and cluster logs (the list core)", () => {
   it("at first sight stores every delivery, and alerts only the failed ones inside the backfill window", async () => {
-    const ids = [delivery(502, T0 - 60 * MIN), delivery(500, T0 - MIN), delivery(200, T0 - MIN)];
+    const ids = [delivery(502, T0 - 60 * MIN), delivery(500, T0 - MIN), delivery(200, T0)];
     const r = await poll(hook);
-    expect(r).toMatchObject({ ok: true, firstSight: true, newRecords: 3, alerts: 1, suppressed: 1, requests: 1 });
-    expect(raised.map((a) => [a.detail.webhook?.id, a.suppression?.reason])).toEqual(expect.arrayContaining([[hook.id, "backfill"], [hook.id, undefined]]));
+    // The 2xx closes the target's incident: its close is alerted too (docs/events.md, "Incidents").
+    expect(r).toMatchObject({ ok: true, firstSight: true, newRecords: 3, alerts: 2, suppressed: 1, requests: 1 });
+    expect(raised.map((a) => `${a.detail.transition} ${a.suppression?.reason ?? "alerted"}`).sort()).toEqual([
+      "delivery_failed alerted", "delivery_failed backfill", "target_recovered alerted",
+    ]);
     expect((await cursorOf(hook))?.seen).toEqual(ids.sort());
   });
 
@@ -212,6 +215,116 @@ describe("webhook deliveries and cluster logs (the list core)", () => {
     expect(await poll(hook, { outage: { from: iso(T0), to: iso(T0 + 50 * MIN) } })).toMatchObject({ alerts: 0, suppressed: 1 });
     delivery(500, T0 + 20 * MIN);
     expect(await poll(hook, { outage: { from: iso(T0 + 50 * MIN), to: iso(T0 + 55 * MIN) } })).toMatchObject({ alerts: 1, suppressed: 0 });
+  });
+});
+
+describe("incidents of webhook targets and clusters", () => {
+  /** Alerts raised so far (in the order they happened: a poll stores records in parallel), as `<transition> <incident id> <failures>[ repeat]`. */
+  const inOrder = () => raised.map((a) => a.detail).sort((a, b) => a.occurred_at.localeCompare(b.occurred_at));
+  const thread = () => inOrder().map((d) => `${d.transition} ${d.incident_id} ${d.incident?.failures}${d.incident?.repeat ? " repeat" : ""}`);
+  /** A delivery a minute from the last, answered `status`. */
+  const next = (status: number) => {
+    sim.clock.advance(MIN);
+    return delivery(status, sim.clock.nowMs());
+  };
+
+  it("a webhook target failing five times then answering 2xx: one opening, four joins (repeats), one target_recovered", async () => {
+    await poll(hook);
+    next(502);
+    next(502);
+    await poll(hook);
+    next(502);
+    next(502);
+    next(502);
+    await poll(hook);
+    next(200);
+    expect(await poll(hook)).toMatchObject({ newRecords: 1, alerts: 1 });
+    const opener = inOrder()[0]!.id;
+    expect(thread()).toEqual([
+      `delivery_failed ${opener} 1`,
+      ...[2, 3, 4, 5].map((n) => `delivery_failed ${opener} ${n} repeat`),
+      `target_recovered ${opener} 5`,
+    ]);
+    const host = inOrder()[0]!.http!.target_host!;
+    const closing = inOrder().at(-1)!;
+    expect(closing).toMatchObject({
+      kind: "webhook_delivery", severity: "info", webhook: { id: hook.id }, status: "200",
+      service: inOrder()[0]!.service,
+      incident: { subject: `webhook:${hook.id}:${host}`, opened_at: inOrder()[0]!.occurred_at, failures: 5, duration_sec: 5 * 60, resolved_by: `HTTP 200 to ${host}` },
+    });
+    // Closed: nothing new, nothing written; the next failure opens another incident.
+    const writes = store.writes.count;
+    await poll(hook);
+    expect(store.writes.count).toBe(writes);
+    next(503);
+    await poll(hook);
+    expect(thread().at(-1)).toBe(`delivery_failed ${raised.at(-1)!.detail.id} 1`);
+  });
+
+  it("a crash after the records were stored, before the incident was saved: the re-read raises nothing twice", async () => {
+    await poll(hook);
+    next(500);
+    next(500);
+    const save = store.saveIncident.bind(store);
+    store.saveIncident = async () => {
+      throw new Error("the poller died here");
+    };
+    expect(await poll(hook)).toMatchObject({ ok: false, alerts: 2 });
+    store.saveIncident = save;
+    expect(await poll(hook)).toMatchObject({ ok: true, newRecords: 0, alerts: 0 });
+    next(200);
+    await poll(hook);
+    const opener = inOrder()[0]!.id;
+    expect(thread()).toEqual([`delivery_failed ${opener} 1`, `delivery_failed ${opener} 2 repeat`, `target_recovered ${opener} 2`]);
+  });
+
+  it("racing pollers of one target open its incident once", async () => {
+    await poll(hook);
+    next(500);
+    next(500);
+    await Promise.all([poll(hook), poll(hook)]);
+    next(200);
+    await Promise.all([poll(hook), poll(hook)]);
+    const opener = raised.find((a) => a.detail.incident?.failures === 1)!.detail.id;
+    expect(thread().sort()).toEqual([`delivery_failed ${opener} 1`, `delivery_failed ${opener} 2 repeat`, `target_recovered ${opener} 2`].sort());
+  });
+
+  it("a cluster's error run then a Created step: opening, joins, cluster_recovered", async () => {
+    await poll(cluster); // the seeded run, history
+    sim.clock.advance(MIN);
+    sim.scenario.clusterRun(cluster.id, { entries: 5, errors: 3 });
+    expect(await poll(cluster)).toMatchObject({ alerts: 3 });
+    sim.clock.advance(10 * MIN);
+    sim.scenario.clusterRun(cluster.id, { kind: "Create", entries: 4, errors: 0 });
+    expect(await poll(cluster)).toMatchObject({ alerts: 1 });
+    const opener = inOrder()[0]!.id;
+    expect(thread().map((t) => t.replace(" repeat", ""))).toEqual([
+      `cluster_error ${opener} 1`, `cluster_error ${opener} 2`, `cluster_error ${opener} 3`, `cluster_recovered ${opener} 3`,
+    ]);
+    expect(raised.at(-1)!.detail).toMatchObject({
+      kind: "cluster_log", severity: "info", cluster: { id: cluster.id, name: "prod-eu" },
+      record: { type: "cluster_log_entry", step: "Created" },
+      incident: { subject: `cluster:${cluster.id}`, opened_at: inOrder()[0]!.occurred_at, failures: 3, resolved_by: "step Created" },
+    });
+  });
+
+  it("a cluster with no error for its quiet period closes at a poll with nothing new, once", async () => {
+    deps.clusterQuietMs = 20 * MIN;
+    await poll(cluster);
+    sim.clock.advance(MIN);
+    sim.scenario.clusterRun(cluster.id, { entries: 3, errors: 1 });
+    await poll(cluster);
+    sim.clock.advance(19 * MIN);
+    expect(await poll(cluster)).toMatchObject({ newRecords: 0, alerts: 0 });
+    sim.clock.advance(2 * MIN);
+    expect(await poll(cluster)).toMatchObject({ newRecords: 0, alerts: 1 });
+    expect(await poll(cluster)).toMatchObject({ alerts: 0 });
+    const opener = raised[0]!.detail;
+    expect(raised.at(-1)!.detail).toMatchObject({
+      transition: "cluster_recovered", incident_id: opener.id, occurred_at: iso(Date.parse(opener.occurred_at) + 20 * MIN),
+      incident: { failures: 1, duration_sec: 20 * 60, resolved_by: "quiet for 20m" },
+    });
+    expect(raised.at(-1)!.detail.record).toBeUndefined();
   });
 });
 

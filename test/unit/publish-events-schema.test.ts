@@ -9,12 +9,14 @@ import * as ajvModule from "ajv/dist/2020.js";
 import * as formatsModule from "ajv-formats";
 import type { ValidateFunction } from "ajv";
 import type {
+  ChangeFacts,
   CommitFacts,
   DeploymentFacts,
   DetailType,
   ErrorFacts,
   HealthFacts,
   HttpFacts,
+  IncidentFacts,
   LookoutEventDetail,
   RecordRef,
   LookoutEventEnvelope,
@@ -22,7 +24,7 @@ import type {
 } from "../../lib/model/event.js";
 import { DETAIL_TYPES } from "../../lib/model/event.js";
 import { toEnvelope } from "../../lib/alerts/publish.js";
-import { clusterDetail, deliveryDetail, deploymentDetail } from "../../lib/alerts/build.js";
+import { clusterDetail, clusterRecoveredDetail, deliveryDetail, deploymentDetail, targetRecoveredDetail } from "../../lib/alerts/build.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 // ajv is CommonJS: its default export sits one level down under ESM interop.
@@ -72,10 +74,12 @@ const errorsOf = (fn: ValidateFunction, data: unknown) => (fn(data) ? [] : fn.er
 type Exhaustive<T, K extends readonly PropertyKey[]> = [Exclude<keyof T, K[number]>] extends [never] ? K : never;
 const list = <T>() => <const K extends readonly (keyof T)[]>(k: Exhaustive<T, K>) => k;
 const FIELDS = {
-  detail: list<LookoutEventDetail>()(["version", "id", "kind", "transition", "severity", "organization", "project", "environment", "service", "cluster", "webhook", "status", "occurred_at", "observed_at", "summary", "deployment", "error", "http", "health", "record", "incident_id", "link", "clipped"]),
+  detail: list<LookoutEventDetail>()(["version", "id", "kind", "transition", "severity", "organization", "project", "environment", "service", "cluster", "webhook", "status", "occurred_at", "observed_at", "summary", "deployment", "error", "http", "health", "record", "incident_id", "incident", "amends", "link", "clipped"]),
   namedRef: list<NamedRef>()(["id", "name"]),
   typedRef: list<NonNullable<LookoutEventDetail["environment"]> & NonNullable<LookoutEventDetail["service"]>>()(["id", "name", "type"]),
-  deployment: list<DeploymentFacts>()(["execution_id", "commit", "triggered_by", "triggered_by_name", "origin", "duration", "duration_sec", "failure_count", "previous_status"]),
+  deployment: list<DeploymentFacts>()(["execution_id", "commit", "triggered_by", "triggered_by_name", "origin", "duration", "duration_sec", "failure_count", "previous_status", "changes"]),
+  changes: list<ChangeFacts>()(["since_commit", "until_commit", "commits", "total", "more", "note"]),
+  incident: list<IncidentFacts>()(["subject", "opened_at", "failures", "repeat", "duration_sec", "resolved_by"]),
   commit: list<CommitFacts>()(["id", "short_id", "message", "author", "link", "tag"]),
   error: list<ErrorFacts>()(["tag", "message", "hint", "link", "step"]),
   http: list<HttpFacts>()(["delivery_id", "status_code", "target_host", "matched_event", "delivery_kind", "response_excerpt"]),
@@ -153,6 +157,19 @@ describe("docs/events.schema.json", () => {
         { id: "c-1", name: "eu-prod" },
       ),
     ];
+    const incident = { subject: "cluster:c-1", opened_at: "2026-03-02T13:55:10.000Z", failures: 2, duration_sec: 60, resolved_by: "quiet for 30m" };
+    const closes = [
+      targetRecoveredDetail(
+        { record_kind: "webhook_delivery", id: "dl-2", organization_id: "org-1", webhook_id: "wh-1", created_at: "2026-03-02T14:07:40Z", status_code: 200, failed: false, target_host: "hooks.acme.io", services: [] },
+        { incident_id: "inc-1", incident: { ...incident, subject: "webhook:wh-1:hooks.acme.io" }, refs: { service: { id: "svc-1", name: "api" } } },
+        observedAt,
+      ),
+      clusterRecoveredDetail({ organization_id: "org-1", cluster_id: "c-1" }, { incident_id: "inc-2", incident, closed_at: "2026-03-02T14:25:10.000Z" }, observedAt),
+    ];
+    for (const d of closes) {
+      expect(errorsOf(strict.detail, d), d.transition).toEqual([]);
+      expect(errorsOf(v.envelope, envelopeOf(d)), d.transition).toEqual([]);
+    }
     // Every event but health names the platform record it is about (docs/events.md, 1.1).
     expect(details.map((d) => d.record)).toEqual([
       { type: "deployment_execution", id: "exec-1" },
@@ -185,6 +202,8 @@ describe("docs/events.md", () => {
       ...FIELDS.detail,
       ...FIELDS.deployment.map((f) => `deployment.${f}`),
       ...FIELDS.commit.map((f) => `deployment.commit.${f}`),
+      ...FIELDS.changes.map((f) => `deployment.changes.${f}`),
+      ...FIELDS.incident.map((f) => `incident.${f}`),
       ...FIELDS.error.map((f) => `error.${f}`),
       ...FIELDS.http.map((f) => `http.${f}`),
       ...FIELDS.health.map((f) => `health.${f}`),

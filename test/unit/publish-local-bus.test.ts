@@ -71,14 +71,14 @@ describe("local bus", () => {
     });
     const off = bus.subscribe(async (env) => void seen.push(env.detail.id));
     const r = await publishAlerts(Object.values(EXAMPLE_DETAILS), bus, { busName: "lookout" });
-    expect(r.published).toHaveLength(7);
+    expect(r.published).toHaveLength(10);
     expect(seen).toEqual(Object.values(EXAMPLE_DETAILS).map((d) => d.id));
-    expect(errors).toHaveLength(7);
+    expect(errors).toHaveLength(10);
     off();
     await bus.putEvents([toBusEntry(EXAMPLE_DETAILS["Lookout Health"], "lookout")]);
-    expect(seen).toHaveLength(7);
+    expect(seen).toHaveLength(10);
     // That alert is in the file already: not written twice.
-    expect(await lines(bus.file)).toHaveLength(7);
+    expect(await lines(bus.file)).toHaveLength(10);
   });
 
   it("writes each alert once, across restarts, and still tells subscribers of a replay", async () => {

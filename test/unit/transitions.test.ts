@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { decideDeploymentTransition, timesEntered } from "../../lib/ingest/transitions.js";
 import { emptyServiceState } from "../../lib/model/transitions.js";
 import type { ExecutionState, ServiceState } from "../../lib/model/transitions.js";
-import { deploymentAlertId } from "../../lib/alerts/build.js";
+import { deploymentAlertId, deploymentDetail } from "../../lib/alerts/build.js";
 import { contentHash } from "../../lib/model/hash.js";
 import type { DeploymentObservation } from "../../lib/model/observations.js";
 import { classifyStatus } from "../../lib/ingest/status.js";
@@ -154,5 +154,40 @@ describe("detail-types", () => {
     expect(detailTypeOf("health", "token_rejected")).toBe("Lookout Health");
     expect(() => detailTypeOf("deployment", "cluster_error")).toThrow(/no detail-type/);
     expect(() => detailTypeOf("webhook_delivery", "token_rejected")).toThrow(/no detail-type/);
+  });
+});
+
+describe("a service's deployment incident (docs/events.md, \"Incidents\")", () => {
+  const at = "2026-01-01T05:00:00.000Z";
+  const ctx = { environment: { id: "e", name: "prod", type: "PRODUCTION" } };
+
+  it("opens when the failure happened, counts and flags a repeat of the same status, and closes with how long and what fixed it", () => {
+    const failed = decideDeploymentTransition(prev("DEPLOYING"), obs("DEPLOYMENT_ERROR", "e1", "2026-01-01T01:00:00Z"), emptyServiceState(), "alert-1", at);
+    expect(failed.incident).toEqual({ subject: "deployment:s", opened_at: "2026-01-01T01:00:00.000Z", failures: 1 });
+    expect(failed.service).toMatchObject({ opened_at: "2026-01-01T01:00:00.000Z", last_failure_status: "DEPLOYMENT_ERROR" });
+
+    const again = decideDeploymentTransition(undefined, obs("DEPLOYMENT_ERROR", "e2", "2026-01-01T01:10:00Z"), failed.service, "alert-2", at);
+    expect(again.incident).toEqual({ subject: "deployment:s", opened_at: "2026-01-01T01:00:00.000Z", failures: 2, repeat: true });
+    const other = decideDeploymentTransition(undefined, obs("BUILD_ERROR", "e3", "2026-01-01T01:20:00Z"), again.service, "alert-3", at);
+    expect(other.incident).toEqual({ subject: "deployment:s", opened_at: "2026-01-01T01:00:00.000Z", failures: 3 });
+
+    const fixed: DeploymentObservation = {
+      ...obs("DEPLOYED", "e4", "2026-01-01T01:30:00Z"), updated_at: "2026-01-01T01:35:00Z", triggered_by: "dana@", origin: "GIT",
+      commit: { id: "a94a8fe5ccb19ba61c4c0873d391e987982fbbd3", author: "Dana" },
+    };
+    const recovered = decideDeploymentTransition(prev("DEPLOYING"), fixed, other.service, "alert-4", at);
+    expect(recovered.incident).toEqual({ subject: "deployment:s", opened_at: "2026-01-01T01:00:00.000Z", failures: 3 });
+    const detail = deploymentDetail({ obs: fixed, transition: "recovered", ctx, observedAt: at, incidentId: recovered.incidentId, incident: recovered.incident });
+    expect(detail.incident).toEqual({
+      subject: "deployment:s", opened_at: "2026-01-01T01:00:00.000Z", failures: 3, duration_sec: 35 * 60,
+      resolved_by: "DEPLOYED, commit a94a8fe by Dana, triggered by dana@ via GIT",
+    });
+    expect(detail.severity).toBe("info");
+  });
+
+  it("rates a failure by its environment's type: production critical, preview a warning, the rest an error", () => {
+    const severity = (type?: string) =>
+      deploymentDetail({ obs: obs("BUILD_ERROR"), transition: "failed", ctx: type ? { environment: { id: "e", type } } : {}, observedAt: at }).severity;
+    expect([severity("PRODUCTION"), severity("PREVIEW"), severity("STAGING"), severity(undefined)]).toEqual(["critical", "warning", "error", "error"]);
   });
 });

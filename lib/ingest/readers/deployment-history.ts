@@ -112,7 +112,7 @@ async function readDeployments(poll: PollContext): Promise<void> {
       if (!d.transition) return stored;
       const detail = withPlatformNames(withOrganizationName(deploymentDetail({
         obs, transition: d.transition, ctx, observedAt, previousStatus: prev?.status,
-        failureCount: d.failureCount, incidentId: d.incidentId, occurrence,
+        failureCount: d.failureCount, incidentId: d.incidentId, incident: d.incident, occurrence,
       }), deps.organizationNames), names);
       const suppression = suppressionFor(obs.updated_at ?? obs.created_at, cutoff, deps.backfillWindowMs);
       const alert = newAlertItem(detail, observedAt, deps.store.expiresAt(), suppression);

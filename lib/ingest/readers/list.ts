@@ -8,7 +8,12 @@ import type { LookoutEventDetail } from "../../model/event.js";
 import { newAlertItem } from "../../alerts/outbox-item.js";
 import { recordItem } from "../../model/items.js";
 import { boundRecord } from "../../model/bounds.js";
+import { instantOr, parseTimestamp, plausibleInstant } from "../../model/time.js";
 import { isUnwritable } from "../../store/quarantine.js";
+import { LOST_RACE, retryLostRaces } from "../../store/optimistic.js";
+import { type ClosingIncident, withIncident } from "../../alerts/build.js";
+import { emptyIncidentState, type IncidentState } from "../../model/transitions.js";
+import { type IncidentFold, type IncidentRecord, type QuietClose, foldIncident } from "../incidents.js";
 import {
   type PollContext,
   backfillCutoff,
@@ -44,6 +49,27 @@ export interface ListReading<Raw, Rec extends ListRecord> {
   detail: (rec: Rec, observedAt: string) => LookoutEventDetail;
   /** Told of the records this poll stored, when there are any. */
   afterInsert?: (recs: Rec[]) => Promise<void>;
+  /** The source's incidents (lib/ingest/incidents.ts): webhook targets, a cluster. */
+  incidents?: IncidentReading<Rec>;
+}
+
+/** How a list's records open, join and close incidents, and the alerts that close them. */
+export interface IncidentReading<Rec> {
+  subject: (rec: Rec) => string;
+  /** Subjects folded at every poll, fresh records or not: a cluster, for its quiet period. */
+  always?: string[];
+  /** A failure, a success that closes, or neither. */
+  outcome: (rec: Rec) => IncidentRecord["outcome"];
+  /** A failure's status and error: the same as the previous failure's is a repeat. */
+  signature: (rec: Rec) => string;
+  /** A success: what ended the incident, for people. */
+  resolvedBy: (rec: Rec) => string;
+  /** Clusters: no failure for this long closes the incident. */
+  quietMs?: number;
+  /** The alert of a success that closes an incident. */
+  closing: (rec: Rec, close: ClosingIncident & { closed_at: string }, observedAt: string) => LookoutEventDetail;
+  /** The alert of an incident its quiet period closed. */
+  quiet?: (subject: string, close: QuietClose, observedAt: string) => LookoutEventDetail;
 }
 
 export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, reading: ListReading<Raw, Rec>): Promise<void> {
@@ -60,6 +86,8 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
   const fresh = records.filter((r) => !seenBefore.has(r.id));
   const cutoff = backfillCutoff(poll, cursor);
   const observedAt = deps.now().toISOString();
+  const failureDetails = new Map(fresh.filter((r) => r.failed).map((r) => [r.id, reading.detail(r, observedAt)]));
+  const incidents = reading.incidents && (await foldIncidents(poll, reading, reading.incidents, fresh, failureDetails, observedAt, cutoff));
   const inserted: Rec[] = [];
   let passing: unknown;
   // Each record on its own: one that cannot be stored neither stops the others nor the cursor.
@@ -75,16 +103,18 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
     }
   }, { concurrency: INSERT_CONCURRENCY });
   if (passing) throw passing;
+  // The incidents' states before the cursor: a crash in between re-reads the records and decides the same.
+  if (incidents) for (const fold of incidents.values()) await settleIncident(poll, fold, observedAt, cutoff);
   if (reading.afterInsert && inserted.length) await reading.afterInsert(inserted);
 
   async function insertOne(rec: Rec) {
     const when = reading.occurredAt(rec);
-    let alert;
-    if (rec.failed) {
-      const d = reading.detail(rec, observedAt);
-      const suppression = suppressionFor(when, cutoff, deps.backfillWindowMs);
-      alert = newAlertItem(d, observedAt, deps.store.expiresAt(), suppression);
-    }
+    const decision = incidents?.get(reading.incidents!.subject(rec))?.fold.decisions.get(rec.id);
+    let d = failureDetails.get(rec.id);
+    if (d && decision && decision.role !== "closes") d = withIncident(d, decision.incident_id, decision.incident);
+    // A success that closes an incident carries the closing alert, in the same conditional write.
+    if (!d && decision?.role === "closes" && !decision.history) d = reading.incidents!.closing(rec, decision, observedAt);
+    const alert = d && newAlertItem(d, observedAt, deps.store.expiresAt(), suppressionFor(when, cutoff, deps.backfillWindowMs));
     const outcome = await deps.store.insertRecord(recordItem(rec, when, observedAt), alert && namingSource(alert, rec.id));
     if (outcome === "inserted") {
       inserted.push(rec);
@@ -101,6 +131,73 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
       cursor?.version,
     );
   }
+}
+
+/** A subject's incident as this poll folds it: the state read, its fresh records, the fold. */
+interface SubjectFold {
+  subject: string;
+  stored: IncidentState | undefined;
+  records: IncidentRecord[];
+  fold: IncidentFold;
+  quietMs?: number;
+  quiet?: IncidentReading<never>["quiet"];
+}
+
+/** Reads each subject's incident state and folds the fresh records into it (decisions only; nothing written). */
+async function foldIncidents<Raw, Rec extends ListRecord>(
+  { deps }: PollContext, reading: ListReading<Raw, Rec>, inc: IncidentReading<Rec>, fresh: Rec[],
+  failureDetails: Map<string, LookoutEventDetail>, observedAt: string, cutoff: number | undefined,
+): Promise<Map<string, SubjectFold>> {
+  const seenMs = parseTimestamp(observedAt)!.ms;
+  const bySubject = new Map<string, IncidentRecord[]>((inc.always ?? []).map((s) => [s, []]));
+  for (const rec of fresh) {
+    const when = reading.occurredAt(rec);
+    const d = failureDetails.get(rec.id);
+    const r: IncidentRecord = {
+      id: rec.id,
+      at: plausibleInstant(when, seenMs) ?? { ms: seenMs, nanos: 0 },
+      occurredAt: instantOr(when, observedAt),
+      outcome: inc.outcome(rec),
+      ...(d
+        ? { alertId: d.id, signature: inc.signature(rec), refs: compactRefs(d), ...(suppressionFor(when, cutoff, deps.backfillWindowMs) ? { history: true } : {}) }
+        : { resolvedBy: inc.resolvedBy(rec) }),
+    };
+    const subject = inc.subject(rec);
+    bySubject.set(subject, [...(bySubject.get(subject) ?? []), r]);
+  }
+  const out = new Map<string, SubjectFold>();
+  for (const [subject, records] of bySubject) {
+    const stored = await deps.store.getIncident(subject);
+    const fold = foldIncident(stored ?? emptyIncidentState(subject), records, { quietMs: inc.quietMs, nowMs: seenMs });
+    out.set(subject, { subject, stored, records, fold, quietMs: inc.quietMs, quiet: inc.quiet });
+  }
+  return out;
+}
+
+const compactRefs = ({ project, environment, service }: LookoutEventDetail) =>
+  ({ ...(project ? { project } : {}), ...(environment ? { environment } : {}), ...(service ? { service } : {}) });
+
+/**
+ * Raises the quiet closes and saves the subject's state on the version read. A racing poller saved
+ * first: read its state, fold again (records it folded are at or before its watermark) and save that.
+ */
+async function settleIncident(poll: PollContext, sf: SubjectFold, observedAt: string, cutoff: number | undefined): Promise<void> {
+  const { deps } = poll;
+  let { stored, fold } = sf;
+  await retryLostRaces({ attempts: 8, what: `incident ${sf.subject}` }, async (n) => {
+    if (n > 0) {
+      stored = await deps.store.getIncident(sf.subject);
+      fold = foldIncident(stored ?? emptyIncidentState(sf.subject), sf.records, { quietMs: sf.quietMs, nowMs: parseTimestamp(observedAt)!.ms });
+    }
+    for (const q of fold.quietCloses) {
+      if (!sf.quiet || q.history) continue;
+      const alert = newAlertItem(sf.quiet(sf.subject, q, observedAt), observedAt, deps.store.expiresAt(), suppressionFor(q.closed_at, cutoff, deps.backfillWindowMs));
+      if (await deps.store.raiseAlert(alert)) countAlert(poll, alert);
+    }
+    if (!fold.changed) return true;
+    const next = { ...fold.state, version: (stored?.version ?? 0) + 1 };
+    return (await deps.store.saveIncident(next, stored?.version)) ? true : LOST_RACE;
+  });
 }
 
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((v, i) => v === b[i]);

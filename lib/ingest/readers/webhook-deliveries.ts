@@ -1,9 +1,10 @@
 /**
- * A webhook's deliveries: the change feed. Each failed delivery (answered outside 2xx) is alerted once;
+ * A webhook's deliveries: the change feed. Each failed delivery (answered outside 2xx) is alerted once,
+ * and opens or joins its target's incident (webhook + target host), which the next 2xx to it closes;
  * the services new deliveries name are read next by dispatch, and their names are learned.
  */
 import type { WebhookEvent } from "../../platform/schemas.js";
-import { deliveryDetail, withOrganizationName } from "../../alerts/build.js";
+import { deliveryDetail, incidentSubject, targetRecoveredDetail, withOrganizationName } from "../../alerts/build.js";
 import type { NamedService } from "../../model/observations.js";
 import { normalizeWebhookDelivery } from "../normalize.js";
 import { readList } from "./list.js";
@@ -18,6 +19,13 @@ export const webhookDeliveries: SourceReader = {
       normalize: (e: WebhookEvent) => normalizeWebhookDelivery(e, req.source),
       occurredAt: (r) => r.created_at,
       detail: (r, at) => withOrganizationName(deliveryDetail(r, at), deps.organizationNames),
+      incidents: {
+        subject: (r) => incidentSubject.webhookTarget(id, r.target_host),
+        outcome: (r) => (r.failed ? "failure" : "success"),
+        signature: (r) => String(r.status_code),
+        resolvedBy: (r) => `HTTP ${r.status_code} to ${r.target_host ?? "its target"}`,
+        closing: (r, close, at) => withOrganizationName(targetRecoveredDetail(r, close, at), deps.organizationNames),
+      },
       afterInsert: async (recs) => {
         // The change feed: these services just started or ended a deployment — read them next.
         const named = recs.flatMap((r) => r.services);

@@ -15,12 +15,12 @@ import type {
   SourceCursor,
   StoredExecution,
 } from "../../model/ingest-store.js";
-import { type ServiceState, emptyServiceState } from "../../model/transitions.js";
+import { type IncidentState, type ServiceState, emptyServiceState } from "../../model/transitions.js";
 import type { AlertItem } from "../../model/alert-item.js";
 import { TTL_ATTRIBUTE, expiresAfter, keys } from "../../model/items.js";
 import type { QuarantineWrite } from "../../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "../optimistic.js";
-import { type ConditionalWrite, cursorItem, learnServicesInto, namesItem, observationWrites } from "../ingest-items.js";
+import { type ConditionalWrite, cursorItem, incidentItem, learnServicesInto, namesItem, observationWrites } from "../ingest-items.js";
 
 type Item = Record<string, unknown> & { pk: string; sk: string };
 type Key = { pk: string; sk: string };
@@ -57,6 +57,15 @@ export class MemoryIngestStore implements IngestStore {
   async saveCursor(cursor: SourceCursor, expectedVersion: number | undefined): Promise<boolean> {
     this.writes.count++;
     return this.writeAll([{ put: cursorItem(cursor, this.expiresAt()), version: expectedVersion }]);
+  }
+
+  async getIncident(subject: string): Promise<IncidentState | undefined> {
+    return (await this.get(keys.incident(subject)))?.state as IncidentState | undefined;
+  }
+
+  async saveIncident(state: IncidentState, expectedVersion: number | undefined): Promise<boolean> {
+    this.writes.count++;
+    return this.writeAll([{ put: incidentItem(state, this.expiresAt()), version: expectedVersion }]);
   }
 
   async insertRecord(record: RecordItem, alert?: AlertItem): Promise<InsertResult> {
