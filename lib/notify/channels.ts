@@ -94,9 +94,9 @@ export function slackChannel(who: ChannelIdentity, target: SlackTarget, sender: 
       const posted = (await sender.post(target, marked(slackMessageFor(detail, target, incident, presentation), target, detail.id))) as Sent;
       return updated ? { ...posted, updated } : posted;
     },
-    async sendDigest(held, window) {
+    async sendDigest(held, window, presentationOf) {
       const message = renderSlackDigest(held, {
-        channelLabel: who.label, from: window.from, to: window.to, heldAt: window.heldAt, sentAt: window.at,
+        channelLabel: who.label, from: window.from, to: window.to, heldAt: window.heldAt, sentAt: window.at, ...digestLinksOf(presentationOf),
       });
       return (await sender.post(target, marked(message, target, window.id))) as Sent;
     },
@@ -109,6 +109,10 @@ export function slackChannel(who: ChannelIdentity, target: SlackTarget, sender: 
   }
   return channel;
 }
+
+/** A digest line's links are its route's (console, logs, runbook), when the route presents any. */
+const digestLinksOf = (presentationOf?: (d: LookoutEventDetail) => Presentation) =>
+  presentationOf ? { links: (d: LookoutEventDetail) => presentationOf(d).links } : {};
 
 export function emailChannel(who: ChannelIdentity, address: { from: string; to: string[] }, transport: EmailTransport): Channel {
   return {
@@ -123,9 +127,9 @@ export function emailChannel(who: ChannelIdentity, address: { from: string; to: 
       };
       return { messageId: (await transport.send(renderEmail(detail, options))).messageId };
     },
-    async sendDigest(held, window) {
+    async sendDigest(held, window, presentationOf) {
       const message = renderEmailDigest(held, {
-        ...address, since: window.from, until: window.to, label: who.label, heldAt: window.heldAt, sentAt: window.at,
+        ...address, since: window.from, until: window.to, label: who.label, heldAt: window.heldAt, sentAt: window.at, ...digestLinksOf(presentationOf),
       });
       return { messageId: (await transport.send(message)).messageId };
     },

@@ -99,7 +99,9 @@ describe("Slack rendering: golden files", () => {
   it("a storm digest, saying how long each alert was held", () => {
     const held = heldForDigest();
     const m = renderSlackDigest(held, { channelLabel: "#ops-alerts", ...DIGEST_WINDOW, ...heldTimes(held) });
-    expect(JSON.stringify(allBlocks(m))).toContain("BUILD_ERROR (#2) (held 9m 30s)");
+    // A line with a link is mrkdwn, its platform text fenced by zero-width spaces: read as people see it.
+    expect(JSON.stringify(allBlocks(m)).replaceAll(ZW, "")).toContain("BUILD_ERROR (#2) (held 9m 30s)");
+    expect(JSON.stringify(allBlocks(m))).toContain("|Open>");
     expect(slackMessageProblem(m)).toBeUndefined();
     expectGolden("slack/digest.json", json(m));
   });
@@ -163,6 +165,18 @@ describe("Slack rendering: content", () => {
     expect(all).toContain("and 6 more");
     expect(all).toContain("Webhook Delivery Failed · storefront/production · hooks.acme.io — 3");
     expect(m.text).toContain("9 Deployment Still Failing");
+  });
+
+  it("a digest line carries its route's links (console, runbook) and its own, within Block Kit; platform text stays neutral", () => {
+    const held = heldForDigest().map((d, i) => (i === 0 ? { ...d, summary: "*bold* <!channel> _x_" } : d));
+    const links = (d: { id: string }) => [{ label: "Runbook", url: `https://wiki.acme.io/runbooks/${d.id}` }, { label: "Bad", url: "javascript:alert(1)" }];
+    const m = renderSlackDigest(held, { channelLabel: "#ops-alerts", ...DIGEST_WINDOW, perGroup: 3, links });
+    expect(slackMessageProblem(m)).toBeUndefined();
+    const all = JSON.stringify(allBlocks(m));
+    expect(all).toContain(`<https://wiki.acme.io/runbooks/${held[0]!.id}|Runbook>`);
+    expect(all).not.toContain("javascript:");
+    expect(all).not.toContain("<!channel>");
+    expect(all).toContain(`${ZW}*${ZW}bold${ZW}*${ZW}`);
   });
 });
 

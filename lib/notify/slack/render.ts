@@ -40,7 +40,7 @@ import {
   safeHttpUrl,
   clip,
   digestGroupTitle,
-  digestLine,
+  digestEntry,
   digestOverview,
   escapeSlack,
   formatUtc,
@@ -450,10 +450,13 @@ export function renderSlackDigest(held: readonly LookoutEventDetail[], opts: Sla
   const shown = groups.slice(0, room);
   const groupBlocks: Block[] = shown.map((g) => {
     const title = digestGroupTitle(g);
-    const lines = g.details.slice(0, perGroup).map((d) => `• ${digestLine(d, 300, opts)}`);
-    const more = g.details.length - lines.length;
-    if (more > 0) lines.push(`and ${more} more`);
-    return { type: "section", text: plain([title, ...lines].join("\n")) };
+    const entries = g.details.slice(0, perGroup).map((d) => digestEntry(d, 300, opts));
+    const more = g.details.length - entries.length;
+    const tail = more > 0 ? [`and ${more} more`] : [];
+    // Plain text unless a line has links: then mrkdwn, the platform's text neutralised as in "What changed".
+    if (!entries.some((e) => e.links.length)) return { type: "section", text: plain([title, ...entries.map((e) => `• ${e.text}`), ...tail].join("\n")) };
+    const lines = entries.map((e) => `• ${neutralizeMrkdwn(e.text)}${e.links.length ? ` ${e.links.slice(0, 3).map((l) => slackLink(l.url, l.label)).join(" · ")}` : ""}`);
+    return { type: "section", text: md([neutralizeMrkdwn(title), ...lines, ...tail].join("\n")) };
   });
   const hiddenGroups = groups.slice(room);
   if (hiddenGroups.length) {
