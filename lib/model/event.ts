@@ -233,7 +233,20 @@ export function failureSeverity(environmentType: string | undefined): Severity {
   return "error";
 }
 
+/** What each close closes: a close carries the severity of its incident's opening. */
+const OPENING_OF: Partial<Record<Transition, Transition>> = {
+  recovered: "failed",
+  target_recovered: "delivery_failed",
+  cluster_recovered: "cluster_error",
+};
+
+/**
+ * The severity of an event. A close has its incident's severity (shown green all the same): routes and
+ * subscribers that select by severity see the incidents they saw open also close.
+ */
 export const severityOf = (kind: EventKind, transition: Transition, environmentType?: string): Severity => {
+  const opening = OPENING_OF[transition];
+  if (opening) return severityOf(kind, opening, environmentType);
   switch (transition) {
     case "failed":
     case "still_failing":

@@ -2,7 +2,7 @@
  * How a route shows an event: the severity after the route's override, the mentions due, and the links
  * filled from the configured templates (docs/events.md, "Incidents"). Pure; built from the configuration.
  */
-import type { LookoutEventDetail, Severity } from "../model/event.js";
+import { isClosing, type LookoutEventDetail, type Severity } from "../model/event.js";
 import type { Config } from "../config/load.js";
 import { fillLinkTemplate } from "../config/link-templates.js";
 import { DEFAULT_ROUTE, type LinkTemplate, type Mention, type SeverityOverride } from "../config/route-types.js";
@@ -15,8 +15,8 @@ export type Presenter = (detail: LookoutEventDetail, route: string) => Presentat
 export const plainPresenter: Presenter = (detail) => plainPresentation(detail);
 
 /**
- * The route's severity for an event. An informational event (a recovery, a cancellation) keeps its own:
- * an override must not turn a recovery red, nor mention anyone for it.
+ * The route's severity for an event. An informational event (a cancellation) keeps its own; a close
+ * takes the override as its opening did (its message is green whatever the severity).
  */
 export function overriddenSeverity(detail: LookoutEventDetail, override: SeverityOverride | undefined): Severity {
   if (!override || detail.severity === "info") return detail.severity;
@@ -32,11 +32,11 @@ export function slackMentionToken(who: string): string {
 }
 
 /**
- * Mentions for an event of this severity. An amendment updates messages that were already posted, and a
- * repeat is only counted in its incident's thread: neither calls anyone again.
+ * Mentions for an event of this severity. An amendment updates messages that were already posted, a
+ * repeat is only counted in its incident's thread, and a close ends what was called for: none calls anyone again.
  */
 function mentionsFor(detail: LookoutEventDetail, severity: Severity, mention: Mention | undefined): string[] {
-  if (!mention || !mention.on.includes(severity) || detail.amends !== undefined || detail.incident?.repeat) return [];
+  if (!mention || !mention.on.includes(severity) || detail.amends !== undefined || detail.incident?.repeat || isClosing(detail.transition)) return [];
   return mention.who.map(slackMentionToken);
 }
 
