@@ -42,7 +42,7 @@ const ROUTE_NAME_MAX = 48;
 export const ruleLogicalId = (routeName: string): string =>
   `Route${routeName.split(/[^A-Za-z0-9]+/).map((s) => s.charAt(0).toUpperCase() + s.slice(1)).join("")}`;
 
-/** A value or a list of values ("any of"); errors name the item (`severity[0]`) either way. */
+/** A value or a list of values ("any of"); errors name the item as written (`severity[1]` in a list, `severity` alone). */
 const anyOf = <T extends z.core.SomeType>(item: T) =>
   z.pipe(z.transform((v: unknown) => (Array.isArray(v) ? v : [v])), z.array(item).check(z.minLength(1)));
 
