@@ -4,15 +4,15 @@
  * Output goes through `out` (rows, tables) and `err` (the next-page cursor for scripts, problems), so
  * tests capture both.
  */
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { loadConfigFile } from "../lib/config/load.js";
 import { AuditQueryError, FILTERS, type FilterName } from "../lib/audit/model.js";
 import { parseAuditQuery, type RawQuery } from "../lib/audit/parse.js";
 import { DynamoAuditStore, type AuditReader } from "../lib/audit/dynamo.js";
-import { FORMATS, type Format, csvHeader, csvRow, explanationLines, jsonLine, tableLines } from "../lib/audit/format.js";
-import { openLocalStore } from "./pipeline.js";
-import { reportFailure } from "./commands.js";
-import type { StoreTarget } from "./mute-commands.js";
+import { csvHeader, csvRow, explanationLines, jsonLine, tableLines } from "../lib/audit/format.js";
+import type { AuditRow } from "../lib/model/audit-row.js";
+import type { Config } from "../lib/config/load.js";
+import { formatOf, jsonDocument, reportFailureTo } from "./commands.js";
+import { type StoreTarget, withStore } from "./store-target.js";
+import { NAMED_SCOPES, isUuid, namesFrom, resolveName } from "./scope-names.js";
 import { startAuditServer } from "./audit-server.js";
 
 export interface AuditIO {
@@ -27,28 +27,34 @@ const stdio: AuditIO = {
 
 export type AuditArgs = StoreTarget & Partial<Record<FilterName | "since" | "from" | "to" | "limit" | "cursor", string>> & { format?: string };
 
-async function withAuditReader<T>(target: StoreTarget, fn: (reader: AuditReader) => Promise<T>): Promise<T> {
-  if (target.table) {
-    const client = new DynamoDBClient({});
-    try {
-      return await fn(new DynamoAuditStore({ client, tableName: target.table }));
-    } finally {
-      client.destroy();
-    }
-  }
-  const config = loadConfigFile(target.config);
-  const local = await openLocalStore(config);
-  try {
-    return await fn(new DynamoAuditStore({ client: local.dynamodb, tableName: local.tableName }));
-  } finally {
-    await local.close();
-  }
+/** `--format`: a table for people; for scripts one JSON document, a row a line (ndjson), or CSV. */
+export const AUDIT_FORMATS = ["table", "json", "ndjson", "csv"] as const;
+
+/** `lookout audit --format json`: the page and, when there is more, the cursor of the next. */
+export interface AuditPageJson {
+  rows: AuditRow[];
+  next_cursor: string | null;
 }
 
-function parseFormat(format: string | undefined, allowed: readonly string[], fallback: string): string {
-  const f = format ?? fallback;
-  if (!allowed.includes(f)) throw new AuditQueryError("format", `"${f}" is not one of ${allowed.join(", ")}`);
-  return f;
+async function withAuditReader<T>(target: StoreTarget, fn: (reader: AuditReader, config?: Config) => Promise<T>): Promise<T> {
+  return withStore(target, ({ client, tableName, config }) => fn(new DynamoAuditStore({ client, tableName }), config));
+}
+
+/** The flags without the names among them: what can be checked before the store is opened. */
+const withoutNames = (args: AuditArgs): AuditArgs => {
+  const out = { ...args };
+  for (const scope of NAMED_SCOPES) if (out[scope] !== undefined && !isUuid(out[scope]!)) delete out[scope];
+  return out;
+};
+
+/** The flags with names (`--environment production`) replaced by the ids they stand for. */
+export async function resolveScopeNames(args: AuditArgs, reader: AuditReader, config: Config | undefined, now: Date): Promise<AuditArgs> {
+  const named = NAMED_SCOPES.filter((scope) => args[scope] !== undefined && !isUuid(args[scope]!));
+  if (!named.length) return args;
+  const known = await namesFrom(reader, config, now);
+  const out = { ...args };
+  for (const scope of named) out[scope] = resolveName(scope, args[scope]!, known);
+  return out;
 }
 
 /** The query the flags ask for; the store is not opened when they are wrong. */
@@ -58,12 +64,18 @@ export function auditQueryOf(args: AuditArgs, now: Date) {
   return parseAuditQuery(raw, now);
 }
 
-export async function auditCommand(args: AuditArgs, io: AuditIO = stdio, reader?: AuditReader): Promise<number> {
+export async function auditCommand(args: AuditArgs, io: AuditIO = stdio, reader?: AuditReader, config?: Config): Promise<number> {
   try {
-    const format = parseFormat(args.format, FORMATS, "table") as Format;
-    const query = auditQueryOf(args, new Date());
-    const page = reader ? await reader.query(query) : await withAuditReader(args, (r) => r.query(query));
+    const format = formatOf(args.format, AUDIT_FORMATS);
+    const now = new Date();
+    // The flags are checked (names aside) before the store is opened.
+    auditQueryOf(withoutNames(args), now);
+    const read = async (r: AuditReader, c?: Config) => r.query(auditQueryOf(await resolveScopeNames(args, r, c, now), now));
+    const page = reader ? await read(reader, config) : await withAuditReader(args, read);
     if (format === "json") {
+      const doc: AuditPageJson = { rows: page.rows, next_cursor: page.cursor ?? null };
+      io.out(jsonDocument(doc));
+    } else if (format === "ndjson") {
       for (const row of page.rows) io.out(jsonLine(row));
       if (page.cursor) io.err(`next page: --cursor ${page.cursor}`);
     } else if (format === "csv") {
@@ -84,13 +96,13 @@ export async function auditCommand(args: AuditArgs, io: AuditIO = stdio, reader?
 
 export async function explainCommand(id: string, args: StoreTarget & { format?: string }, io: AuditIO = stdio, reader?: AuditReader): Promise<number> {
   try {
-    const format = parseFormat(args.format, ["text", "json"], "text");
+    const format = formatOf(args.format, ["text", "json"] as const);
     const explanation = reader ? await reader.explain(id) : await withAuditReader(args, (r) => r.explain(id));
     if (!explanation) {
       io.err(`lookout explain: no record, alert or execution ${id} (take the ID column of lookout audit; executions are <service id>:<execution id>)`);
       return 1;
     }
-    if (format === "json") io.out(JSON.stringify(explanation, null, 2));
+    if (format === "json") io.out(jsonDocument(explanation));
     else for (const line of explanationLines(explanation)) io.out(line);
     return 0;
   } catch (err) {
@@ -120,10 +132,12 @@ export async function auditServeCommand(args: AuditArgs & { port?: string }, io:
     const port = Number(args.port ?? DEFAULT_SERVE_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new AuditQueryError("port", `"${args.port}" is not a port (0 to 65535; 0 picks a free one)`);
     // The filters are checked before the store is opened, as without --serve.
-    auditQueryOf(args, new Date());
-    await withAuditReader(args, async (reader) => {
+    const now = new Date();
+    auditQueryOf(withoutNames(args), now);
+    await withAuditReader(args, async (reader, config) => {
+      const resolved = await resolveScopeNames(args, reader, config, now);
       const server = await startAuditServer({ reader, port });
-      io.out(`lookout audit: serving the audit trail at ${server.url}${pageQuery(args)} (Ctrl-C stops)`);
+      io.out(`lookout audit: serving the audit trail at ${server.url}${pageQuery(resolved)} (Ctrl-C stops)`);
       await untilStopped(opts.signal);
       await server.close();
     });
@@ -156,5 +170,5 @@ function failure(command: string, err: unknown, io: AuditIO): number {
     io.err(`lookout ${command}: ${err.field ? "--" : ""}${err.message}`);
     return 2;
   }
-  return reportFailure(command, err);
+  return reportFailureTo(command, err, io.err);
 }

@@ -1,34 +1,54 @@
 /**
  * The `lookout` command line. Each command lives beside the stage it drives; this file only wires them.
+ * Exit codes are the same everywhere (local/commands.ts EXIT): 0 ok, 1 a failure found or a runtime
+ * error, 2 usage (an unknown command or flag, a bad value).
  */
-import { Command, CommanderError } from "commander";
+import { readFileSync } from "node:fs";
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { simulateCommand } from "./simulator/command.js";
-import { runCommand } from "./commands.js";
+import { EXIT, runCommand } from "./commands.js";
 import { checkConfigCommand, routesTestCommand } from "./routes-commands.js";
 import { startCommand } from "./start.js";
 import { muteCommand, mutesCommand, unmuteCommand } from "./mute-commands.js";
-import { auditCommand, auditServeCommand, DEFAULT_SERVE_PORT, explainCommand } from "./audit-commands.js";
+import { AUDIT_FORMATS, auditCommand, auditServeCommand, DEFAULT_SERVE_PORT, explainCommand } from "./audit-commands.js";
 import { statusCommand } from "./status-command.js";
+import { COMPLETION_SHELLS, completionCommand } from "./completion-commands.js";
+import { reportStartupTo } from "./dynamodb-local.js";
+import { EVENT_VERSION } from "../lib/model/event.js";
 
-export async function main(argv: string[]): Promise<number> {
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+/** `lookout 0.1.0 (event schema version 1)`: what `--version` prints. */
+export const VERSION_LINE = `lookout ${PACKAGE_VERSION} (event schema version ${EVENT_VERSION})`;
+
+/** `--format`, its values listed in help and completions, and refused by the parser (exit 2) when not one. */
+const formatOption = (formats: readonly string[], what = "") =>
+  new Option("--format <format>", `${formats.join(", ")}${what}`).choices(formats).default(formats[0]);
+
+/** A whole number in a range, or a usage error naming the flag. */
+const integer = (min: number, max: number) => (value: string) => {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
+  return value;
+};
+
+/** The program, without running anything: `main` parses with it, completions are generated from it. */
+export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<void>): Command {
   const program = new Command("lookout")
     .description("Watches a deployment platform and tells on-call teams when something fails.")
+    .version(VERSION_LINE, "-V, --version", "the package version and the event schema version")
     .exitOverride()
     .showHelpAfterError();
-
-  let exit = 0;
-  const run = (fn: () => Promise<number>) => async () => {
-    exit = await fn();
-  };
 
   program
     .command("simulate")
     .description("start the platform simulator and print its URL, a token and the seeded ids")
-    .option("--port <n>", "port to listen on (0 picks a free one)", "4010")
+    .option("--port <n>", "port to listen on (0 picks a free one)", integer(0, 65_535), "4010")
     .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--json", "print the connection details as one JSON object")
-    .action((opts: { port: string; host: string; json?: boolean }) =>
-      run(() => simulateCommand({ port: Number(opts.port), host: opts.host, json: Boolean(opts.json) }))(),
+    .addOption(formatOption(["text", "json"], ": json prints the connection details as one JSON object"))
+    .option("--json", "the same as --format json")
+    .action((opts: { port: string; host: string; json?: boolean; format: string }) =>
+      run(() => simulateCommand({ port: Number(opts.port), host: opts.host, json: Boolean(opts.json) || opts.format === "json" }))(),
     );
 
   program
@@ -37,15 +57,17 @@ export async function main(argv: string[]): Promise<number> {
     .option("--once", "poll every configured source once, publish, and exit")
     .option("--config <file>", "configuration file (YAML or JSON)", "lookout.yaml")
     .option("--verbose", "log every step")
-    .action((opts: { once?: boolean; config: string; verbose?: boolean }) =>
-      run(() => runCommand({ once: Boolean(opts.once), configFile: opts.config, verbose: Boolean(opts.verbose) }))(),
+    .addOption(formatOption(["text", "json"], ": json prints the summary as one JSON object, the running lines on stderr"))
+    .action((opts: { once?: boolean; config: string; verbose?: boolean; format: string }) =>
+      run(() => runCommand({ once: Boolean(opts.once), configFile: opts.config, verbose: Boolean(opts.verbose), format: opts.format }))(),
     );
 
   program
     .command("check-config")
     .description("check a configuration (platform, watch, routes, notify) and say what it sets up")
     .option("--config <file>", "configuration file (YAML or JSON)", "lookout.yaml")
-    .action((opts: { config: string }) => run(() => checkConfigCommand({ configFile: opts.config }))());
+    .addOption(formatOption(["text", "json"]))
+    .action((opts: { config: string; format: string }) => run(() => checkConfigCommand({ configFile: opts.config, format: opts.format }))());
 
   program
     .command("routes")
@@ -54,8 +76,9 @@ export async function main(argv: string[]): Promise<number> {
     .description("show which routes and receivers an event reaches, and why")
     .option("--config <file>", "configuration file (YAML or JSON)", "lookout.yaml")
     .requiredOption("--event <file>", "an event detail, or a whole envelope, as JSON")
-    .action((opts: { config: string; event: string }) =>
-      run(() => routesTestCommand({ configFile: opts.config, eventFile: opts.event }))(),
+    .addOption(formatOption(["text", "json"]))
+    .action((opts: { config: string; event: string; format: string }) =>
+      run(() => routesTestCommand({ configFile: opts.config, eventFile: opts.event, format: opts.format }))(),
     );
 
   program
@@ -80,24 +103,26 @@ export async function main(argv: string[]): Promise<number> {
       .option("--for <duration>", "e.g. 30m, 2h, 1d")
       .option("--until <iso>", "e.g. 2026-12-01T08:00:00Z")
       .option("--reason <text>", "why (shown when someone asks why nobody was told)")
-      .option("--by <who>", "who sets it (default: LOOKOUT_USER or your login)"),
+      .option("--by <who>", "who sets it (default: LOOKOUT_USER or your login)")
+      .addOption(formatOption(["text", "json"])),
   ).action((opts) => run(() => muteCommand(opts))());
 
-  storeOptions(program.command("unmute").description("lift a mute before its end").argument("<id>"))
+  storeOptions(program.command("unmute").description("lift a mute before its end").argument("<id>").addOption(formatOption(["text", "json"])))
     .action((id: string, opts) => run(() => unmuteCommand(id, opts))());
 
-  storeOptions(program.command("mutes").description("list active mutes").option("--all", "include ended and lifted ones"))
-    .action((opts) => run(() => mutesCommand(opts))());
+  storeOptions(
+    program.command("mutes").description("list active mutes").option("--all", "include ended and lifted ones").addOption(formatOption(["table", "json"])),
+  ).action((opts) => run(() => mutesCommand(opts))());
 
   storeOptions(
     program
       .command("audit")
       .description("what Lookout saw and who was told: executions, records and alerts, newest first")
-      .option("--organization <uuid>")
-      .option("--project <uuid>")
-      .option("--environment <uuid>")
-      .option("--service <uuid>")
-      .option("--cluster <uuid>")
+      .option("--organization <id|name>")
+      .option("--project <id|name>")
+      .option("--environment <id|name>")
+      .option("--service <id|name>")
+      .option("--cluster <id|name>")
       .option("--webhook <uuid>")
       .option("--kind <kind>", "deployment, webhook_delivery, cluster_log or health")
       .option("--status <status>", "the platform's status: DEPLOYMENT_ERROR, 503, error…")
@@ -109,11 +134,11 @@ export async function main(argv: string[]): Promise<number> {
       .option("--since <duration>", "e.g. 7d, 12h, 30m")
       .option("--from <iso>", "e.g. 2026-03-01 or 2026-03-01T08:00:00Z (inclusive)")
       .option("--to <iso>", "(exclusive)")
-      .option("--format <format>", "table, json (one object a line) or csv", "table")
+      .addOption(formatOption(AUDIT_FORMATS, ": json one document, ndjson one row a line"))
       .option("--limit <n>", "rows per page (1 to 1000)", "50")
       .option("--cursor <c>", "the next page of the same query")
       .option("--serve", "serve the audit web page and the audit API on 127.0.0.1 until Ctrl-C (the filters open the page)")
-      .option("--port <n>", "with --serve: the port (0 picks a free one)", String(DEFAULT_SERVE_PORT)),
+      .option("--port <n>", "with --serve: the port (0 picks a free one)", integer(0, 65_535), String(DEFAULT_SERVE_PORT)),
   ).action((opts) => run(() => (opts.serve ? auditServeCommand(opts) : auditCommand(opts)))());
 
   storeOptions(
@@ -121,24 +146,43 @@ export async function main(argv: string[]): Promise<number> {
       .command("explain")
       .description("a record, execution or alert: as read, each transition, each alert, who was told and why not")
       .argument("<id>", "an ID from lookout audit: alert, record, or <service id>:<execution id>")
-      .option("--format <format>", "text or json", "text"),
+      .addOption(formatOption(["text", "json"])),
   ).action((id: string, opts) => run(() => explainCommand(id, opts))());
 
   program
     .command("status")
     .description("polling, the request budget, receivers, held digests and quarantine; exit 1 when something is unhealthy")
     .option("--config <file>", "configuration file: what is watched and who is told; the local store is in its data_dir", "lookout.yaml")
-    .option("--format <format>", "table or json", "table")
+    .addOption(formatOption(["table", "json"]))
     .option("--table <name>", "the deployed DynamoDB table (default LOOKOUT_TABLE; uses the environment's AWS credentials)")
     .option("--region <region>", "the deployed table's region (default AWS_REGION)")
     .option("--quarantine-within <duration>", "quarantined records this recent make Lookout unhealthy", "24h")
     .action((opts) => run(() => statusCommand(opts))());
 
+  program
+    .command("completion")
+    .description("print a completion script: lookout completion bash > /etc/bash_completion.d/lookout")
+    .addArgument(new Argument("<shell>", "the shell").choices(COMPLETION_SHELLS))
+    .action((shell: string) => run(() => completionCommand(shell, buildProgram(() => async () => undefined)))());
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let exit: number = EXIT.ok;
+  const program = buildProgram((fn) => async () => {
+    exit = await fn();
+  });
+  // DynamoDB Local's start is shown on stderr (a spinner on a terminal): stdout stays the command's.
+  const stopReporting = reportStartupTo(process.stderr);
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode;
+    // --help and --version end the parse with code 0; every other parse error is a usage mistake.
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     throw err;
+  } finally {
+    stopReporting();
   }
   return exit;
 }

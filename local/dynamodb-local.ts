@@ -39,7 +39,65 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startDynamoDbLocal(opts: { port?: number; dataDir?: string; readyTimeoutMs?: number } = {}): Promise<DynamoDbLocal> {
+/** Where a start is shown while it lasts (a terminal, or a log); undefined: not shown. */
+export interface StartupStream {
+  write(text: string): unknown;
+  isTTY?: boolean;
+}
+
+let startupStream: StartupStream | undefined;
+
+/**
+ * Shows every DynamoDB Local start on `stream` (the CLI passes stderr: stdout is the command's) until
+ * the returned function is called. Tests and benches do not call it, and see nothing.
+ */
+export function reportStartupTo(stream: StartupStream): () => void {
+  startupStream = stream;
+  return () => {
+    if (startupStream === stream) startupStream = undefined;
+  };
+}
+
+const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/**
+ * A one-line indicator: on a terminal a spinner and the seconds so far, redrawn in place and erased
+ * when done; elsewhere (a log, a pipe) one line at the start and one with the time it took.
+ */
+export function startupProgress(stream: StartupStream, what: string, now: () => number = Date.now): { done(ok: boolean): void } {
+  const started = now();
+  const seconds = () => ((now() - started) / 1000).toFixed(1);
+  if (!stream.isTTY) {
+    stream.write(`${what}…\n`);
+    return { done: (ok) => void (ok && stream.write(`${what.replace(/^starting /, "")} ready in ${seconds()}s\n`)) };
+  }
+  let frame = 0;
+  const draw = () => stream.write(`\r\x1b[2K${SPINNER[frame++ % SPINNER.length]} ${what}… ${Math.floor((now() - started) / 1000)}s`);
+  draw();
+  const timer = setInterval(draw, 100);
+  timer.unref();
+  return {
+    done: () => {
+      clearInterval(timer);
+      stream.write("\r\x1b[2K");
+    },
+  };
+}
+
+export async function startDynamoDbLocal(opts: { port?: number; dataDir?: string; readyTimeoutMs?: number; progress?: StartupStream } = {}): Promise<DynamoDbLocal> {
+  const progressTo = opts.progress ?? startupStream;
+  const progress = progressTo ? startupProgress(progressTo, "starting DynamoDB Local") : undefined;
+  try {
+    const started = await startJava(opts);
+    progress?.done(true);
+    return started;
+  } catch (err) {
+    progress?.done(false);
+    throw err;
+  }
+}
+
+async function startJava(opts: { port?: number; dataDir?: string; readyTimeoutMs?: number }): Promise<DynamoDbLocal> {
   const port = opts.port ?? (await freePort());
   // The package runs Java from its own folder: the database path must be absolute.
   const path = opts.dataDir ? resolve(opts.dataDir) : null;

@@ -5,39 +5,24 @@
  */
 import { randomUUID } from "node:crypto";
 import { userInfo } from "node:os";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { loadConfigFile } from "../lib/config/load.js";
 import { DURATION_LIMITS, durationRangeProblem, parseDuration } from "../lib/config/duration.js";
 import type { Mute, MuteScope } from "../lib/model/notify-store.js";
 import { DynamoNotifyStore } from "../lib/store/notify-store.js";
+import { DynamoAuditStore } from "../lib/audit/dynamo.js";
 import { describeScope, isActive } from "../lib/notify/mutes.js";
-import { openLocalStore } from "./pipeline.js";
-import { reportFailure } from "./commands.js";
+import { UsageError, formatOf, jsonDocument, reportFailure } from "./commands.js";
+import { type StoreTarget, type OpenedStore, withStore } from "./store-target.js";
+import { NAMED_SCOPES, isUuid, matchName, namesFrom } from "./scope-names.js";
 
-export interface StoreTarget {
-  config: string;
-  /** The deployed table: talk to AWS with the environment's credentials instead of the local store. */
-  table?: string;
-}
+export type { StoreTarget } from "./store-target.js";
 
-export class MuteUsageError extends Error {}
+/** A mute's arguments that cannot be: said in a line, exit 2. */
+export class MuteUsageError extends UsageError {}
 
-async function withNotifyStore<T>(target: StoreTarget, fn: (store: DynamoNotifyStore) => Promise<T>): Promise<T> {
-  if (target.table) {
-    const client = new DynamoDBClient({});
-    try {
-      return await fn(new DynamoNotifyStore({ client, tableName: target.table, retentionMs: 400 * 86_400_000 }));
-    } finally {
-      client.destroy();
-    }
-  }
-  const config = loadConfigFile(target.config);
-  const local = await openLocalStore(config);
-  try {
-    return await fn(new DynamoNotifyStore({ client: local.dynamodb, tableName: local.tableName, retentionMs: config.retentionMs }));
-  } finally {
-    await local.close();
-  }
+async function withNotifyStore<T>(target: StoreTarget, fn: (store: DynamoNotifyStore, opened: OpenedStore) => Promise<T>): Promise<T> {
+  return withStore(target, (opened) =>
+    fn(new DynamoNotifyStore({ client: opened.client, tableName: opened.tableName, retentionMs: opened.config?.retentionMs ?? 400 * 86_400_000 }), opened),
+  );
 }
 
 export interface MuteArgs extends StoreTarget, MuteScope {
@@ -83,20 +68,47 @@ export function muteLine(m: Mute, now: Date): string {
 }
 
 type Print = (line: string) => void;
+const stderr: Print = (l) => process.stderr.write(`${l}\n`);
 
-export async function muteCommand(args: MuteArgs, print: Print = (l) => console.log(l)): Promise<number> {
-  try {
-    const mute = buildMute(args, new Date());
-    await withNotifyStore(args, (store) => store.putMute(mute));
-    print(`muted ${describeScope(mute.scope)} until ${mute.until} (${mute.id}); alerts are recorded as suppressed, not sent`);
-    return 0;
-  } catch (err) {
-    return failure("mute", err);
+/** A mute as `--format json` shows it: the stored mute and whether it silences alerts now. */
+export const muteJson = (m: Mute, now: Date) => ({ ...m, active: isActive(m, now) });
+
+/**
+ * What a mute's names stand for, said on stderr: a mute matches by name, so a name that stands for
+ * several things mutes them all, and one nothing bears yet mutes what first bears it.
+ */
+async function noteNames(scope: MuteScope, opened: OpenedStore, note: Print, now: Date): Promise<void> {
+  const named = NAMED_SCOPES.filter((k): k is Exclude<typeof k, "cluster"> => k !== "cluster" && Boolean(scope[k as keyof MuteScope]) && !isUuid(scope[k as keyof MuteScope]!));
+  if (!named.length) return;
+  const known = await namesFrom(new DynamoAuditStore({ client: opened.client, tableName: opened.tableName }), opened.config, now);
+  for (const k of named) {
+    const value = scope[k]!;
+    if (value.includes("*")) continue;
+    const { ids, candidates } = matchName(k, value, known);
+    if (!ids.length) note(`lookout mute: note: no ${k} named "${value}" is known yet; the mute matches it by name when one appears`);
+    else if (ids.length > 1) note(`lookout mute: note: "${value}" names ${ids.length} ${k}s (${ids.map((id) => candidates.find((c) => c.id === id)!.name + ` ${id}`).join(", ")}); the mute covers them all`);
   }
 }
 
-export async function unmuteCommand(id: string, target: StoreTarget, print: Print = (l) => console.log(l)): Promise<number> {
+export async function muteCommand(args: MuteArgs & { format?: string }, print: Print = (l) => console.log(l), note: Print = stderr): Promise<number> {
   try {
+    const json = formatOf(args.format, ["text", "json"] as const) === "json";
+    const now = new Date();
+    const mute = buildMute(args, now);
+    await withNotifyStore(args, async (store, opened) => {
+      await store.putMute(mute);
+      await noteNames(mute.scope, opened, note, now);
+    });
+    print(json ? jsonDocument(muteJson(mute, now)) : `muted ${describeScope(mute.scope)} until ${mute.until} (${mute.id}); alerts are recorded as suppressed, not sent`);
+    return 0;
+  } catch (err) {
+    return reportFailure("mute", err);
+  }
+}
+
+export async function unmuteCommand(id: string, target: StoreTarget & { format?: string }, print: Print = (l) => console.log(l)): Promise<number> {
+  try {
+    const json = formatOf(target.format, ["text", "json"] as const) === "json";
     const lifted = await withNotifyStore(target, async (store) => {
       const m = await store.getMute(id);
       if (!m) return undefined;
@@ -108,30 +120,27 @@ export async function unmuteCommand(id: string, target: StoreTarget, print: Prin
       process.stderr.write(`lookout unmute: no mute ${id} (see lookout mutes --all)\n`);
       return 1;
     }
-    print(`unmuted ${describeScope(lifted.scope)} (${id})`);
+    print(json ? jsonDocument(muteJson(lifted, new Date())) : `unmuted ${describeScope(lifted.scope)} (${id})`);
     return 0;
   } catch (err) {
-    return failure("unmute", err);
+    return reportFailure("unmute", err);
   }
 }
 
-export async function mutesCommand(opts: StoreTarget & { all?: boolean }, print: Print = (l) => console.log(l)): Promise<number> {
+export async function mutesCommand(opts: StoreTarget & { all?: boolean; format?: string }, print: Print = (l) => console.log(l)): Promise<number> {
   try {
+    const json = formatOf(opts.format, ["table", "json"] as const) === "json";
     const now = new Date();
     const mutes = await withNotifyStore(opts, (store) => store.listMutes());
     const shown = mutes.filter((m) => opts.all || isActive(m, now)).sort((a, b) => b.created_at.localeCompare(a.created_at));
+    if (json) {
+      print(jsonDocument({ mutes: shown.map((m) => muteJson(m, now)) }));
+      return 0;
+    }
     if (!shown.length) print(opts.all ? "no mutes" : "no active mutes (--all shows ended ones)");
     for (const m of shown) print(muteLine(m, now));
     return 0;
   } catch (err) {
-    return failure("mutes", err);
+    return reportFailure("mutes", err);
   }
-}
-
-function failure(command: string, err: unknown): number {
-  if (err instanceof MuteUsageError) {
-    process.stderr.write(`lookout ${command}: ${err.message}\n`);
-    return 2;
-  }
-  return reportFailure(command, err);
 }

@@ -1,7 +1,8 @@
 /**
  * `lookout check-config` and `lookout routes test`: check a configuration before deploying it, and ask
  * which routes and receivers an event would reach, and why. Receivers are shown by label (the secret's
- * reference at most, never its value). Every expected failure is one line and exit 1.
+ * reference at most, never its value). Every expected failure is a line (a configuration's problems, one
+ * a line) and exit 1. `--format json`: one JSON document on stdout; problems still go to stderr.
  */
 import { readFileSync } from "node:fs";
 import { DETAIL_TYPES, type LookoutEventDetail, detailTypeOf } from "../lib/model/event.js";
@@ -12,6 +13,7 @@ import { coverage, coverageLine } from "../lib/routes/coverage.js";
 import { type RouteOutcome, describeCheck, explainRoutes } from "../lib/routes/match.js";
 import { receiverLabel } from "../lib/config/receivers.js";
 import { receiversOf } from "../lib/config/route-types.js";
+import { formatOf, jsonDocument, reportFailureTo } from "./commands.js";
 
 export interface Output {
   out(line: string): void;
@@ -31,43 +33,97 @@ class EventFileError extends Error {}
  * receiver secret: an `env:` one that is unset here fails the check (`lookout run` would refuse to
  * start); ssm:/secretsmanager: ones are read in the cloud only, so they are listed, not checked.
  */
-export async function checkConfigCommand(opts: { configFile: string; env?: ConfigEnv }, io: Output = stdio): Promise<number> {
+/** `lookout check-config --format json`. */
+export interface CheckConfigJson {
+  ok: boolean;
+  source: string;
+  sources?: number;
+  routes?: number;
+  default_route?: boolean;
+  receivers?: number;
+  warnings: string[];
+  notes: string[];
+  problems: Array<{ field: string; problem: string }>;
+}
+
+export async function checkConfigCommand(opts: { configFile: string; env?: ConfigEnv; format?: string }, io: Output = stdio): Promise<number> {
+  let json = false;
   try {
+    json = formatOf(opts.format, ["text", "json"] as const) === "json";
     const env = opts.env ?? process.env;
     const config = loadConfigFile(opts.configFile, opts.env);
     const sources = watchlist(config).sources.length;
     const receivers = allReceivers(config.routes, config.notify).length;
     const refs = receiverSecretRefs(config.routes, config.notify);
     const unset = unsetEnvSecrets(refs, env);
-    const setUp = `${plural(sources, "source")} watched, ${plural(config.routes.length, "route")}${config.notify.default ? " and the default route" : ""}, ${plural(receivers, "receiver")}`;
-    io.out(`${unset.length ? "not ok" : "ok"}: ${setUp}`);
-    for (const c of coverage(config.routes, config.notify)) {
-      const line = coverageLine(c);
-      if (line) io.out(`warning: ${line}`);
+    const warnings = coverage(config.routes, config.notify).map(coverageLine).filter((l): l is string => Boolean(l));
+    const notes = refs.filter((r) => !r.ref.startsWith("env:")).map((r) => `${r.field}: ${r.ref} is read in the cloud; not checked here`);
+    if (json) {
+      const doc: CheckConfigJson = {
+        ok: !unset.length, source: opts.configFile, sources, routes: config.routes.length, default_route: Boolean(config.notify.default),
+        receivers, warnings, notes, problems: unset.map((r) => ({ field: r.field, problem: unsetSecretProblem(r).slice(r.field.length + 2) })),
+      };
+      io.out(jsonDocument(doc));
+    } else {
+      const setUp = `${plural(sources, "source")} watched, ${plural(config.routes.length, "route")}${config.notify.default ? " and the default route" : ""}, ${plural(receivers, "receiver")}`;
+      io.out(`${unset.length ? "not ok" : "ok"}: ${setUp}`);
+      for (const line of warnings) io.out(`warning: ${line}`);
+      for (const line of notes) io.out(`note: ${line}`);
     }
-    for (const r of refs) if (!r.ref.startsWith("env:")) io.out(`note: ${r.field}: ${r.ref} is read in the cloud; not checked here`);
     for (const r of unset) io.err(`lookout check-config: ${unsetSecretProblem(r)}`);
     return unset.length ? 1 : 0;
   } catch (err) {
+    // A script reading the JSON learns the file's problems there too; the lines still go to stderr.
+    if (json && err instanceof ConfigError) {
+      const doc: CheckConfigJson = { ok: false, source: err.source, warnings: [], notes: [], problems: [...err.problems] };
+      io.out(jsonDocument(doc));
+    }
     return fail("check-config", err, io);
   }
 }
 
+/** `lookout routes test --format json`. */
+export interface RoutesTestJson {
+  event: string;
+  notes: string[];
+  routes: Array<{ position: number; name: string; outcome: RouteOutcome["outcome"]; because: string[]; receivers: string[]; stops: boolean }>;
+  reaches: string[];
+  /** Who gets it: the matching routes, the default route (none matched), or nobody. */
+  via: "routes" | "default" | "nobody";
+}
+
 export async function routesTestCommand(
-  opts: { configFile: string; eventFile: string; env?: ConfigEnv },
+  opts: { configFile: string; eventFile: string; env?: ConfigEnv; format?: string },
   io: Output = stdio,
 ): Promise<number> {
   try {
+    const json = formatOf(opts.format, ["text", "json"] as const) === "json";
     const config = loadConfigFile(opts.configFile, opts.env);
     const { detail, notes } = readEvent(opts.eventFile);
-    io.out(`event: ${describeEvent(detail)}`);
-    for (const note of notes) io.out(`note: ${note}`);
-    if (!config.routes.length) io.out("no routes are configured");
     const explained = explainRoutes(detail, config.routes);
-    for (const o of explained.routes) for (const line of describeOutcome(o)) io.out(line);
     const reached = explained.receivers.map(receiverLabel);
     const matched = explained.routes.filter((o) => o.outcome === "matched").length;
     const fallthrough = matched ? [] : receiversOf(config.notify.default).map(receiverLabel);
+    if (json) {
+      const doc: RoutesTestJson = {
+        event: describeEvent(detail),
+        notes,
+        routes: explained.routes.map((o) => ({
+          position: (o.outcome === "matched" ? o.decision.index : o.index) + 1,
+          name: (o.outcome === "matched" ? o.decision.route : o.route).name, outcome: o.outcome, because: outcomeReasons(o),
+          receivers: o.outcome === "matched" ? o.decision.receivers.map(receiverLabel) : [],
+          stops: o.outcome === "matched" && o.decision.stops,
+        })),
+        reaches: fallthrough.length ? fallthrough : reached,
+        via: fallthrough.length ? "default" : reached.length ? "routes" : "nobody",
+      };
+      io.out(jsonDocument(doc));
+      return 0;
+    }
+    io.out(`event: ${describeEvent(detail)}`);
+    for (const note of notes) io.out(`note: ${note}`);
+    if (!config.routes.length) io.out("no routes are configured");
+    for (const o of explained.routes) for (const line of describeOutcome(o)) io.out(line);
     if (fallthrough.length) io.out(`reaches: ${fallthrough.join("; ")} (the default route: no route matches)`);
     else io.out(`reaches: ${reached.length ? reached.join("; ") : matched ? "nobody (the matching routes have no receivers)" : "nobody (no route matches, and there is no notify.default)"}`);
     return 0;
@@ -77,11 +133,11 @@ export async function routesTestCommand(
 }
 
 function fail(command: string, err: unknown, io: Output): number {
-  if (err instanceof ConfigError || err instanceof EventFileError) {
+  if (err instanceof EventFileError) {
     io.err(`lookout ${command}: ${err.message}`);
     return 1;
   }
-  throw err;
+  return reportFailureTo(command, err, io.err);
 }
 
 /** One line about an `env:` secret that is not set. */
@@ -147,14 +203,18 @@ function describeEvent(d: LookoutEventDetail): string {
   return `${type} (${d.severity ?? "no severity"})${where.length ? ` at ${where.join(" / ")}` : ""}${d.id ? ` [${d.id}]` : ""}`;
 }
 
+/** Why a route matched or not, a reason each. */
+function outcomeReasons(o: RouteOutcome): string[] {
+  if (o.outcome === "not_considered") return [`route ${o.stoppedBy} matched and has continue: false`];
+  if (o.outcome === "not_matched") return [describeCheck(o.failed)];
+  return o.decision.why.length ? o.decision.why.map(describeCheck) : ["it matches every event"];
+}
+
 function describeOutcome(o: RouteOutcome): string[] {
-  if (o.outcome === "not_considered") {
-    return [`${o.index + 1}. ${o.route.name}: not considered (route ${o.stoppedBy} matched and has continue: false)`];
-  }
-  if (o.outcome === "not_matched") return [`${o.index + 1}. ${o.route.name}: not matched: ${describeCheck(o.failed)}`];
+  if (o.outcome === "not_considered") return [`${o.index + 1}. ${o.route.name}: not considered (${outcomeReasons(o)[0]})`];
+  if (o.outcome === "not_matched") return [`${o.index + 1}. ${o.route.name}: not matched: ${outcomeReasons(o)[0]}`];
   const d = o.decision;
-  const why = d.why.length ? d.why.map(describeCheck).join("; ") : "it matches every event";
-  const lines = [`${d.index + 1}. ${d.route.name}: matched: ${why}`];
+  const lines = [`${d.index + 1}. ${d.route.name}: matched: ${outcomeReasons(o).join("; ")}`];
   lines.push(`   → ${d.receivers.length ? d.receivers.map(receiverLabel).join("; ") : "no receivers (it only stops later routes)"}`);
   if (d.stops) lines.push("   continue: false: later routes are not considered");
   return lines;

@@ -69,7 +69,6 @@ export async function statusCommand(
         client.destroy();
       }
     } else {
-      if (format === "table" && !env.DYNAMODB_ENDPOINT) io.err("lookout status: starting DynamoDB Local…");
       const local = await openLocalStore(config, env);
       try {
         facts = await read(local.dynamodb, local.tableName);

@@ -52,27 +52,84 @@ export const csvRow = (row: AuditRow): string => csvLine(csvValues(row));
 
 export const jsonLine = (row: AuditRow): string => JSON.stringify(row);
 
-const clip = (s: string, max: number) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
+/** Lines of the table fit this many terminal columns. */
+export const TABLE_WIDTH = 120;
 
-/** A plain-text table: fixed columns, the summary last. */
-export function tableLines(rows: readonly AuditRow[]): string[] {
-  const cells = rows.map((r) => [
-    r.at.replace("T", " ").slice(0, 19),
-    r.type,
-    r.kind,
-    whatOf(r),
-    whereOf(r),
-    r.actor ?? "",
-    toldOf(r),
-    r.id,
-    r.summary,
-  ]);
-  const header = ["TIME (UTC)", "TYPE", "KIND", "WHAT", "WHERE", "WHO", "TOLD", "ID", "SUMMARY"];
-  // Ids are never clipped: they are what `lookout explain` takes.
-  const max = [19, 9, 16, 32, 36, 28, 44, Infinity, 100];
-  const all = [header, ...cells].map((c) => c.map((v, i) => clip(v, max[i]!)));
-  const widths = header.map((_, i) => Math.max(...all.map((c) => c[i]!.length)));
-  return all.map((c) => c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]!))).join("  ").trimEnd());
+const graphemes = new Intl.Segmenter("en", { granularity: "grapheme" });
+const WIDE = /^[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]/u;
+const EMOJI = /\p{Emoji_Presentation}|\p{Extended_Pictographic}\ufe0f|\p{Regional_Indicator}{2}/u;
+const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]+$/u;
+
+/** The columns a grapheme takes in a terminal: 2 for emoji and East Asian wide characters, 0 for marks. */
+function graphemeWidth(g: string): number {
+  if (EMOJI.test(g) || WIDE.test(g)) return 2;
+  return ZERO_WIDTH.test(g) ? 0 : 1;
+}
+
+/** The columns a string takes in a terminal (not its length: an emoji is 2, a combining accent 0). */
+export function stringWidth(s: string): number {
+  let w = 0;
+  for (const { segment } of graphemes.segment(s)) w += graphemeWidth(segment);
+  return w;
+}
+
+/** Platform text on one line: control characters and bidi overrides (which reorder a terminal line) become spaces. */
+const oneLine = (s: string) => s.replace(/[\p{Cc}\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]+/gu, " ");
+
+/** At most `max` columns, an ellipsis where it was cut. */
+function clip(s: string, max: number): string {
+  if (stringWidth(s) <= max) return s;
+  let out = "";
+  let w = 0;
+  for (const { segment } of graphemes.segment(s)) {
+    const g = graphemeWidth(segment);
+    if (w + g > max - 1) break;
+    out += segment;
+    w += g;
+  }
+  return `${out}…`;
+}
+
+const pad = (s: string, width: number) => s + " ".repeat(Math.max(0, width - stringWidth(s)));
+
+/** An id, whole: on lines of at most `width` columns after the indent, cut only when one line cannot hold it. */
+function idLines(id: string, indent: string, width: number): string[] {
+  const room = width - indent.length;
+  const out = [indent];
+  for (const { segment } of graphemes.segment(id)) {
+    if (stringWidth(out.at(-1)!) + graphemeWidth(segment) > width) out.push(indent);
+    out[out.length - 1] += segment;
+  }
+  return room > 0 ? out : [indent + id];
+}
+
+const INDENT = "    ";
+
+/**
+ * A plain-text table that fits `width` columns (TABLE_WIDTH): each row a line of fixed columns (WHO
+ * takes what is left), then, indented, its id — never clipped: it is what `lookout explain` takes —
+ * and the summary, and for an alert who was told.
+ */
+export function tableLines(rows: readonly AuditRow[], width = TABLE_WIDTH): string[] {
+  const header = ["TIME (UTC)", "TYPE", "KIND", "WHAT", "WHERE", "WHO"];
+  const caps = [19, 10, 16, 26, 26];
+  const cells = rows.map((r) => [r.at.replace("T", " ").slice(0, 19), r.type, r.kind, whatOf(r), whereOf(r), r.actor ?? ""].map(oneLine));
+  const widths = caps.map((cap, i) => Math.min(cap, Math.max(...[header, ...cells].map((c) => stringWidth(c[i]!)))));
+  const used = widths.reduce((a, b) => a + b + 2, 0);
+  const line = (c: string[]) => [...widths.map((w, i) => pad(clip(c[i]!, w), w)), clip(c[5]!, Math.max(1, width - used))].join("  ").trimEnd();
+  const out = [line(header), `${INDENT}ID  SUMMARY`];
+  rows.forEach((r, n) => {
+    out.push(line(cells[n]!));
+    const ids = idLines(oneLine(r.id), INDENT, width);
+    const last = ids.pop()!;
+    const room = width - stringWidth(last) - 2;
+    const summary = oneLine(r.summary).trim();
+    out.push(...ids, summary && room > 8 ? `${last}  ${clip(summary, room)}` : last);
+    if (summary && room <= 8) out.push(`${INDENT}${clip(summary, width - INDENT.length)}`);
+    const told = oneLine(toldOf(r));
+    if (told) out.push(clip(`${INDENT}told: ${told}`, width));
+  });
+  return out;
 }
 
 /** An explanation for people, one fact a line. */

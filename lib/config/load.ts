@@ -7,20 +7,36 @@ import { parse as parseYaml } from "yaml";
 import { ConfigFile } from "./schema.js";
 import { parseDuration } from "./duration.js";
 import { parseSize } from "./size.js";
-import { describeIssue, jsonPath } from "../model/issues.js";
-import { routingProblem, toLinks, toNotify, toRoutes } from "./routes.js";
+import { allowedKeysAt, closestWord, compareInputPaths, describeIssue, inputPath, jsonPath } from "../model/issues.js";
+import { routingProblems, toLinks, toNotify, toRoutes } from "./routes.js";
 import type { LinkTemplate, NotifySettings, Route } from "./route-types.js";
 import type * as z from "zod/mini";
 
+/** One thing wrong in a configuration, at the path of the bad field (empty: the file as a whole). */
+export interface ConfigProblem {
+  field: string;
+  problem: string;
+}
+
+/** Every problem found in one configuration, in file order, one a line; `field` and `problem` are the first's. */
 export class ConfigError extends Error {
+  readonly problems: readonly ConfigProblem[];
   constructor(
     readonly source: string,
     /** Path of the bad field, e.g. `watch[0].organization`; empty for the file as a whole. */
     readonly field: string,
     readonly problem: string,
+    more: readonly ConfigProblem[] = [],
   ) {
-    super(`${source}: ${field ? `${field}: ` : ""}${problem}`);
+    const problems = [{ field, problem }, ...more];
+    super(problems.map((p) => `${source}: ${p.field ? `${p.field}: ` : ""}${p.problem}`).join("\n"));
     this.name = "ConfigError";
+    this.problems = problems;
+  }
+
+  static of(source: string, problems: readonly ConfigProblem[]): ConfigError {
+    const [first, ...more] = problems;
+    return new ConfigError(source, first!.field, first!.problem, more);
   }
 }
 
@@ -112,18 +128,13 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
   }
   const withEnv = applyEnvOverrides(raw as Record<string, unknown>, env);
   const parsed = ConfigFile.safeParse(withEnv);
-  if (!parsed.success) {
-    const issue = branchIssue(parsed.error.issues[0]!);
-    const field = jsonPath(issue.path).replace(/^\$\.?/, "");
-    const problem = issue.code === "custom" ? issue.message : describeIssue(issue, withEnv);
-    throw new ConfigError(source, field, problem);
-  }
+  if (!parsed.success) throw ConfigError.of(source, schemaProblems(parsed.error.issues, withEnv));
   const c = parsed.data;
   const ms = (s: string) => parseDuration(s)!;
   const routes = toRoutes(c.routes);
   const notify = toNotify(c.notify);
-  const routing = routingProblem(routes, notify);
-  if (routing) throw new ConfigError(source, routing.field, routing.problem);
+  const routing = routingProblems(routes, notify);
+  if (routing.length) throw ConfigError.of(source, routing);
   return {
     source,
     platform: {
@@ -157,6 +168,30 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
     routes,
     notify,
   };
+}
+
+/**
+ * Every schema issue as the file is written: the path without the `[0]` of a "one or a list" field
+ * written as one, each unknown key on its own line with the allowed key it was likely meant to be,
+ * in file order.
+ */
+function schemaProblems(issues: readonly z.core.$ZodIssue[], input: unknown): ConfigProblem[] {
+  const found: Array<{ path: PropertyKey[]; problem: string }> = [];
+  for (const raw of issues) {
+    const issue = branchIssue(raw);
+    if (issue.code === "unrecognized_keys") {
+      const allowed = allowedKeysAt(ConfigFile, issue.path);
+      for (const key of issue.keys) {
+        const near = closestWord(key, allowed);
+        found.push({ path: [...issue.path, key], problem: `unknown field${near ? `; did you mean ${near}?` : ""}` });
+      }
+      continue;
+    }
+    found.push({ path: issue.path as PropertyKey[], problem: issue.code === "custom" ? issue.message : describeIssue(issue, input) });
+  }
+  found.sort((a, b) => compareInputPaths(input, a.path, b.path));
+  const lines = found.map((f) => ({ field: jsonPath(inputPath(input, f.path)).replace(/^\$\.?/, ""), problem: f.problem }));
+  return lines.filter((l, i) => lines.findIndex((o) => o.field === l.field && o.problem === l.problem) === i);
 }
 
 /**

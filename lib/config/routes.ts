@@ -42,7 +42,7 @@ const ROUTE_NAME_MAX = 48;
 export const ruleLogicalId = (routeName: string): string =>
   `Route${routeName.split(/[^A-Za-z0-9]+/).map((s) => s.charAt(0).toUpperCase() + s.slice(1)).join("")}`;
 
-/** A value or a list of values ("any of"); errors name the item (`severity[0]`) either way. */
+/** A value or a list of values ("any of"); errors name the item as written (`severity[1]` in a list, `severity` alone). */
 const anyOf = <T extends z.core.SomeType>(item: T) =>
   z.pipe(z.transform((v: unknown) => (Array.isArray(v) ? v : [v])), z.array(item).check(z.minLength(1)));
 
@@ -288,31 +288,32 @@ export interface RoutingProblem {
   problem: string;
 }
 
-/** The first thing wrong across routes and notify settings, or undefined. */
-export function routingProblem(routes: readonly Route[], notify: NotifySettings): RoutingProblem | undefined {
+/** Everything wrong across routes and notify settings, in file order (routes, then notify), or none. */
+export function routingProblems(routes: readonly Route[], notify: NotifySettings): RoutingProblem[] {
+  const out: RoutingProblem[] = [];
   const byName = new Map<string, number>();
   const byRuleId = new Map<string, number>();
+  const patterns = patternProblems(routes);
   for (const [i, r] of routes.entries()) {
     const same = byName.get(r.name);
-    if (same !== undefined) return { field: `routes[${i}].name`, problem: `"${r.name}" is already the name of routes[${same}]` };
-    byName.set(r.name, i);
     const ruleId = ruleLogicalId(r.name);
     const clash = byRuleId.get(ruleId);
-    if (clash !== undefined) return { field: `routes[${i}].name`, problem: `would share the rule id ${ruleId} with routes[${clash}]; rename one` };
-    byRuleId.set(ruleId, i);
+    if (same !== undefined) out.push({ field: `routes[${i}].name`, problem: `"${r.name}" is already the name of routes[${same}]` });
+    else if (clash !== undefined) out.push({ field: `routes[${i}].name`, problem: `would share the rule id ${ruleId} with routes[${clash}]; rename one` });
+    if (same === undefined) byName.set(r.name, i);
+    if (clash === undefined) byRuleId.set(ruleId, i);
     if (!routeReceivers(r).length && r.continue) {
-      return { field: `routes[${i}]`, problem: "has no receivers: add slack or email, or continue: false to silence what it matches" };
+      out.push({ field: `routes[${i}]`, problem: "has no receivers: add slack or email, or continue: false to silence what it matches" });
     }
+    for (const p of patterns.filter((p) => p.index === i)) out.push({ field: `routes[${i}]${p.field ? `.${p.field}` : ""}`, problem: p.message });
   }
   if (!notify.email) {
     const i = routes.findIndex((r) => r.email);
-    if (i >= 0) return { field: "notify.email.from", problem: `is required: routes[${i}] sends email` };
-    if (notify.fallback?.email) return { field: "notify.email.from", problem: "is required: the fallback sends email" };
-    if (notify.default?.email) return { field: "notify.email.from", problem: "is required: the default route sends email" };
+    if (i >= 0) out.push({ field: "notify.email.from", problem: `is required: routes[${i}] sends email` });
+    else if (notify.fallback?.email) out.push({ field: "notify.email.from", problem: "is required: the fallback sends email" });
+    else if (notify.default?.email) out.push({ field: "notify.email.from", problem: "is required: the default route sends email" });
   }
-  const p = patternProblems(routes)[0];
-  if (p) return { field: `routes[${p.index}]${p.field ? `.${p.field}` : ""}`, problem: p.message };
-  return undefined;
+  return out;
 }
 
 /** A secret reference in the routes or notify settings, and where it is written (`routes[0].slack.token`). */

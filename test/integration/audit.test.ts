@@ -361,10 +361,28 @@ describe("lookout audit and lookout explain on the local store", () => {
     expect(t.out.at(-1)).toMatch(/^3 rows; next page: --cursor [A-Za-z0-9_-]+$/);
 
     const j = io();
-    expect(await auditCommand({ config, service, type: "alert", format: "json", limit: "100" }, j.io)).toBe(0);
+    expect(await auditCommand({ config, service, type: "alert", format: "ndjson", limit: "100" }, j.io)).toBe(0);
     const rows = j.out.map((l) => JSON.parse(l) as AuditRow);
     expect(rows.map(entryKey)).toEqual(oracle({ service, type: "alert" }, {}));
     expect(rows.find((r) => r.id === delivered.alert_id)!.deliveries![0]!.state).toBe("sent");
+
+    // --format json: one document, the rows and the next page's cursor in it, nothing on stderr.
+    const d = io();
+    expect(await auditCommand({ config, service, type: "alert", format: "json", limit: "100" }, d.io)).toBe(0);
+    const doc = JSON.parse(d.out.join("\n")) as { rows: AuditRow[]; next_cursor: string | null };
+    expect(doc.rows.map(entryKey)).toEqual(rows.map(entryKey));
+    expect(doc.next_cursor).toBeNull();
+    expect(d.err).toEqual([]);
+
+    // A name where the id goes: the same rows (the name from the stored records).
+    const byName = io();
+    const serviceName = delivered.detail.service!.name!;
+    expect(await auditCommand({ config, service: serviceName, type: "alert", format: "json", limit: "100" }, byName.io)).toBe(0);
+    expect((JSON.parse(byName.out.join("\n")) as { rows: AuditRow[] }).rows.map(entryKey)).toEqual(rows.map(entryKey));
+    const unknown = io();
+    expect(await auditCommand({ config, service: "no-such-service", format: "json" }, unknown.io)).toBe(2);
+    expect(unknown.err).toEqual([expect.stringMatching(/^lookout audit: --service: no service named "no-such-service"/)]);
+    expect(unknown.out).toEqual([]);
 
     const c = io();
     expect(await auditCommand({ config, service, format: "csv", limit: "2" }, c.io)).toBe(0);
@@ -375,10 +393,11 @@ describe("lookout audit and lookout explain on the local store", () => {
 
   it("says which flag is wrong, and exits 2 without touching the store", async () => {
     for (const [args, message] of [
-      [{ service: "api" }, /^lookout audit: --service: "api" is not a uuid/],
+      // --service and the like take names too (resolved in the store); --webhook takes ids only.
+      [{ webhook: "api" }, /^lookout audit: --webhook: "api" is not a uuid/],
       [{ from: "2026-13-01" }, /^lookout audit: --from: "2026-13-01" is not an ISO 8601/],
       [{ since: "7d", to: "2026-03-01" }, /^lookout audit: --since: give since, or from/],
-      [{ format: "xml" }, /^lookout audit: --format: "xml" is not one of table, json, csv/],
+      [{ format: "xml" }, /^lookout audit: --format: "xml" is not one of table, json, ndjson, csv/],
     ] as const) {
       const t = io();
       expect(await auditCommand({ config: "/nonexistent.yaml", ...args }, t.io)).toBe(2);

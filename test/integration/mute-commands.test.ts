@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
+import { execFile } from "node:child_process";
 import { buildMute, muteCommand, mutesCommand, unmuteCommand, MuteUsageError } from "../../local/mute-commands.js";
 
 const now = new Date("2026-06-01T10:00:00Z");
@@ -58,4 +59,32 @@ describe("lookout mute, mutes, unmute on the local store", () => {
     expect(out.at(-1)).toMatch(/lifted/);
     expect(await unmuteCommand(randomUUID(), { config }, print)).toBe(1);
   });
+
+  it("--format json: one document each; what a name stands for is noted on stderr", async () => {
+    const out: string[] = [];
+    const notes: string[] = [];
+    expect(await muteCommand({ config, environment: "nowhere", reason: "r", for: "1h", by: "ann", format: "json" }, (l) => out.push(l), (l) => notes.push(l))).toBe(0);
+    const mute = JSON.parse(out[0]!) as { id: string; scope: object; active: boolean };
+    expect(mute).toMatchObject({ scope: { environment: "nowhere" }, active: true, created_by: "ann" });
+    expect(notes).toEqual([`lookout mute: note: no environment named "nowhere" is known yet; the mute matches it by name when one appears`]);
+    expect(await mutesCommand({ config, format: "json" }, (l) => out.push(l))).toBe(0);
+    expect((JSON.parse(out[1]!) as { mutes: Array<{ id: string }> }).mutes.map((m) => m.id)).toContain(mute.id);
+    expect(await unmuteCommand(mute.id, { config, format: "json" }, (l) => out.push(l))).toBe(0);
+    expect(JSON.parse(out[2]!)).toMatchObject({ id: mute.id, active: false, lifted_at: expect.any(String) });
+  });
+
+  it("starting DynamoDB Local shows on stderr, never on stdout: the JSON stays clean", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lookout-mute-embedded-"));
+    const file = join(dir, "lookout.yaml");
+    writeFileSync(file, `platform: { url: "http://127.0.0.1:1", token: "env:T" }\nwatch: [{ organization: 0b9c3a52-3f9e-4c43-9d5f-1f0f4a2b7c11 }]\ndata_dir: ${dir}\n`);
+    const { DYNAMODB_ENDPOINT: _e, LOOKOUT_TABLE: _t, ...env } = process.env;
+    const bin = new URL("../../bin/lookout.mjs", import.meta.url).pathname;
+    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
+      execFile(process.execPath, [bin, "mutes", "--format", "json", "--config", file], { env, timeout: 180_000 }, (err, stdout, stderr) =>
+        done({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr })),
+    );
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ mutes: [] });
+    expect(r.stderr.split("\n").filter((l) => l && !l.startsWith("npm warn"))).toEqual(["starting DynamoDB Local…", expect.stringMatching(/^DynamoDB Local ready in \d+\.\ds$/)]);
+  }, 200_000);
 });

@@ -69,7 +69,9 @@ describe("start-up problems are one line that says what to do", () => {
     // A PATH with no java on it; node itself is started by its full path.
     const { DYNAMODB_ENDPOINT: _, ...env } = baseEnv();
     const r = await lookout(["run", "--once", "--config", configFile(sim.url)], { ...env, PATH: mkdtempSync(join(tmpdir(), "no-java-")), SIM_TOKEN: sim.apiToken });
-    expectOneLine(r, /^lookout run: Java is not installed: DynamoDB Local needs it \(apt-get install -y default-jre-headless\), or set DYNAMODB_ENDPOINT/);
+    // Not a terminal: the start indicator's first line, then the one line that says what to do.
+    expect(r.stderr[0]).toBe("starting DynamoDB Local…");
+    expectOneLine({ ...r, stderr: r.stderr.slice(1) }, /^lookout run: Java is not installed: DynamoDB Local needs it \(apt-get install -y default-jre-headless\), or set DYNAMODB_ENDPOINT/);
   });
 
   it("an unreachable platform", async () => {

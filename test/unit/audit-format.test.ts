@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { csvField, csvLine } from "../../lib/audit/csv.js";
-import { CSV_COLUMNS, csvHeader, csvRow, explanationLines, jsonLine, tableLines, toldOf } from "../../lib/audit/format.js";
+import { CSV_COLUMNS, TABLE_WIDTH, csvHeader, csvRow, explanationLines, jsonLine, stringWidth, tableLines, toldOf } from "../../lib/audit/format.js";
 import { verdictOf } from "../../lib/audit/explain.js";
 import type { AuditRow } from "../../lib/model/audit-row.js";
 
@@ -97,14 +97,37 @@ describe("rows for people and scripts", () => {
     expect(toldOf(row({ type: "record" }))).toBe("");
   });
 
-  it("JSON lines are one object each; the table has a header and aligned columns", () => {
+  it("JSON lines are one object each; the table has a header and aligned columns, the id and summary under each row", () => {
     expect(JSON.parse(jsonLine(row()))).toEqual(row());
     expect(jsonLine(row({ summary: "a\nb" }))).not.toContain("\n");
-    const lines = tableLines([row(), row({ type: "record", id: "R-1", kind: "webhook_delivery", transition: undefined, status: "503", service: undefined, webhook: { id: "w" } })]);
-    expect(lines[0]).toMatch(/^TIME \(UTC\)\s+TYPE\s+KIND\s+WHAT\s+WHERE\s+WHO\s+TOLD\s+ID\s+SUMMARY$/);
-    expect(lines[1]).toMatch(/^2026-03-02 14:07:31\s+alert\s+deployment\s+failed BUILD_ERROR\s+api \(production\)\s+dana@acme.io/);
-    expect(lines[2]).toContain("webhook w (production)");
-    expect(lines[1]!.indexOf("A1")).toBe(lines[2]!.indexOf("R-1"));
+    const lines = tableLines([row(), row({ type: "record", id: "R-1", kind: "webhook_delivery", transition: undefined, status: "503", service: undefined, webhook: { id: "w" }, deliveries: undefined })]);
+    expect(lines[0]).toMatch(/^TIME \(UTC\)\s+TYPE\s+KIND\s+WHAT\s+WHERE\s+WHO$/);
+    expect(lines[1]).toBe("    ID  SUMMARY");
+    expect(lines[2]).toMatch(/^2026-03-02 14:07:31\s+alert\s+deployment\s+failed BUILD_ERROR\s+api \(production\)\s+dana@acme.io/);
+    expect(lines[3]).toMatch(/^    A1  \S/);
+    expect(lines[4]).toBe("    told: nobody (no receiver)");
+    expect(lines[5]).toContain("webhook w (production)");
+    expect(lines[2]!.indexOf("api (production)")).toBe(lines[5]!.indexOf("webhook w"));
+    expect(lines[6]).toMatch(/^    R-1  /);
+  });
+
+  it("fits 120 columns whatever the rows hold, and shows every id whole", () => {
+    const uuid = "3f2e1d0c-9b8a-4765-8432-10fedcba9876";
+    const long = (s: string, n: number) => s.repeat(Math.ceil(n / s.length)).slice(0, n);
+    const hostile = [
+      row({ id: `${uuid}:${uuid}`, summary: long("Deployment failed: ", 300), service: { id: uuid, name: long("service-with-a-long-name-", 80) }, environment: { id: uuid, name: long("production-", 60) }, actor: long("someone.with.a.long.address@", 70) }),
+      row({ id: "rejected-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", summary: long("🚀 déploiement échoué — 部署失败 ", 300), service: { id: uuid, name: "🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥🔥" }, actor: "👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻" }),
+      row({ id: uuid, summary: "line one\nline two\u202eevil\ttab", deliveries: Array.from({ length: 12 }, (_, i) => ({ route: "r", receiver: `slack #channel-${i}-${long("x", 30)}`, state: "sent", attempts: 1, updated_at: "t" })) }),
+      row({ type: "quarantine", id: long("q", 250), stage: "ingest", summary: long("S", 300) }),
+    ];
+    const lines = tableLines(hostile);
+    for (const line of lines) expect(stringWidth(line), line).toBeLessThanOrEqual(TABLE_WIDTH);
+    for (const line of lines) expect(line).not.toMatch(/[\n\r\t\u202e]/);
+    const text = lines.map((l) => l.trimStart()).join("");
+    for (const r of hostile.slice(0, 3)) expect(lines.some((l) => l.includes(r.id)), r.id).toBe(true);
+    // An id no line can hold goes on as many as it needs, whole when joined.
+    expect(text).toContain(long("q", 250));
+    expect(stringWidth("👩‍💻é部a")).toBe(6);
   });
 
   it("explains in one line why nobody was told", () => {
@@ -123,7 +146,7 @@ describe("quarantined things", () => {
       type: "quarantine", id: "d-1", kind: "webhook_delivery", at: "2026-03-02T14:07:31.000Z", observed_at: "2026-03-02T14:07:31.000Z",
       organization: "org", stage: "ingest", reason: "ValidationException: nesting too deep", summary: "A webhook delivery d-1 could not be stored: quarantined",
     };
-    expect(tableLines([row])[1]).toContain("quarantined at ingest");
+    expect(tableLines([row])[2]).toContain("quarantined at ingest");
     const lines = explanationLines({
       id: "d-1", alerts: [],
       quarantined: [{ stage: "ingest", kind: "webhook_delivery", source: "webhook:org/wh", quarantined_at: row.at, reason: row.reason!, excerpt: '{"id":"d-1"}' }],

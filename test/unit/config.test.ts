@@ -50,11 +50,59 @@ describe("configuration", () => {
   });
 
   it("names a misspelt or unknown key instead of ignoring it, at every level", () => {
-    expect(problem(minimal + "backfil_window: 5m\n")).toBe("lookout.yaml: unknown field(s) backfil_window");
-    expect(problem(minimal.replace("token:", "tokn: x, token:"))).toBe("lookout.yaml: platform: unknown field(s) tokn");
-    expect(problem(minimal.replace("    applications:", "    aplications: []\n    applications:"))).toBe("lookout.yaml: watch[0]: unknown field(s) aplications");
-    expect(problem(minimal + "health: { failing_afer: 2 }\n")).toBe("lookout.yaml: health: unknown field(s) failing_afer");
-    expect(problem(minimal.replace(`[${APP}]`, `[{ id: ${APP}, enviroment: prod }]`))).toMatch(/^lookout\.yaml: watch\[0\]\.applications\[0\]: /);
+    expect(problem(minimal + "backfil_window: 5m\n")).toBe("lookout.yaml: backfil_window: unknown field; did you mean backfill_window?");
+    expect(problem(minimal.replace("token:", "tokn: x, token:"))).toBe("lookout.yaml: platform.tokn: unknown field; did you mean token?");
+    expect(problem(minimal.replace("    applications:", "    aplications: []\n    applications:"))).toBe("lookout.yaml: watch[0].aplications: unknown field; did you mean applications?");
+    expect(problem(minimal + "health: { failing_afer: 2 }\n")).toBe("lookout.yaml: health.failing_afer: unknown field; did you mean failing_after?");
+    expect(problem(minimal.replace(`[${APP}]`, `[{ id: ${APP}, enviroment: prod }]`))).toMatch(/^lookout\.yaml: watch\[0\]\.applications\[0\]\.enviroment: /);
+  });
+
+  it("reports every problem of a file in one run, in file order, each with its path", () => {
+    const text = `
+retention: soon
+platform: { url: "ftp://x", tokn: "env:T", token: "env:T" }
+watch:
+  - organization: nope
+    applications: [${APP}, not-a-uuid]
+backfil_window: 5m
+routes:
+  - name: a
+    slack: { channel: "#x", token: "env:T", broadcast_resolution: "no" }
+`;
+    let err: ConfigError | undefined;
+    try {
+      parseConfig(text, "lookout.yaml", {});
+    } catch (e) {
+      err = e as ConfigError;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err!.message.split("\n")).toEqual([
+      "lookout.yaml: retention: is not a duration like 90s, 15m, 1h or 400d",
+      expect.stringMatching(/^lookout\.yaml: platform\.url: /),
+      "lookout.yaml: platform.tokn: unknown field; did you mean token?",
+      "lookout.yaml: watch[0].organization: is not a valid uuid",
+      expect.stringMatching(/^lookout\.yaml: watch\[0\]\.applications\[1\]: /),
+      "lookout.yaml: backfil_window: unknown field; did you mean backfill_window?",
+      // One receiver written without a list: its path has no [0], and a wrong type is not "is required".
+      "lookout.yaml: routes[0].slack.broadcast_resolution: must be a boolean",
+    ]);
+    expect(err!.problems).toHaveLength(7);
+    expect(err!.field).toBe("retention");
+  });
+
+  it("suggests only a near key (at most two edits away)", () => {
+    expect(problem(minimal + "zzzz: 1\n")).toBe("lookout.yaml: zzzz: unknown field");
+    expect(problem(minimal + "Retention: 1d\n")).toBe("lookout.yaml: Retention: unknown field; did you mean retention?");
+  });
+
+  it("reports every routing problem, not only the first", () => {
+    const slack = `slack: { webhook_url: "env:H" }`;
+    const lines = problem(`${minimal}routes: [{ name: a, ${slack} }, { name: a, ${slack} }, { name: b, match: { kind: health } }, { name: c, email: { to: [a@example.com] } }]\n`).split("\n");
+    expect(lines).toEqual([
+      `lookout.yaml: routes[1].name: "a" is already the name of routes[0]`,
+      "lookout.yaml: routes[2]: has no receivers: add slack or email, or continue: false to silence what it matches",
+      "lookout.yaml: notify.email.from: is required: routes[3] sends email",
+    ]);
   });
 
   it("says when the file is not YAML or JSON, or not a mapping", () => {
@@ -161,18 +209,18 @@ describe("incidents and how routes present events", () => {
     [`${head()}incidents: { cluster_quiet_period: 10s }\n`, "incidents.cluster_quiet_period: 10s: must be from 1m to 7d"],
     [`${head()}incidents: { cluster_quiet_period: 8d }\n`, "incidents.cluster_quiet_period: 8d: must be from 1m to 7d"],
     [`${head()}incidents: { cluster_quiet_period: soon }\n`, "incidents.cluster_quiet_period: is not a duration like 90s, 15m, 1h or 400d"],
-    [`${head()}incidents: { cluster_quiet: 5m }\n`, "incidents: unknown field(s) cluster_quiet"],
+    [`${head()}incidents: { cluster_quiet: 5m }\n`, "incidents.cluster_quiet: unknown field"],
     [route("severity: fatal"), `routes[0].severity: must be one of "critical", "error", "warning", "info"`],
     [route("severity: 3"), "routes[0].severity: must be a severity (critical, error, warning, info) or a map from environment type to severity"],
     [route("severity: { production: fatal }"), `routes[0].severity.production: must be one of "critical", "error", "warning", "info"`],
     [route("severity: { production: critical, PRODUCTION: error }"), "routes[0].severity.PRODUCTION: names the same environment type as production"],
     [route(`severity: { "prod env": critical }`), `routes[0].severity["prod env"]: is not an environment type like PRODUCTION, PREVIEW, STAGING or DEVELOPMENT`],
     [route("severity: {}"), "routes[0].severity: needs at least one environment type"],
-    [route(`mention: "@everyone"`), "routes[0].mention[0]: must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD)"],
+    [route(`mention: "@everyone"`), "routes[0].mention: must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD)"],
     [route(`mention: ["@here", alice]`), "routes[0].mention[1]: must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD)"],
     [route("mention_on: critical"), "routes[0].mention_on: needs mention: who to mention"],
     [route(`mention: "@here", mention_on: [fatal]`), `routes[0].mention_on[0]: must be one of "critical", "error", "warning", "info"`],
-    [`${head()}notify: { default: { ${BOT}, mention: "#oncall" } }\n`, "notify.default.mention[0]: must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD)"],
+    [`${head()}notify: { default: { ${BOT}, mention: "#oncall" } }\n`, "notify.default.mention: must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD)"],
     [`${head()}notify: { default: { ${BOT}, mention_on: error } }\n`, "notify.default.mention_on: needs mention: who to mention"],
     [`${head()}notify: { links: { console: "https://c.example/{org.id}" } }\n`, `notify.links.console: unknown placeholder {org.id}; ${placeholders}`],
     [`${head()}notify: { links: { console: "/relative/{service.id}" } }\n`, "notify.links.console: must be an absolute http(s) URL (https://…)"],
@@ -184,14 +232,14 @@ describe("incidents and how routes present events", () => {
     [head(`{ id: ${APP}, links: { logs: 3 } }`), "watch[0].applications[0].links.logs: must be a string"],
     [
       `${head()}routes: [{ name: a, slack: { webhook_url: "env:H", broadcast_resolution: false } }]\n`,
-      "routes[0].slack[0].broadcast_resolution: is for the Web API form (channel and token): an incoming webhook cannot reply in a thread",
+      "routes[0].slack.broadcast_resolution: is for the Web API form (channel and token): an incoming webhook cannot reply in a thread",
     ],
   ];
 
   it("refuses each bad value with one line naming its path", () => {
     for (const [text, line] of BAD) expect(problem(text), text).toBe(`lookout.yaml: ${line}`);
     // A watched application in neither form says what is wrong with the object, not only that it is invalid.
-    expect(problem(head(`{ id: ${APP}, enviroment: prod }`))).toBe("lookout.yaml: watch[0].applications[0]: unknown field(s) enviroment");
+    expect(problem(head(`{ id: ${APP}, enviroment: prod }`))).toBe("lookout.yaml: watch[0].applications[0].enviroment: unknown field; did you mean environment?");
   });
 
   it("reads them: quiet period, severity by environment type (keys upper-cased), mentions, links in the order written", () => {

@@ -94,7 +94,8 @@ routes:
 
     const missing = capture();
     expect(await checkConfigCommand({ configFile: join(dir, "nope.yaml"), env: {} }, missing)).toBe(1);
-    expect(missing.stderr).toEqual([`lookout check-config: ${join(dir, "nope.yaml")}: not found`]);
+    // The same hint as every command's (local/commands.ts): where a configuration comes from.
+    expect(missing.stderr).toEqual([expect.stringMatching(new RegExp(`^lookout check-config: ${join(dir, "nope.yaml").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: not found; pass --config FILE`))]);
   });
 });
 
