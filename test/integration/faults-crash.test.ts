@@ -15,6 +15,7 @@ import { startSlackReceiver, type SlackReceiver } from "../support/slack-receive
 import { SecretScanner, plantAll, textWith } from "../support/secret-scan.js";
 import { localDynamoClient, scanTable } from "../support/dynamodb.js";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { isChangesMessage } from "../support/amendment.js";
 
 // Secrets planted in what the failing deployments carry: no crash may leave one in anything written.
 const planted = [...plantAll("crash.commit.message"), ...plantAll("crash.triggered_by")];
@@ -65,7 +66,7 @@ function world(appIndex: number) {
   };
   /** Slack messages about this application's failed execution (its amendment listing what changed is another alert). */
   const messages = (exec: string) =>
-    slack.messages.filter((m) => JSON.stringify(m.body).includes(exec) && !JSON.stringify(m.body).includes("Deployment Changes Listed"));
+    slack.messages.filter((m) => JSON.stringify(m.body).includes(exec) && !isChangesMessage(JSON.stringify(m.body)));
   outputs.push(JSON.stringify({ dataDir: env.DATA_DIR, table: env.LOOKOUT_TABLE }));
   return { appId, env, messages };
 }

@@ -13,6 +13,7 @@ import { checkConfig, type Config } from "../../lib/config/load.js";
 import { runLookout } from "../../local/run.js";
 import { simpleParser } from "mailparser";
 import { startSlackReceiver, type SlackReceiver } from "../support/slack-receiver.js";
+import { isChangesMessage } from "../support/amendment.js";
 
 let sim: Simulator;
 let slack: SlackReceiver;
@@ -55,7 +56,7 @@ afterAll(async () => {
 
 const run = () => runLookout({ config, env, once: true, log: silent, print: (l) => lines.push(l), now: () => sim.clock.now() });
 // The failure's own messages: its amendment listing what changed (Deployment Changes Listed) is another alert.
-const amendment = (raw: string) => raw.includes("Deployment Changes Listed") || raw.includes("CHANGES_LISTED");
+const amendment = isChangesMessage;
 const emails = () => {
   const dir = join(config.dataDir, "outbox");
   return existsSync(dir) ? readdirSync(dir).sort().map((f) => readFileSync(join(dir, f), "utf8")).filter((m) => !amendment(m)) : [];
@@ -84,6 +85,10 @@ describe("a failing deployment, end to end", () => {
     expect(mail.headers.get("x-lookout-state")).toBe("FAILED");
     expect(mail.text).toContain("feedface");
     expect(mail.html).not.toContain("<!channel>");
+
+    // What changed came after, as an amendment: the Web API message edited in place, the webhook form quoted.
+    expect(slack.updates.some((u) => u.ts === first.ts)).toBe(true);
+    expect(slack.messages.filter((m) => m.form === "webhook")).toHaveLength(2);
 
     await run(); // nothing new: nothing sent again
     expect(sent()).toHaveLength(2);

@@ -231,9 +231,10 @@ describe("planted secrets, end to end", () => {
     expect(all("data:outbox/").length).toBeGreaterThan(0);
     expect(slack.messages.length).toBeGreaterThan(0);
     // An alert from every source reached the bus (the three SLACK/STANDARD deliveries, the deployment, the
-    // cluster), and the health event of the item the spec rejects, quarantined (its excerpt redacted too).
+    // cluster), what changed before the deployment failed (its commits, read from the platform), and the
+    // health event of the item the spec rejects, quarantined (its excerpt redacted too).
     const published = readFileSync(join(dataDir, "events.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { "detail-type": string });
-    expect(published.map((e) => e["detail-type"]).sort()).toEqual(["Cluster Error", "Deployment Failed", "Lookout Health", "Webhook Delivery Failed", "Webhook Delivery Failed", "Webhook Delivery Failed"]);
+    expect(published.map((e) => e["detail-type"]).sort()).toEqual(["Cluster Error", "Deployment Changes Listed", "Deployment Failed", "Lookout Health", "Webhook Delivery Failed", "Webhook Delivery Failed", "Webhook Delivery Failed"]);
     expect(run.stderr).toContain("canary-webhook.rejected");
     expect(run.stdout).toContain("canary-deployment.identifier.name");
     expect(JSON.stringify(slack.messages)).toContain("canary-");

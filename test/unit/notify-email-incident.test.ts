@@ -80,7 +80,8 @@ describe("an email client's view of one incident", () => {
     messages.forEach((m, i) => expect(m.text.split("\n")[0]).toContain(states[i]));
     expect(messages.map((m) => m.headers![INCIDENT_HEADER])).toEqual(messages.map(() => OPENING.id));
     expect(messages[0]!.headers![SEVERITY_HEADER]).toBe("critical");
-    expect(messages.at(-1)!.headers![SEVERITY_HEADER]).toBe("info");
+    // A close carries its incident's severity, and says it is resolved.
+    expect(messages.at(-1)!.headers![SEVERITY_HEADER]).toBe("critical");
   });
 
   it("where SES replaced the first Message-ID, follow-ups reply to the one it reported", () => {
@@ -114,7 +115,7 @@ describe("severity, facts and links", () => {
     expect(m.text.split("\n")[0]).toBe("✅ RECOVERED, resolved after 55m — Deployment recovered: api (storefront/production)");
     expect(m.text).toMatch(/Resolved by: +DEPLOYED by dana@acme\.io via GIT/);
     expect(m.text).toMatch(/Opened: +2026-03-02 14:07:31 UTC/);
-    expect(m.html).toContain("RECOVERED, resolved after 55m · info");
+    expect(m.html).toContain("RECOVERED, resolved after 55m · resolved (was critical)");
   });
 
   it("the route's links, in text and HTML; only http(s), escaped", () => {

@@ -268,7 +268,7 @@ describe("Slack rendering: escaping", () => {
       for (const t of textObjects(m).slice(1)) {
         if (t.type !== "mrkdwn") continue;
         // our mrkdwn labels aside, every formatting character in mrkdwn is fenced by zero-width spaces
-        const rest = t.text.replace(OWN_TOKENS, "").replace(/\*Follow-up of( an earlier alert)?\*/g, "").replace(/\*(What changed|Critical|Error|Warning|Info)\*/g, "");
+        const rest = t.text.replace(OWN_TOKENS, "").replace(/\*Follow-up of( an earlier alert)?\*/g, "").replace(/\*(What changed|Critical|Error|Warning|Info|Resolved \(was (critical|error|warning|info)\))\*/g, "");
         for (const match of rest.matchAll(/[*_~`]/g)) {
           const i = match.index;
           expect(rest[i - 1] === ZW && rest[i + 1] === ZW, `unfenced ${match[0]} in ${JSON.stringify(t.text)}`).toBe(true);

@@ -248,7 +248,7 @@ describe("incidents of webhook targets and clusters", () => {
     const host = inOrder()[0]!.http!.target_host!;
     const closing = inOrder().at(-1)!;
     expect(closing).toMatchObject({
-      kind: "webhook_delivery", severity: "info", webhook: { id: hook.id }, status: "200",
+      kind: "webhook_delivery", severity: "warning", webhook: { id: hook.id }, status: "200",
       service: inOrder()[0]!.service,
       incident: { subject: `webhook:${hook.id}:${host}`, opened_at: inOrder()[0]!.occurred_at, failures: 5, duration_sec: 5 * 60, resolved_by: `HTTP 200 to ${host}` },
     });
@@ -302,7 +302,7 @@ describe("incidents of webhook targets and clusters", () => {
       `cluster_error ${opener} 1`, `cluster_error ${opener} 2`, `cluster_error ${opener} 3`, `cluster_recovered ${opener} 3`,
     ]);
     expect(raised.at(-1)!.detail).toMatchObject({
-      kind: "cluster_log", severity: "info", cluster: { id: cluster.id, name: "prod-eu" },
+      kind: "cluster_log", severity: "error", cluster: { id: cluster.id, name: "prod-eu" },
       record: { type: "cluster_log_entry", step: "Created" },
       incident: { subject: `cluster:${cluster.id}`, opened_at: inOrder()[0]!.occurred_at, failures: 3, resolved_by: "step Created" },
     });

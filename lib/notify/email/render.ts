@@ -45,6 +45,7 @@ import {
   oneLine,
   parseInstant,
   safeHttpUrl,
+  severityWords,
 } from "../view/index.js";
 
 export interface EmailRenderOptions {
@@ -143,7 +144,7 @@ function emailView(detail: LookoutEventDetail, opts: EmailRenderOptions): EmailV
     severity,
     state: incidentState(detail, v.transition),
     subject: name ? incidentSubject(name) : emailSubject(v),
-    facts: [{ label: "Severity", value: severity }, ...v.fields, ...incidentFacts(detail)],
+    facts: [{ label: "Severity", value: severityWords(severity, isClosing(detail.transition)) }, ...v.fields, ...incidentFacts(detail)],
     routeLinks,
     otherLinks: v.links.filter((l) => !shown.has(l.url)),
   };
@@ -281,7 +282,7 @@ function htmlPart(e: EmailView): string {
     `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="border-collapse:collapse"><tr>`,
     `<td width="6" bgcolor="${color}" style="width:6px;background:${color}"></td>`,
     `<td style="padding:2px 0 2px 14px">`,
-    `<p style="margin:0 0 4px 0;font-size:12px;font-weight:bold;color:${color}">${escapeHtml(`${e.state} · ${e.severity}`)}</p>`,
+    `<p style="margin:0 0 4px 0;font-size:12px;font-weight:bold;color:${color}">${escapeHtml(`${e.state} · ${severityWords(e.severity, isClosing(e.detail.transition))}`)}</p>`,
     `<h2 style="margin:0 0 8px 0">${escapeHtml(`${v.emoji} ${v.title}: ${v.subject}`)}${v.place ? ` <span style="color:#616061;font-weight:normal">${escapeHtml(v.place)}</span>` : ""}</h2>`,
     quote + `<p style="margin:0 0 12px 0">${escapeHtml(v.summary)}</p>`,
     ...(e.routeLinks.length ? [`<p style="margin:0 0 12px 0">${linkBar(e.routeLinks)}</p>`] : []),

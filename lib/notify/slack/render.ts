@@ -49,6 +49,7 @@ import {
   oneLine,
   parseInstant,
   moreCommits,
+  severityWords,
 } from "../view/index.js";
 
 export const SLACK_LIMITS = {
@@ -270,7 +271,8 @@ function barred(text: string, top: Block[], body: Block[], color: string, mentio
 
 /** Severity and where the event stands in its incident: "Critical · 3rd failure · opened … · repeat". */
 function incidentContext(v: AlertView, severity: Severity): Block {
-  const elements: (PlainText | Mrkdwn)[] = [md(`*${severity[0]!.toUpperCase()}${severity.slice(1)}*`)];
+  const words = severityWords(severity, v.closing);
+  const elements: (PlainText | Mrkdwn)[] = [md(`*${words[0]!.toUpperCase()}${words.slice(1)}*`)];
   const i = v.incident;
   if (i) {
     if (i.failures) elements.push(plain(v.closing ? `${i.failures} failure${i.failures === 1 ? "" : "s"} in all` : `${ordinal(i.failures)} failure`, 200));

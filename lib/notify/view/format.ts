@@ -104,3 +104,6 @@ export const nameOf = (ref: { id: string; name?: string } | undefined): string |
 /** Its name and, when known, its type: "api (web)". */
 export const typedNameOf = (ref: { id: string; name?: string; type?: string } | undefined): string | undefined =>
   ref ? `${nameOf(ref)}${ref.type ? ` (${ref.type})` : ""}` : undefined;
+
+/** The severity as people read it: a close says it is resolved, and what its incident was. */
+export const severityWords = (severity: string, closing: boolean): string => (closing ? `resolved (was ${severity})` : severity);
