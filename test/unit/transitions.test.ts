@@ -182,7 +182,7 @@ describe("a service's deployment incident (docs/events.md, \"Incidents\")", () =
       subject: "deployment:s", opened_at: "2026-01-01T01:00:00.000Z", failures: 3, duration_sec: 35 * 60,
       resolved_by: "DEPLOYED, commit a94a8fe by Dana, triggered by dana@ via GIT",
     });
-    expect(detail.severity).toBe("info");
+    expect(detail.severity).toBe("critical"); // its incident's (a production failure)
   });
 
   it("rates a failure by its environment's type: production critical, preview a warning, the rest an error", () => {
