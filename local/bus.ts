@@ -106,8 +106,10 @@ export class LocalBus implements EventBus {
       });
       this.writes = write.catch(() => undefined);
       await write;
-      // Awaited so that a `--once` run and the tests see deliveries finished when the put returns.
-      for (const env of accepted) {
+      // Awaited so that a `--once` run and the tests see deliveries finished when the put returns. In the
+      // order things happened (the outbox stream's order is the writes', which a poll makes in parallel),
+      // so that an incident's opening is told before what follows it, as people would read them.
+      for (const env of [...accepted].sort(inOrderOfHappening)) {
         for (const sub of this.subscribers) {
           try {
             await sub(env);
@@ -177,3 +179,11 @@ const defaultSubscriberError = (err: unknown, env: LookoutEventEnvelope) =>
   console.error(`local bus: subscriber failed for event ${env.id} (${env["detail-type"]} ${env.detail.id}):`, err);
 
 export const localBus = (opts: LocalBusOptions) => new LocalBus(opts);
+
+/** By when it happened, then an incident's opening before the events that follow it. */
+function inOrderOfHappening(a: LookoutEventEnvelope, b: LookoutEventEnvelope): number {
+  const t = (Date.parse(a.detail.occurred_at) || 0) - (Date.parse(b.detail.occurred_at) || 0);
+  if (t) return t;
+  const opens = (e: LookoutEventEnvelope) => (e.detail.incident_id === e.detail.id ? 0 : 1);
+  return opens(a) - opens(b);
+}

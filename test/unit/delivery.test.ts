@@ -49,6 +49,30 @@ let seq = 0;
 const alert = (over: Partial<LookoutEventDetail> = {}): LookoutEventDetail => ({ ...EXAMPLE_DETAILS["Deployment Failed"], id: `alert-${++seq}`, ...over });
 
 describe("delivery decisions", () => {
+  it("a follow-up told before its incident's opening waits for it (in_flight), then threads under it; past the wait it goes alone", async () => {
+    const { store, deps, tick } = world();
+    const { channel, sent } = recordingChannel("r");
+    const observed = new Date(T0).toISOString();
+    const opening = alert({ observed_at: observed });
+    opening.incident_id = opening.id;
+    const followUp = alert({ transition: "still_failing", incident_id: opening.id, observed_at: observed });
+    store.putAlert(opening);
+    // Events of one poll come in no set order: the follow-up first.
+    expect(await deliver(followUp, "route", channel, [], deps())).toBe("in_flight");
+    expect(sent).toHaveLength(0);
+    expect(await deliver(opening, "route", channel, [], deps())).toBe("sent");
+    expect(await deliver(followUp, "route", channel, [], deps())).toBe("sent");
+    expect(sent.map((s) => s.detail.id)).toEqual([opening.id, followUp.id]);
+    expect(sent[1]!.incident?.ts).toBe("1.0001"); // in the opening's thread
+
+    // An opening this receiver is never told of (another route took it) holds a follow-up two minutes at most.
+    const other = recordingChannel("other");
+    const late = alert({ transition: "still_failing", incident_id: opening.id, observed_at: observed });
+    expect(await deliver(late, "route", other.channel, [], deps())).toBe("in_flight");
+    tick(2 * 60_000);
+    expect(await deliver(late, "route", other.channel, [], deps())).toBe("sent");
+  });
+
   it("mute: a muted alert is recorded as suppressed, naming the mute, and not sent; health is never muted", async () => {
     const { store, deps } = world();
     const { channel, sent } = recordingChannel("r");

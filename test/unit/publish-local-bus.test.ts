@@ -72,7 +72,11 @@ describe("local bus", () => {
     const off = bus.subscribe(async (env) => void seen.push(env.detail.id));
     const r = await publishAlerts(Object.values(EXAMPLE_DETAILS), bus, { busName: "lookout" });
     expect(r.published).toHaveLength(10);
-    expect(seen).toEqual(Object.values(EXAMPLE_DETAILS).map((d) => d.id));
+    // In the order they happened, an incident's opening before what follows it at the same instant.
+    const happened = Object.values(EXAMPLE_DETAILS)
+      .map((d, i) => ({ d, i }))
+      .sort((a, b) => Date.parse(a.d.occurred_at) - Date.parse(b.d.occurred_at) || (a.d.incident_id === a.d.id ? 0 : 1) - (b.d.incident_id === b.d.id ? 0 : 1) || a.i - b.i);
+    expect(seen).toEqual(happened.map(({ d }) => d.id));
     expect(errors).toHaveLength(10);
     off();
     await bus.putEvents([toBusEntry(EXAMPLE_DETAILS["Lookout Health"], "lookout")]);

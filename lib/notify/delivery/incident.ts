@@ -16,6 +16,14 @@ async function suppressed(a: AlertAttempt, suppression: Suppression): Promise<De
   return recorded ? "suppressed" : "duplicate";
 }
 
+/**
+ * How long a follow-up waits for its incident's opening to be told to the same receiver: events of one
+ * poll reach the notifiers in no set order (parallel writes, SQS), and a follow-up told first would land
+ * outside the thread. Past this, it goes out on its own (the opening may never come to this receiver:
+ * another route took it, or a mute).
+ */
+export const OPENING_WAIT_MS = 2 * 60_000;
+
 export const incidentStage: Stage<AlertAttempt, DeliveryOutcome> = async (a) => {
   const d = a.detail;
   if (d.amends) {
@@ -24,6 +32,14 @@ export const incidentStage: Stage<AlertAttempt, DeliveryOutcome> = async (a) => 
     if (told?.state === "sending") return "in_flight";
     if (told?.state === "sent") return undefined;
     return suppressed(a, { reason: "not_told", detail: `${a.channel.label} was not told of alert ${d.amends}, which this amends` });
+  }
+  // An amendment waits on the alert it amends (above); any other follow-up on its incident's opening.
+  if (d.incident_id && d.incident_id !== d.id) {
+    const opening = await a.deps.store.getDelivery(d.incident_id, a.channel.id);
+    // Not told yet (or being told): come back, as SQS or the local retry file will bring it.
+    if (opening?.state === "sending") return "in_flight";
+    const waited = a.now.getTime() - (Date.parse(d.observed_at) || 0);
+    if (!opening && waited < OPENING_WAIT_MS && (await a.deps.store.getAlert(d.incident_id))) return "in_flight";
   }
   if (d.incident?.repeat && d.incident_id && d.incident_id !== d.id) {
     if (a.channel.threads && (await a.incident())?.ts) return undefined;
