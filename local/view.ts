@@ -1,7 +1,7 @@
 /** The terminal view of a local run: one line per poll with news, per alert, per publish. */
 import type { PollResult } from "../lib/model/poll.js";
 import type { Log } from "../lib/model/log.js";
-import type { LookoutEventDetail } from "../lib/model/event.js";
+import { isClosing, type LookoutEventDetail } from "../lib/model/event.js";
 import type { Suppression } from "../lib/model/alert-item.js";
 import type { Delivery } from "../lib/notify/notifier.js";
 
@@ -20,12 +20,15 @@ export function pollLine(r: PollResult, at: Date): string {
 }
 
 export function alertLine(d: LookoutEventDetail, suppression: Suppression | undefined, at: Date): string {
-  const tag = suppression ? `quiet (${suppression.reason})` : d.severity.toUpperCase();
+  // A close is good news and an amendment adds to an alert already shown: neither reads as a new alarm.
+  const tag = suppression ? `quiet (${suppression.reason})` : isClosing(d.transition) ? "RESOLVED" : d.amends ? "UPDATE" : d.severity.toUpperCase();
   return `${time(at)} ${tag.padEnd(8)} ${d.transition.padEnd(15)} ${d.summary}`;
 }
 
 export function deliveryLine(d: LookoutEventDetail, delivery: Delivery, at: Date): string {
-  return `${time(at)} notify   ${delivery.outcome.padEnd(15)} ${delivery.receiver} (route ${delivery.route}): ${d.summary.slice(0, 80)}`;
+  // A repeat is counted in its incident's thread, not muted: say so rather than "suppressed".
+  const outcome = delivery.outcome === "suppressed" && d.incident?.repeat ? "repeat, counted" : delivery.outcome;
+  return `${time(at)} notify   ${outcome.padEnd(15)} ${delivery.receiver} (route ${delivery.route}): ${d.summary.slice(0, 80)}`;
 }
 
 /** A logger for the terminal: warnings and errors on stderr, with their facts on one line. */

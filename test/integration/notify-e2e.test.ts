@@ -81,7 +81,7 @@ describe("a failing deployment, end to end", () => {
     expect(first.text).toContain("api");
     expect(JSON.stringify(first.blocks)).not.toContain("<!channel>");
     const mail = await simpleParser(emails()[0]!);
-    expect(mail.subject).toMatch(/^\[Lookout\] incident: api in [^ ]*prod — deployment$/); // the incident's, without its state
+    expect(mail.subject).toMatch(/^\[Lookout\] incident: api in [^ ]*prod — deployment, opened \d{4}-\d\d-\d\d \d\d:\d\d UTC$/); // the incident's, without its state
     expect(mail.headers.get("x-lookout-state")).toBe("FAILED");
     expect(mail.text).toContain("feedface");
     expect(mail.html).not.toContain("<!channel>");

@@ -34,7 +34,7 @@ describe("an email client's view of one incident (SMTP)", () => {
     }
     const got = smtp.messages.map((m) => m.parsed);
     expect(got).toHaveLength(6);
-    expect(new Set(got.map((p) => p.subject))).toEqual(new Set(["[Lookout] incident: api in storefront/production — deployment"]));
+    expect(new Set(got.map((p) => p.subject))).toEqual(new Set(["[Lookout] incident: api in storefront/production — deployment, opened 2026-03-02 14:07 UTC"]));
 
     const firstId = got[0]!.messageId!;
     expect(firstId).toBe(sent[0]); // SMTP keeps our Message-ID
@@ -85,6 +85,6 @@ describe.skipIf(!moto)("SES: follow-ups reply to the Message-ID SES reported for
     const close = await simpleParser(data.ses!.RawMessage!.at(-1)!.raw_data);
     expect(close.inReplyTo).toBe(opened.messageId);
     expect(asList(close.references)).toEqual([opened.messageId]);
-    expect(close.subject).toBe("[Lookout] incident: api in storefront/production — deployment");
+    expect(close.subject).toBe("[Lookout] incident: api in storefront/production — deployment, opened 2026-03-02 14:07 UTC");
   });
 });

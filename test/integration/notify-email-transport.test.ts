@@ -52,7 +52,7 @@ describe("SMTP transport (nodemailer → local smtp-server)", () => {
     expect(a.from).toBe("lookout@alerts.acme.io");
     expect(a.to).toEqual(TO);
     expect(a.raw).toMatch(/Content-Type: multipart\/alternative/i);
-    expect(a.parsed.subject).toBe("[Lookout] incident: api in storefront/production — deployment");
+    expect(a.parsed.subject).toBe("[Lookout] incident: api in storefront/production — deployment, opened 2026-03-02 14:07 UTC");
     expect(b.parsed.subject).toBe(a.parsed.subject);
     expect(a.parsed.text).toBe(first.text);
     expect(a.parsed.html).toBe(first.html);

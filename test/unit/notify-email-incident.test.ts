@@ -56,7 +56,7 @@ describe("an email client's view of one incident", () => {
   const firstId = messages[0]!.headers!["Message-ID"]!;
 
   it("open, three follow-ups, the changes and the close share one subject, named without a state", () => {
-    expect(new Set(messages.map((m) => m.subject))).toEqual(new Set(["[Lookout] incident: api in storefront/production — deployment"]));
+    expect(new Set(messages.map((m) => m.subject))).toEqual(new Set(["[Lookout] incident: api in storefront/production — deployment, opened 2026-03-02 14:07 UTC"]));
     expect(messages[0]!.subject).not.toMatch(/FAILED|RECOVERED/);
   });
 

@@ -57,7 +57,10 @@ describe("email rendering: golden files", () => {
 
 describe("email rendering: subject and threading", () => {
   it("an incident's messages are titled by the incident, without state; the rest by transition and place", () => {
-    const subject = (type: keyof typeof EXAMPLE_DETAILS) => renderEmail(exampleOf(type), { from: FROM, to: TO }).subject;
+    // The subject ends with when the incident opened, so that the next incident of a service is a conversation of its own.
+    const opened = / opened \d{4}-\d\d-\d\d \d\d:\d\d UTC$/;
+    expect(renderEmail(exampleOf("Deployment Failed"), { from: FROM, to: TO }).subject).toMatch(/, opened 2026-03-02 14:07 UTC$/);
+    const subject = (type: keyof typeof EXAMPLE_DETAILS) => renderEmail(exampleOf(type), { from: FROM, to: TO }).subject.replace(new RegExp(`,${opened.source}`), "");
     const api = "[Lookout] incident: api in storefront/production — deployment";
     expect(subject("Deployment Failed")).toBe(api);
     expect(subject("Deployment Still Failing")).toBe(api);
@@ -71,7 +74,7 @@ describe("email rendering: subject and threading", () => {
     expect(subject("Deployment Cancelled")).toBe("[Lookout] CANCELLED staging/worker — CANCELED");
     expect(subject("Lookout Health")).toBe("[Lookout] HEALTH TOKEN REJECTED organization:acme — 4 failures in a row");
     const named = { ...EXAMPLE_DETAILS["Webhook Delivery Failed"], webhook: { id: "w1", name: "deploy-notify" } };
-    expect(renderEmail(named, { from: FROM, to: TO }).subject).toBe("[Lookout] incident: webhook deploy-notify to hooks.acme.io");
+    expect(renderEmail(named, { from: FROM, to: TO }).subject).toMatch(/^\[Lookout\] incident: webhook deploy-notify to hooks\.acme\.io, opened /);
   });
 
   it("a subject is one line, however the platform's names look", () => {

@@ -108,6 +108,11 @@ describe("Slack rendering: golden files", () => {
 });
 
 describe("Slack rendering: content", () => {
+  it("names who triggered it by the platform member's name, with the address the platform recorded", () => {
+    const m = renderSlackAlert({ ...FIRST, deployment: { ...FIRST.deployment!, triggered_by_name: "Dana Ruiz" } });
+    expect(JSON.stringify(allBlocks(m))).toContain("Dana Ruiz (dana@acme.io) via GIT");
+  });
+
   it("says what failed, where, who and when, with the commit linked and a fallback text", () => {
     const m = renderSlackAlert(FIRST);
     const all = JSON.stringify(allBlocks(m));

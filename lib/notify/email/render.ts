@@ -95,8 +95,11 @@ export function emailSubject(v: AlertView): string {
 }
 
 /** The one subject of every message of an incident, named from its first alert. */
-export function incidentSubject(name: string): string {
-  return clip(oneLine(`[Lookout] incident: ${name}`), SUBJECT_MAX);
+export function incidentSubject(name: string, openedAt?: string): string {
+  // The opening time tells two incidents of one service apart: each is a conversation of its own.
+  const opened = openedAt ? parseInstant(openedAt) : undefined;
+  const when = opened ? `, opened ${formatUtc(opened).slice(0, 16)} UTC` : "";
+  return clip(oneLine(`[Lookout] incident: ${name}${when}`), SUBJECT_MAX);
 }
 
 /** The colour of the bar by severity; a close is green and a cancellation grey, whatever the severity. */
@@ -143,7 +146,7 @@ function emailView(detail: LookoutEventDetail, opts: EmailRenderOptions): EmailV
     detail,
     severity,
     state: incidentState(detail, v.transition),
-    subject: name ? incidentSubject(name) : emailSubject(v),
+    subject: name ? incidentSubject(name, (first ?? detail).incident?.opened_at ?? (first ?? detail).occurred_at) : emailSubject(v),
     facts: [{ label: "Severity", value: severityWords(severity, isClosing(detail.transition)) }, ...v.fields, ...incidentFacts(detail)],
     routeLinks,
     otherLinks: v.links.filter((l) => !shown.has(l.url)),

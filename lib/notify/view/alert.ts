@@ -125,7 +125,9 @@ function fieldsOf(detail: LookoutEventDetail, kind: KindView): Fact[] {
   const d = detail.deployment;
   if (d) {
     if (d.triggered_by || d.origin) {
-      add("Triggered by", d.triggered_by ? `${d.triggered_by}${d.origin ? ` via ${d.origin}` : ""}` : `via ${d.origin}`);
+      // The member's name from the platform when known, with what the platform recorded beside it.
+      const who = d.triggered_by_name && d.triggered_by && d.triggered_by_name !== d.triggered_by ? `${d.triggered_by_name} (${d.triggered_by})` : d.triggered_by;
+      add("Triggered by", who ? `${who}${d.origin ? ` via ${d.origin}` : ""}` : `via ${d.origin}`);
     }
     add("Duration", formatElapsed(d.duration_sec, d.duration));
     add(detail.transition === "recovered" ? "Failures before recovery" : "Failures in a row", d.failure_count);
