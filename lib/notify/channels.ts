@@ -69,7 +69,8 @@ export function slackUpdateFor(
     return { alertId: amended.alert.id, ts: amended.ts, ...(amended.channel ? { channel: amended.channel } : {}), message };
   }
   if (isClosing(detail.transition) && incident?.ts && !incident.inDigest) {
-    const message = renderSlackResolved(incident.first, detail, presentation);
+    const changes = incident.changes ? changesView(incident.changes) : undefined;
+    const message = renderSlackResolved(incident.first, detail, presentation, changes);
     return { alertId: incident.first.id, ts: incident.ts, ...(incident.channel ? { channel: incident.channel } : {}), message };
   }
   return undefined;

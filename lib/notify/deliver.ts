@@ -7,6 +7,8 @@
  */
 import type { LookoutEventDetail } from "../model/event.js";
 import { contentHash } from "../model/hash.js";
+import { isClosing } from "../model/event.js";
+import { changesAlertId } from "../alerts/changes.js";
 import type { DeliveryRecord, Mute, NotifyStore } from "../model/notify-store.js";
 import { DIGEST_ROUTE } from "../config/route-types.js";
 import type { AmendedRef, Channel, IncidentRef } from "./types.js";
@@ -67,10 +69,12 @@ export function deliver(
 async function incidentOf(detail: LookoutEventDetail, channel: Channel, store: NotifyStore): Promise<IncidentRef | undefined> {
   const followUp = !!detail.incident_id && detail.incident_id !== detail.id;
   if (!followUp && !detail.amends) return undefined;
-  const [first, delivery, amended] = await Promise.all([
+  const [first, delivery, amended, changes] = await Promise.all([
     followUp ? store.getAlert(detail.incident_id!) : undefined,
     followUp ? store.getDelivery(detail.incident_id!, channel.id) : undefined,
     detail.amends ? amendedOf(detail.amends, channel, store) : undefined,
+    // The resolved form of the opening keeps what changed before it failed.
+    followUp && isClosing(detail.transition) ? store.getAlert(changesAlertId(detail.incident_id!)) : undefined,
   ]);
   const base = first ?? amended?.alert;
   if (!base) return undefined;
@@ -81,6 +85,7 @@ async function incidentOf(detail: LookoutEventDetail, channel: Channel, store: N
     ...(first && delivery?.digest_id ? { inDigest: true } : {}),
     ...(first && delivery?.message_id ? { messageId: delivery.message_id } : {}),
     ...(amended ? { amended } : {}),
+    ...(changes ? { changes } : {}),
   };
 }
 

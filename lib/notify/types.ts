@@ -143,6 +143,8 @@ export interface IncidentRef {
   messageId?: string;
   /** An amendment's (`amends`) alert and what this receiver was told of it. */
   amended?: AmendedRef;
+  /** On a close: what changed before the opening failed (its amendment), kept in the resolved message. */
+  changes?: LookoutEventDetail;
 }
 
 /** The alert an amendment updates, and its own message for this receiver when it was posted alone. */

@@ -12,6 +12,7 @@ import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { expectGolden, json, slug } from "../golden/golden.js";
 import { DIGEST_WINDOW, FIRST, HOSTILE, RECOVERED, STILL, heldForDigest, heldTimes, hostile } from "../golden/inputs.js";
 import { slackMessageProblem } from "../support/block-kit.js";
+import { changesView } from "../../lib/notify/view/alert.js";
 import { CHANGES, CLUSTER_OPEN, CLUSTER_RECOVERED, CRITICAL_PRESENTATION, exampleOf, HOOK_OPEN, HOOK_RECOVERED, HOOK_REPEAT, manyChanges } from "../golden/slack-incident-inputs.js";
 
 /** The top blocks and the colour bar's, as Slack shows them. */
@@ -210,6 +211,16 @@ describe("Slack rendering: incidents", () => {
     expect(JSON.stringify(m.attachments)).toContain("&lt;!channel&gt;");
     // a resolution edits the message: no mention in it
     expect(JSON.stringify(renderSlackResolved(FIRST, RECOVERED, CRITICAL_PRESENTATION))).not.toContain("<!here>");
+  });
+
+  it("the resolved form keeps what changed before the failure, and counts the failures once", () => {
+    const changed = changesView(exampleOf("Deployment Changes Listed"))!;
+    const failing = { ...FIRST, deployment: { ...FIRST.deployment!, failure_count: 1 } };
+    const m = renderSlackResolved(failing, RECOVERED, CRITICAL_PRESENTATION, changed);
+    const all = JSON.stringify(m);
+    expect(all).toContain("*What changed*");
+    expect(all).not.toContain("Failures in a row");
+    expect(slackMessageProblem(m)).toBeUndefined();
   });
 
   it("link buttons: the route's links first, only safe http(s), at most 3000 characters", () => {

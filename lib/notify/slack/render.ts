@@ -366,9 +366,11 @@ export function renderSlackAlert(detail: LookoutEventDetail, opts: SlackRenderOp
  * resolved it and how many failures it saw, above what the first message said. No mention: an edit
  * notifies nobody, and the page is over.
  */
-export function renderSlackResolved(first: LookoutEventDetail, closing: LookoutEventDetail, presentation?: Presentation): SlackMessage {
+export function renderSlackResolved(first: LookoutEventDetail, closing: LookoutEventDetail, presentation?: Presentation, changes?: ChangesView): SlackMessage {
   const p = presentation ?? plainPresentation(first);
-  const v = alertView(first);
+  // The opening's count of failures is the resolution's to tell now ("5 failures"): not shown twice.
+  const opened = alertView(first);
+  const v = { ...opened, fields: opened.fields.filter((f) => f.label !== "Failures in a row") };
   const closed = alertView(closing);
   const where = v.place ? ` · ${v.place}` : "";
   const header: Block = { type: "header", text: plain(`✅ Resolved · ${v.title}: ${v.subject}${where}`, SLACK_LIMITS.headerText) };
@@ -377,6 +379,7 @@ export function renderSlackResolved(first: LookoutEventDetail, closing: LookoutE
     { type: "section", text: plain(v.summary) },
     ...fieldSections(v.fields),
     commitBlock(v),
+    changesBlock(changes),
     errorBlock(v),
     { type: "context", elements: [md(slackDate(closing.occurred_at, "Resolved ")), plain(`resolved by alert ${closing.id}`, 200)] },
     timeContext(v),
