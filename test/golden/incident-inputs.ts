@@ -90,7 +90,7 @@ export const WEBHOOK_CLOSE: LookoutEventDetail = {
   ...HOOK,
   id: "tR9eC0v3r3dW3bH00kAbCd",
   transition: "target_recovered",
-  severity: "info",
+  severity: "warning", // its incident's
   status: "200",
   occurred_at: at(14, 21, 33),
   observed_at: "2026-03-02T14:22:01.000Z",
@@ -111,7 +111,7 @@ export const CLUSTER_CLOSE: LookoutEventDetail = {
   ...CLUSTER,
   id: "cL0st3rR3c0v3r3dQwErTy",
   transition: "cluster_recovered",
-  severity: "info",
+  severity: "error", // its incident's
   status: "info",
   occurred_at: at(14, 40, 12),
   observed_at: "2026-03-02T14:41:00.000Z",

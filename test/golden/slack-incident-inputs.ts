@@ -25,7 +25,7 @@ export const HOOK_REPEAT = inIncident(HOOK, "hook-repeat", "hook-open", { subjec
 
 export const HOOK_RECOVERED = inIncident(HOOK, "hook-recovered", "hook-open", { subject: HOOK_SUBJECT, failures: 5, duration_sec: 14 * 60 + 3, resolved_by: "HTTP 200" }, {
   transition: "target_recovered",
-  severity: "info",
+  severity: "warning", // its incident's
   status: "200",
   http: { ...HOOK.http!, status_code: 200, response_excerpt: "ok" },
   summary: "Webhook target hooks.acme.io recovered — HTTP 200 after 5 failures in 14m",
@@ -36,7 +36,7 @@ export const CLUSTER_OPEN = inIncident(CLUSTER, "cluster-open", "cluster-open", 
 
 export const CLUSTER_RECOVERED = inIncident(CLUSTER, "cluster-recovered", "cluster-open", { subject: "cluster:prod-eu", failures: 2, duration_sec: 3600 + 25 * 60, resolved_by: "quiet for 30m" }, {
   transition: "cluster_recovered",
-  severity: "info",
+  severity: "error", // its incident's
   status: "Info",
   error: undefined,
   summary: "Cluster prod-eu recovered — quiet for 30m",
