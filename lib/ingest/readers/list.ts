@@ -96,31 +96,30 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
   const writes = fresh.map((rec) => toWrite(rec));
   // A record with no alert is written in batches (rewriting one stored already changes nothing: it is
   // immutable, keyed by its id); one with an alert — a failure, or a success that closes an incident —
-  // conditionally with it, once. An id listed twice goes the conditional way too: the first one wins.
+  // conditionally with it, once. An id listed twice goes the conditional way too: one of them is stored, once.
   const listed = new Map<string, number>();
   for (const { rec } of writes) listed.set(rec.id, (listed.get(rec.id) ?? 0) + 1);
   const inBatch = (w: (typeof writes)[number]) => !w.alert && listed.get(w.rec.id) === 1;
   const batched = writes.filter(inBatch);
   const conditional = writes.filter((w) => !inBatch(w));
-  // Each record on its own: one that cannot be stored neither stops the others nor the cursor.
-  await Promise.all([
-    pMap(conditional, async (w) => {
-      try {
-        if ((await deps.store.insertRecord(w.item, w.alert)) === "exists") return;
-        stored(w.rec);
-        if (w.alert) countAlert(poll, w.alert);
-      } catch (err) {
-        await refused(w.rec, err);
-      }
-    }, { concurrency: INSERT_CONCURRENCY }),
-    (async () => {
-      if (!batched.length) return;
-      // A batch put cannot tell a new record from one stored already: each written counts as new (a
-      // record rewritten after a crash before the cursor was saved, or by a racing poller, counts again).
-      const refusals = new Map((await deps.store.insertRecords(batched.map((w) => w.item))).map((r) => [r.record.pk, r.error]));
-      await pMap(batched, (w) => (refusals.has(w.item.pk) ? refused(w.rec, refusals.get(w.item.pk)) : stored(w.rec)), { concurrency: INSERT_CONCURRENCY });
-    })(),
-  ]);
+  // Each record on its own: one that cannot be stored neither stops the others nor the cursor. The
+  // conditional writes first, then the batches: on DynamoDB Local, transactions beside batch writes
+  // slowed both (a 500-entry cluster run at about 520 records/s together, 950 one after the other).
+  await pMap(conditional, async (w) => {
+    try {
+      if ((await deps.store.insertRecord(w.item, w.alert)) === "exists") return;
+      stored(w.rec);
+      if (w.alert) countAlert(poll, w.alert);
+    } catch (err) {
+      await refused(w.rec, err);
+    }
+  }, { concurrency: INSERT_CONCURRENCY });
+  if (batched.length) {
+    // A batch put cannot tell a new record from one stored already: each written counts as new (a
+    // record rewritten after a crash before the cursor was saved, or by a racing poller, counts again).
+    const refusals = new Map((await deps.store.insertRecords(batched.map((w) => w.item))).map((r) => [r.record.pk, r.error]));
+    await pMap(batched, (w) => (refusals.has(w.item.pk) ? refused(w.rec, refusals.get(w.item.pk)) : stored(w.rec)), { concurrency: INSERT_CONCURRENCY });
+  }
   if (passing) throw passing;
   // The incidents' states before the cursor: a crash in between re-reads the records and decides the same.
   if (incidents) for (const fold of incidents.values()) await settleIncident(poll, fold, observedAt, cutoff);
