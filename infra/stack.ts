@@ -234,10 +234,11 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
       ...platform,
     ],
     // Conditional puts and transactions (TransactWriteItems is authorized per item: PutItem and
-    // ConditionCheckItem), BatchGetItem for the service directory; no index is queried.
+    // ConditionCheckItem), BatchWriteItem for records without alerts, BatchGetItem for the service
+    // directory; no index is queried.
     poll: [
       consumeQueue("PollQueue"),
-      allow("IngestStore", ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"], [TABLE]),
+      allow("IngestStore", ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"], [TABLE]),
       ...platform,
     ],
     publish: [

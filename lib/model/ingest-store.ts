@@ -56,6 +56,12 @@ export type RecordItem = Record<string, unknown> & { pk: string; sk: string };
 
 export type InsertResult = "inserted" | "exists";
 
+/** A record `insertRecords` did not write, with the error DynamoDB (or the adapter) gave for it. */
+export interface RecordRefusal {
+  record: RecordItem;
+  error: unknown;
+}
+
 /** One deployment execution: two services of one history can share an execution id. */
 export interface ExecutionRef {
   serviceId: string;
@@ -98,6 +104,15 @@ export interface IngestStore extends QuarantinePort {
   saveIncident(state: IncidentState, expectedVersion: number | undefined): Promise<boolean>;
   /** Inserts a record (and its alert, both or neither) unless a record with its key exists. */
   insertRecord(record: RecordItem, alert?: AlertItem): Promise<InsertResult>;
+  /**
+   * Writes records that carry no alert, without a condition and in batches (BatchWriteItem, 25 a
+   * request, what DynamoDB leaves unprocessed asked again with backoff). A record stored already is
+   * written again, which is harmless: a record is immutable and keyed by its id (only `observed_at`
+   * and the TTL may move to this write's). Never throws for a record: it returns those not written,
+   * each with its error — one DynamoDB refuses for what it is (too large, too deep) alone, the others
+   * of its batch still written; a passing error (throttling) for each record of the batch it hit.
+   */
+  insertRecords(records: RecordItem[]): Promise<RecordRefusal[]>;
   /**
    * Reads the execution and its service, asks `decide`, and writes the execution, the service and the
    * alert together on condition that neither state changed since the read; on a lost race reads and

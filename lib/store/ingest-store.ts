@@ -3,8 +3,10 @@
  * write is decided by the caller; conditional writes and transactions make each write happen once.
  */
 import { type DynamoDBClient, TransactionCanceledException, ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import pMap from "p-map";
 import {
   BatchGetCommand,
+  BatchWriteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -15,7 +17,8 @@ import type { AlertItem } from "../model/alert-item.js";
 import { keys, TTL_ATTRIBUTE } from "../model/items.js";
 import type { ServiceContext } from "../model/observations.js";
 import { type IncidentState, type ServiceState, emptyServiceState } from "../model/transitions.js";
-import { DynamoQuarantine } from "./quarantine.js";
+import { DynamoQuarantine, isUnwritable } from "./quarantine.js";
+import { fullJitterMs } from "../model/backoff.js";
 import type { QuarantineWrite } from "../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "./optimistic.js";
 import { type ConditionalWrite, cursorItem, incidentItem, learnServicesInto, namesItem, observationWrites } from "./ingest-items.js";
@@ -27,6 +30,7 @@ import type {
   InsertResult,
   OrganizationNames,
   RecordItem,
+  RecordRefusal,
   SourceCursor,
   StoredExecution,
 } from "../model/ingest-store.js";
@@ -55,6 +59,16 @@ export function refusalOf(err: unknown, alertIndex: number | undefined): "conten
   if (refused.every((r) => r.code === "ConditionalCheckFailed" || r.code === "TransactionConflict")) return "contention";
   return "other";
 }
+
+/** BatchWriteItem's limit of items in one request. */
+const BATCH_SIZE = 25;
+/** Batch requests in flight at once for one call of insertRecords: as many as the plain BatchWriteItem it is measured against (BENCHMARKS.md, "ingest"). */
+const BATCHES_IN_FLIGHT = 16;
+/** Requests for one batch before what DynamoDB still leaves unprocessed is given up on (the poll fails; the next reads it again). */
+const UNPROCESSED_ATTEMPTS = 8;
+const UNPROCESSED_BACKOFF = { baseDelayMs: 50, maxDelayMs: 2_000 };
+
+const keyString = (item: Record<string, unknown>) => `${String(item.pk)}\u0000${String(item.sk)}`;
 
 const isConditionFailure = (err: unknown) =>
   err instanceof ConditionalCheckFailedException ||
@@ -141,6 +155,50 @@ export class DynamoIngestStore implements IngestStore {
     } catch (err) {
       if (isConditionFailure(err)) return "exists";
       throw err;
+    }
+  }
+
+  async insertRecords(records: RecordItem[]): Promise<RecordRefusal[]> {
+    const expiresAt = this.expiresAt();
+    // One key twice in a request is refused whole: the later write of a key wins, as one by one it would.
+    const byKey = new Map(records.map((r) => [keyString(r), r]));
+    const unique = [...byKey.values()];
+    const batches: RecordItem[][] = [];
+    for (let i = 0; i < unique.length; i += BATCH_SIZE) batches.push(unique.slice(i, i + BATCH_SIZE));
+    const refused = await pMap(batches, (batch) => this.writeBatch(batch.map((r) => ({ ...r, [TTL_ATTRIBUTE]: expiresAt }))), { concurrency: BATCHES_IN_FLIGHT });
+    return refused.flat();
+  }
+
+  /**
+   * One BatchWriteItem of at most 25 records, what it leaves unprocessed asked again with backoff. A
+   * validation error refuses the whole request for one item: then each is put alone, so that only
+   * the one DynamoDB refuses is refused.
+   */
+  private async writeBatch(items: RecordItem[]): Promise<RecordRefusal[]> {
+    this.writes.count += items.length;
+    let pending: Array<Record<string, unknown>> = items;
+    try {
+      for (let attempt = 0; pending.length && attempt < UNPROCESSED_ATTEMPTS; attempt++) {
+        if (attempt) await new Promise((r) => setTimeout(r, fullJitterMs(attempt, UNPROCESSED_BACKOFF, Math.random)));
+        const res = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.table]: pending.map((Item) => ({ PutRequest: { Item } })) } }));
+        pending = (res.UnprocessedItems?.[this.table] ?? []).map((w) => w.PutRequest!.Item!);
+      }
+    } catch (err) {
+      if (!isUnwritable(err)) return items.map((record) => ({ record, error: err }));
+      return (await Promise.all(items.map((item) => this.putAlone(item)))).filter((r) => r !== undefined);
+    }
+    const error = Object.assign(new Error(`${pending.length} records still unprocessed after ${UNPROCESSED_ATTEMPTS} BatchWriteItem requests`), { name: "UnprocessedItems" });
+    const left = new Set(pending.map(keyString));
+    return items.filter((i) => left.has(keyString(i))).map((record) => ({ record, error }));
+  }
+
+  /** One record put alone, without a condition: its refusal, if DynamoDB refuses it. */
+  private async putAlone(item: RecordItem): Promise<RecordRefusal | undefined> {
+    try {
+      await this.doc.send(new PutCommand({ TableName: this.table, Item: item }));
+      return undefined;
+    } catch (error) {
+      return { record: item, error };
     }
   }
 

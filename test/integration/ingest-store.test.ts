@@ -1,9 +1,16 @@
-/** The DynamoDB IngestStore against the port's contract (test/support/ingest-store-contract.ts). */
-import { beforeAll } from "vitest";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+/**
+ * The DynamoDB IngestStore against the port's contract (test/support/ingest-store-contract.ts), and
+ * what only DynamoDB does to a batch of records: refuse an item, leave items unprocessed, throttle.
+ */
+import { randomUUID } from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type DynamoDBClient, ProvisionedThroughputExceededException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
-import { freshTable, scanTable } from "../support/dynamodb.js";
+import { isUnwritable } from "../../lib/store/quarantine.js";
+import { recordItem } from "../../lib/model/items.js";
+import type { RecordItem } from "../../lib/model/ingest-store.js";
+import { freshTable, localDynamoClient, scanTable } from "../support/dynamodb.js";
 import { NOW, RETENTION_MS, ingestStoreContract } from "../support/ingest-store-contract.js";
 
 let client: DynamoDBClient;
@@ -16,3 +23,64 @@ ingestStoreContract("DynamoDB Local", () => ({
   store: new DynamoIngestStore({ client, tableName, retentionMs: RETENTION_MS, now: () => NOW }),
   scan: () => scanTable(DynamoDBDocumentClient.from(client), tableName),
 }));
+
+describe("DynamoIngestStore.insertRecords against DynamoDB's refusals", () => {
+  const logEntry = (message: string): RecordItem =>
+    recordItem({ record_kind: "cluster_log", id: randomUUID(), organization_id: "org", message } as never, undefined, NOW.toISOString());
+  /** A client whose BatchWriteItem requests go through `around` (the real request is `send`). */
+  function storeWith(around: (items: Array<{ PutRequest: { Item: RecordItem } }>, send: (items: unknown[]) => Promise<unknown>) => Promise<unknown>) {
+    const c = localDynamoClient();
+    c.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== "BatchWriteItemCommand") return next(args);
+        const input = args.input as { RequestItems: Record<string, Array<{ PutRequest: { Item: RecordItem } }>> };
+        const send = (items: unknown[]) => next({ ...args, input: { ...input, RequestItems: { [tableName]: items } } });
+        return around(input.RequestItems[tableName]!, send) as ReturnType<typeof next>;
+      },
+      { step: "initialize", name: "aroundBatchWrite" },
+    );
+    return new DynamoIngestStore({ client: c, tableName, retentionMs: RETENTION_MS, now: () => NOW });
+  }
+  const storedOf = async (records: RecordItem[]) => {
+    const pks = new Set(records.map((r) => r.pk));
+    return (await scanTable(DynamoDBDocumentClient.from(client), tableName)).filter((i) => pks.has(String(i.pk)));
+  };
+
+  it("an item too large for DynamoDB is refused alone: the others of its batch are stored", async () => {
+    const store = new DynamoIngestStore({ client, tableName, retentionMs: RETENTION_MS, now: () => NOW });
+    const records = Array.from({ length: 30 }, (_, i) => logEntry(i === 3 ? "x".repeat(410 * 1024) : `line ${i}`));
+    const refused = await store.insertRecords(records);
+    expect(refused.map((r) => r.record.pk)).toEqual([records[3]!.pk]);
+    expect(isUnwritable(refused[0]!.error)).toBe(true);
+    expect((await storedOf(records)).map((i) => i.pk).sort()).toEqual(records.filter((_, i) => i !== 3).map((r) => r.pk).sort());
+  });
+
+  it("asks again for what DynamoDB leaves unprocessed, until every record is stored", async () => {
+    let requests = 0;
+    const store = storeWith(async (items, send) => {
+      requests++;
+      // Every other request: only the first two items are processed, the rest handed back.
+      if (requests % 2 === 0 || items.length <= 2) return send(items);
+      const res = (await send(items.slice(0, 2))) as { output: Record<string, unknown> };
+      return { ...res, output: { ...res.output, UnprocessedItems: { [tableName]: items.slice(2) } } };
+    });
+    const records = Array.from({ length: 40 }, (_, i) => logEntry(`line ${i}`));
+    expect(await store.insertRecords(records)).toEqual([]);
+    expect(requests).toBeGreaterThan(2);
+    expect(await storedOf(records)).toHaveLength(40);
+  });
+
+  it("a passing error (throttling) refuses each record of the batch it hit, and no other", async () => {
+    const records = Array.from({ length: 30 }, (_, i) => logEntry(`line ${i}`));
+    const store = storeWith(async (items, send) => {
+      if (items.some((w) => w.PutRequest.Item.pk === records[27]!.pk)) {
+        throw new ProvisionedThroughputExceededException({ message: "Rate of requests exceeds the allowed throughput.", $metadata: { httpStatusCode: 400 } });
+      }
+      return send(items);
+    });
+    const refused = await store.insertRecords(records);
+    expect(refused.map((r) => r.record.pk).sort()).toEqual(records.slice(25).map((r) => r.pk).sort());
+    expect(refused.every((r) => r.error instanceof ProvisionedThroughputExceededException && !isUnwritable(r.error))).toBe(true);
+    expect((await storedOf(records)).map((i) => i.pk).sort()).toEqual(records.slice(0, 25).map((r) => r.pk).sort());
+  });
+});

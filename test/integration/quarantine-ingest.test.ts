@@ -256,6 +256,29 @@ describe("webhook deliveries", () => {
   });
 });
 
+describe("webhook deliveries without an alert, stored in batches", () => {
+  it("one of 40 successful deliveries that DynamoDB refuses (nesting too deep) is quarantined alone: the other 39 are stored", async () => {
+    const webhookId = randomUUID();
+    const source: SourceRef = { kind: "webhook", organizationId: ORG, id: webhookId };
+    const path = `/organization/${ORG}/webhook/${webhookId}/event`;
+    lists.set(path, []);
+    await pollSource({ source }, deps);
+    let deep: unknown = "bottom";
+    for (let i = 0; i < 31; i++) deep = { n: deep };
+    const list = Array.from({ length: 40 }, (_, i) =>
+      delivery(webhookId, i, 200, i === 7 ? (d) => void (d.request = { ...(d.request ?? {}), payload: { deep } }) : undefined));
+    lists.set(path, list);
+    const r = await pollSource({ source }, deps);
+    expect(r).toMatchObject({ ok: true, newRecords: 39, quarantined: 1, alerts: 0 });
+    const items = await scanAll();
+    const ids = new Set(list.map((d) => String(d.id)));
+    expect(items.filter((i) => i.item_type === "record" && ids.has(String((i.record as Json).id)))).toHaveLength(39);
+    expect(items.filter((i) => i.item_type === "quarantine" && i.subject_id === list[7]!.id)).toHaveLength(1);
+    expect((await deps.store.getCursor(r.source))!.seen).toHaveLength(40);
+    expect(await pollSource({ source }, deps)).toMatchObject({ ok: true, newRecords: 0 });
+  });
+});
+
 describe("a passing store error is not a reason to quarantine", () => {
   it("fails the poll after the other records were stored, keeps the cursor, and the next poll stores the rest", async () => {
     // The real SDK exception, thrown for one record's write only (DynamoDB Local never throttles).
@@ -294,6 +317,43 @@ describe("a passing store error is not a reason to quarantine", () => {
     expect(again.newRecords).toBe(1);
     expect((await alerts()).filter((a) => a.detail.webhook?.id === webhookId)).toHaveLength(5);
     expect((await flakyDeps.store.getCursor(r.source))!.seen).toHaveLength(5);
+    client.destroy();
+  });
+
+  it("a throttled batch of successful deliveries fails the poll after the other batch was stored; the next poll writes them all again", async () => {
+    const client = localDynamoClient();
+    let failId: string | undefined;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (failId && context.commandName === "BatchWriteItemCommand" && JSON.stringify((args as { input?: unknown }).input ?? {}).includes(failId)) {
+          throw new ProvisionedThroughputExceededException({ message: "Rate of requests exceeds the allowed throughput.", $metadata: { httpStatusCode: 400 } });
+        }
+        return next(args);
+      },
+      { step: "initialize", name: "throttleOneBatch" },
+    );
+    const flakyDeps: PollDeps = { ...deps, store: new DynamoIngestStore({ client, tableName, retentionMs: TEST_RETENTION_MS, now: deps.now }) };
+    const webhookId = randomUUID();
+    const source: SourceRef = { kind: "webhook", organizationId: ORG, id: webhookId };
+    const path = `/organization/${ORG}/webhook/${webhookId}/event`;
+    lists.set(path, []);
+    await pollSource({ source }, flakyDeps);
+    const list = Array.from({ length: 30 }, (_, i) => delivery(webhookId, i, 200));
+    lists.set(path, list);
+    failId = String(list[0]!.id);
+    const before = await flakyDeps.store.getCursor(`webhook:${ORG}/${webhookId}`);
+
+    const r = await pollSource({ source }, flakyDeps);
+    expect(r).toMatchObject({ ok: false, newRecords: 5 }); // the batch of 25 with it refused, the other stored
+    expect(r.quarantined).toBeUndefined();
+    expect(await flakyDeps.store.getCursor(r.source)).toEqual(before);
+
+    failId = undefined;
+    // A batch put cannot tell new from stored: the 5 stored already are written and counted again.
+    expect(await pollSource({ source }, flakyDeps)).toMatchObject({ ok: true, newRecords: 30 });
+    const ids = new Set(list.map((d) => String(d.id)));
+    expect((await scanAll()).filter((i) => i.item_type === "record" && ids.has(String((i.record as Json).id)))).toHaveLength(30);
+    expect((await flakyDeps.store.getCursor(r.source))!.seen).toHaveLength(30);
     client.destroy();
   });
 });

@@ -91,6 +91,27 @@ export function ingestStoreContract(adapter: string, open: () => IngestStoreUnde
       expect(items.find((i) => i.pk === a.pk)).toMatchObject({ item_type: "record", expires_at: store.expiresAt() });
     });
 
+    it("writes records without alerts in batches: the same item a conditional insert stores, and a rewrite changes nothing", async () => {
+      const { store, scan } = open();
+      const records = Array.from({ length: 60 }, () => delivery(randomUUID()));
+      const writes = store.writes.count;
+      expect(await store.insertRecords(records)).toEqual([]);
+      expect(store.writes.count).toBe(writes + 60);
+      const single = delivery(randomUUID());
+      expect(await store.insertRecord(single)).toBe("inserted");
+      const before = await scan();
+      const find = (items: Array<Record<string, unknown>>, pk: string) => items.filter((i) => i.pk === pk);
+      for (const r of records) expect(find(before, r.pk)).toEqual([{ ...r, expires_at: store.expiresAt() }]);
+      // The same attributes (audit index attributes, TTL) as the conditional write's.
+      expect(Object.keys(find(before, records[1]!.pk)[0]!).sort()).toEqual(Object.keys(find(before, single.pk)[0]!).sort());
+      // A record stored already (by a batch or conditionally) written again, twice in one call: still one item, the same.
+      expect(await store.insertRecords([records[0]!, single, records[0]!])).toEqual([]);
+      const after = await scan();
+      expect(find(after, single.pk)).toEqual(find(before, single.pk));
+      expect(find(after, records[0]!.pk)).toEqual(find(before, records[0]!.pk));
+      expect(await store.insertRecords([])).toEqual([]);
+    });
+
     it("raises an alert once", async () => {
       const { store, scan } = open();
       const alert = alertOf(randomUUID(), store);

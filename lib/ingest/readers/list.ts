@@ -1,12 +1,15 @@
 /**
  * The core of reading a whole list of immutable items (webhook deliveries, cluster logs): deduplicated
- * by id or content hash against the cursor's `seen`, each new record stored on its own with its alert.
+ * by id or content hash against the cursor's `seen`; new records without an alert stored in batches,
+ * each with an alert stored on its own, with its alert, once.
  */
 import pMap from "p-map";
 import type { PlatformListResponse } from "../../platform/client.js";
 import type { LookoutEventDetail } from "../../model/event.js";
 import { newAlertItem } from "../../alerts/outbox-item.js";
 import { recordItem } from "../../model/items.js";
+import type { AlertItem } from "../../model/alert-item.js";
+import type { RecordItem } from "../../model/ingest-store.js";
 import { boundRecord } from "../../model/bounds.js";
 import { instantOr, parseTimestamp, plausibleInstant } from "../../model/time.js";
 import { isUnwritable } from "../../store/quarantine.js";
@@ -26,8 +29,8 @@ import {
 } from "./reader.js";
 
 /**
- * Conditional puts in flight at once for a burst of new records: each is its own request (a condition
- * cannot ride in BatchWriteItem), so a few in parallel keep a 500-entry cluster run quick.
+ * Conditional puts in flight at once for a burst of new records with alerts: each is its own request
+ * (a condition cannot ride in BatchWriteItem), so a few in parallel keep a burst of failures quick.
  */
 const INSERT_CONCURRENCY = 16;
 
@@ -90,24 +93,40 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
   const incidents = reading.incidents && (await foldIncidents(poll, reading, reading.incidents, fresh, failureDetails, observedAt, cutoff));
   const inserted: Rec[] = [];
   let passing: unknown;
-  // Each record on its own: one that cannot be stored neither stops the others nor the cursor.
-  await pMap(fresh, async (rec) => {
+  const writes = fresh.map((rec) => toWrite(rec));
+  // A record with no alert is written in batches (rewriting one stored already changes nothing: it is
+  // immutable, keyed by its id); one with an alert — a failure, or a success that closes an incident —
+  // conditionally with it, once. An id listed twice goes the conditional way too: one of them is stored, once.
+  const listed = new Map<string, number>();
+  for (const { rec } of writes) listed.set(rec.id, (listed.get(rec.id) ?? 0) + 1);
+  const inBatch = (w: (typeof writes)[number]) => !w.alert && listed.get(w.rec.id) === 1;
+  const batched = writes.filter(inBatch);
+  const conditional = writes.filter((w) => !inBatch(w));
+  // Each record on its own: one that cannot be stored neither stops the others nor the cursor. The
+  // conditional writes first, then the batches: on DynamoDB Local, transactions beside batch writes
+  // slowed both (a 500-entry cluster run at about 520 records/s together, 950 one after the other).
+  await pMap(conditional, async (w) => {
     try {
-      await insertOne(rec);
+      if ((await deps.store.insertRecord(w.item, w.alert)) === "exists") return;
+      stored(w.rec);
+      if (w.alert) countAlert(poll, w.alert);
     } catch (err) {
-      if (!isUnwritable(err)) return void (passing ??= err);
-      // Setting it aside can fail too (throttling): the poll fails after the others were tried.
-      await quarantineRecord(poll, err, {
-        kind: rec.record_kind, id: rec.id, organization: rec.organization_id, content: rec, refs: sourceRefs(req.source),
-      }).catch((qErr: unknown) => void (passing ??= qErr));
+      await refused(w.rec, err);
     }
   }, { concurrency: INSERT_CONCURRENCY });
+  if (batched.length) {
+    // A batch put cannot tell a new record from one stored already: each written counts as new (a
+    // record rewritten after a crash before the cursor was saved, or by a racing poller, counts again).
+    const refusals = new Map((await deps.store.insertRecords(batched.map((w) => w.item))).map((r) => [r.record.pk, r.error]));
+    await pMap(batched, (w) => (refusals.has(w.item.pk) ? refused(w.rec, refusals.get(w.item.pk)) : stored(w.rec)), { concurrency: INSERT_CONCURRENCY });
+  }
   if (passing) throw passing;
   // The incidents' states before the cursor: a crash in between re-reads the records and decides the same.
   if (incidents) for (const fold of incidents.values()) await settleIncident(poll, fold, observedAt, cutoff);
   if (reading.afterInsert && inserted.length) await reading.afterInsert(inserted);
 
-  async function insertOne(rec: Rec) {
+  /** The record's item and the alert that rides with it, if any. */
+  function toWrite(rec: Rec): { rec: Rec; item: RecordItem; alert?: AlertItem } {
     const when = reading.occurredAt(rec);
     const decision = incidents?.get(reading.incidents!.subject(rec))?.fold.decisions.get(rec.id);
     let d = failureDetails.get(rec.id);
@@ -115,12 +134,21 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
     // A success that closes an incident carries the closing alert, in the same conditional write.
     if (!d && decision?.role === "closes" && !decision.history) d = reading.incidents!.closing(rec, decision, observedAt);
     const alert = d && newAlertItem(d, observedAt, deps.store.expiresAt(), suppressionFor(when, cutoff, deps.backfillWindowMs));
-    const outcome = await deps.store.insertRecord(recordItem(rec, when, observedAt), alert && namingSource(alert, rec.id));
-    if (outcome === "inserted") {
-      inserted.push(rec);
-      result.newRecords++;
-      if (alert) countAlert(poll, alert);
-    }
+    return { rec, item: recordItem(rec, when, observedAt), ...(alert ? { alert: namingSource(alert, rec.id) } : {}) };
+  }
+
+  function stored(rec: Rec) {
+    inserted.push(rec);
+    result.newRecords++;
+  }
+
+  /** A record not stored: set aside when DynamoDB refuses it for what it is; any other error fails the poll, after the others. */
+  async function refused(rec: Rec, err: unknown) {
+    if (!isUnwritable(err)) return void (passing ??= err);
+    // Setting it aside can fail too (throttling): the poll fails after the others were tried.
+    await quarantineRecord(poll, err, {
+      kind: rec.record_kind, id: rec.id, organization: rec.organization_id, content: rec, refs: sourceRefs(req.source),
+    }).catch((qErr: unknown) => void (passing ??= qErr));
   }
 
   // Seen = what this list holds now and is stored; items that were rejected stay unseen.

@@ -12,6 +12,7 @@ import type {
   InsertResult,
   OrganizationNames,
   RecordItem,
+  RecordRefusal,
   SourceCursor,
   StoredExecution,
 } from "../../model/ingest-store.js";
@@ -72,6 +73,14 @@ export class MemoryIngestStore implements IngestStore {
     this.writes.count += alert ? 2 : 1;
     const puts = [{ put: { ...record, [TTL_ATTRIBUTE]: this.expiresAt() } }, ...(alert ? [{ put: asItem(alert) }] : [])];
     return this.writeAll(puts) ? "inserted" : "exists";
+  }
+
+  /** Each record put without a condition, as DynamoIngestStore's batches do; nothing is refused in memory. */
+  async insertRecords(records: RecordItem[]): Promise<RecordRefusal[]> {
+    this.writes.count += new Set(records.map(keyOf)).size;
+    const expiresAt = this.expiresAt();
+    for (const r of records) this.items.set(keyOf(r), structuredClone({ ...r, [TTL_ATTRIBUTE]: expiresAt }));
+    return [];
   }
 
   observeExecution<T>(ref: ExecutionRef, decide: ExecutionDecider<T>): Promise<ExecutionChange<T>> {
