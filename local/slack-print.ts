@@ -21,6 +21,8 @@ function plainText(text: string | undefined): string {
     .replace(/<!subteam\^([A-Z0-9]+)(\|[^>]*)?>/g, "@group:$1")
     .replace(/<!(here|channel|everyone)>/g, "@$1")
     .replace(/<@([A-Z0-9]+)>/g, "@$1")
+    // Our own bold labels (*Warning*); the platform's asterisks are fenced by zero-width spaces and stay.
+    .replace(/\*([^*\u200b\n]+)\*/g, "$1")
     .replace(/\u200b/g, "")
     .replace(/&lt;/g, "<")
     .replace(/&gt;/g, ">")

@@ -28,6 +28,13 @@ describe("Slack in the terminal (the local preview)", () => {
     expect(text).toContain("│🟩 RESOLVED AFTER 14M");
   });
 
+  it("shows Lookout's bold labels as text, and the platform's asterisks as typed", async () => {
+    const lines: string[] = [];
+    const slack = terminalSlack((l) => lines.push(l));
+    await slack.post(target, message("x", { blocks: [{ type: "context", elements: [{ type: "mrkdwn", text: "*Warning*  ·  \u200b*\u200bbold\u200b*\u200b" }] }] }));
+    expect(lines.join("\n")).toContain("Warning  ·  *bold*");
+  });
+
   it("finds what it posted for an alert, in the channel or in a thread, as the Web API's read-back does", async () => {
     const slack = terminalSlack(() => {}, () => new Date("2026-11-23T10:00:00Z"));
     const first = await slack.post(target, message("a"));
