@@ -105,7 +105,7 @@ function fillForm(q) {
   }
 }
 
-const state = { query: new URLSearchParams(), cursors: [undefined], page: 0, next: undefined };
+const state = { query: new URLSearchParams(), cursors: [undefined], page: 0, next: undefined, shown: 0 };
 
 function setStatus(text, kind = "") {
   const s = $("#status");
@@ -127,8 +127,11 @@ async function show(query, page = 0) {
   const cursor = state.cursors[page];
   if (cursor) params.set("cursor", cursor);
   setStatus("reading…", "busy");
+  // Only the newest request shows: an answer that comes after a newer filter was asked for is dropped.
+  const asked = ++state.shown;
   try {
     const body = await getJson("events", params);
+    if (asked !== state.shown) return;
     for (const f of form.querySelectorAll("[aria-invalid]")) f.removeAttribute("aria-invalid");
     learnNames(body.events);
     renderRows(body.events);
@@ -138,7 +141,7 @@ async function show(query, page = 0) {
     $("#page-label").textContent = `page ${page + 1}`;
     setStatus(body.events.length ? `${body.count} row${body.count === 1 ? "" : "s"}${state.next ? ", more on older pages" : ""}` : "nothing matches");
   } catch (err) {
-    showError(err);
+    if (asked === state.shown) showError(err);
   }
 }
 
