@@ -83,6 +83,7 @@ async function incidentOf(detail: LookoutEventDetail, channel: Channel, store: N
     ...(first && delivery?.ts ? { ts: delivery.ts } : {}),
     ...(first && delivery?.channel ? { channel: delivery.channel } : {}),
     ...(first && delivery?.digest_id ? { inDigest: true } : {}),
+    ...(first && delivery ? { told: delivery.state } : {}),
     ...(first && delivery?.message_id ? { messageId: delivery.message_id } : {}),
     ...(amended ? { amended } : {}),
     ...(changes ? { changes } : {}),

@@ -4,6 +4,7 @@
  * webhook, Slack Web API, SES v2, SMTP, .eml files).
  */
 import type { LookoutEventDetail, Severity } from "../model/event.js";
+import type { DeliveryState } from "../model/notify-store.js";
 
 /**
  * How one route shows an event to its receivers (lib/notify/presentation.ts builds it from the
@@ -139,6 +140,8 @@ export interface IncidentRef {
   channel?: string;
   /** It went out in a storm digest: `ts` is the digest's, which follow-ups may thread under but nothing updates. */
   inDigest?: boolean;
+  /** What became of its delivery to this receiver; absent when it has none (yet). */
+  told?: DeliveryState;
   /** Its email Message-ID as the transport reported it (SES replaces ours): follow-ups reply to it. */
   messageId?: string;
   /** An amendment's (`amends`) alert and what this receiver was told of it. */

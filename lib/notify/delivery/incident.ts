@@ -35,11 +35,12 @@ export const incidentStage: Stage<AlertAttempt, DeliveryOutcome> = async (a) => 
   }
   // An amendment waits on the alert it amends (above); any other follow-up on its incident's opening.
   if (d.incident_id && d.incident_id !== d.id) {
-    const opening = await a.deps.store.getDelivery(d.incident_id, a.channel.id);
+    // The incident as the send will use it (read once): its opening, and what this receiver was told of it.
+    const opening = await a.incident();
     // Not told yet (or being told): come back, as SQS or the local retry file will bring it.
-    if (opening?.state === "sending") return "in_flight";
+    if (opening?.told === "sending") return "in_flight";
     const waited = a.now.getTime() - (Date.parse(d.observed_at) || 0);
-    if (!opening && waited < OPENING_WAIT_MS && (await a.deps.store.getAlert(d.incident_id))) return "in_flight";
+    if (opening && !opening.told && waited < OPENING_WAIT_MS) return "in_flight";
   }
   if (d.incident?.repeat && d.incident_id && d.incident_id !== d.id) {
     if (a.channel.threads && (await a.incident())?.ts) return undefined;
