@@ -7,7 +7,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Config } from "../lib/config/load.js";
 import type { Log } from "../lib/model/log.js";
 import type { PollRequest, PollResult } from "../lib/model/poll.js";
-import { DISPATCH_NAME, everySource, planPolls, pollAndRecord, raiseHealth } from "../lib/ingest/cycle.js";
+import { DISPATCH_NAME, everySource, planPolls, pollAndRecord, raiseHealth, recordUnplannedPolls } from "../lib/ingest/cycle.js";
 import { openLocalPipeline, PREVIEW_ROUTE, type LocalPipeline } from "./pipeline.js";
 import {
   PlatformForbiddenError,
@@ -77,7 +77,9 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
   try {
     await preflight(pipeline);
     if (opts.once) {
-      await pollEach(pipeline, await everySource(pipeline.dispatch, pipeline.watch), { ...opts, verbosePolls: true }, summary);
+      const polls = await everySource(pipeline.dispatch, pipeline.watch);
+      await recordUnplannedPolls(pipeline.dispatch, pipeline.watch, polls, now().getTime());
+      await pollEach(pipeline, polls, { ...opts, verbosePolls: true }, summary);
       // The failures recorded across runs (the table keeps them) raise health as dispatch's tick would.
       const state = await pipeline.dispatch.get(DISPATCH_NAME);
       if (state) await raiseHealth(state, pipeline.watch, now(), pipeline.store, (d) => opts.print(alertLine(d, undefined, now())), opts.config.health);

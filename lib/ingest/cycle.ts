@@ -13,7 +13,8 @@ import type { HealthSettings } from "../config/load.js";
 import { sourceKey } from "../model/source.js";
 import { healthFacts } from "./health-facts.js";
 import { planTick, pollRequest } from "./plan.js";
-import { initialState, lastOkAt, recordPollResult } from "./source-state.js";
+import { initialState, lastOkAt, polled, recordPollResult } from "./source-state.js";
+import * as budget from "./budget.js";
 import { pollSource, type PollDeps } from "./poll.js";
 
 /** One budget per platform token; a deployment watches with one token. */
@@ -75,6 +76,20 @@ export async function everySource(store: DispatchStore, watch: Watchlist, name =
     // Between two `--once` runs nothing watches: the time since the last read is an outage.
     const ok = lastOkAt(s);
     return pollRequest(source, s, ok !== undefined ? { from: ok, to: now } : undefined);
+  });
+}
+
+/**
+ * Records polls made outside dispatch's plan (`lookout run --once`) as dispatch records its own: each
+ * source marked polled now, a request spent per poll. So `lookout status` after a cron of `run --once`
+ * shows each source's last poll and success and the requests used, as after a continuous run.
+ */
+export async function recordUnplannedPolls(store: DispatchStore, watch: Watchlist, polls: readonly PollRequest[], now: number, name = DISPATCH_NAME): Promise<void> {
+  if (!polls.length) return;
+  await store.update(name, (current) => {
+    const state = current ?? initialState(watch, now);
+    const marked = Object.fromEntries(polls.map((p) => sourceKey(p.source)).map((key) => [key, polled(state.sources[key] ?? {}, now)]));
+    return { ...state, budget: budget.spend(state.budget, polls.length, now), sources: { ...state.sources, ...marked } };
   });
 }
 

@@ -90,8 +90,20 @@ describe("lookout status", () => {
     expect(validate(h), JSON.stringify(validate.errors)).toBe(true);
     expect(h).toMatchObject({ verdict: "healthy", reasons: [] });
     expect(h.sources).toHaveLength(2);
-    // `run --once` records failures and news only (a routine success is inferred): no failure, no problem.
+    // `run --once` records its polls as dispatch records its own: each source polled, a success, requests spent.
     expect(h.sources.every((s) => s.consecutive_failures === 0 && s.problem === null)).toBe(true);
+    const firstRunAt = new Date(sim.clock.nowMs() - 60_000).toISOString();
+    expect(h.sources.map((s) => [s.last_poll_at, s.last_success_at])).toEqual([[firstRunAt, firstRunAt], [firstRunAt, firstRunAt]]);
+    expect(h.sources.every((s) => s.next_poll_by !== null)).toBe(true);
+    expect(h.budget!.used_last_hour).toBeGreaterThanOrEqual(2);
+    expect((await status("table")).code).toBe(0);
+    // A second run moves both on.
+    const secondRunAt = sim.clock.nowIso();
+    await run();
+    sim.clock.advance(60_000);
+    const again = JSON.parse((await status("json")).text) as StatusReport;
+    expect(again.sources.every((s) => s.last_success_at === secondRunAt && s.last_poll_at === secondRunAt)).toBe(true);
+    expect(again.budget!.used_last_hour).toBeGreaterThan(h.budget!.used_last_hour);
     expect((await status("table")).code).toBe(0);
 
     // The cluster's logs are refused; the Slack bot token is revoked; a failed deployment goes to both receivers.
@@ -133,8 +145,7 @@ describe("lookout status", () => {
     expect(hook.problem).toContain("over notify.digest_within");
     expect(r.quarantine).toMatchObject({ count: 1, newest: { id: "delivery-too-big", kind: "webhook_delivery", stage: "ingest" } });
     expect(r.reasons).toHaveLength(4);
-    // `run --once` spends outside dispatch's plan: the budget is shown, its use counted by dispatch only.
-    expect(r.budget!.used_last_hour).toBeGreaterThanOrEqual(0);
+    expect(r.budget!.used_last_hour).toBeGreaterThan(again.budget!.used_last_hour);
     expect(r.budget!.allowed_per_hour).toBe(1000);
 
     const table = await status("table");
