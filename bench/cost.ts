@@ -38,6 +38,12 @@ const LOG_BYTES = { dispatch: 1_050, poll: 1_400, publish: 700, notify: 1_050 } 
 const SQS_IDLE_RECEIVES_PER_MINUTE = 5 * 3;
 const SQS_QUEUES = 3; // poll, Slack, email
 
+/** What the table's key prefixes hold (lib/model/items.ts). */
+const ITEM_NAMES: Record<string, string> = {
+  REC: "records, with their alerts", EXEC: "executions, with their alerts", DISPATCH: "dispatch state", DIR: "service directory",
+  SRC: "cursors", INC: "incidents", NAMES: "names",
+};
+
 export interface CostLine {
   item: string;
   dollars: number;
@@ -57,14 +63,9 @@ export function monthlyCost(r: DayResult, hours: number): { lines: CostLine[]; t
   const gbSeconds = (Object.keys(inv) as Array<keyof typeof inv>).reduce((sum, f) => sum + inv[f] * (FUNCTIONS[f].mb / 1024) * (FUNCTIONS[f].ms / 1000), 0);
   const invocations = Object.values(inv).reduce((a, b) => a + b, 0);
 
-  const calls = (op: string) => (r.dynamoCalls[op] ?? 0) * scale;
-  // Items are under 1 KB to write and 4 KB to read (strongly consistent: 1 RRU); a transaction costs double.
-  const ingestWru = calls("PutItem") + calls("UpdateItem") + calls("DeleteItem") + 2 * 2 * calls("TransactWriteItems");
-  const ingestRru = calls("GetItem") + calls("Query") + 2 * calls("BatchGetItem");
-  // The dispatch item holds every source (65 to 80 bytes each, lib/store/dispatch-store.ts): read each tick, written each tick.
-  const dispatchBytes = 200 + 80 * r.sources;
-  const dispatchWru = r.dispatchWrites * scale * Math.ceil(dispatchBytes / 1024);
-  const dispatchRru = (ticks + r.dispatchWrites * scale) * Math.ceil(dispatchBytes / 4096);
+  // Ingest and dispatch as DynamoDB Local reported them consumed (indexes, transactions and item sizes included).
+  const storeWru = r.dynamoUnits.write * scale;
+  const storeRru = r.dynamoUnits.read * scale;
   // Notify: claim, settle, token bucket (read + write) per alert and receiver; two receivers.
   const notifyWru = alerts * 2 * 3;
   const notifyRru = alerts * 2 * 2;
@@ -74,8 +75,8 @@ export function monthlyCost(r: DayResult, hours: number): { lines: CostLine[]; t
   const lines: CostLine[] = [
     { item: "Lambda requests", dollars: invocations * PRICES.lambdaRequest },
     { item: "Lambda GB-seconds (arm64)", dollars: gbSeconds * PRICES.lambdaGbSecondArm },
-    { item: "DynamoDB writes", dollars: (ingestWru + dispatchWru + notifyWru) * PRICES.dynamoWru },
-    { item: "DynamoDB reads", dollars: (ingestRru + dispatchRru + notifyRru) * PRICES.dynamoRru },
+    { item: "DynamoDB writes", dollars: (storeWru + notifyWru) * PRICES.dynamoWru },
+    { item: "DynamoDB reads", dollars: (storeRru + notifyRru) * PRICES.dynamoRru },
     { item: "SQS requests", dollars: sqs * PRICES.sqsRequest },
     { item: "EventBridge events", dollars: alerts * PRICES.eventBridgeEvent },
     { item: "EventBridge Scheduler", dollars: ticks * PRICES.schedulerInvocation },
@@ -95,17 +96,20 @@ export async function benchCost(): Promise<void> {
       `EventBridge $1.00 per million custom events; EventBridge Scheduler $1.00 per million invocations; SES $0.10 per 1000 emails; ` +
       `CloudWatch Logs $0.50 per GB ingested. For each size the simulator runs ${HOURS} hours of activity after first sight (deployments at ` +
       `0.08 an hour per application, cluster runs at 0.12 an hour per cluster, 1000 requests/hour) through dispatch and the real poller on DynamoDB ` +
-      `Local, which counts ticks, polls, alerts and every DynamoDB call by operation; the period is scaled to a 730-hour month. Invocations follow ` +
+      `Local, dispatch's state in the table as deployed; it counts ticks, polls and alerts, and DynamoDB Local reports the read and write units ` +
+      `each call consumed (item sizes, transactions and the audit indexes' entries included; a refused conditional write counts one unit); ` +
+      `the period is scaled to a 730-hour month. Invocations follow ` +
       `the schedule (dispatch every minute; poll per SQS batch of 5; publish, Slack notify and email notify per alert, one email per alert but repeats within an incident); memory sizes ` +
       `from serverless.yml; durations assumed (dispatch 200 ms, poll 400 ms, publish 150 ms, notify 500 ms); log bytes estimated per invocation ` +
-      `(700 to 1400 B); Lambda's SQS pollers assumed at 15 receives a minute per queue, three queues. Not counted: storage, the audit API, alarms.`,
+      `(700 to 1400 B); Lambda's SQS pollers assumed at 15 receives a minute per queue, three queues (5 long-polls of 20 s each, busy or not); notify's DynamoDB ` +
+      `use assumed (claim, settle and rate bucket: 3 writes and 2 reads per alert and receiver). Not counted: storage, the audit API, alarms.`,
   });
   for (const applications of [50, 200, 500]) {
     const t = await dynamo();
     const size = { applications, clusters: Math.max(1, applications / 10), webhooks: Math.max(1, applications / 25) };
     const r = await simulateDay({
       size, hours: HOURS, deploymentsPerHour: applications * 0.08, clusterRunsPerHour: size.clusters * 0.12,
-      store: { ...t, retentionMs: 100 * 365 * 86_400_000 },
+      store: { ...t, retentionMs: 100 * 365 * 86_400_000 }, dispatchInTable: true,
     });
     await stopDynamo();
     const { lines, total } = monthlyCost(r, HOURS);
@@ -113,6 +117,13 @@ export async function benchCost(): Promise<void> {
     const method = `${HOURS} simulated hours at ${applications} applications, ${size.clusters} clusters, ${size.webhooks} webhooks (${r.polls} polls, ${r.messages.alerts} alerts, ${r.ticks} ticks), scaled to a month`;
     report({ name: `${applications} applications: dollars a month`, value: total.toFixed(2), unit: "$", method });
     report({ name: `${applications} applications: dollars a month per 100 services`, value: ((total * 100) / applications).toFixed(2), unit: "$", method: "target ≤ $1 a month per 100 services" });
+    report({
+      name: `${applications} applications: DynamoDB writes by item`,
+      value: Object.entries(r.dynamoUnits.writesByItem).sort((a, b) => b[1] - a[1]).slice(0, 4)
+        .map(([item, units]) => `${ITEM_NAMES[item] ?? item} $${((units * MONTH_HOURS) / HOURS * PRICES.dynamoWru).toFixed(2)}`).join("; "),
+      method: `${method}; write units as DynamoDB Local reported them, by the key of the item written (a transaction by its first item); records: ${(
+        (r.dynamoUnits.writesByItem.REC ?? 0) / Math.max(1, r.newRecords)).toFixed(1)} units a new record (the item and its audit index entries)`,
+    });
     report({
       name: `${applications} applications: what dominates`,
       value: top.slice(0, 3).map((l) => `${l.item} $${l.dollars.toFixed(2)}`).join("; "),

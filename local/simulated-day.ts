@@ -6,7 +6,7 @@
  */
 import pMap from "p-map";
 import { isClosing, type LookoutEventDetail } from "../lib/model/event.js";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { ConsumedCapacity, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { startSimulator } from "./simulator/index.js";
 import { checkConfig } from "../lib/config/load.js";
 import { watchlist } from "../lib/ingest/watchlist.js";
@@ -16,6 +16,7 @@ import { createPlatformClient } from "../lib/platform/client.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
 import { POLL_CONCURRENCY, TickRunner } from "./simulated-run.js";
 import { MemoryDispatchStore } from "../lib/store/memory/dispatch-store.js";
+import { DynamoDispatchStore } from "../lib/store/dispatch-store.js";
 
 const HOUR = 3_600_000;
 const silent = { info() {}, warn() {}, error() {} };
@@ -33,6 +34,8 @@ export interface DayOptions {
   clusterRunsPerHour: number;
   seed?: number;
   store: { client: DynamoDBClient; tableName: string; retentionMs: number };
+  /** Keep dispatch's state in the table, as deployed (the cost bench), rather than in memory (faster). */
+  dispatchInTable?: boolean;
 }
 
 export interface DayResult {
@@ -53,6 +56,8 @@ export interface DayResult {
   writes: number;
   /** DynamoDB calls by operation (GetItem, Query, TransactWriteItems…) over the span, for the cost bench. */
   dynamoCalls: Record<string, number>;
+  /** Request units DynamoDB reported consumed over the span (indexes included), for the cost bench. */
+  dynamoUnits: CapacityUnits;
   /** Dispatch ticks over the span, and dispatch state writes (its one item, of `sources` sources). */
   ticks: number;
   dispatchWrites: number;
@@ -120,8 +125,8 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
         else alerted.add(d.deployment.execution_id);
       },
     };
-    const dispatch = new MemoryDispatchStore();
-    const dynamoCalls = countDynamoCalls(opts.store.client);
+    const dispatch = opts.dispatchInTable ? new DynamoDispatchStore(opts.store) : new MemoryDispatchStore();
+    const { calls: dynamoCalls, units: dynamoUnits } = countDynamoCalls(opts.store.client);
     const run = new TickRunner(sim, watch, dispatch, deps);
 
     // First sight of everything, then steady state.
@@ -148,6 +153,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
     const ticksBefore = run.ticks;
     const dispatchWritesBefore = dispatch.writes.count;
     for (const k of Object.keys(dynamoCalls)) delete dynamoCalls[k];
+    Object.assign(dynamoUnits, { read: 0, write: 0, writesByItem: {} });
     // The span, then up to an hour more for failures still being read.
     while (sim.clock.nowMs() < from + span || (sim.clock.nowMs() < from + span + HOUR && !failures.every((f) => alerted.has(f)))) {
       for (const o of outages) sim.scenario.setWebhookTarget(o.webhookId, { status: o.from <= sim.clock.nowMs() && sim.clock.nowMs() < o.to ? 503 : 200 });
@@ -168,6 +174,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
       newRecords: run.newRecords - newBefore,
       writes: store.writes.count - writesBefore,
       dynamoCalls: { ...dynamoCalls },
+      dynamoUnits: { ...dynamoUnits, writesByItem: { ...dynamoUnits.writesByItem } },
       ticks: run.ticks - ticksBefore,
       dispatchWrites: dispatch.writes.count - dispatchWritesBefore,
       sources: watch.sources.length,
@@ -178,15 +185,60 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
   }
 }
 
-/** Counts the client's calls by operation from now on (a middleware: the stores are unchanged). */
-function countDynamoCalls(client: DynamoDBClient): Record<string, number> {
-  const counts: Record<string, number> = {};
+/** Read and write request units, as DynamoDB bills them on demand. */
+export interface CapacityUnits {
+  read: number;
+  write: number;
+  /** Write units by item kind, from the key's prefix (`DISPATCH`, `REC`, `SRC`…). */
+  writesByItem: Record<string, number>;
+}
+
+const WRITES = new Set(["PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"]);
+
+/**
+ * Counts the client's calls by operation, and the capacity DynamoDB reports consumed (table and indexes),
+ * from now on: a middleware asks every call for its consumed capacity, so the stores are unchanged. A
+ * refused conditional write reports none, yet is billed: it counts as one write unit.
+ */
+function countDynamoCalls(client: DynamoDBClient): { calls: Record<string, number>; units: CapacityUnits } {
+  const calls: Record<string, number> = {};
+  const units: CapacityUnits = { read: 0, write: 0, writesByItem: {} };
+  const wrote = (item: string, n: number) => {
+    units.write += n;
+    units.writesByItem[item] = (units.writesByItem[item] ?? 0) + n;
+  };
   client.middlewareStack.add((next, context) => async (args) => {
     const op = String(context.commandName ?? "unknown").replace(/Command$/, "");
-    counts[op] = (counts[op] ?? 0) + 1;
-    return next(args);
+    calls[op] = (calls[op] ?? 0) + 1;
+    const input = args.input as { ReturnConsumedCapacity?: string };
+    const measurable = op !== "DescribeTable" && op !== "CreateTable" && op !== "UpdateTimeToLive";
+    if (measurable) input.ReturnConsumedCapacity ??= "TOTAL";
+    const side = WRITES.has(op) ? "write" : "read";
+    try {
+      const result = await next(args);
+      const consumed = (result.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] }).ConsumedCapacity;
+      for (const c of [consumed ?? []].flat()) {
+        if (side === "write") wrote(itemKind(args.input), c.CapacityUnits ?? 0);
+        else units.read += c.CapacityUnits ?? 0;
+      }
+      return result;
+    } catch (err) {
+      if (side === "write" && /ConditionalCheckFailed|TransactionCanceled/.test((err as Error).name)) wrote(itemKind(args.input), 1);
+      throw err;
+    }
   }, { step: "initialize", name: `countDynamoCalls${Math.random()}` });
-  return counts;
+  return { calls, units };
+}
+
+/** The kind of item a write is for, from its (first) key's prefix: `REC#…` is `REC`. */
+function itemKind(input: unknown): string {
+  type Keyed = { Item?: { pk?: unknown }; Key?: { pk?: unknown } };
+  const i = input as Keyed & { RequestItems?: Record<string, Array<{ PutRequest?: Keyed; DeleteRequest?: Keyed }>>; TransactItems?: Array<Record<string, Keyed>> };
+  const first: Keyed | undefined =
+    i.Item || i.Key ? i : Object.values(i.RequestItems ?? {})[0]?.map((r) => r.PutRequest ?? r.DeleteRequest)[0] ?? Object.values(i.TransactItems?.[0] ?? {})[0];
+  const pk = first?.Item?.pk ?? first?.Key?.pk;
+  const text = typeof pk === "string" ? pk : ((pk as { S?: string } | undefined)?.S ?? "");
+  return text.split("#")[0] || "other";
 }
 
 /**

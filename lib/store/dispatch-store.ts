@@ -4,10 +4,13 @@
  * and conditional puts) lets dispatch and the pollers update it concurrently without losing a change.
  *
  * The item is written once per tick and, by pollers, only when a poll learned something; every write is
- * billed by the item's size, so sources are stored compactly: grouped by organization, each as a list
- * of numbers in `FIELDS` order: 65 to 80 bytes a source, so 570 sources take 38 to 46 KB of the 400 KB
- * limit (plain JSON would take 96 to 121 KB).
+ * billed by the item's size (a write unit per KB), so sources are stored compactly: grouped by
+ * organization, each as a list of numbers in `FIELDS` order (65 to 80 bytes a source), and that map
+ * gzipped into one binary attribute: 570 sources take about 14 KB rather than 38 to 46 KB, which is most
+ * of what Lookout pays DynamoDB at that size (BENCHMARKS.md, cost). Ids are random, so gzip cannot go
+ * much lower. Items written before compression (a plain `sources` map) are still read.
  */
+import { gunzipSync, gzipSync } from "node:zlib";
 import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { keys, TTL_ATTRIBUTE } from "../model/items.js";
@@ -83,16 +86,21 @@ const KIND_OF = Object.fromEntries(Object.entries(KIND_CODE).map(([kind, code]) 
 
 type StoredSource = Array<number | string>;
 
+/** Organization id → `<kind code>:<source id>` → fields in `FIELDS` order. */
+type StoredSources = Record<string, Record<string, StoredSource>>;
+
 export interface StoredDispatch {
   budget: BudgetState;
   last_tick_at?: number;
   outage?: { from: number; to: number };
-  /** Organization id → `<kind code>:<source id>` → fields in `FIELDS` order. */
-  sources: Record<string, Record<string, StoredSource>>;
+  /** The sources' map, as gzipped JSON. */
+  sources_gz?: Uint8Array;
+  /** The sources' map as written before compression. */
+  sources?: StoredSources;
 }
 
 export function encodeDispatchState(state: DispatchState): StoredDispatch {
-  const sources: StoredDispatch["sources"] = {};
+  const sources: StoredSources = {};
   for (const [key, s] of Object.entries(state.sources)) {
     const ref = parseSourceKey(key);
     if (!ref) continue;
@@ -104,13 +112,14 @@ export function encodeDispatchState(state: DispatchState): StoredDispatch {
     budget: state.budget,
     ...(state.last_tick_at !== undefined ? { last_tick_at: state.last_tick_at } : {}),
     ...(state.outage ? { outage: state.outage } : {}),
-    sources,
+    sources_gz: gzipSync(JSON.stringify(sources), { level: 9 }),
   };
 }
 
 export function decodeDispatchState(stored: StoredDispatch): DispatchState {
   const sources: DispatchState["sources"] = {};
-  for (const [org, bySource] of Object.entries(stored.sources ?? {})) {
+  const storedSources: StoredSources = stored.sources_gz ? JSON.parse(gunzipSync(stored.sources_gz).toString("utf8")) : (stored.sources ?? {});
+  for (const [org, bySource] of Object.entries(storedSources)) {
     for (const [code, values] of Object.entries(bySource)) {
       const sep = code.indexOf(":");
       const kind = KIND_OF[code.slice(0, sep)];
@@ -133,13 +142,14 @@ export function decodeDispatchState(stored: StoredDispatch): DispatchState {
 
 /**
  * An item's size as DynamoDB bills and limits it: attribute names plus values (strings in UTF-8 bytes,
- * numbers about one byte per two significant digits plus one, 3 bytes and 1 per element for maps and lists).
+ * binaries in bytes, numbers about one byte per two significant digits plus one, 3 bytes and 1 per element for maps and lists).
  */
 export function itemSizeBytes(value: unknown): number {
   const bytes = (s: string) => Buffer.byteLength(s, "utf8");
   if (typeof value === "string") return bytes(value);
   if (typeof value === "number") return Math.ceil(value.toString().replace(/^-|\.|e.*$/g, "").replace(/^0+|0+$/g, "").length / 2) + 1;
   if (typeof value === "boolean" || value === null) return 1;
+  if (value instanceof Uint8Array) return value.byteLength;
   if (Array.isArray(value)) return 3 + value.reduce((sum: number, v) => sum + 1 + itemSizeBytes(v), 0);
   if (typeof value === "object") {
     return 3 + Object.entries(value as object).reduce((sum, [k, v]) => (v === undefined ? sum : sum + bytes(k) + 1 + itemSizeBytes(v)), 0);
