@@ -101,15 +101,17 @@ export async function benchIngest() {
       const item = written[i % written.length]!;
       return { ...item, pk: `${item.pk}#RAW#${round}`, [TTL_ATTRIBUTE]: expiresAt };
     };
-    // Taken in turn, so that all four see the same load (the first turn warms up and is not counted): the median of each.
-    const rounds = 7;
+    // Taken in turn, so that all four see the same load; DynamoDB Local's JIT warms up over the first
+    // turns (a run's rate doubles over five), which are not counted. The median of each.
+    const rounds = 15;
+    const warmUp = 3;
     const [plainSmall, plainSame, ingest, quiet] = [[], [], [], []] as [number[], number[], number[], number[]];
-    for (let i = 0; i <= rounds; i++) {
+    for (let i = 0; i < warmUp + rounds; i++) {
       const turn = [await raw(small), await raw(same), (await clusterRun(n)).perSecond, (await clusterRun(n, 0)).perSecond];
-      if (i) [plainSmall, plainSame, ingest, quiet].forEach((xs, j) => xs.push(turn[j]!));
+      if (i >= warmUp) [plainSmall, plainSame, ingest, quiet].forEach((xs, j) => xs.push(turn[j]!));
     }
     const [smallRate, sameRate, ingestRate, quietRate] = [plainSmall, plainSame, ingest, quiet].map((xs) => percentile(xs, 50)) as [number, number, number, number];
-    const turns = `median of ${rounds} turns, taken in turn with the others`;
+    const turns = `median of ${rounds} turns after ${warmUp} to warm up, taken in turn with the others`;
     const plainHow = "25 items a batch, 16 batches in flight, no conditions, no normalizing";
     report({ name: `raw BatchWriteItem, ${n} small items`, value: smallRate, unit: "items/s", method: `${plainHow}; about 300 bytes, no audit index attributes; ${turns}` });
     report({ name: `raw BatchWriteItem, ${n} of the poll's own record items`, value: sameRate, unit: "items/s", method: `${plainHow}; copies of the items a cluster run of 500 wrote (about 1.3 kB, five audit index attributes); ${turns}` });

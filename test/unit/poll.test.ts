@@ -155,6 +155,28 @@ describe("webhook deliveries and cluster logs (the list core)", () => {
     expect(await poll(hook)).toMatchObject({ ok: true, newRecords: 1, alerts: 1 });
   });
 
+  it("a cursor that cannot be read fails the poll, and the list read beside it is still counted", async () => {
+    delivery(500, T0);
+    const getCursor = store.getCursor.bind(store);
+    store.getCursor = async () => {
+      throw Object.assign(new Error("Throughput exceeds the current capacity"), { name: "ProvisionedThroughputExceededException" });
+    };
+    const r = await poll(hook);
+    store.getCursor = getCursor;
+    expect(r).toMatchObject({ ok: false, requests: 1, newRecords: 0, error: { message: "Throughput exceeds the current capacity" } });
+    expect(await cursorOf(hook)).toBeUndefined();
+    // Both fail: the read's retries are counted too.
+    sim.faults.set("listWebhookEvents", { status: 502 });
+    store.getCursor = async () => {
+      throw new Error("store down");
+    };
+    const both = await poll(hook);
+    store.getCursor = getCursor;
+    sim.faults.clear("listWebhookEvents");
+    expect(both).toMatchObject({ ok: false, requests: 4, error: { message: "store down" } });
+    expect(await poll(hook)).toMatchObject({ ok: true, newRecords: 1, alerts: 1 });
+  });
+
   it("quarantines a record the store refuses for what it is; the others are stored and the cursor moves", async () => {
     const ids = [delivery(500, T0), delivery(500, T0), delivery(200, T0)];
     refuseRecord(ids[1]!, "ValidationException", "Item size has exceeded the maximum allowed size");

@@ -3,6 +3,7 @@
  * by id or content hash against the cursor's `seen`; new records without an alert stored in batches,
  * each with an alert stored on its own, with its alert, once.
  */
+import type { CallCost } from "../../platform/cost.js";
 import pMap from "p-map";
 import type { PlatformListResponse } from "../../platform/client.js";
 import type { LookoutEventDetail } from "../../model/event.js";
@@ -78,10 +79,19 @@ export interface IncidentReading<Rec> {
 export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, reading: ListReading<Raw, Rec>): Promise<void> {
   const { req, deps, result } = poll;
   const key = result.source;
-  const cursor = await deps.store.getCursor(key);
+  // The cursor and the list are independent reads, made together: one round trip less on every poll.
+  // The list's requests are counted whichever fails (a failed read carries its cost, poll.ts).
+  const [cursorRead, listRead] = await Promise.allSettled([deps.store.getCursor(key), reading.read()]);
+  if (listRead.status === "fulfilled") poll.spend(listRead.value.cost);
+  if (cursorRead.status === "rejected") {
+    const failedReadCost = listRead.status === "rejected" ? (listRead.reason as { cost?: CallCost }).cost : undefined;
+    if (failedReadCost) poll.spend(failedReadCost);
+    throw cursorRead.reason;
+  }
+  if (listRead.status === "rejected") throw listRead.reason;
+  const cursor = cursorRead.value;
+  const res = listRead.value;
   result.firstSight = !cursor;
-  const res = await reading.read();
-  poll.spend(res.cost);
   await takeRejected(poll, res.rejected);
 
   const seenBefore = new Set(cursor?.seen ?? []);
@@ -191,7 +201,9 @@ async function foldIncidents<Raw, Rec extends ListRecord>(
         : { resolvedBy: inc.resolvedBy(rec) }),
     };
     const subject = inc.subject(rec);
-    bySubject.set(subject, [...(bySubject.get(subject) ?? []), r]);
+    const list = bySubject.get(subject);
+    if (list) list.push(r);
+    else bySubject.set(subject, [r]);
   }
   const out = new Map<string, SubjectFold>();
   for (const [subject, records] of bySubject) {
