@@ -115,7 +115,7 @@ describe("severity, facts and links", () => {
     expect(m.text.split("\n")[0]).toBe("✅ RECOVERED, resolved after 55m — Deployment recovered: api (storefront/production)");
     expect(m.text).toMatch(/Resolved by: +DEPLOYED by dana@acme\.io via GIT/);
     expect(m.text).toMatch(/Opened: +2026-03-02 14:07:31 UTC/);
-    expect(m.html).toContain("RECOVERED, resolved after 55m · resolved (was critical)");
+    expect(m.html).toContain("RECOVERED, resolved after 55m · was critical");
   });
 
   it("the route's links, in text and HTML; only http(s), escaped", () => {

@@ -285,7 +285,7 @@ function htmlPart(e: EmailView): string {
     `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="border-collapse:collapse"><tr>`,
     `<td width="6" bgcolor="${color}" style="width:6px;background:${color}"></td>`,
     `<td style="padding:2px 0 2px 14px">`,
-    `<p style="margin:0 0 4px 0;font-size:12px;font-weight:bold;color:${color}">${escapeHtml(`${e.state} · ${severityWords(e.severity, isClosing(e.detail.transition))}`)}</p>`,
+    `<p style="margin:0 0 4px 0;font-size:12px;font-weight:bold;color:${color}">${escapeHtml(`${e.state} · ${isClosing(e.detail.transition) ? `was ${e.severity}` : e.severity}`)}</p>`,
     `<h2 style="margin:0 0 8px 0">${escapeHtml(`${v.emoji} ${v.title}: ${v.subject}`)}${v.place ? ` <span style="color:#616061;font-weight:normal">${escapeHtml(v.place)}</span>` : ""}</h2>`,
     quote + `<p style="margin:0 0 12px 0">${escapeHtml(v.summary)}</p>`,
     ...(e.routeLinks.length ? [`<p style="margin:0 0 12px 0">${linkBar(e.routeLinks)}</p>`] : []),
