@@ -23,8 +23,10 @@ export async function benchIngest() {
     method:
       "One simulator (2 applications, a cluster, a webhook) over HTTP and a fresh table on DynamoDB Local. After some activity and three polls of each " +
       "source, 20 more polls of each source with nothing new count the requests sent and the DynamoDB writes made (DynamoIngestStore's write counter). " +
-      "Then cluster runs of 10, 100 and 500 new log entries are each read by one poll, timed from Node: read, normalize, redact, conditional put (16 in " +
-      "flight). The raw rate beside it is plain BatchWriteItem of 500 similar items into the same DynamoDB Local, with no conditions and no normalizing.",
+      "Then cluster runs of 10, 100 and 500 new log entries are each read by one poll, timed from Node: read, normalize, redact; an entry with " +
+      "an alert (one in 50 is an error) written with it by a conditional transaction, the others by BatchWriteItem. The raw rates beside it " +
+      "are plain BatchWriteItem of 500 items into the same DynamoDB Local (small items, and copies of the poll's own items with their audit " +
+      "index attributes), with no conditions and no normalizing, taken in turn with the poll.",
   });
   const sim = await startSimulator({ size: { applications: 2, clusters: 1, webhooks: 1 } });
   try {
