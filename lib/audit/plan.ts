@@ -5,7 +5,7 @@
  * The key is the most selective filter present: a commit, an actor, a service; then alerts only (a
  * transition, or a severity or type that selects only alert partitions: alerts are a small share of
  * what is stored); then a cluster, webhook, environment, project, status; then kind or type (unions of
- * "what" partitions); the organization comes last, and with no filter every "what" partition is merged.
+ * "what" partitions); last, every "what" partition merged, filtered by the organization if one is given.
  */
 import { type EventKind, type Transition, severityOf } from "../model/event.js";
 import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, auditIndexName, COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, QUARANTINE_WHAT, dimensionKey } from "../model/audit-index.js";
@@ -85,7 +85,8 @@ function chooseKey(f: Filters): Key {
   if (alertsOnly) return what(named.join("+"));
   for (const dim of KEY_THEN) if (f[dim as FilterName] !== undefined) return single(dim);
   if (named.length) return what(named.join("+"));
-  if (f.organization !== undefined) return single("organization");
+  // No index of its own (lib/model/audit-index.ts): every "what" partition, filtered by organization.
+  if (f.organization !== undefined) return what("organization");
   return what("everything");
 }
 

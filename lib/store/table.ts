@@ -10,7 +10,7 @@ import {
   ResourceInUseException,
   UpdateTimeToLiveCommand,
 } from "@aws-sdk/client-dynamodb";
-import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, type AuditSlot, auditIndexName } from "../model/audit-index.js";
+import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, INDEXED_SLOTS, auditIndexName } from "../model/audit-index.js";
 import { TTL_ATTRIBUTE } from "../model/items.js";
 
 export interface IndexDef {
@@ -28,11 +28,11 @@ const SLOT_ATTRS: string[] = Object.values(AUDIT_SLOTS);
  * filters), not whole items: a GSI write is billed by the projected size, and a stored webhook payload
  * can be tens of KB while a row is a few hundred bytes.
  */
-export const INDEXES: IndexDef[] = (Object.entries(AUDIT_SLOTS) as Array<[AuditSlot, string]>).map(([slot, attr]) => ({
+export const INDEXES: IndexDef[] = INDEXED_SLOTS.map((slot) => ({
   name: auditIndexName(slot),
-  pk: attr,
+  pk: AUDIT_SLOTS[slot],
   sk: AUDIT_SORT,
-  include: [AUDIT_ROW, ...SLOT_ATTRS.filter((a) => a !== attr)],
+  include: [AUDIT_ROW, ...SLOT_ATTRS.filter((a) => a !== AUDIT_SLOTS[slot])],
 }));
 
 export function tableDefinition(tableName: string): CreateTableCommandInput {

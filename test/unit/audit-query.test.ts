@@ -107,7 +107,11 @@ describe("the planner", () => {
       index: "audit-commit", partitions: ["CMT#a94a8fe"], filter: { expression: "begins_with(#row.#commit, :f0)" },
     });
     expect(plan({ commit: "a94a8fe" }).filter).toBeUndefined();
-    expect(plan({ organization: "5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01" }).index).toBe("audit-org");
+    // The organization has no index: every "what" partition, filtered (the projected key).
+    expect(plan({ organization: "5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01" })).toMatchObject({
+      index: "audit-what", by: "organization", filter: { expression: "#ix_org = :f0", values: { ":f0": "ORG#5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01" } },
+    });
+    expect(plan({ organization: "5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01" }).partitions).toEqual(plan({}).partitions);
     expect(plan({ status: "503", organization: "5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01" }).index).toBe("audit-status");
     // Alerts are few: alert-only partitions beat an environment, but not a service.
     expect(plan({ environment: ENV, transition: "failed" })).toMatchObject({ index: "audit-what", partitions: ["TR#failed"], filter: { expression: "#ix_env = :f0" } });
@@ -165,14 +169,15 @@ describe("the planner", () => {
 describe("audit rows and index keys", () => {
   const failed = EXAMPLE_DETAILS["Deployment Failed"];
 
-  it("an alert is in up to eight indexes: every dimension it has", () => {
+  it("an alert has a key in every slot it has a dimension for: up to seven indexes and the organization", () => {
     const item = newAlertItem(failed, failed.observed_at, 1_900_000_000);
     expect(item.audit).toMatchObject({
       type: "alert", id: failed.id, kind: "deployment", transition: "failed", severity: "critical", status: "BUILD_ERROR",
       at: "2026-03-02T14:07:31.000Z", actor: "dana@acme.io", commit: failed.deployment!.commit!.id, state: "pending",
     });
     const keys = Object.keys(item).filter((k) => k.startsWith("ix_") && k !== "ix_at").sort();
-    expect(keys).toEqual(INDEXES.map((i) => i.pk).sort());
+    expect(keys).toEqual(["ix_org", ...INDEXES.map((i) => i.pk)].sort());
+    expect(INDEXES.map((i) => i.pk)).not.toContain("ix_org");
     expect(item.ix_at).toBe(`2026-03-02T14:07:31.000Z#ALERT#${failed.id}`);
     expect(item).toMatchObject({ ix_subject: `SVC#${failed.service!.id}`, ix_who: "ACT#dana@acme.io", ix_commit: "CMT#a94a8fe", ix_what: "TR#failed", ix_status: "ST#BUILD_ERROR" });
     const quiet = newAlertItem(failed, failed.observed_at, 1, { reason: "backfill", detail: "old" });
