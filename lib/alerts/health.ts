@@ -34,7 +34,9 @@ function healthDetail(args: {
     severity: severityOf("health", check),
     organization: { id: args.organization },
     status: check.toUpperCase(),
-    occurred_at: args.anchor,
+    // When Lookout found it: the anchor only names the episode (a source that never succeeded is
+    // anchored on the day), and an audit trail read newest first must show it when it was raised.
+    occurred_at: now.toISOString(),
     observed_at: now.toISOString(),
     summary: reminder ? `${args.summary} (still, day ${reminder + 1})` : args.summary,
     health: {

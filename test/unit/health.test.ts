@@ -28,6 +28,9 @@ describe("health events", () => {
     expect(c.summary).toContain("day 2");
     const d = healthFromFacts(facts, () => "2026-05-02T00:00:00.000Z", now)[0]!;
     expect(d.id).not.toBe(a.id); // a new episode
+    // Dated when Lookout found it, not at the episode's anchor (a never-successful source's is midnight).
+    expect(a.occurred_at).toBe(now.toISOString());
+    expect(healthFromFacts(facts, () => undefined, now)[0]!.occurred_at).toBe(now.toISOString());
   });
 
   it("reports stalled polling and a failing receiver", () => {
