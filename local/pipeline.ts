@@ -3,6 +3,7 @@
  * with this machine's adapters: DynamoDB (embedded DynamoDB Local, or DYNAMODB_ENDPOINT), env: secrets,
  * Slack and SMTP or `.eml` files, the outbox stream reader and the local bus.
  */
+import { TERMINAL_PREVIEW_ROUTE } from "../lib/config/route-types.js";
 import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
@@ -77,7 +78,7 @@ export interface OpenOptions {
 }
 
 /** The terminal preview's receiver: a Web API channel whose token is never a real one. */
-export const PREVIEW_ROUTE = "terminal-preview";
+export const PREVIEW_ROUTE = TERMINAL_PREVIEW_ROUTE;
 const PREVIEW_TOKEN_REF = "env:LOOKOUT_TERMINAL_PREVIEW";
 export const PREVIEW_RECEIVER: SlackReceiver = { type: "slack", form: "api", channel: "#preview", tokenRef: PREVIEW_TOKEN_REF };
 

@@ -7,9 +7,10 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Config } from "../lib/config/load.js";
 import type { Log } from "../lib/model/log.js";
 import type { PollRequest, PollResult } from "../lib/model/poll.js";
-import { DISPATCH_NAME, everySource, planPolls, pollAndRecord, raiseHealth, recordUnplannedPolls } from "../lib/ingest/cycle.js";
+import { DISPATCH_NAME, everySource, planPolls, pollAndRecord, raiseHealth, recordRefusedPolls, recordUnplannedPolls } from "../lib/ingest/cycle.js";
 import { openLocalPipeline, PREVIEW_ROUTE, type LocalPipeline } from "./pipeline.js";
 import {
+  PlatformError,
   PlatformForbiddenError,
   PlatformNetworkError,
   PlatformNotFoundError,
@@ -55,8 +56,9 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
   // Before anything starts: a receiver whose secret is unset would drop alerts at the first failure.
   const unset = unsetEnvSecrets(receiverSecretRefs(opts.config.routes, opts.config.notify), opts.env ?? process.env);
   if (unset.length) throw new PreflightError(unsetSecretsLine(unset));
-  // No Slack receiver configured: show here what Lookout would post, threads and edits included.
-  const preview = allReceivers(opts.config.routes, opts.config.notify).some((r) => r.type === "slack")
+  // No Slack receiver configured: show here what Lookout would post, threads and edits included — in a
+  // watching run (`npm start`), not in a `--once` run: cron's output is a log, and nobody reads a preview there.
+  const preview = opts.once || allReceivers(opts.config.routes, opts.config.notify).some((r) => r.type === "slack")
     ? undefined
     : terminalSlack(opts.print, now, "slack (not configured: shown here)");
   const pipeline = await openLocalPipeline(opts.config, {
@@ -75,7 +77,7 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
   });
   pipeline.pollDeps.onAlert = (detail, suppression) => opts.print(alertLine(detail, suppression, now()));
   try {
-    await preflight(pipeline);
+    await preflightOrCount(pipeline, opts, now);
     if (opts.once) {
       const polls = await everySource(pipeline.dispatch, pipeline.watch);
       await recordUnplannedPolls(pipeline.dispatch, pipeline.watch, polls, now().getTime());
@@ -96,7 +98,29 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
 }
 
 /** A start-up problem with one line that says what to do. */
-export class PreflightError extends Error {}
+export class PreflightError extends Error {
+  /** The platform's refusal, as a poll would have failed with it. */
+  constructor(message: string, readonly failure?: { kind: string; status?: number; message: string }) {
+    super(message);
+  }
+}
+
+/**
+ * The preflight; in a `--once` run (cron), a platform that refuses the token or cannot be reached is
+ * also every source's failed poll, counted across runs and raised as health, as dispatch would.
+ */
+async function preflightOrCount(p: LocalPipeline, opts: RunOptions, now: () => Date): Promise<void> {
+  try {
+    await preflight(p);
+  } catch (err) {
+    if (!opts.once || !(err instanceof PreflightError) || !err.failure) throw err;
+    const state = await recordRefusedPolls(p.dispatch, p.watch, await everySource(p.dispatch, p.watch), err.failure, now().getTime());
+    await raiseHealth(state, p.watch, now(), p.store, (d) => opts.print(alertLine(d, undefined, now())), opts.config.health);
+    await p.reader.drain();
+    await p.notifyRetries.retry();
+    throw err;
+  }
+}
 
 /**
  * One request before anything runs, so that an unreachable platform or a rejected token is a clear
@@ -108,15 +132,16 @@ async function preflight(p: LocalPipeline): Promise<void> {
   try {
     await p.client.listProjects({ path: { organizationId: org } });
   } catch (err) {
+    const failure = err instanceof PlatformError ? { kind: err.kind, ...(err.status !== undefined ? { status: err.status } : {}), message: err.message } : undefined;
     const url = redactUrl(p.config.platform.url); // a URL may carry a password (docs/security.md)
     if (err instanceof PlatformNetworkError || err instanceof PlatformTimeoutError) {
-      throw new PreflightError(`cannot reach the platform at ${url} (${err.message.split(" (")[1]?.split(")")[0] ?? err.kind}): check PLATFORM_API_URL or platform.url`);
+      throw new PreflightError(`cannot reach the platform at ${url} (${err.message.split(" (")[1]?.split(")")[0] ?? err.kind}): check PLATFORM_API_URL or platform.url`, failure);
     }
     if (err instanceof PlatformUnauthenticatedError) {
-      throw new PreflightError(`the platform at ${url} rejected the token (401): check the token that platform.token names (${p.config.platform.tokenRef})`);
+      throw new PreflightError(`the platform at ${url} rejected the token (401): check the token that platform.token names (${p.config.platform.tokenRef})`, failure);
     }
     if (err instanceof PlatformForbiddenError || err instanceof PlatformNotFoundError) {
-      throw new PreflightError(`the token may not read organization ${org} (${err.status}): check watch[0].organization and the token's permissions`);
+      throw new PreflightError(`the token may not read organization ${org} (${err.status}): check watch[0].organization and the token's permissions`, failure);
     }
     // Anything else (5xx, rate limiting) is the platform's passing trouble: polling copes with it.
   }

@@ -12,7 +12,7 @@ import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } f
 import { redact } from "../platform/redact.js";
 import type { Mute } from "../model/notify-store.js";
 import { executionEntryId } from "../model/audit-row.js";
-import { DEFAULT_ROUTE, FALLBACK_ROUTE } from "../config/route-types.js";
+import { DEFAULT_ROUTE, FALLBACK_ROUTE, TERMINAL_PREVIEW_ROUTE } from "../config/route-types.js";
 
 export interface ExplainedRecord {
   type: "record";
@@ -198,6 +198,7 @@ function routePhrase(route: string): string {
 }
 
 function deliveryPhrase(d: ExplainedDelivery): string {
+  if (d.route === TERMINAL_PREVIEW_ROUTE) return `shown in the terminal's Slack preview (no receiver told)`;
   const to = `${d.receiver} (${routePhrase(d.route)})`;
   if (d.suppression?.reason === "mute") return `not ${to}: muted${d.suppression.mute ? ` by ${d.suppression.mute.created_by}: ${d.suppression.mute.reason}` : ""}`;
   if (d.state === "sent" && d.digest) return `${to} in storm digest ${d.digest.id}`;
@@ -213,7 +214,7 @@ function deliveryPhrase(d: ExplainedDelivery): string {
 export function verdictOf(a: Pick<ExplainedAlert, "published" | "suppression" | "deliveries">): string {
   if (!a.published) return `nobody was told: ${a.suppression ? `${a.suppression.reason} — ${a.suppression.detail}` : "not published"}`;
   if (!a.deliveries.length) return "published, but no receiver has a delivery: no route matched it and there is no notify.default, or it is not delivered yet";
-  const told = a.deliveries.filter((d) => d.state === "sent");
+  const told = a.deliveries.filter((d) => d.state === "sent" && d.route !== TERMINAL_PREVIEW_ROUTE);
   const phrases = a.deliveries.map(deliveryPhrase);
   return `${told.length ? "told" : "nobody was told"}: ${phrases.join("; ")}`;
 }

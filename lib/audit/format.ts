@@ -1,6 +1,7 @@
 /**
  * Audit rows and explanations for people (a table, text) and for scripts (JSON lines, CSV). Pure.
  */
+import { TERMINAL_PREVIEW_ROUTE } from "../config/route-types.js";
 import { csvLine } from "./csv.js";
 import type { AuditRow, DeliveryRow, Ref } from "../model/audit-row.js";
 import type { Explanation } from "./explain.js";
@@ -20,6 +21,7 @@ export function toldOf(row: AuditRow): string {
 }
 
 function deliveryWord(d: DeliveryRow): string {
+  if (d.route === TERMINAL_PREVIEW_ROUTE) return "shown in the terminal (preview)";
   if (d.reason === "mute") return "muted";
   if (d.state === "sent" && d.digest_id) return "sent (digest)";
   return d.state;

@@ -113,13 +113,15 @@ export const DEFAULT_SLACK_RATE = { perSecond: 1, burst: 10 } as const;
 export const DEFAULT_DIGEST_WITHIN = "2m";
 
 /**
- * Names the notifier gives deliveries that no configured route made: the default route's, the fallback's
- * and a digest's. A route may not take them (its deliveries would be mistaken for theirs).
+ * Names the notifier gives deliveries that no configured route made: the default route's, the fallback's,
+ * a digest's, and on one machine the terminal's Slack preview (nobody told: shown on screen). A route may
+ * not take them (its deliveries would be mistaken for theirs).
  */
 export const DEFAULT_ROUTE = "default";
 export const FALLBACK_ROUTE = "fallback";
 export const DIGEST_ROUTE = "digest";
-export const RESERVED_ROUTE_NAMES: readonly string[] = [DEFAULT_ROUTE, FALLBACK_ROUTE, DIGEST_ROUTE];
+export const TERMINAL_PREVIEW_ROUTE = "terminal-preview";
+export const RESERVED_ROUTE_NAMES: readonly string[] = [DEFAULT_ROUTE, FALLBACK_ROUTE, DIGEST_ROUTE, TERMINAL_PREVIEW_ROUTE];
 
 /** The receivers of the fallback or the default route, Slack first. */
 export const receiversOf = (r: { slack?: SlackReceiver; email?: EmailReceiver } | undefined): Receiver[] => [

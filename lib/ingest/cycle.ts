@@ -13,7 +13,7 @@ import type { HealthSettings } from "../config/load.js";
 import { sourceKey } from "../model/source.js";
 import { healthFacts } from "./health-facts.js";
 import { planTick, pollRequest } from "./plan.js";
-import { initialState, lastOkAt, polled, recordPollResult } from "./source-state.js";
+import { applyPollResult, initialState, lastOkAt, polled, recordPollResult } from "./source-state.js";
 import * as budget from "./budget.js";
 import { pollSource, type PollDeps } from "./poll.js";
 
@@ -91,6 +91,22 @@ export async function recordUnplannedPolls(store: DispatchStore, watch: Watchlis
     const marked = Object.fromEntries(polls.map((p) => sourceKey(p.source)).map((key) => [key, polled(state.sources[key] ?? {}, now)]));
     return { ...state, budget: budget.spend(state.budget, polls.length, now), sources: { ...state.sources, ...marked } };
   });
+}
+
+/**
+ * Records, for sources that could not be polled because the platform refused or could not be reached
+ * before any poll (`lookout run --once`'s first request), the failure each poll would have had: counted
+ * across cron runs as dispatch counts failed polls, so health events and `lookout status` see it.
+ */
+export async function recordRefusedPolls(
+  store: DispatchStore, watch: Watchlist, polls: readonly PollRequest[], error: NonNullable<PollResult["error"]>, now: number, name = DISPATCH_NAME,
+): Promise<DispatchState> {
+  const { state } = await store.update(name, (current) =>
+    polls.reduce((state, p) => applyPollResult(state, {
+      source: sourceKey(p.source), ok: false, requests: 0, retries: 0, newRecords: 0, alerts: 0, suppressed: 0, rejected: 0,
+      inProgress: 0, hotServices: [], gapSuspected: false, firstSight: false, error,
+    }, now, watch).state, current ?? initialState(watch, now)));
+  return state!;
 }
 
 /** Polls one source and tells dispatch what it learned (a write only when there is news). */

@@ -68,6 +68,8 @@ describe("lookout run --once", () => {
     expect(typeof failed.id).toBe("string");
     expect(Number.isNaN(Date.parse(failed.time))).toBe(false);
     expect(lines.some((l) => l.includes("deployment failed"))).toBe(true);
+    // No receiver configured, yet no terminal preview of Slack: a --once run's output is cron's log.
+    expect(lines.some((l) => l.includes("shown here"))).toBe(false);
 
     const third = await run();
     expect(third.alerts).toBe(0);
@@ -85,6 +87,26 @@ describe("start-up problems are one line that says what to do", () => {
     await expect(run(unreachable, env)).rejects.toThrow(/cannot reach the platform at http:\/\/127.0.0.1:59999 \(ECONNREFUSED\)/);
     const otherOrg = { ...config, watch: [{ ...config.watch[0]!, organization: sim.ids.outsiderOrganizationId }] };
     await expect(run(otherOrg, env)).rejects.toThrow(/may not read organization/);
+  });
+
+  it("in a cron of --once runs, a refused token or an unreachable platform is every source's failed poll, raised as health", async () => {
+    const { config, env } = setup();
+    const lines: string[] = [];
+    const run = (c: Config, e: NodeJS.ProcessEnv) => runLookout({ config: c, env: e, once: true, log: silent, print: (l) => lines.push(l), now: () => sim.clock.now() });
+    await expect(run(config, { ...env, SIM_TOKEN: "revoked" })).rejects.toThrow(PreflightError);
+    const health = () => events(config.dataDir).filter((e) => e["detail-type"] === "Lookout Health").map((e) => e.detail.transition);
+    expect(health()).toEqual(["token_rejected"]);
+    await expect(run(config, { ...env, SIM_TOKEN: "revoked" })).rejects.toThrow(PreflightError);
+    expect(health()).toEqual(["token_rejected"]); // one episode, raised once
+
+    const unreachable = { ...config, platform: { ...config.platform, url: "http://127.0.0.1:59999" } };
+    for (let i = 0; i < 3; i++) {
+      sim.clock.advance(60_000);
+      await expect(run(unreachable, env)).rejects.toThrow(/cannot reach the platform/);
+    }
+    expect(health().filter((t) => t === "source_failing").length).toBeGreaterThan(0);
+    // Without a receiver, a --once run shows no terminal preview of Slack.
+    expect(lines.some((l) => l.includes("shown here"))).toBe(false);
   });
 });
 

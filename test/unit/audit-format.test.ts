@@ -95,6 +95,9 @@ describe("rows for people and scripts", () => {
     ] }))).toBe("slack #oncall sent; email a@b muted; slack #noisy sent (digest)");
     expect(toldOf(row({ state: "suppressed", suppression: { reason: "backfill", detail: "old" } }))).toBe("nobody (backfill)");
     expect(toldOf(row({ type: "record" }))).toBe("");
+    // The terminal's Slack preview on one machine told nobody: it is not said to have sent.
+    expect(toldOf(row({ deliveries: [{ route: "terminal-preview", receiver: "slack #preview", state: "sent", attempts: 1, updated_at: "t" }] })))
+      .toBe("slack #preview shown in the terminal (preview)");
   });
 
   it("JSON lines are one object each; the table has a header and aligned columns, the id and summary under each row", () => {
@@ -137,6 +140,8 @@ describe("rows for people and scripts", () => {
     expect(verdictOf({ published: true, deliveries: [
       { route: "r", receiver: "email a@b", state: "suppressed", attempts: 0, updated_at: "t", suppression: { reason: "mute", detail: "d" } },
     ] })).toBe("nobody was told: not email a@b (route r): muted");
+    expect(verdictOf({ published: true, deliveries: [{ route: "terminal-preview", receiver: "slack #preview", state: "sent", attempts: 1, updated_at: "t" }] }))
+      .toBe("nobody was told: shown in the terminal's Slack preview (no receiver told)");
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { terminalSlack } from "../../local/terminal-slack.js";
-import { SLACK_ALERT_EVENT, SlackDeliveryError, type SlackMessage } from "../../lib/notify/types.js";
+import { SLACK_ALERT_EVENT, type SlackMessage } from "../../lib/notify/types.js";
 
 const target = { kind: "api" as const, token: "t", channel: "#preview" };
 const message = (title: string, extra: Partial<SlackMessage> = {}): SlackMessage => ({
@@ -45,8 +45,11 @@ describe("Slack in the terminal (the local preview)", () => {
     expect(await slack.findPosted(target, { alertId: "a", sinceMs: Date.parse("2026-11-23T11:00:00Z") })).toBeUndefined();
   });
 
-  it("refuses to edit a message it never posted, as Slack does (message_not_found)", async () => {
-    const slack = terminalSlack(() => {});
-    await expect(slack.update(target, { channel: "#preview", ts: "1.000001" }, message("x"))).rejects.toBeInstanceOf(SlackDeliveryError);
+  it("prints the edit of a message an earlier run printed, rather than failing as a receiver would", async () => {
+    const lines: string[] = [];
+    const slack = terminalSlack((l) => lines.push(l));
+    await expect(slack.update(target, { channel: "#preview", ts: "1.000001" }, message("resolved after 14m"))).resolves.toEqual({ channel: "#preview", ts: "1.000001" });
+    expect(lines.join("\n")).toContain("a message of an earlier run");
+    expect(lines.join("\n")).toContain("RESOLVED AFTER 14M");
   });
 });
