@@ -80,8 +80,8 @@ export async function everySource(store: DispatchStore, watch: Watchlist, name =
 }
 
 /**
- * Records polls made outside dispatch's plan (`lookout run --once`) as dispatch records its own: each
- * source marked polled now, a request spent per poll. So `lookout status` after a cron of `run --once`
+ * Records polls made outside dispatch's plan (`lookout run --once`) as dispatch records its own: the
+ * tick's time, each source marked polled now, a request spent per poll. So `lookout status` after a cron of `run --once`
  * shows each source's last poll and success and the requests used, as after a continuous run.
  */
 export async function recordUnplannedPolls(store: DispatchStore, watch: Watchlist, polls: readonly PollRequest[], now: number, name = DISPATCH_NAME): Promise<void> {
@@ -89,7 +89,8 @@ export async function recordUnplannedPolls(store: DispatchStore, watch: Watchlis
   await store.update(name, (current) => {
     const state = current ?? initialState(watch, now);
     const marked = Object.fromEntries(polls.map((p) => sourceKey(p.source)).map((key) => [key, polled(state.sources[key] ?? {}, now)]));
-    return { ...state, budget: budget.spend(state.budget, polls.length, now), sources: { ...state.sources, ...marked } };
+    // A cron run is a tick: its time is when sources were last planned (status, and outages after it).
+    return { ...state, last_tick_at: now, budget: budget.spend(state.budget, polls.length, now), sources: { ...state.sources, ...marked } };
   });
 }
 

@@ -95,6 +95,7 @@ describe("lookout status", () => {
     const firstRunAt = new Date(sim.clock.nowMs() - 60_000).toISOString();
     expect(h.sources.map((s) => [s.last_poll_at, s.last_success_at])).toEqual([[firstRunAt, firstRunAt], [firstRunAt, firstRunAt]]);
     expect(h.sources.every((s) => s.next_poll_by !== null)).toBe(true);
+    expect(h.dispatch.last_tick_at).toBe(firstRunAt);
     expect(h.budget!.used_last_hour).toBeGreaterThanOrEqual(2);
     expect((await status("table")).code).toBe(0);
     // A second run moves both on.
