@@ -4,9 +4,10 @@
  * (DynamoDB Local, dispatch, polls, outbox, local bus) and shows what happens live. With
  * PLATFORM_API_URL and a configuration file, the same command watches the real platform.
  */
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import YAML from "yaml";
 import { checkConfig, loadConfigFile, type Config } from "../lib/config/load.js";
 import { startSimulator, type Simulator } from "./simulator/index.js";
 import { startDemo } from "./simulator/demo.js";
@@ -25,6 +26,7 @@ export async function startCommand(opts: { configFile: string }): Promise<number
   process.once("SIGTERM", stop);
   let sim: Simulator | undefined;
   let stopDemo: (() => void) | undefined;
+  let demoConfigFile: string | undefined;
   try {
     let config: Config;
     let now: (() => Date) | undefined;
@@ -37,8 +39,7 @@ export async function startCommand(opts: { configFile: string }): Promise<number
       stopDemo = startDemo(s, { speed: DEMO_SPEED, everyMs: 40_000, story: true, onEvent: (line) => process.stdout.write(`${s.clock.now().toISOString().slice(11, 19)} platform: ${line}\n`) });
       now = () => s.clock.now();
       const dataDir = mkdtempSync(join(tmpdir(), "lookout-demo-"));
-      config = checkConfig(
-        {
+      const demo = {
           platform: { url: s.url, token: "env:LOOKOUT_DEMO_TOKEN" },
           // Names from the configuration show in alerts instead of uuids.
           watch: [{
@@ -53,16 +54,17 @@ export async function startCommand(opts: { configFile: string }): Promise<number
           // Every failure by email (.eml files in <data_dir>/outbox); Slack is shown in the terminal.
           routes: [{ name: "demo-email", match: { kind: ["deployment", "webhook_delivery", "cluster_log"] }, email: { to: ["oncall@example.com"] } }],
           notify: { email: { from: "lookout@example.com" } },
-        },
-        "embedded default",
-        {},
-      );
+        };
+      config = checkConfig(demo, "embedded default", {});
+      // Kept with the data, so that `lookout status`, `audit` and `explain` can read the demo's folder afterwards.
+      demoConfigFile = join(dataDir, "lookout.yaml");
+      writeFileSync(demoConfigFile, YAML.stringify(demo));
       process.env.LOOKOUT_DEMO_TOKEN = s.apiToken;
       process.stdout.write(
         [
           "lookout: no configuration found, so this is the embedded demo:",
           `  platform   the simulator at ${s.url} (${s.ids.applicationIds.length} applications, a webhook, a cluster), its clock ${DEMO_SPEED}× real time`,
-          "  store      DynamoDB Local, in a fresh data folder",
+          `  store      DynamoDB Local, in ${dataDir} (with its configuration: lookout status --config ${demoConfigFile})`,
           `  events     ${join(dataDir, "events.ndjson")}`,
           `  email      ${join(dataDir, "outbox")} (.eml files); Slack messages are shown here`,
           "  Deployments start every few seconds; some fail. Watch them get caught. In the first minute and a half a",
@@ -82,6 +84,9 @@ export async function startCommand(opts: { configFile: string }): Promise<number
       ...(now ? { now } : {}),
     });
     process.stdout.write(`\nlookout: stopped after ${summary.polls} polls, ${summary.requests} requests, ${summary.alerts} alerts, ${summary.published} published\n`);
+    if (demoConfigFile) {
+      process.stdout.write(`lookout: the demo's data stays in ${dirname(demoConfigFile)}: lookout status --config ${demoConfigFile} (or audit, explain)\n`);
+    }
     return 0;
   } catch (err) {
     return reportFailure("start", err, controller.signal);

@@ -1,0 +1,44 @@
+/**
+ * `npm start` on the embedded default (local/start.ts), as a new user runs it: the demo says where its
+ * data and configuration are, and after Ctrl-C `lookout status` reads them (docs/status.md).
+ */
+import { describe, expect, inject, it } from "vitest";
+import { execFile, spawn } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
+import { randomUUID } from "node:crypto";
+
+const BIN = new URL("../../bin/lookout.mjs", import.meta.url).pathname;
+
+describe("the embedded demo", () => {
+  it("names its data folder and configuration, and lookout status reads them after Ctrl-C", async () => {
+    // The shared DynamoDB Local, a table of its own: no second Java process.
+    const env = { ...process.env, DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: `demo-${randomUUID().slice(0, 8)}` };
+    delete env.PLATFORM_API_URL;
+    const child = spawn(process.execPath, [BIN, "start", "--config", `/nonexistent/${randomUUID()}.yaml`], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", () => {});
+    const exited = new Promise<number | null>((ok) => child.on("exit", ok));
+    // Until the first polls have been recorded.
+    for (const until = Date.now() + 60_000; !/ poll  /.test(stdout.split("lookout status --config")[1] ?? "") && Date.now() < until; ) {
+      await new Promise((ok) => setTimeout(ok, 250));
+    }
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+    const configFile = /lookout status --config (\S+)\)/.exec(stdout)?.[1];
+    expect(configFile, stdout.slice(0, 2000)).toBeDefined();
+    expect(existsSync(configFile!)).toBe(true);
+    expect(stdout).toContain(`the demo's data stays in ${dirname(configFile!)}`);
+
+    const status = await new Promise<{ code: number | null; out: string }>((done) =>
+      execFile(process.execPath, [BIN, "status", "--config", configFile!, "--format", "json"], { env, timeout: 60_000 }, (err, out) =>
+        done({ code: err ? (typeof err.code === "number" ? err.code : null) : 0, out })));
+    // Healthy or not (the demo's failures are on purpose), the report names every source it polled.
+    expect([0, 1]).toContain(status.code);
+    const report = JSON.parse(status.out) as { sources: Array<{ last_poll_at: string | null }> };
+    expect(report.sources.length).toBeGreaterThan(0);
+    expect(report.sources.some((s) => s.last_poll_at !== null)).toBe(true);
+    rmSync(dirname(configFile!), { recursive: true, force: true });
+  }, 120_000);
+});
