@@ -80,7 +80,7 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
   const { req, deps, result } = poll;
   const key = result.source;
   // The cursor and the list are independent reads, made together: one round trip less on every poll.
-  // The list's requests are counted whichever fails (a failed read carries its cost, poll.ts).
+  // The list's requests are counted whichever fails (a failed read carries its cost: lib/ingest/poll.ts).
   const [cursorRead, listRead] = await Promise.allSettled([deps.store.getCursor(key), reading.read()]);
   if (listRead.status === "fulfilled") poll.spend(listRead.value.cost);
   if (cursorRead.status === "rejected") {
