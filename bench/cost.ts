@@ -4,7 +4,12 @@
  * requests, DynamoDB calls and alerts; the schedule and the functions' settings (serverless.yml, infra/)
  * turn them into invocations; the period is scaled to a month.
  */
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, paginateScan } from "@aws-sdk/lib-dynamodb";
 import { simulateDay, type DayResult } from "../local/simulated-day.js";
+import { alarmResources } from "../infra/stack.js";
+import { INDEXES } from "../lib/store/table.js";
+import { itemSizeBytes } from "../lib/store/dispatch-store.js";
 import { dynamo, report, section, stopDynamo } from "./support.js";
 
 const MONTH_HOURS = 730;
@@ -21,7 +26,18 @@ export const PRICES = {
   schedulerInvocation: 1.0 / 1e6,
   sesEmail: 0.1 / 1000,
   logsGb: 0.5,
+  dynamoStorageGbMonth: 0.25,
+  dynamoPitrGbMonth: 0.2,
+  alarmMonth: 0.1,
+  kmsKeyMonth: 1.0,
 } as const;
+
+/** The stack's CloudWatch alarms (infra/stack.ts), each billed a month; and its one KMS key (the topics'). */
+const ALARMS = Object.values(alarmResources({ service: "lookout", stage: "prod" })).filter((r) => r.Type === "AWS::CloudWatch::Alarm").length;
+const KMS_KEYS = 1;
+/** The default retention (lib/config/schema.ts): items expire after it, so the table stops growing then. */
+const RETENTION_DAYS = 400;
+const MONTH_DAYS = 365 / 12;
 
 /** From serverless.yml: memory (MB), and the event sources' batch sizes. Durations are assumed (not measured in AWS). */
 const FUNCTIONS = {
@@ -44,13 +60,46 @@ const ITEM_NAMES: Record<string, string> = {
   SRC: "cursors", INC: "incidents", NAMES: "names",
 };
 
+interface Stored {
+  /** Records that raised nothing (kept for `retention_routine`). */
+  routine: number;
+  /** Everything else (kept for `retention`). */
+  kept: number;
+}
+
+/**
+ * Bytes the table bills for storage: each item and each index entry (the keys and the projected
+ * attributes), with DynamoDB's 100 bytes of overhead apiece; records that raised nothing apart.
+ */
+async function storedBytes(client: DynamoDBClient, tableName: string): Promise<Stored> {
+  const OVERHEAD = 100;
+  const out: Stored = { routine: 0, kept: 0 };
+  for await (const page of paginateScan({ client: DynamoDBDocumentClient.from(client) }, { TableName: tableName })) {
+    for (const item of page.Items ?? []) {
+      let bytes = itemSizeBytes(item) + OVERHEAD;
+      for (const ix of INDEXES) {
+        if (item[ix.pk] === undefined) continue;
+        const entry = Object.fromEntries(["pk", "sk", ix.pk, ix.sk, ...(ix.include ?? [])].filter((a) => item[a] !== undefined).map((a) => [a, item[a]]));
+        bytes += itemSizeBytes(entry) + OVERHEAD;
+      }
+      // A record that is no failure raised nothing (but for the rare success that closes an incident).
+      const routine = item.item_type === "record" && (item.record as { failed?: boolean } | undefined)?.failed === false;
+      out[routine ? "routine" : "kept"] += bytes;
+    }
+  }
+  return out;
+}
+
 export interface CostLine {
   item: string;
   dollars: number;
 }
 
-/** A month's bill, per service, from one simulated period. */
-export function monthlyCost(r: DayResult, hours: number): { lines: CostLine[]; total: number } {
+/**
+ * A month's bill from one simulated period, once the table holds what the period stored kept for its
+ * retention (`storedByteMonths`: bytes stored over the period times the months they are kept).
+ */
+export function monthlyCost(r: DayResult, hours: number, storedByteMonths: number): { lines: CostLine[]; total: number } {
   const scale = MONTH_HOURS / hours;
   const ticks = r.ticks * scale;
   const alerts = r.messages.alerts * scale;
@@ -59,7 +108,8 @@ export function monthlyCost(r: DayResult, hours: number): { lines: CostLine[]; t
   // get everything). An email per alert, but repeats within an incident are counted, not sent, and an
   // amendment (changes_listed) is one more message in the incident's conversation.
   const emails = (r.messages.alerts - r.messages.repeats) * scale;
-  const inv = { dispatch: ticks, poll: pollInvocations, publish: alerts, notify: 2 * alerts };
+  // The two notify functions are also invoked every minute to flush held digests (their schedules).
+  const inv = { dispatch: ticks, poll: pollInvocations, publish: alerts, notify: 2 * alerts + 2 * ticks };
   const gbSeconds = (Object.keys(inv) as Array<keyof typeof inv>).reduce((sum, f) => sum + inv[f] * (FUNCTIONS[f].mb / 1024) * (FUNCTIONS[f].ms / 1000), 0);
   const invocations = Object.values(inv).reduce((a, b) => a + b, 0);
 
@@ -79,9 +129,12 @@ export function monthlyCost(r: DayResult, hours: number): { lines: CostLine[]; t
     { item: "DynamoDB reads", dollars: (storeRru + notifyRru) * PRICES.dynamoRru },
     { item: "SQS requests", dollars: sqs * PRICES.sqsRequest },
     { item: "EventBridge events", dollars: alerts * PRICES.eventBridgeEvent },
-    { item: "EventBridge Scheduler", dollars: ticks * PRICES.schedulerInvocation },
+    { item: "EventBridge Scheduler", dollars: 3 * ticks * PRICES.schedulerInvocation },
     { item: "SES emails", dollars: emails * PRICES.sesEmail },
     { item: "CloudWatch Logs ingestion", dollars: (logBytes / 1024 ** 3) * PRICES.logsGb },
+    { item: `CloudWatch alarms (${ALARMS})`, dollars: ALARMS * PRICES.alarmMonth },
+    { item: "KMS key (the topics')", dollars: KMS_KEYS * PRICES.kmsKeyMonth },
+    { item: "DynamoDB storage and point-in-time backups", dollars: ((storedByteMonths * scale) / 1024 ** 3) * (PRICES.dynamoStorageGbMonth + PRICES.dynamoPitrGbMonth) },
   ];
   return { lines, total: lines.reduce((s, l) => s + l.dollars, 0) };
 }
@@ -102,21 +155,40 @@ export async function benchCost(): Promise<void> {
       `the schedule (dispatch every minute; poll per SQS batch of 5; publish, Slack notify and email notify per alert, one email per alert but repeats within an incident); memory sizes ` +
       `from serverless.yml; durations assumed (dispatch 200 ms, poll 400 ms, publish 150 ms, notify 500 ms); log bytes estimated per invocation ` +
       `(700 to 1400 B); Lambda's SQS pollers assumed at 15 receives a minute per queue, three queues (5 long-polls of 20 s each, busy or not); notify's DynamoDB ` +
-      `use assumed (claim, settle and rate bucket: 3 writes and 2 reads per alert and receiver). Not counted: storage, the audit API, alarms.`,
+      `use assumed (claim, settle and rate bucket: 3 writes and 2 reads per alert and receiver); the notify functions and their schedules also run ` +
+      `every minute to flush held digests. Fixed: CloudWatch alarms at $0.10 a month each, counted from the stack (${ALARMS}); the topics' KMS key ` +
+      `at $1 a month (its yearly rotations add $1 each for the first two). Storage: DynamoDB Standard at $0.25 and point-in-time backups at $0.20 ` +
+      `per GB-month, of what the period stored (items and index entries, scanned) scaled to a month and kept for the default ${RETENTION_DAYS}-day ` +
+      `retention. Not counted: the audit API, the EventBridge archive, KMS and SNS requests (cents).`,
   });
   for (const applications of [50, 200, 500]) {
     const t = await dynamo();
     const size = { applications, clusters: Math.max(1, applications / 10), webhooks: Math.max(1, applications / 25) };
+    let before: Stored = { routine: 0, kept: 0 };
     const r = await simulateDay({
       size, hours: HOURS, deploymentsPerHour: applications * 0.08, clusterRunsPerHour: size.clusters * 0.12,
       store: { ...t, retentionMs: 100 * 365 * 86_400_000 }, dispatchInTable: true,
+      onSpanStart: async () => void (before = await storedBytes(t.client, t.tableName)),
     });
+    const end = await storedBytes(t.client, t.tableName);
     await stopDynamo();
-    const { lines, total } = monthlyCost(r, HOURS);
+    const stored = { routine: end.routine - before.routine, kept: end.kept - before.kept };
+    const retentionMonths = RETENTION_DAYS / MONTH_DAYS;
+    const { lines, total } = monthlyCost(r, HOURS, (stored.routine + stored.kept) * retentionMonths);
+    const firstMonth = monthlyCost(r, HOURS, (stored.routine + stored.kept) * 0.5).total;
+    const routine30 = monthlyCost(r, HOURS, stored.routine * (30 / MONTH_DAYS) + stored.kept * retentionMonths).total;
     const top = [...lines].sort((a, b) => b.dollars - a.dollars);
     const method = `${HOURS} simulated hours at ${applications} applications, ${size.clusters} clusters, ${size.webhooks} webhooks (${r.polls} polls, ${r.messages.alerts} alerts, ${r.ticks} ticks), scaled to a month`;
-    report({ name: `${applications} applications: dollars a month`, value: total.toFixed(2), unit: "$", method });
-    report({ name: `${applications} applications: dollars a month per 100 services`, value: ((total * 100) / applications).toFixed(2), unit: "$", method: "target ≤ $1 a month per 100 services" });
+    const steady = `once the table holds the default ${RETENTION_DAYS}-day retention (it grows until then)`;
+    report({ name: `${applications} applications: dollars a month`, value: total.toFixed(2), unit: "$", method: `${method}; ${steady}` });
+    report({ name: `${applications} applications: dollars a month per 100 services`, value: ((total * 100) / applications).toFixed(2), unit: "$", method: `${steady}; target ≤ $1 a month per 100 services: ${(total * 100) / applications <= 1 ? "met" : "not met"}` });
+    report({ name: `${applications} applications: dollars in the first month`, value: firstMonth.toFixed(2), unit: "$", method: `${method}; storage of half a month's growth` });
+    report({ name: `${applications} applications: with retention_routine: 30d, dollars a month`, value: routine30.toFixed(2), unit: "$", method: `${method}; records that raised nothing kept 30 days, the rest the default ${RETENTION_DAYS}` });
+    report({
+      name: `${applications} applications: stored a month, records that raised nothing / the rest`,
+      value: `${((stored.routine * MONTH_HOURS) / HOURS / 1024 ** 3).toFixed(2)} / ${((stored.kept * MONTH_HOURS) / HOURS / 1024 ** 3).toFixed(2)}`, unit: "GB",
+      method: `${method}; the table's items and audit index entries written over the period (DynamoDB's billed sizes, 100 bytes of overhead each), scaled`,
+    });
     report({
       name: `${applications} applications: DynamoDB writes by item`,
       value: Object.entries(r.dynamoUnits.writesByItem).sort((a, b) => b[1] - a[1]).slice(0, 4)
@@ -127,7 +199,7 @@ export async function benchCost(): Promise<void> {
     report({
       name: `${applications} applications: what dominates`,
       value: top.slice(0, 3).map((l) => `${l.item} $${l.dollars.toFixed(2)}`).join("; "),
-      method,
+      method: `${method}; ${steady}`,
     });
   }
 }

@@ -36,6 +36,8 @@ export interface DayOptions {
   store: { client: DynamoDBClient; tableName: string; retentionMs: number };
   /** Keep dispatch's state in the table, as deployed (the cost bench), rather than in memory (faster). */
   dispatchInTable?: boolean;
+  /** Called after first sight, as the span begins (the cost bench measures what is stored from there). */
+  onSpanStart?: () => Promise<void>;
 }
 
 export interface DayResult {
@@ -152,6 +154,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
     const pollsBefore = run.polls;
     const ticksBefore = run.ticks;
     const dispatchWritesBefore = dispatch.writes.count;
+    await opts.onSpanStart?.();
     for (const k of Object.keys(dynamoCalls)) delete dynamoCalls[k];
     Object.assign(dynamoUnits, { read: 0, write: 0, writesByItem: {} });
     // The span, then up to an hour more for failures still being read.

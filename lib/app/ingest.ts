@@ -50,7 +50,7 @@ export async function composeIngest(config: Config, a: Adapters): Promise<Ingest
     maxResponseBytes: config.platform.maxResponseBytes,
     ...(a.onCost ? { onCost: a.onCost } : {}),
   });
-  const store = new DynamoIngestStore({ client: a.dynamodb, tableName: a.tableName, retentionMs: config.retentionMs, now });
+  const store = new DynamoIngestStore({ client: a.dynamodb, tableName: a.tableName, retentionMs: config.retentionMs, routineRetentionMs: config.routineRetentionMs, now });
   const dispatch = new DynamoDispatchStore({ client: a.dynamodb, tableName: a.tableName, retentionMs: config.retentionMs });
   return {
     config,

@@ -34,6 +34,7 @@ export interface DurationRange {
 export const DURATION_LIMITS = {
   "platform.timeout": { min: SECOND, max: 5 * MINUTE },
   retention: { min: DAY, max: 3650 * DAY },
+  retention_routine: { min: DAY, max: 3650 * DAY },
   backfill_window: { min: MINUTE, max: 30 * DAY },
   poll_interval: { min: SECOND, max: DAY },
   "health.stalled_after": { min: MINUTE, max: 30 * DAY },

@@ -82,6 +82,8 @@ export interface Config {
   watch: Watch[];
   backfillWindowMs: number;
   retentionMs: number;
+  /** Records that raised nothing (immutable, no alert): usually shorter, they are most of what is stored. */
+  routineRetentionMs: number;
   pollIntervalMs: number;
   health: HealthSettings;
   incidents: {
@@ -158,6 +160,7 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
     })),
     backfillWindowMs: ms(c.backfill_window),
     retentionMs: ms(c.retention),
+    routineRetentionMs: ms(c.retention_routine ?? c.retention),
     pollIntervalMs: ms(c.poll_interval),
     health: {
       failingAfter: c.health.failing_after,

@@ -86,6 +86,8 @@ export const ConfigFile = z.strictObject({
   watch: z.array(Watch).check(z.minLength(1)),
   backfill_window: z._default(duration("backfill_window"), "15m"),
   retention: z._default(duration("retention"), "400d"),
+  /** Records that raised nothing (a delivery answered 2xx, a routine log line): by default, as `retention`. */
+  retention_routine: z.optional(duration("retention_routine")),
   data_dir: z._default(z.string(), ".lookout"),
   /** How often the local runner polls; in the cloud the schedule does. */
   poll_interval: z._default(duration("poll_interval"), "1m"),

@@ -14,7 +14,7 @@ import {
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
 import type { AlertItem } from "../model/alert-item.js";
-import { keys, TTL_ATTRIBUTE } from "../model/items.js";
+import { expiresAfter, keys, TTL_ATTRIBUTE } from "../model/items.js";
 import type { ServiceContext } from "../model/observations.js";
 import { type IncidentState, type ServiceState, emptyServiceState } from "../model/transitions.js";
 import { DynamoQuarantine, isUnwritable } from "./quarantine.js";
@@ -41,6 +41,8 @@ export interface DynamoIngestStoreOptions {
   client: DynamoDBClient;
   tableName: string;
   retentionMs: number;
+  /** Records written without an alert (`insertRecords`): kept this long instead (default `retentionMs`). */
+  routineRetentionMs?: number;
   now?: () => Date;
 }
 
@@ -159,7 +161,7 @@ export class DynamoIngestStore implements IngestStore {
   }
 
   async insertRecords(records: RecordItem[]): Promise<RecordRefusal[]> {
-    const expiresAt = this.expiresAt();
+    const expiresAt = expiresAfter((this.opts.now?.() ?? new Date()).getTime(), this.opts.routineRetentionMs ?? this.opts.retentionMs);
     // One key twice in a request is refused whole: the later write of a key wins, as one by one it would.
     const byKey = new Map(records.map((r) => [keyString(r), r]));
     const unique = [...byKey.values()];

@@ -14,7 +14,7 @@ describe("the embedded demo", () => {
   it("names its data folder and configuration, and lookout status reads them after Ctrl-C", async () => {
     // The shared DynamoDB Local, a table of its own: no second Java process.
     const env = { ...process.env, DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: `demo-${randomUUID().slice(0, 8)}` };
-    delete env.PLATFORM_API_URL;
+    delete (env as NodeJS.ProcessEnv).PLATFORM_API_URL;
     const child = spawn(process.execPath, [BIN, "start", "--config", `/nonexistent/${randomUUID()}.yaml`], { env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     child.stdout.on("data", (d) => (stdout += d));

@@ -24,6 +24,21 @@ ingestStoreContract("DynamoDB Local", () => ({
   scan: () => scanTable(DynamoDBDocumentClient.from(client), tableName),
 }));
 
+describe("routine retention", () => {
+  it("keeps records that raised nothing for retention_routine, and a record with its alert for the whole retention", async () => {
+    const DAY = 86_400_000;
+    const store = new DynamoIngestStore({ client, tableName, retentionMs: 400 * DAY, routineRetentionMs: 30 * DAY, now: () => NOW });
+    const entry = () => recordItem({ record_kind: "cluster_log", id: randomUUID(), organization_id: "org", message: "m" } as never, undefined, NOW.toISOString());
+    const [routine, alerted] = [entry(), entry()];
+    expect(await store.insertRecords([routine])).toEqual([]);
+    expect(await store.insertRecord(alerted)).toBe("inserted");
+    const items = await scanTable(DynamoDBDocumentClient.from(client), tableName);
+    const ttl = (pk: string) => items.find((i) => i.pk === pk)!.expires_at;
+    expect(ttl(routine.pk)).toBe(Math.floor((NOW.getTime() + 30 * DAY) / 1000));
+    expect(ttl(alerted.pk)).toBe(Math.floor((NOW.getTime() + 400 * DAY) / 1000));
+  });
+});
+
 describe("DynamoIngestStore.insertRecords against DynamoDB's refusals", () => {
   const logEntry = (message: string): RecordItem =>
     recordItem({ record_kind: "cluster_log", id: randomUUID(), organization_id: "org", message } as never, undefined, NOW.toISOString());

@@ -31,6 +31,9 @@ describe("configuration", () => {
     expect(c.platform).toMatchObject({ auth: "token", requestsPerHour: 1000, timeoutMs: 10_000 });
     expect(c.backfillWindowMs).toBe(15 * 60_000);
     expect(c.retentionMs).toBe(400 * 86_400_000);
+    expect(c.routineRetentionMs).toBe(400 * 86_400_000);
+    expect(parseConfig(minimal + "retention_routine: 30d\n", "lookout.yaml", {}).routineRetentionMs).toBe(30 * 86_400_000);
+    expect(problem(minimal + "retention_routine: 0d\n")).toMatch(/^lookout\.yaml: retention_routine: /);
     expect(c.dataDir).toBe(".lookout");
     expect(c.watch[0]!.applications).toEqual([{ id: APP }]);
     expect(c.watch[0]!.webhooks).toEqual([]);

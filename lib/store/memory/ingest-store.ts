@@ -28,6 +28,8 @@ type Key = { pk: string; sk: string };
 
 export interface MemoryIngestStoreOptions {
   retentionMs: number;
+  /** Records written without an alert (`insertRecords`): kept this long instead (default `retentionMs`). */
+  routineRetentionMs?: number;
   now?: () => Date;
 }
 
@@ -78,7 +80,7 @@ export class MemoryIngestStore implements IngestStore {
   /** Each record put without a condition, as DynamoIngestStore's batches do; nothing is refused in memory. */
   async insertRecords(records: RecordItem[]): Promise<RecordRefusal[]> {
     this.writes.count += new Set(records.map(keyOf)).size;
-    const expiresAt = this.expiresAt();
+    const expiresAt = expiresAfter((this.opts.now?.() ?? new Date()).getTime(), this.opts.routineRetentionMs ?? this.opts.retentionMs);
     for (const r of records) this.items.set(keyOf(r), structuredClone({ ...r, [TTL_ATTRIBUTE]: expiresAt }));
     return [];
   }
