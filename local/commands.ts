@@ -5,7 +5,7 @@
  */
 import { ConfigError, loadConfigFile } from "../lib/config/load.js";
 import { DynamoDbLocalError } from "./dynamodb-local.js";
-import { PreflightError, runLookout } from "./run.js";
+import { PreflightError, runLookout, type RunSummary } from "./run.js";
 import { terminalLog } from "./view.js";
 import { redactText } from "../lib/platform/redact.js";
 
@@ -34,6 +34,17 @@ export interface RunSummaryJson {
   published: number;
 }
 
+/** A count and its noun: "1 poll", "2 polls". */
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/**
+ * A run's counts for people. Alerts are those polls raised; published events also count Lookout's own
+ * health events, so "0 alerts, 1 published" must not read as a contradiction.
+ */
+export const runSummaryText = (s: RunSummary): string =>
+  `${plural(s.polls, "poll")}, ${plural(s.requests, "request")}, ${plural(s.newRecords, "new record")}, ` +
+  `${plural(s.alerts, "alert")} raised by polls, ${plural(s.published, "event")} published (health included)`;
+
 export async function runCommand(opts: { once: boolean; configFile: string; verbose: boolean; format?: string }): Promise<number> {
   const controller = new AbortController();
   const stop = () => controller.abort();
@@ -58,9 +69,7 @@ export async function runCommand(opts: { once: boolean; configFile: string; verb
       };
       process.stdout.write(`${jsonDocument(doc)}\n`);
     } else {
-      process.stdout.write(
-        `lookout: ${summary.polls} polls, ${summary.requests} requests, ${summary.newRecords} new records, ${summary.alerts} alerts, ${summary.published} published\n`,
-      );
+      process.stdout.write(`lookout: ${runSummaryText(summary)}\n`);
     }
     // A single pass that could not read a source has not done its job: a script must be able to tell.
     if (opts.once && summary.failedPolls) {

@@ -13,7 +13,7 @@ import { coverage, coverageLine } from "../lib/routes/coverage.js";
 import { type RouteOutcome, describeCheck, explainRoutes } from "../lib/routes/match.js";
 import { receiverLabel } from "../lib/config/receivers.js";
 import { receiversOf } from "../lib/config/route-types.js";
-import { formatOf, jsonDocument, reportFailureTo } from "./commands.js";
+import { formatOf, jsonDocument, plural, reportFailureTo } from "./commands.js";
 
 export interface Output {
   out(line: string): void;
@@ -152,7 +152,6 @@ export function unsetSecretsLine(unset: ReadonlyArray<{ field: string; ref: stri
   return `${each.join("; ")}: export ${byRef.size === 1 ? "it" : "them"}, or \`lookout check-config\` to see every secret; a receiver without its secret cannot send`;
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** A detail, or a whole envelope as a target receives it. */
 function readEvent(file: string): { detail: LookoutEventDetail; notes: string[] } {

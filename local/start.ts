@@ -12,7 +12,7 @@ import { checkConfig, loadConfigFile, type Config } from "../lib/config/load.js"
 import { startSimulator, type Simulator } from "./simulator/index.js";
 import { startDemo } from "./simulator/demo.js";
 import { runLookout } from "./run.js";
-import { reportFailure } from "./commands.js";
+import { reportFailure, runSummaryText } from "./commands.js";
 import { terminalLog } from "./view.js";
 import { redactUrl } from "../lib/platform/redact.js";
 
@@ -83,7 +83,7 @@ export async function startCommand(opts: { configFile: string }): Promise<number
       signal: controller.signal,
       ...(now ? { now } : {}),
     });
-    process.stdout.write(`\nlookout: stopped after ${summary.polls} polls, ${summary.requests} requests, ${summary.alerts} alerts, ${summary.published} published\n`);
+    process.stdout.write(`\nlookout: stopped after ${runSummaryText(summary)}\n`);
     if (demoConfigFile) {
       process.stdout.write(`lookout: the demo's data stays in ${dirname(demoConfigFile)}: lookout status --config ${demoConfigFile} (or audit, explain)\n`);
     }

@@ -4,6 +4,7 @@ import type { Log } from "../lib/model/log.js";
 import { isClosing, type LookoutEventDetail } from "../lib/model/event.js";
 import type { Suppression } from "../lib/model/alert-item.js";
 import type { Delivery } from "../lib/notify/notifier.js";
+import { clip } from "../lib/audit/format.js";
 
 const time = (d: Date) => d.toISOString().slice(11, 19);
 const shortSource = (key: string) => key.replace(/:([0-9a-f]{8})[0-9a-f-]{28}\//, ":$1…/").replace(/\/([0-9a-f]{8})[0-9a-f-]{28}$/, "/$1…");
@@ -25,10 +26,13 @@ export function alertLine(d: LookoutEventDetail, suppression: Suppression | unde
   return `${time(at)} ${tag.padEnd(8)} ${d.transition.padEnd(15)} ${d.summary}`;
 }
 
+/** Columns of an alert's summary on a notify line: cut with "…", so "HTTP 503" never reads as "HTTP 50". */
+const NOTIFY_SUMMARY_WIDTH = 80;
+
 export function deliveryLine(d: LookoutEventDetail, delivery: Delivery, at: Date): string {
   // A repeat is counted in its incident's thread, not muted: say so rather than "suppressed".
   const outcome = delivery.outcome === "suppressed" && d.incident?.repeat ? "repeat, counted" : delivery.outcome;
-  return `${time(at)} notify   ${outcome.padEnd(15)} ${delivery.receiver} (route ${delivery.route}): ${d.summary.slice(0, 80)}`;
+  return `${time(at)} notify   ${outcome.padEnd(15)} ${delivery.receiver} (route ${delivery.route}): ${clip(d.summary, NOTIFY_SUMMARY_WIDTH)}`;
 }
 
 /** A logger for the terminal: warnings and errors on stderr, with their facts on one line. */

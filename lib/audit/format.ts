@@ -78,8 +78,8 @@ export function stringWidth(s: string): number {
 /** Platform text on one line: control characters and bidi overrides (which reorder a terminal line) become spaces. */
 const oneLine = (s: string) => s.replace(/[\p{Cc}\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]+/gu, " ");
 
-/** At most `max` columns, an ellipsis where it was cut. */
-function clip(s: string, max: number): string {
+/** At most `max` terminal columns, an ellipsis where (and only where) it was cut. */
+export function clip(s: string, max: number): string {
   if (stringWidth(s) <= max) return s;
   let out = "";
   let w = 0;

@@ -222,6 +222,60 @@ describe.skipIf(!CHROMIUM)("the audit web page (lookout audit --serve) in Chromi
     expect(await steps.first().locator(".verdict").textContent()).toBe("→ told: slack #oncall (route prod-failures)");
   });
 
+  it("reads at 1280 px: ids whole, no part broken, the summary in the room left; nothing the page asks for is missing or blocked", async () => {
+    const missing: string[] = [];
+    const onResponse = (r: { status(): number; url(): string }) => {
+      if (r.status() === 404) missing.push(r.url());
+    };
+    // A blocked load (the icon, against the page's Content-Security-Policy) is a console error, not a 404.
+    const errors: string[] = [];
+    const onConsole = (m: { type(): string; text(): string }) => {
+      if (m.type() === "error") errors.push(m.text());
+    };
+    page.on("response", onResponse);
+    page.on("console", onConsole);
+    try {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.goto(url);
+      await eventually(() => page.locator("#status").textContent()).toMatch(/\d+ rows?/);
+      const cells = await page.locator("#rows tbody code.id").evaluateAll((codes) =>
+        codes.map((c) => {
+          const box = c.getBoundingClientRect();
+          const style = c.ownerDocument.defaultView!.getComputedStyle(c);
+          return {
+            text: c.textContent,
+            id: c.closest("tr")!.getAttribute("data-id"),
+            title: c.getAttribute("title"),
+            height: box.height,
+            lineHeight: parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.4,
+            shown: c.clientWidth,
+            needed: c.scrollWidth,
+            summaryWidth: c.closest("tr")!.querySelector("td.summary")!.getBoundingClientRect().width,
+          };
+        }),
+      );
+      expect(cells.length).toBeGreaterThan(3);
+      expect(cells.some((c) => !c.id!.includes(":") && c.height < c.lineHeight * 1.5), "a uuid id on one line").toBe(true);
+      // Nothing pushed past the window's right edge.
+      expect(await page.locator("html").evaluate((html) => html.scrollWidth)).toBeLessThanOrEqual(1280);
+      for (const c of cells) {
+        // The whole id, each part on one line (an execution id may break at its colon, nowhere else);
+        // where the cell is narrower than a part, its title shows the id whole.
+        expect(c.text).toBe(c.id);
+        const parts = c.id!.split(":").length;
+        expect(c.height, `${c.id} breaks inside a part`).toBeLessThan(c.lineHeight * (parts + 0.5));
+        if (c.needed > c.shown) expect(c.title, `${c.id} is cut with no way to see it whole`).toBe(c.id);
+        // The summary has room for some twenty characters a line, not two.
+        expect(c.summaryWidth).toBeGreaterThan(150);
+      }
+    } finally {
+      page.off("response", onResponse);
+      page.off("console", onConsole);
+    }
+    expect(missing).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
   it("exports the shown filter as CSV: the API's columns, formulas guarded", async () => {
     await page.goto(`${url}?service=${serviceId}`);
     await eventually(() => page.locator("#status").textContent()).toMatch(/\d+ rows?/);

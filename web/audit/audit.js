@@ -168,6 +168,15 @@ function whereOf(row) {
 const whatOf = (row) => [row.transition, row.status, row.stage ? `quarantined at ${row.stage}` : undefined].filter(Boolean).join(" ");
 const timeOf = (iso) => (iso ?? "").replace("T", " ").slice(0, 19);
 
+/**
+ * An id as one code element, whole in its title: each part of an execution id (`<service id>:<execution
+ * id>`) on a line of its own when the cell is narrow, never broken inside a part.
+ */
+function idCode(id) {
+  const parts = id.split(/(?<=:)/);
+  return el("code", { class: "id", title: id }, parts.flatMap((p, i) => [i ? el("wbr") : null, el("span", {}, p)]));
+}
+
 function renderRows(rows) {
   const body = $("#rows tbody");
   body.replaceChildren(
@@ -180,11 +189,11 @@ function renderRows(rows) {
         el("td", { class: "time" }, timeOf(r.at)),
         el("td", {}, r.type),
         el("td", {}, r.kind),
-        el("td", {}, whatOf(r)),
-        el("td", {}, whereOf(r)),
-        el("td", {}, r.actor ?? ""),
+        el("td", { class: "what" }, whatOf(r)),
+        el("td", { class: "where" }, whereOf(r)),
+        el("td", { class: "who" }, r.actor ?? ""),
         el("td", { class: "told" }, toldOf(r)),
-        el("td", {}, el("code", { class: "id" }, r.id)),
+        el("td", { class: "id" }, idCode(r.id)),
         el("td", { class: "summary" }, r.summary),
       ),
     ),

@@ -52,9 +52,12 @@ export function defaultWebRoot(env: NodeJS.ProcessEnv = process.env): string {
   return env.LAMBDA_TASK_ROOT ? join(env.LAMBDA_TASK_ROOT, "web", "audit") : fileURLToPath(new URL("../../../web/audit/", import.meta.url));
 }
 
-/** The page may load only its own files and call only its own origin; platform text in it is never markup. */
+/**
+ * The page may load only its own files and call only its own origin; platform text in it is never markup.
+ * `data:` images: its empty icon (`data:,`), so the browser does not ask for a /favicon.ico not served.
+ */
 const PAGE_HEADERS = {
-  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "cache-control": "no-cache",
