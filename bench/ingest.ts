@@ -116,7 +116,7 @@ export async function benchIngest() {
     const turns = `median of ${rounds} turns after ${warmUp} to warm up, taken in turn with the others`;
     const plainHow = "25 items a batch, 16 batches in flight, no conditions, no normalizing";
     report({ name: `raw BatchWriteItem, ${n} small items`, value: smallRate, unit: "items/s", method: `${plainHow}; about 300 bytes, no audit index attributes; ${turns}` });
-    report({ name: `raw BatchWriteItem, ${n} of the poll's own record items`, value: sameRate, unit: "items/s", method: `${plainHow}; copies of the items a cluster run of 500 wrote (about 1.3 kB, five audit index attributes); ${turns}` });
+    report({ name: `raw BatchWriteItem, ${n} of the poll's own record items`, value: sameRate, unit: "items/s", method: `${plainHow}; copies of the items a cluster run of 500 wrote (about 1.1 kB, with their audit index attributes); ${turns}` });
     report({ name: `cluster run of ${n} new entries, in turn with raw BatchWriteItem`, value: ingestRate, unit: "rec/s", method: `${STORED_HOW}; ${turns}` });
     report({ name: `cluster run of ${n} new entries, none an error, in turn with raw BatchWriteItem`, value: quietRate, unit: "rec/s", method: `${STORED_HOW}: here no alert, every record in batches; ${turns}` });
     const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
