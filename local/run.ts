@@ -114,7 +114,10 @@ async function preflightOrCount(p: LocalPipeline, opts: RunOptions, now: () => D
     await preflight(p);
   } catch (err) {
     if (!opts.once || !(err instanceof PreflightError) || !err.failure) throw err;
-    const state = await recordRefusedPolls(p.dispatch, p.watch, await everySource(p.dispatch, p.watch), err.failure, now().getTime());
+    // A token refused or a platform unreachable fails every source; an organization refused, only its own.
+    const orgOnly = err.failure.kind === "forbidden" || err.failure.kind === "not_found";
+    const polls = (await everySource(p.dispatch, p.watch)).filter((r) => !orgOnly || r.source.organizationId === p.config.watch[0]?.organization);
+    const state = await recordRefusedPolls(p.dispatch, p.watch, polls, err.failure, now().getTime());
     await raiseHealth(state, p.watch, now(), p.store, (d) => opts.print(alertLine(d, undefined, now())), opts.config.health);
     await p.reader.drain();
     await p.notifyRetries.retry();
