@@ -6,9 +6,9 @@
  * The item is written once per tick and, by pollers, only when a poll learned something; every write is
  * billed by the item's size (a write unit per KB), so sources are stored compactly: grouped by
  * organization, each as a list of numbers in `FIELDS` order (65 to 80 bytes a source), and that map
- * gzipped into one binary attribute: 570 sources take about 14 KB rather than 38 to 46 KB, which is most
- * of what Lookout pays DynamoDB at that size (BENCHMARKS.md, cost). Ids are random, so gzip cannot go
- * much lower. Items written before compression (a plain `sources` map) are still read.
+ * gzipped into one binary attribute: 570 sources take about 14 KB rather than 38 to 46 KB, a third of
+ * the write units on every tick (BENCHMARKS.md, cost). Ids are random, so gzip cannot go much lower.
+ * Items written before compression (a plain `sources` map) are still read.
  */
 import { gunzipSync, gzipSync } from "node:zlib";
 import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
