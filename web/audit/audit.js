@@ -155,7 +155,9 @@ function toldOf(row) {
   if (row.state === "suppressed") return `nobody (${row.suppression?.reason ?? "suppressed"})`;
   if (!row.deliveries) return "";
   if (!row.deliveries.length) return "nobody (no receiver)";
-  const word = (d) => (d.reason === "mute" ? "muted" : d.state === "sent" && d.digest_id ? "sent (digest)" : d.state);
+  // As lib/audit/format.ts words it: the local Slack preview told nobody.
+  const word = (d) =>
+    d.route === "terminal-preview" ? "shown in the terminal (preview)" : d.reason === "mute" ? "muted" : d.state === "sent" && d.digest_id ? "sent (digest)" : d.state;
   return row.deliveries.map((d) => `${d.receiver} ${word(d)}`).join("; ");
 }
 
