@@ -54,13 +54,26 @@ async function answer(handler: AuditApiHandler, req: IncomingMessage, res: Serve
   res.end(head ? undefined : (result.body ?? ""));
 }
 
+/** Whether a request's Host header names this server: its listening address, 127.0.0.1, localhost or [::1], with its port. */
+export function allowedHost(host: string | undefined, port: number, listening = "127.0.0.1"): boolean {
+  return [listening, "127.0.0.1", "localhost", "[::1]"].some((name) => host === `${name}:${port}`);
+}
+
 /** Serves the page and the audit API over `reader` until closed. `port` 0 picks a free one. */
 export async function startAuditServer(opts: { reader: AuditReader; port: number; host?: string; webRoot?: string }): Promise<AuditServer> {
   const host = opts.host ?? "127.0.0.1";
   // Errors only: a request log on the terminal would bury the URL.
   const logger = new Logger({ serviceName: "lookout-audit-local", logLevel: "ERROR" });
   const handler = createAuditApiHandler({ reader: opts.reader }, logger, opts.webRoot ?? defaultWebRoot());
+  let port = 0;
   const server = createServer((req, res) => {
+    // Only this machine's names for it: a page elsewhere that rebinds its own name to 127.0.0.1 (DNS
+    // rebinding) sends its own Host, and must not read the audit trail.
+    if (!allowedHost(req.headers.host, port, host)) {
+      res.writeHead(403, { "content-type": "application/json; charset=utf-8" });
+      res.end(JSON.stringify({ error: `Host ${JSON.stringify(req.headers.host ?? "")} is not this server: open http://127.0.0.1:${port}/` }));
+      return;
+    }
     answer(handler, req, res).catch((err: unknown) => {
       logger.error("audit request failed", { error: (err as Error).message });
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
@@ -71,7 +84,7 @@ export async function startAuditServer(opts: { reader: AuditReader; port: number
     server.once("error", reject);
     server.listen(opts.port, host, () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
+  ({ port } = server.address() as AddressInfo);
   return {
     url: `http://${host}:${port}/`,
     close: () =>

@@ -8,6 +8,7 @@
  * Skipped, with a warning, where no Chromium is installed (`apt-get install -y chromium`; .ci/run
  * installs it where it can). CHROMIUM_PATH names another binary.
  */
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -141,6 +142,20 @@ afterAll(async () => {
 /** DynamoDB Local on shared cores answers in tens of milliseconds, sometimes seconds: wait up to ten. */
 const eventually = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 10_000 });
 const rowIds = () => page.locator("#rows tbody tr").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-id")));
+
+describe("lookout audit --serve and its Host header", () => {
+  it("refuses a request naming another host (a DNS-rebinding page), and answers this machine's names", async () => {
+    const { port } = new URL(url);
+    const status = (host: string) =>
+      new Promise<number>((ok, fail) => {
+        request({ host: "127.0.0.1", port, path: "/events", headers: { host } }, (res) => (res.resume(), ok(res.statusCode ?? 0))).on("error", fail).end();
+      });
+    expect(await status("evil.example")).toBe(403);
+    expect(await status(`evil.example:${port}`)).toBe(403);
+    expect(await status(`127.0.0.1:${port}`)).toBe(200);
+    expect(await status(`localhost:${port}`)).toBe(200);
+  });
+});
 
 describe.skipIf(!CHROMIUM)("the audit web page (lookout audit --serve) in Chromium", () => {
   it("lists newest first, filters by a service given by its name, and pages with the cursor", async () => {
