@@ -279,29 +279,38 @@ describe("webhook deliveries without an alert, stored in batches", () => {
   });
 });
 
+/**
+ * A webhook source seen once (empty), polled through a store whose writes naming `throttle.id` (only
+ * `command`'s, when given) throw the real SDK exception: DynamoDB Local never throttles.
+ */
+async function throttledWebhook(command?: string) {
+  const client = localDynamoClient();
+  const throttle: { id?: string } = {};
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const named = throttle.id && JSON.stringify((args as { input?: unknown }).input ?? {}).includes(throttle.id);
+      if (named && (!command || context.commandName === command)) {
+        throw new ProvisionedThroughputExceededException({ message: "Rate of requests exceeds the allowed throughput.", $metadata: { httpStatusCode: 400 } });
+      }
+      return next(args);
+    },
+    { step: "initialize", name: "throttleNamed" },
+  );
+  const flakyDeps: PollDeps = { ...deps, store: new DynamoIngestStore({ client, tableName, retentionMs: TEST_RETENTION_MS, now: deps.now }) };
+  const webhookId = randomUUID();
+  const source: SourceRef = { kind: "webhook", organizationId: ORG, id: webhookId };
+  const path = `/organization/${ORG}/webhook/${webhookId}/event`;
+  lists.set(path, []);
+  await pollSource({ source }, flakyDeps);
+  return { client, throttle, flakyDeps, webhookId, source, path };
+}
+
 describe("a passing store error is not a reason to quarantine", () => {
   it("fails the poll after the other records were stored, keeps the cursor, and the next poll stores the rest", async () => {
-    // The real SDK exception, thrown for one record's write only (DynamoDB Local never throttles).
-    const client = localDynamoClient();
-    let failId: string | undefined;
-    client.middlewareStack.add(
-      (next) => async (args) => {
-        if (failId && JSON.stringify((args as { input?: unknown }).input ?? {}).includes(failId)) {
-          throw new ProvisionedThroughputExceededException({ message: "Rate of requests exceeds the allowed throughput.", $metadata: { httpStatusCode: 400 } });
-        }
-        return next(args);
-      },
-      { step: "initialize", name: "throttleOneRecord" },
-    );
-    const flakyDeps: PollDeps = { ...deps, store: new DynamoIngestStore({ client, tableName, retentionMs: TEST_RETENTION_MS, now: deps.now }) };
-    const webhookId = randomUUID();
-    const source: SourceRef = { kind: "webhook", organizationId: ORG, id: webhookId };
-    const path = `/organization/${ORG}/webhook/${webhookId}/event`;
-    lists.set(path, []);
-    await pollSource({ source }, flakyDeps);
+    const { client, throttle, flakyDeps, webhookId, source, path } = await throttledWebhook();
     const list = Array.from({ length: 5 }, (_, i) => delivery(webhookId, i, 500));
     lists.set(path, list);
-    failId = String(list[2]!.id);
+    throttle.id = String(list[2]!.id);
     const before = await flakyDeps.store.getCursor(`webhook:${ORG}/${webhookId}`);
 
     const r = await pollSource({ source }, flakyDeps);
@@ -309,9 +318,9 @@ describe("a passing store error is not a reason to quarantine", () => {
     expect(r.quarantined).toBeUndefined();
     expect(r.newRecords).toBe(4); // the others were tried and stored
     expect(await flakyDeps.store.getCursor(r.source)).toEqual(before); // not moved past the one not stored
-    expect((await scanAll()).filter((i) => i.item_type === "quarantine" && i.subject_id === failId)).toEqual([]);
+    expect((await scanAll()).filter((i) => i.item_type === "quarantine" && i.subject_id === String(list[2]!.id))).toEqual([]);
 
-    failId = undefined;
+    throttle.id = undefined;
     const again = await pollSource({ source }, flakyDeps);
     expect(again.ok).toBe(true);
     expect(again.newRecords).toBe(1);
@@ -321,26 +330,10 @@ describe("a passing store error is not a reason to quarantine", () => {
   });
 
   it("a throttled batch of successful deliveries fails the poll after the other batch was stored; the next poll writes them all again", async () => {
-    const client = localDynamoClient();
-    let failId: string | undefined;
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (failId && context.commandName === "BatchWriteItemCommand" && JSON.stringify((args as { input?: unknown }).input ?? {}).includes(failId)) {
-          throw new ProvisionedThroughputExceededException({ message: "Rate of requests exceeds the allowed throughput.", $metadata: { httpStatusCode: 400 } });
-        }
-        return next(args);
-      },
-      { step: "initialize", name: "throttleOneBatch" },
-    );
-    const flakyDeps: PollDeps = { ...deps, store: new DynamoIngestStore({ client, tableName, retentionMs: TEST_RETENTION_MS, now: deps.now }) };
-    const webhookId = randomUUID();
-    const source: SourceRef = { kind: "webhook", organizationId: ORG, id: webhookId };
-    const path = `/organization/${ORG}/webhook/${webhookId}/event`;
-    lists.set(path, []);
-    await pollSource({ source }, flakyDeps);
+    const { client, throttle, flakyDeps, webhookId, source, path } = await throttledWebhook("BatchWriteItemCommand");
     const list = Array.from({ length: 30 }, (_, i) => delivery(webhookId, i, 200));
     lists.set(path, list);
-    failId = String(list[0]!.id);
+    throttle.id = String(list[0]!.id);
     const before = await flakyDeps.store.getCursor(`webhook:${ORG}/${webhookId}`);
 
     const r = await pollSource({ source }, flakyDeps);
@@ -348,7 +341,7 @@ describe("a passing store error is not a reason to quarantine", () => {
     expect(r.quarantined).toBeUndefined();
     expect(await flakyDeps.store.getCursor(r.source)).toEqual(before);
 
-    failId = undefined;
+    throttle.id = undefined;
     // A batch put cannot tell new from stored: the 5 stored already are written and counted again.
     expect(await pollSource({ source }, flakyDeps)).toMatchObject({ ok: true, newRecords: 30 });
     const ids = new Set(list.map((d) => String(d.id)));
