@@ -78,6 +78,24 @@ export interface ReceiverFailures {
   updated_at: string;
 }
 
+/**
+ * The message a receiver shows as an incident's root: the first of its alerts that receiver displayed
+ * as a message of its own (the opening, or a follow-up when the receiver never showed the opening:
+ * backfilled, another route, muted, held, failed, the receiver new). Follow-ups thread under it and
+ * the close turns it to its resolved form. One per (incident, receiver); the first writer keeps it.
+ */
+export interface IncidentRoot {
+  incident_id: string;
+  receiver_id: string;
+  /** The alert whose message is the root. */
+  alert_id: string;
+  /** Slack (Web API form): the root message's ts and channel id; email: its Message-ID. */
+  ts?: string;
+  channel?: string;
+  message_id?: string;
+  at: string;
+}
+
 export type ClaimResult =
   | { claimed: true; record: DeliveryRecord }
   | { claimed: false; record: DeliveryRecord };
@@ -130,6 +148,16 @@ export interface NotifyStore {
   receiverSucceeded(receiverId: string): Promise<void>;
   receiverFailures(receiverId: string): Promise<ReceiverFailures | undefined>;
 
+  /** The message this receiver shows as the incident's root, when it shows one. */
+  getRoot(incidentId: string, receiverId: string): Promise<IncidentRoot | undefined>;
+  /** Records a receiver's root message for an incident unless one is recorded; false when one was. */
+  putRoot(root: IncidentRoot): Promise<boolean>;
+
+  /**
+   * The alert as raised, from the outbox, and whether it was kept quiet there (backfill): such an alert
+   * is never published, so it is on its way to no receiver.
+   */
+  getRaised(alertId: string): Promise<{ detail: LookoutEventDetail; quiet: boolean } | undefined>;
   /** The alert as raised, from the outbox (a follow-up quotes the first alert of its incident). */
   getAlert(alertId: string): Promise<LookoutEventDetail | undefined>;
 }

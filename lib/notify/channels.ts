@@ -69,9 +69,11 @@ export function slackUpdateFor(
     return { alertId: amended.alert.id, ts: amended.ts, ...(amended.channel ? { channel: amended.channel } : {}), message };
   }
   if (isClosing(detail.transition) && incident?.ts && !incident.inDigest) {
-    const changes = incident.changes ? changesView(incident.changes) : undefined;
-    const message = renderSlackResolved(incident.first, detail, presentation, changes);
-    return { alertId: incident.first.id, ts: incident.ts, ...(incident.channel ? { channel: incident.channel } : {}), message };
+    // The receiver's root: the opening, or the follow-up that stood in for it there.
+    const root = incident.root ?? incident.first;
+    const changes = incident.changes && !incident.root ? changesView(incident.changes) : undefined;
+    const message = renderSlackResolved(root, detail, presentation, changes);
+    return { alertId: root.id, ts: incident.ts, ...(incident.channel ? { channel: incident.channel } : {}), message };
   }
   return undefined;
 }

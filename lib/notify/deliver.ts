@@ -17,7 +17,7 @@ import { incidentStage } from "./delivery/incident.js";
 import { muteStage } from "./delivery/mute.js";
 import { readBackStage } from "./delivery/read-back.js";
 import { digestBudgetStage, rateOrHoldStage } from "./delivery/rate.js";
-import { recordAlertStage, recordDigestStage, sentInDigest } from "./delivery/record.js";
+import { recordAlertStage, recordDigestStage, recordRoot, sentInDigest } from "./delivery/record.js";
 import { sendAlertStage, sendDigestStage } from "./delivery/send.js";
 import { type AlertAttempt, chain, type DeliverDeps, type DeliveryOutcome, type DigestAttempt } from "./delivery/stage.js";
 
@@ -28,7 +28,8 @@ const deliverAlert = chain<AlertAttempt, DeliveryOutcome>(
   muteStage,
   incidentStage,
   claimStage((record) => (record.state === "sending" ? "in_flight" : "duplicate")),
-  readBackStage(async (): Promise<DeliveryOutcome> => "duplicate"),
+  // Found sent by an earlier attempt: settled as sent, and the root it may be, recorded.
+  readBackStage(async (a, sent): Promise<DeliveryOutcome> => (await recordRoot(a, sent), "duplicate")),
   // What a storm held back goes out first, as one digest, when the budget allows.
   async (a) => void (await flushHeld(a.channel, a.deps)),
   rateOrHoldStage,
@@ -59,35 +60,56 @@ export function deliver(
     id: detail.id, route, channel, deps, detail, mutes, now: deps.now(),
     ...(presentation ? { presentation } : {}),
     incident: () => (incident ??= incidentOf(detail, channel, deps.store)),
+    rereadIncident: () => void (incident = undefined),
   });
 }
 
 /**
- * The first alert of this alert's incident and its message for this receiver (ts and channel id) when
- * there is one; for an amendment, also the alert it amends and that alert's own message.
+ * The incident as this receiver shows it (docs/events.md, "Incidents"): its first alert, and the root
+ * message the receiver shows for it — the root recorded for (incident, receiver), else the opening's own
+ * message (or the digest that carried it) — with what became of the opening's delivery there. For an
+ * amendment, also the alert it amends and that alert's own message. Undefined: not in an incident, or
+ * nothing of it is known (its opening was backfilled and this receiver shows no root).
  */
 async function incidentOf(detail: LookoutEventDetail, channel: Channel, store: NotifyStore): Promise<IncidentRef | undefined> {
-  const followUp = !!detail.incident_id && detail.incident_id !== detail.id;
-  if (!followUp && !detail.amends) return undefined;
-  const [first, delivery, amended, changes] = await Promise.all([
-    followUp ? store.getAlert(detail.incident_id!) : undefined,
-    followUp ? store.getDelivery(detail.incident_id!, channel.id) : undefined,
+  const incidentId = detail.incident_id;
+  const followUp = !!incidentId && incidentId !== detail.id;
+  if (!incidentId && !detail.amends) return undefined;
+  const [opening, delivery, recorded, amended, changes] = await Promise.all([
+    followUp ? store.getRaised(incidentId!) : undefined,
+    followUp ? store.getDelivery(incidentId!, channel.id) : undefined,
+    incidentId ? store.getRoot(incidentId, channel.id) : undefined,
     detail.amends ? amendedOf(detail.amends, channel, store) : undefined,
     // The resolved form of the opening keeps what changed before it failed.
-    followUp && isClosing(detail.transition) ? store.getAlert(changesAlertId(detail.incident_id!)) : undefined,
+    followUp && isClosing(detail.transition) ? store.getAlert(changesAlertId(incidentId!)) : undefined,
   ]);
-  const base = first ?? amended?.alert;
-  if (!base) return undefined;
-  return {
+  const first = opening?.detail;
+  // A root of another alert: this event follows it (an opening too, when it came after a follow-up took the root).
+  const root = recorded && recorded.alert_id !== detail.id ? recorded : undefined;
+  const rootAlert = root ? (root.alert_id === incidentId ? first : await store.getAlert(root.alert_id)) : undefined;
+  const base = first ?? rootAlert ?? amended?.alert;
+  if (!base || (!followUp && !root)) return undefined;
+  const ref: IncidentRef = {
     first: base,
-    ...(first && delivery?.ts ? { ts: delivery.ts } : {}),
-    ...(first && delivery?.channel ? { channel: delivery.channel } : {}),
-    ...(first && delivery?.digest_id ? { inDigest: true } : {}),
-    ...(first && delivery ? { told: delivery.state } : {}),
-    ...(first && delivery?.message_id ? { messageId: delivery.message_id } : {}),
+    shown: false,
+    ...(delivery ? { told: delivery.state } : {}),
+    ...(opening?.quiet ? { quiet: true } : {}),
     ...(amended ? { amended } : {}),
     ...(changes ? { changes } : {}),
   };
+  if (root) {
+    Object.assign(ref, { shown: true }, rootAlert && rootAlert.id !== base.id ? { root: rootAlert } : {});
+    if (root.ts) ref.ts = root.ts;
+    if (root.channel) ref.channel = root.channel;
+    if (root.message_id) ref.messageId = root.message_id;
+  } else if (first && delivery?.state === "sent") {
+    ref.shown = true;
+    if (delivery.ts) ref.ts = delivery.ts;
+    if (delivery.channel) ref.channel = delivery.channel;
+    if (delivery.digest_id) ref.inDigest = true;
+    if (delivery.message_id) ref.messageId = delivery.message_id;
+  }
+  return ref;
 }
 
 /** A delivery's own Slack message: not one it shared in a digest (updating that would replace the digest). */

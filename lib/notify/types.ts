@@ -130,19 +130,29 @@ export interface SlackSender {
   update(target: SlackTarget & { kind: "api" }, at: { channel: string; ts: string }, message: SlackMessage): Promise<SlackPosted>;
 }
 
-/** How a follow-up refers to the first alert of its incident. */
+/** How a follow-up refers to the first alert of its incident, and to what this receiver shows of it. */
 export interface IncidentRef {
-  /** The first alert (the `failed` one). */
+  /** The first alert (the `failed` one); the receiver's root alert when the opening was never raised (backfill). */
   first: LookoutEventDetail;
-  /** Its Slack ts for this receiver, when posted with the Web API: the follow-up goes in its thread. */
+  /**
+   * The receiver shows a root message for the incident (`ts`, `messageId` say which): follow-ups are
+   * replies to it. False: the receiver never showed the incident, so this event is sent as its opening
+   * (the delivery core then sends it without the incident). Absent: as `ts`/`messageId` say.
+   */
+  shown?: boolean;
+  /** The alert whose message is this receiver's root, when it is not the opening (the opening was not shown there). */
+  root?: LookoutEventDetail;
+  /** The root message's Slack ts for this receiver (Web API form): the follow-up goes in its thread. */
   ts?: string;
   /** The channel id Slack answered with for it: chat.update takes an id, not a `#name`. */
   channel?: string;
   /** It went out in a storm digest: `ts` is the digest's, which follow-ups may thread under but nothing updates. */
   inDigest?: boolean;
-  /** What became of its delivery to this receiver; absent when it has none (yet). */
+  /** The opening was kept quiet (backfill): never published, so on its way to no receiver. */
+  quiet?: boolean;
+  /** What became of the opening's delivery to this receiver; absent when it has none (yet). */
   told?: DeliveryState;
-  /** Its email Message-ID as the transport reported it (SES replaces ours): follow-ups reply to it. */
+  /** The root's email Message-ID as the transport reported it (SES replaces ours): follow-ups reply to it. */
   messageId?: string;
   /** An amendment's (`amends`) alert and what this receiver was told of it. */
   amended?: AmendedRef;

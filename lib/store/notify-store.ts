@@ -17,6 +17,7 @@ import type {
   DeliveryRecord,
   DeliverySettlement,
   HeldAlert,
+  IncidentRoot,
   Mute,
   NotifyStore,
   ReceiverFailures,
@@ -31,6 +32,7 @@ const keys = {
   bucket: (receiverId: string) => ({ pk: `RATE#${receiverId}`, sk: "BUCKET" }),
   held: (receiverId: string, heldAt: string, alertId: string) => ({ pk: `HELD#${receiverId}`, sk: `${heldAt}#${alertId}` }),
   receiver: (receiverId: string) => ({ pk: `RCV#${receiverId}`, sk: "FAILURES" }),
+  root: (incidentId: string, receiverId: string) => ({ pk: `ROOT#${incidentId}`, sk: receiverId }),
 };
 
 export interface NotifyStoreOptions {
@@ -256,9 +258,34 @@ export class DynamoNotifyStore implements NotifyStore {
     return Item ? stripKeys<ReceiverFailures>(Item) : undefined;
   }
 
+  // ---- Incident roots -----------------------------------------------------------------------------
+
+  async getRoot(incidentId: string, receiverId: string): Promise<IncidentRoot | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.root(incidentId, receiverId), ConsistentRead: true }));
+    return Item ? stripKeys<IncidentRoot>(Item) : undefined;
+  }
+
+  async putRoot(root: IncidentRoot): Promise<boolean> {
+    try {
+      await this.doc.send(new PutCommand({
+        TableName: this.table,
+        Item: { ...keys.root(root.incident_id, root.receiver_id), item_type: "incident_root", ...root, [TTL_ATTRIBUTE]: this.expiresAt() },
+        ConditionExpression: "attribute_not_exists(pk)",
+      }));
+      return true;
+    } catch (err) {
+      if (conditionFailed(err)) return false;
+      throw err;
+    }
+  }
+
   /** Read from the outbox's alert item (lib/model/items.ts). */
+  async getRaised(alertId: string): Promise<{ detail: LookoutEventDetail; quiet: boolean } | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: itemKeys.alert(alertId), ProjectionExpression: "detail, #state", ExpressionAttributeNames: { "#state": "state" } }));
+    return Item?.detail ? { detail: Item.detail as LookoutEventDetail, quiet: Item.state === "suppressed" } : undefined;
+  }
+
   async getAlert(alertId: string): Promise<LookoutEventDetail | undefined> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: itemKeys.alert(alertId) }));
-    return Item?.detail as LookoutEventDetail | undefined;
+    return (await this.getRaised(alertId))?.detail;
   }
 }

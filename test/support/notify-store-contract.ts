@@ -206,10 +206,24 @@ export function notifyStoreContract(adapter: string, open: (now: () => Date) => 
       expect(await store.receiverFailed(r, "slack #ops", "503")).toMatchObject({ consecutive_failures: 1, since: iso(clock) });
     });
 
+    it("keeps the first root message recorded for an incident and receiver, per receiver", async () => {
+      const incident = fresh("incident");
+      expect(await store.getRoot(incident, "r1")).toBeUndefined();
+      const root = { incident_id: incident, receiver_id: "r1", alert_id: fresh("follow-up"), ts: "171.0001", channel: "C1", at: iso(clock) };
+      expect(await store.putRoot(root)).toBe(true);
+      expect(await store.putRoot({ ...root, alert_id: fresh("later"), ts: "172.0001" })).toBe(false);
+      expect(await store.getRoot(incident, "r1")).toEqual(root);
+      expect(await store.getRoot(incident, "r2")).toBeUndefined();
+      const email = { incident_id: incident, receiver_id: "r2", alert_id: root.alert_id, message_id: "<m@x>", at: iso(clock) };
+      expect(await store.putRoot(email)).toBe(true);
+      expect(await store.getRoot(incident, "r2")).toEqual(email);
+    });
+
     it("reads an alert as raised, for a follow-up's quote", async () => {
       const detail: LookoutEventDetail = { ...EXAMPLE_DETAILS["Deployment Failed"], id: fresh("raised") };
       await raiseAlert(detail);
       expect(await store.getAlert(detail.id)).toEqual(detail);
+      expect(await store.getRaised(detail.id)).toEqual({ detail, quiet: false });
       expect(await store.getAlert(fresh("never-raised"))).toBeUndefined();
     });
   });

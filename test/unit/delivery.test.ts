@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import type { Mute } from "../../lib/model/notify-store.js";
 import { deliver, flushHeld, type Channel, type DeliverDeps } from "../../lib/notify/deliver.js";
+import { OPENING_WAIT_MS } from "../../lib/notify/delivery/incident.js";
 import { notifyEvent, unfinished, type NotifierDeps } from "../../lib/notify/notifier.js";
 import { DeliveryError, type IncidentRef } from "../../lib/notify/types.js";
 import type { Receiver } from "../../lib/config/route-types.js";
@@ -22,8 +23,16 @@ function world(rate = { perSecond: 1, burst: 10 }) {
   let clock = T0;
   const now = () => new Date(clock);
   const store = new MemoryNotifyStore({ now });
-  const deps = (over: Partial<DeliverDeps> = {}): DeliverDeps => ({ store, now, rate, log, ...over });
-  return { store, now, deps, tick: (ms: number) => (clock += ms) };
+  /** What happens while a delivery waits (another sender's delivery, say); the clock moves on. */
+  const meanwhile: Array<() => Promise<unknown>> = [];
+  const slept: number[] = [];
+  const sleep = async (ms: number) => {
+    slept.push(ms);
+    clock += ms;
+    await meanwhile.shift()?.();
+  };
+  const deps = (over: Partial<DeliverDeps> = {}): DeliverDeps => ({ store, now, rate, log, sleep, ...over });
+  return { store, now, deps, meanwhile, slept, tick: (ms: number) => (clock += ms) };
 }
 
 function recordingChannel(id: string, fail?: () => DeliveryError | undefined) {
@@ -49,28 +58,139 @@ let seq = 0;
 const alert = (over: Partial<LookoutEventDetail> = {}): LookoutEventDetail => ({ ...EXAMPLE_DETAILS["Deployment Failed"], id: `alert-${++seq}`, ...over });
 
 describe("delivery decisions", () => {
-  it("a follow-up told before its incident's opening waits for it (in_flight), then threads under it; past the wait it goes alone", async () => {
-    const { store, deps, tick } = world();
+  it("a follow-up told before its incident's opening waits seconds for it, then threads under it", async () => {
+    const { store, deps, meanwhile, slept } = world();
     const { channel, sent } = recordingChannel("r");
     const observed = new Date(T0).toISOString();
     const opening = alert({ observed_at: observed });
     opening.incident_id = opening.id;
     const followUp = alert({ transition: "still_failing", incident_id: opening.id, observed_at: observed });
     store.putAlert(opening);
-    // Events of one poll come in no set order: the follow-up first.
-    expect(await deliver(followUp, "route", channel, [], deps())).toBe("in_flight");
-    expect(sent).toHaveLength(0);
-    expect(await deliver(opening, "route", channel, [], deps())).toBe("sent");
+    // Events of one poll come in no set order: the follow-up first; the opening reaches the receiver while it waits.
+    meanwhile.push(() => deliver(opening, "route", channel, [], deps()));
     expect(await deliver(followUp, "route", channel, [], deps())).toBe("sent");
+    expect(slept).toEqual([500]);
     expect(sent.map((s) => s.detail.id)).toEqual([opening.id, followUp.id]);
-    expect(sent[1]!.incident?.ts).toBe("1.0001"); // in the opening's thread
+    expect(sent[1]!.incident).toMatchObject({ shown: true, ts: "1.0001" }); // in the opening's thread
+    expect(await store.getRoot(opening.id, channel.id)).toMatchObject({ alert_id: opening.id, ts: "1.0001" });
+  });
 
-    // An opening this receiver is never told of (another route took it) holds a follow-up two minutes at most.
-    const other = recordingChannel("other");
-    const late = alert({ transition: "still_failing", incident_id: opening.id, observed_at: observed });
-    expect(await deliver(late, "route", other.channel, [], deps())).toBe("in_flight");
-    tick(2 * 60_000);
-    expect(await deliver(late, "route", other.channel, [], deps())).toBe("sent");
+  it("an opening that never comes to this receiver holds a follow-up seconds at most; the follow-up is then its opening", async () => {
+    const { store, deps, slept } = world();
+    const opening = alert({ observed_at: new Date(T0).toISOString() });
+    opening.incident_id = opening.id;
+    store.putAlert(opening);
+    const { channel, sent } = recordingChannel("other");
+    const followUp = alert({ transition: "still_failing", incident_id: opening.id, observed_at: opening.observed_at });
+    expect(await deliver(followUp, "route", channel, [], deps())).toBe("sent");
+    expect(slept.reduce((n, ms) => n + ms, 0)).toBe(OPENING_WAIT_MS);
+    expect(sent[0]!.incident).toBeUndefined(); // a message of its own, not a quote of what it never showed
+    expect(await store.getRoot(opening.id, channel.id)).toMatchObject({ alert_id: followUp.id, ts: "1.0001" });
+  });
+
+  it("a follow-up of an opening the receiver does not show is its opening at once; later ones, the opening too, reply to it", async () => {
+    const cases: Array<[string, (store: MemoryNotifyStore, opening: LookoutEventDetail, channel: Channel) => Promise<void>]> = [
+      ["backfilled (never raised)", async () => {}],
+      ["another route took it", async (store, opening) => store.putAlert(opening)],
+      ["held for a digest", async (store, opening, channel) => {
+        store.putAlert(opening);
+        const { record } = await store.claim(opening.id, channel.id, { receiver_label: channel.label, route: "route" }, 60_000);
+        await store.settle(record, { state: "held", suppression: { reason: "storm", detail: "held" } });
+      }],
+      ["failed", async (store, opening, channel) => {
+        store.putAlert(opening);
+        const { record } = await store.claim(opening.id, channel.id, { receiver_label: channel.label, route: "route" }, 60_000);
+        await store.settle(record, { state: "failed", error: "503" });
+      }],
+      ["muted", async (store, opening, channel) => {
+        store.putAlert(opening);
+        await store.recordSuppressed(opening.id, channel.id, { receiver_label: channel.label, route: "route", state: "suppressed", suppression: { reason: "mute", detail: "m" } });
+      }],
+    ];
+    for (const [why, given] of cases) {
+      const { store, deps, slept } = world();
+      const { channel, sent } = recordingChannel("r");
+      channel.threads = true; // the repeats are counted replies under the root
+      // Read a minute before: whatever became of it, it is not on its way now.
+      const opening = alert({ observed_at: new Date(T0 - 60_000).toISOString() });
+      opening.incident_id = opening.id;
+      await given(store, opening, channel);
+      const again = alert({ transition: "still_failing", incident_id: opening.id, incident: { subject: "s", opened_at: opening.occurred_at, failures: 2, repeat: true } });
+      expect(await deliver(again, "route", channel, [], deps()), why).toBe("sent");
+      expect(slept, why).toEqual([]);
+      expect(sent[0]!.incident, why).toBeUndefined();
+      const third = alert({ transition: "still_failing", incident_id: opening.id, incident: { subject: "s", opened_at: opening.occurred_at, failures: 3, repeat: true } });
+      store.putAlert(again);
+      expect(await deliver(third, "route", channel, [], deps()), why).toBe("sent");
+      expect(sent[1]!.incident, why).toMatchObject({ shown: true, ts: "1.0001", first: { id: why.startsWith("backfilled") ? again.id : opening.id } });
+      // The opening coming after its stand-in (a slow sender) replies in the stand-in's thread too.
+      if (why === "another route took it") {
+        expect(await deliver(opening, "route", channel, [], deps()), why).toBe("sent");
+        expect(sent[2]!.incident, why).toMatchObject({ shown: true, ts: "1.0001", first: { id: again.id } });
+      }
+    }
+  });
+
+  it("a follow-up of an opening kept quiet just now (backfill at first sight) does not wait: nothing of it is on its way", async () => {
+    const { store, deps, slept } = world();
+    const { channel, sent } = recordingChannel("r");
+    const opening = alert({ observed_at: new Date(T0).toISOString() });
+    opening.incident_id = opening.id;
+    store.putAlert(opening, true);
+    const followUp = alert({ transition: "still_failing", incident_id: opening.id });
+    expect(await deliver(followUp, "route", channel, [], deps())).toBe("sent");
+    expect(slept).toEqual([]);
+    expect(sent[0]!.incident).toBeUndefined();
+  });
+
+  it("a repeat where the receiver shows the incident but keeps no thread is counted, not posted again", async () => {
+    const { store, deps } = world();
+    const { channel, sent } = recordingChannel("email");
+    const opening = alert();
+    opening.incident_id = opening.id;
+    store.putAlert(opening);
+    expect(await deliver(opening, "route", channel, [], deps())).toBe("sent");
+    const again = alert({ transition: "still_failing", incident_id: opening.id, incident: { subject: "s", opened_at: opening.occurred_at, failures: 2, repeat: true } });
+    expect(await deliver(again, "route", channel, [], deps())).toBe("suppressed");
+    expect(sent).toHaveLength(1);
+    expect(await store.getDelivery(again.id, channel.id)).toMatchObject({ suppression: { reason: "repeat" } });
+    // Where it keeps a thread, the repeat is a counted reply in it.
+    const slack = recordingChannel("slack");
+    slack.channel.threads = true;
+    expect(await deliver(opening, "route", slack.channel, [], deps())).toBe("sent");
+    expect(await deliver(again, "route", slack.channel, [], deps())).toBe("sent");
+    expect(slack.sent[1]!.incident).toMatchObject({ shown: true, ts: "1.0001" });
+  });
+
+  it("an amendment waits seconds for the alert it amends, edits it once shown, goes alone past the wait, and is suppressed only where it was muted", async () => {
+    const { store, deps, meanwhile } = world();
+    const { channel, sent } = recordingChannel("r");
+    const failed = alert({ observed_at: new Date(T0).toISOString() });
+    failed.incident_id = failed.id;
+    store.putAlert(failed);
+    const amendment = (of: LookoutEventDetail) => alert({ transition: "changes_listed", incident_id: of.id, amends: of.id, id: `changes-${of.id}` });
+    // Shown while it waits: the amendment follows it (the Slack adapter edits its message).
+    meanwhile.push(() => deliver(failed, "route", channel, [], deps()));
+    expect(await deliver(amendment(failed), "route", channel, [], deps())).toBe("sent");
+    expect(sent.map((s) => s.detail.id)).toEqual([failed.id, `changes-${failed.id}`]);
+    expect(sent[1]!.incident).toMatchObject({ amended: { alert: { id: failed.id }, ts: "1.0001" } });
+
+    // Never shown here (held in a digest past the wait): the amendment goes on its own, never lost.
+    const held = alert({ observed_at: new Date(T0).toISOString() });
+    held.incident_id = held.id;
+    store.putAlert(held);
+    const { record } = await store.claim(held.id, channel.id, { receiver_label: channel.label, route: "route" }, 60_000);
+    await store.settle(record, { state: "held", suppression: { reason: "storm", detail: "held" } });
+    expect(await deliver(amendment(held), "route", channel, [], deps())).toBe("sent");
+    expect(sent.at(-1)!.detail.id).toBe(`changes-${held.id}`);
+
+    // Muted for this receiver: what amends it is not shown either.
+    const muted = alert();
+    muted.incident_id = muted.id;
+    store.putAlert(muted);
+    await store.recordSuppressed(muted.id, channel.id, { receiver_label: channel.label, route: "route", state: "suppressed", suppression: { reason: "mute", detail: "m" } });
+    expect(await deliver(amendment(muted), "route", channel, [], deps())).toBe("suppressed");
+    expect(await store.getDelivery(`changes-${muted.id}`, channel.id)).toMatchObject({ suppression: { reason: "not_told" } });
   });
 
   it("mute: a muted alert is recorded as suppressed, naming the mute, and not sent; health is never muted", async () => {

@@ -2,6 +2,7 @@
  * Record: what became of a delivery, on its record and in the receiver's run of failures. A failure
  * is told (health, fallback) before its record is settled, so the record names the health event.
  */
+import { isClosing } from "../../model/event.js";
 import type { DeliverySettlement, HeldAlert } from "../../model/notify-store.js";
 import type { DeliveryError, Sent } from "../types.js";
 import {
@@ -37,8 +38,25 @@ export const recordAlertStage: Stage<AlertAttempt, DeliveryOutcome> = async (a) 
   }
   await store.settle(mine, { state: "sent", ...sentFields(answer.sent, a.deps.now().toISOString()) });
   await store.receiverSucceeded(a.channel.id);
+  await recordRoot(a, answer.sent);
   return "sent";
 };
+
+/**
+ * An incident's alert sent as a message of its own where the receiver showed nothing of the incident
+ * (its opening, or a follow-up standing in for it) is that receiver's root: later follow-ups reply to it
+ * and the close resolves it. Closes and amendments never are: nothing follows a close, and an amendment
+ * edits or follows what it amends.
+ */
+export async function recordRoot(a: AlertAttempt, sent: Sent): Promise<void> {
+  const d = a.detail;
+  if (!d.incident_id || d.amends || isClosing(d.transition)) return;
+  if ((await a.incident())?.shown) return;
+  await a.deps.store.putRoot({
+    incident_id: d.incident_id, receiver_id: a.channel.id, alert_id: d.id, at: a.deps.now().toISOString(),
+    ...(sent.ts ? { ts: sent.ts } : {}), ...(sent.channel ? { channel: sent.channel } : {}), ...(sent.messageId ? { message_id: sent.messageId } : {}),
+  });
+}
 
 /** Each alert a digest carried: its record settled as `settlement` says, and no longer held. */
 export async function settleHeld(a: DigestAttempt, settlement: (h: HeldAlert) => Promise<DeliverySettlement>): Promise<void> {

@@ -1,6 +1,6 @@
 /** Send: the receiver is asked once (its adapter retries what may pass); its answer goes on the attempt. */
 import type { LookoutEventDetail } from "../../model/event.js";
-import type { DigestWindow, Sent } from "../types.js";
+import type { DigestWindow, IncidentRef, Sent } from "../types.js";
 import { type AlertAttempt, asDeliveryError, type Attempt, type DigestAttempt, type Stage } from "./stage.js";
 
 async function ask(a: Attempt, send: () => Promise<Sent>): Promise<undefined> {
@@ -12,8 +12,15 @@ async function ask(a: Attempt, send: () => Promise<Sent>): Promise<undefined> {
   return undefined;
 }
 
+/**
+ * The incident goes with the alert only where the receiver shows it (or shows the alert it amends):
+ * elsewhere the alert is the receiver's opening, a message of its own.
+ */
+export const incidentToSend = (ref: IncidentRef | undefined): IncidentRef | undefined =>
+  ref && (ref.shown !== false || ref.amended?.ts) ? ref : undefined;
+
 export const sendAlertStage: Stage<AlertAttempt, never> = (a) =>
-  ask(a, async () => a.channel.send(a.detail, await a.incident(), a.presentation));
+  ask(a, async () => a.channel.send(a.detail, incidentToSend(await a.incident()), a.presentation));
 
 export const sendDigestStage: Stage<DigestAttempt, never> = (a) => {
   const { held } = a;

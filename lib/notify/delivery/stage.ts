@@ -16,6 +16,8 @@ export interface DeliverDeps {
   rate: { perSecond: number; burst: number };
   /** How long a sender may take before another worker assumes it died and sends again. */
   leaseMs?: number;
+  /** Waits (a follow-up waiting seconds for its opening); default a timer. Tests move their clock instead. */
+  sleep?: (ms: number) => Promise<void>;
   log: Log;
   /** How each route shows an event (severity, mentions, links); absent: the event as raised. */
   present?: Presenter;
@@ -46,6 +48,8 @@ export interface Attempt {
   readonly deps: DeliverDeps;
   /** The first alert of the incident, for a follow-up: read once, when a stage first asks. */
   readonly incident: () => Promise<IncidentRef | undefined>;
+  /** Forgets what `incident` read, so the next call reads the store again (a stage waiting for an opening). */
+  readonly rereadIncident?: () => void;
   /** Set by the claim stage: the record whose lease this attempt holds. */
   claimed?: DeliveryRecord;
   /** Set by the send stage: what the receiver answered. */

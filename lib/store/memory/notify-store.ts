@@ -11,6 +11,7 @@ import type {
   DeliveryRecord,
   DeliverySettlement,
   HeldAlert,
+  IncidentRoot,
   Mute,
   NotifyStore,
   ReceiverFailures,
@@ -42,8 +43,10 @@ export class MemoryNotifyStore implements NotifyStore {
   /** Held alerts by receiver id, then `${held_at}#${alert id}` (the table's sort key). */
   private readonly held = new Map<string, Map<string, HeldAlert>>();
   private readonly failures = new Map<string, ReceiverFailures>();
+  /** Incident roots by `${incident id}#${receiver id}`. */
+  private readonly roots = new Map<string, IncidentRoot>();
   /** The outbox's alerts, which `getAlert` reads: the ingest side raises them (`putAlert` here). */
-  private readonly alerts = new Map<string, LookoutEventDetail>();
+  private readonly alerts = new Map<string, { detail: LookoutEventDetail; quiet: boolean }>();
 
   constructor(private readonly opts: MemoryNotifyStoreOptions = {}) {}
 
@@ -57,9 +60,9 @@ export class MemoryNotifyStore implements NotifyStore {
     return m;
   }
 
-  /** What the outbox holds for an alert raised elsewhere (the ingest store's `raiseAlert`). */
-  putAlert(detail: LookoutEventDetail): void {
-    this.alerts.set(detail.id, copy(detail));
+  /** What the outbox holds for an alert raised elsewhere (the ingest store's `raiseAlert`); `quiet`: kept quiet (backfill). */
+  putAlert(detail: LookoutEventDetail, quiet = false): void {
+    this.alerts.set(detail.id, copy({ detail, quiet }));
   }
 
   async getDelivery(alertId: string, receiverId: string): Promise<DeliveryRecord | undefined> {
@@ -171,8 +174,24 @@ export class MemoryNotifyStore implements NotifyStore {
     return run && copy(run);
   }
 
+  async getRoot(incidentId: string, receiverId: string): Promise<IncidentRoot | undefined> {
+    const root = this.roots.get(`${incidentId}#${receiverId}`);
+    return root && copy(root);
+  }
+
+  async putRoot(root: IncidentRoot): Promise<boolean> {
+    const key = `${root.incident_id}#${root.receiver_id}`;
+    if (this.roots.has(key)) return false;
+    this.roots.set(key, copy(root));
+    return true;
+  }
+
+  async getRaised(alertId: string): Promise<{ detail: LookoutEventDetail; quiet: boolean } | undefined> {
+    const raised = this.alerts.get(alertId);
+    return raised && copy(raised);
+  }
+
   async getAlert(alertId: string): Promise<LookoutEventDetail | undefined> {
-    const detail = this.alerts.get(alertId);
-    return detail && copy(detail);
+    return (await this.getRaised(alertId))?.detail;
   }
 }
