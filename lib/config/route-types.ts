@@ -97,8 +97,8 @@ export const withFollowing = (written: readonly string[]): string[] => [
 
 export interface NotifySettings {
   email?: { from: string; smtpUrlRef?: string };
-  /** Per Slack channel: a storm beyond this budget becomes one digest message. */
-  slackRate: { perSecond: number; burst: number };
+  /** Per receiver (Slack or email): a storm beyond this budget, or past `perHour` an hour, becomes a digest. */
+  slackRate: { perSecond: number; burst: number; perHour: number };
   /** Where an event goes when its receiver keeps failing. */
   fallback?: { slack?: SlackReceiver; email?: EmailReceiver };
   /** The default route (like Alertmanager's root route): who gets an event that no route matches. */
@@ -109,7 +109,7 @@ export interface NotifySettings {
   digestWithinMs: number;
 }
 
-export const DEFAULT_SLACK_RATE = { perSecond: 1, burst: 10 } as const;
+export const DEFAULT_SLACK_RATE = { perSecond: 1, burst: 10, perHour: 60 } as const;
 export const DEFAULT_DIGEST_WITHIN = "2m";
 
 /**

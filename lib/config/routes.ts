@@ -185,8 +185,9 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
         // Bounded: a rate near zero would hold messages for ever, a huge one is no limit at all.
         per_second: z._default(z.number().check(z.minimum(0.01), z.maximum(100)), DEFAULT_SLACK_RATE.perSecond),
         burst: z._default(z.int().check(z.minimum(1), z.maximum(1000)), DEFAULT_SLACK_RATE.burst),
+        per_hour: z._default(z.int().check(z.minimum(1), z.maximum(100_000)), DEFAULT_SLACK_RATE.perHour),
       }),
-      { per_second: DEFAULT_SLACK_RATE.perSecond, burst: DEFAULT_SLACK_RATE.burst },
+      { per_second: DEFAULT_SLACK_RATE.perSecond, burst: DEFAULT_SLACK_RATE.burst, per_hour: DEFAULT_SLACK_RATE.perHour },
     ),
     fallback: z.optional(z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile) })),
     /** The default route: gets every event no route matches (docs: README, "Routes"). */
@@ -210,7 +211,7 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
   return {
     Routes: z._default(z.array(RouteFile), []),
     Notify: z._default(NotifyFile, {
-      slack_rate: { per_second: DEFAULT_SLACK_RATE.perSecond, burst: DEFAULT_SLACK_RATE.burst },
+      slack_rate: { per_second: DEFAULT_SLACK_RATE.perSecond, burst: DEFAULT_SLACK_RATE.burst, per_hour: DEFAULT_SLACK_RATE.perHour },
       digest_within: DEFAULT_DIGEST_WITHIN,
     }),
   };
@@ -272,7 +273,7 @@ const toPair = (p: NonNullable<NotifyFile["fallback"]>): { slack?: SlackReceiver
 
 export function toNotify(file: NotifyFile): NotifySettings {
   const out: NotifySettings = {
-    slackRate: { perSecond: file.slack_rate.per_second, burst: file.slack_rate.burst },
+    slackRate: { perSecond: file.slack_rate.per_second, burst: file.slack_rate.burst, perHour: file.slack_rate.per_hour },
     digestWithinMs: parseDuration(file.digest_within)!,
   };
   if (file.default) out.default = { ...toPair(file.default), ...toMention(file.default) };

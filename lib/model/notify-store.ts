@@ -136,10 +136,12 @@ export interface NotifyStore {
    * first). Returns false when the bucket is empty: the caller holds the alert for a digest.
    */
   takeToken(receiverId: string, perSecond: number, burst: number): Promise<boolean>;
+  /** How many tokens `takeToken` would find now, without taking one. */
+  peekTokens(receiverId: string, perSecond: number, burst: number): Promise<number>;
   /** Holds an alert for a receiver's digest; holding the same (receiver, time, alert) again changes nothing. */
   hold(held: HeldAlert): Promise<void>;
-  /** What is held for a receiver, oldest first. */
-  heldFor(receiverId: string): Promise<HeldAlert[]>;
+  /** What is held for a receiver, oldest first; the first `limit` only when given. */
+  heldFor(receiverId: string, limit?: number): Promise<HeldAlert[]>;
   release(held: HeldAlert): Promise<void>;
 
   /** Counts one more failure in a row for a receiver; the run's first failure anchors its episode. */

@@ -16,7 +16,7 @@ import { claimStage } from "./delivery/claim.js";
 import { incidentStage } from "./delivery/incident.js";
 import { muteStage } from "./delivery/mute.js";
 import { readBackStage } from "./delivery/read-back.js";
-import { digestBudgetStage, rateOrHoldStage } from "./delivery/rate.js";
+import { digestBudgetStage, digestDue, rateOrHoldStage } from "./delivery/rate.js";
 import { recordAlertStage, recordDigestStage, recordRoot, sentInDigest } from "./delivery/record.js";
 import { sendAlertStage, sendDigestStage } from "./delivery/send.js";
 import { type AlertAttempt, chain, type DeliverDeps, type DeliveryOutcome, type DigestAttempt } from "./delivery/stage.js";
@@ -126,6 +126,9 @@ async function amendedOf(alertId: string, channel: Channel, store: NotifyStore):
  * many held alerts went out.
  */
 export async function flushHeld(channel: Channel, deps: DeliverDeps): Promise<number> {
+  // Asked before every delivery: a look at one item, then the digest's budget, before reading all.
+  if (!(await deps.store.heldFor(channel.id, 1)).length) return 0;
+  if (!(await digestDue({ channel, deps }))) return 0;
   const held = await deps.store.heldFor(channel.id);
   if (!held.length) return 0;
   const id = `digest-${contentHash(channel.id, ...held.map((h) => h.detail.id))}`;

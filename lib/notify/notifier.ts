@@ -13,6 +13,7 @@ import type { Mute, NotifyStore, ReceiverFailures } from "../model/notify-store.
 import { FALLBACK_ROUTE, type NotifySettings, type Receiver, receiversOf } from "../config/route-types.js";
 import { plainPresenter, type Presenter } from "./presentation.js";
 import { deliver, flushHeld, type Channel, type DeliverDeps, type DeliveryOutcome } from "./deliver.js";
+import { DIGEST_EVERY_MS } from "./delivery/rate.js";
 
 export interface NotifierDeps {
   settings: NotifySettings;
@@ -44,6 +45,8 @@ export const unfinished = (deliveries: readonly Delivery[]): boolean =>
 /** What the delivery core needs, from the notifier's dependencies. */
 const deliverDepsOf = (deps: NotifierDeps): DeliverDeps => ({
   store: deps.store, now: deps.now, rate: deps.settings.slackRate, log: deps.log, present: deps.present ?? plainPresenter,
+  // Digests at most a minute apart, closer when the configuration wants them sooner.
+  digestEveryMs: Math.min(DIGEST_EVERY_MS, deps.settings.digestWithinMs),
 });
 
 export async function notifyEvent(

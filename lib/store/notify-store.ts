@@ -50,6 +50,10 @@ function stripKeys<T = DeliveryRecord>(item: Record<string, unknown> | undefined
 
 const conditionFailed = (err: unknown) => err instanceof ConditionalCheckFailedException;
 
+/** A bucket's tokens at `now`: refilled since it was written, never past the burst; full when it has no item. */
+const tokensAt = (item: Record<string, unknown> | undefined, now: number, perSecond: number, burst: number) =>
+  item ? Math.min(burst, (item.tokens as number) + ((now - (item.at as number)) / 1000) * perSecond) : burst;
+
 export class DynamoNotifyStore implements NotifyStore {
   private readonly doc: DynamoDBDocumentClient;
   private readonly table: string;
@@ -176,12 +180,17 @@ export class DynamoNotifyStore implements NotifyStore {
 
   // ---- Storm control ------------------------------------------------------------------------------
 
+  async peekTokens(receiverId: string, perSecond: number, burst: number): Promise<number> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.bucket(receiverId), ConsistentRead: true }));
+    return tokensAt(Item, this.now().getTime(), perSecond, burst);
+  }
+
   /** Read, then written on the version read: a worker that lost the race reads again (five times at most). */
   async takeToken(receiverId: string, perSecond: number, burst: number): Promise<boolean> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const now = this.now().getTime();
       const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.bucket(receiverId), ConsistentRead: true }));
-      const tokens = Item ? Math.min(burst, (Item.tokens as number) + ((now - (Item.at as number)) / 1000) * perSecond) : burst;
+      const tokens = tokensAt(Item, now, perSecond, burst);
       if (tokens < 1) return false;
       try {
         await this.doc.send(new PutCommand({
@@ -209,16 +218,17 @@ export class DynamoNotifyStore implements NotifyStore {
     }));
   }
 
-  async heldFor(receiverId: string): Promise<HeldAlert[]> {
+  async heldFor(receiverId: string, limit?: number): Promise<HeldAlert[]> {
     const out: HeldAlert[] = [];
     let start: Record<string, unknown> | undefined;
     do {
       const res = await this.doc.send(new QueryCommand({
         TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `HELD#${receiverId}` }, ConsistentRead: true, ExclusiveStartKey: start,
+        ...(limit ? { Limit: limit - out.length } : {}),
       }));
       out.push(...(res.Items ?? []).map((item) => stripKeys<HeldAlert>(item)));
       start = res.LastEvaluatedKey;
-    } while (start);
+    } while (start && (!limit || out.length < limit));
     return out;
   }
 

@@ -461,7 +461,7 @@ describe("retention", () => {
   it("gives every item of every kind a TTL", async () => {
     const all = await scanAll();
     const kinds = new Set(all.map((i) => String(i.item_type)));
-    expect([...kinds].sort()).toEqual(["alert", "bucket", "cursor", "delivery", "directory", "dispatch", "execution", "held", "incident", "mute", "record", "service"]);
+    expect([...kinds].sort()).toEqual(["alert", "bucket", "cursor", "delivery", "directory", "dispatch", "execution", "held", "incident", "incident_root", "mute", "record", "service"]);
     const missing = all.filter((i) => typeof i[TTL_ATTRIBUTE] !== "number" || (i[TTL_ATTRIBUTE] as number) * 1000 < sim.clock.nowMs());
     expect(missing.map((i) => `${String(i.item_type)} ${String(i.pk)}`)).toEqual([]);
   });

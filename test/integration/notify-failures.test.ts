@@ -233,7 +233,7 @@ describe("a storm's digest", () => {
   it("goes out at the flush though nothing else arrives, each held alert recorded as sent in it, with how long it waited", async () => {
     clock += 3_600_000;
     // A budget of one message per 100 s: six alerts within 6 s are a storm.
-    const tight = { ...config.notify, slackRate: { perSecond: 0.01, burst: 1 } };
+    const tight = { ...config.notify, slackRate: { perSecond: 0.01, burst: 1, perHour: 60 } };
     const deps = process_(tight);
     const storm = [];
     for (let i = 0; i < 6; i++) storm.push(await raise({ ...EXAMPLE_DETAILS["Deployment Failed"], summary: `storm alert ${i}` }));
@@ -269,7 +269,7 @@ describe("a storm's digest", () => {
 
   it("refused for good at the flush (the webhook revoked): what it held goes to the fallback, recorded so, never held forever", async () => {
     clock += 3_600_000;
-    const tight = { ...config.notify, slackRate: { perSecond: 0.01, burst: 1 } };
+    const tight = { ...config.notify, slackRate: { perSecond: 0.01, burst: 1, perHour: 60 } };
     const deps = process_(tight);
     const storm = [];
     for (let i = 0; i < 3; i++) storm.push(await raise({ ...EXAMPLE_DETAILS["Deployment Failed"], summary: `revoked ${i}` }));

@@ -9,6 +9,7 @@ import type { LookoutEventDetail } from "../../lib/model/event.js";
 import type { Mute } from "../../lib/model/notify-store.js";
 import { deliver, flushHeld, type Channel, type DeliverDeps } from "../../lib/notify/deliver.js";
 import { OPENING_WAIT_MS } from "../../lib/notify/delivery/incident.js";
+import { INCIDENT_FOLLOW_UPS } from "../../lib/notify/delivery/rate.js";
 import { notifyEvent, unfinished, type NotifierDeps } from "../../lib/notify/notifier.js";
 import { DeliveryError, type IncidentRef } from "../../lib/notify/types.js";
 import type { Receiver } from "../../lib/config/route-types.js";
@@ -224,7 +225,7 @@ describe("delivery decisions", () => {
     expect(sent).toHaveLength(0);
   });
 
-  it("hold during a storm: over the budget alerts are held, then go out as one digest before the next alert", async () => {
+  it("hold during a storm: over the budget alerts are held, then go out as one digest before the next alert; digests at most one a minute", async () => {
     const { store, deps, tick } = world({ perSecond: 1, burst: 2 });
     const { channel, sent, digests } = recordingChannel("r");
     const storm = [alert(), alert(), alert(), alert()];
@@ -246,6 +247,45 @@ describe("delivery decisions", () => {
     for (const a of storm.slice(2)) expect(await store.getDelivery(a.id, channel.id)).toMatchObject({ state: "sent", digest_id: digestId, ts: "1.0002" });
     expect(await store.getDelivery(digestId, channel.id)).toMatchObject({ state: "sent", route: "digest" });
     expect(await store.heldFor(channel.id)).toEqual([]);
+
+    // The storm goes on: the next digest waits a minute after the last, however much budget the receiver has.
+    const more = [alert(), alert(), alert()];
+    for (const a of more) await deliver(a, "route", channel, [], deps());
+    tick(30_000);
+    expect(await flushHeld(channel, deps())).toBe(0);
+    tick(30_000);
+    expect(await flushHeld(channel, deps())).toBe(3);
+    expect(digests).toHaveLength(2);
+  });
+
+  it("a flood in one incident: the root, five follow-ups in its thread, then one every five minutes; the rest in digests, none lost; the close is never held", async () => {
+    const { store, deps, tick } = world({ perSecond: 1000, burst: 1000 });
+    const { channel, sent, digests } = recordingChannel("slack");
+    channel.threads = true;
+    const opening = alert({ transition: "cluster_error" });
+    opening.incident_id = opening.id;
+    store.putAlert(opening);
+    const errors = Array.from({ length: 200 }, (_, i) => alert({ transition: "cluster_error", incident_id: opening.id, incident: { subject: "cluster:c", opened_at: opening.occurred_at, failures: i + 2 } }));
+    expect(await deliver(opening, "route", channel, [], deps())).toBe("sent");
+    const outcomes = [];
+    for (const e of errors) outcomes.push(await deliver(e, "route", channel, [], deps()));
+    expect(outcomes.filter((o) => o === "sent")).toHaveLength(INCIDENT_FOLLOW_UPS.burst);
+    expect(outcomes.filter((o) => o === "held")).toHaveLength(200 - INCIDENT_FOLLOW_UPS.burst);
+    tick(INCIDENT_FOLLOW_UPS.everyMs);
+    const later = alert({ transition: "cluster_error", incident_id: opening.id, incident: { subject: "cluster:c", opened_at: opening.occurred_at, failures: 202 } });
+    expect(await deliver(later, "route", channel, [], deps())).toBe("sent");
+    const close = alert({ ...EXAMPLE_DETAILS["Cluster Recovered"], id: `close-${++seq}`, incident_id: opening.id });
+    tick(1_000);
+    expect(await deliver(close, "route", channel, [], deps())).toBe("sent");
+    // Every failure is shown: as the root, a reply, or a line of a digest; the digests a minute apart at most.
+    while ((await store.heldFor(channel.id)).length) {
+      tick(60_000);
+      await flushHeld(channel, deps());
+    }
+    const shown = new Set([...sent.map((s) => s.detail.id), ...digests.flat()]);
+    for (const e of [opening, ...errors, later, close]) expect(shown.has(e.id)).toBe(true);
+    expect(sent).toHaveLength(1 + INCIDENT_FOLLOW_UPS.burst + 2);
+    expect(digests.length).toBeLessThanOrEqual(2);
   });
 
   it("record: a send is recorded with the receiver's ids; a failure with its error, counting the receiver's run", async () => {
@@ -272,7 +312,7 @@ describe("delivery decisions", () => {
     const fallback = recordingChannel("email-fallback");
     const raised: AlertItem[] = [];
     const deps: NotifierDeps = {
-      settings: { slackRate: { perSecond: 1, burst: 10 }, digestWithinMs: 120_000, fallback: { email: { type: "email", to: ["fallback@example.com"] } } },
+      settings: { slackRate: { perSecond: 1, burst: 10, perHour: 60 }, digestWithinMs: 120_000, fallback: { email: { type: "email", to: ["fallback@example.com"] } } },
       store,
       outbox: { raiseAlert: async (item) => (raised.push(item), true), expiresAt: () => 0 },
       channelFor: async (r: Receiver) => (r.type === "email" ? fallback.channel : refusing.channel),

@@ -62,7 +62,7 @@ describe("routes configuration", () => {
     expect(sample.routes[2]!.slack).toHaveLength(1);
     expect(sample.notify).toEqual({
       email: { from: "lookout@example.com", smtpUrlRef: "env:SMTP_URL" },
-      slackRate: { perSecond: 1, burst: 10 },
+      slackRate: { perSecond: 1, burst: 10, perHour: 60 },
       fallback: { email: { type: "email", to: ["ops@example.com"] } },
       digestWithinMs: 120_000,
     });
@@ -73,7 +73,7 @@ describe("routes configuration", () => {
   it("has no routes and default notify settings when the file names none", () => {
     const c = parseConfig(HEAD, "lookout.yaml", {});
     expect(c.routes).toEqual([]);
-    expect(c.notify).toEqual({ slackRate: { perSecond: 1, burst: 10 }, digestWithinMs: 120_000 });
+    expect(c.notify).toEqual({ slackRate: { perSecond: 1, burst: 10, perHour: 60 }, digestWithinMs: 120_000 });
   });
 
   it("names the path of a bad field", () => {

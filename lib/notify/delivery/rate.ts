@@ -1,24 +1,76 @@
-/** Rate: each receiver's token bucket. An alert over budget is held for a digest; a digest waits. */
-import { claimedBy, type AlertAttempt, type DeliveryOutcome, type DigestAttempt, type Stage, takeToken } from "./stage.js";
+/**
+ * Rate: what a receiver may be sent, so that a flood is one incident at a bounded rate, not a storm
+ * (docs/architecture.md, "Receivers' rate"). Three token buckets, each in the store so every worker
+ * counts the same:
+ *  - the receiver's own messages: `rate.perSecond` with `rate.burst` (Slack's pace), and at most
+ *    `rate.perHour` an hour (what people can read);
+ *  - an incident's follow-ups at one receiver: `INCIDENT_FOLLOW_UPS` (a few at once, then one per five
+ *    minutes), so a crash-looping component is one thread, not thousands of replies;
+ *  - the receiver's digests: one per `digestEveryMs` at most.
+ * An alert over a budget is held, never dropped: it goes out in the receiver's next digest. A close of
+ * an incident the receiver shows is never held: its root must turn resolved where it was shown open.
+ */
+import { isClosing } from "../../model/event.js";
+import type { Attempt } from "./stage.js";
+import { claimedBy, type AlertAttempt, type DeliveryOutcome, type DigestAttempt, type Stage } from "./stage.js";
 
-/** Over budget: the alert is held for the receiver's next digest, and its record says so. */
-export const rateOrHoldStage: Stage<AlertAttempt, DeliveryOutcome> = async (a) => {
-  if (await takeToken(a)) return undefined;
+/** Per incident and receiver: five follow-ups at once, then one every five minutes. */
+export const INCIDENT_FOLLOW_UPS = { burst: 5, everyMs: 5 * 60_000 } as const;
+/** At most one digest a minute per receiver (less when `notify.digest_within` is shorter). */
+export const DIGEST_EVERY_MS = 60_000;
+
+const incidentBucket = (a: AlertAttempt) => `${a.channel.id}#incident#${a.detail.incident_id}`;
+
+/** Takes a token from the receiver's own budget: its pace, then its hourly cap. */
+async function takeReceiverToken(a: Attempt): Promise<boolean> {
   const { store, rate } = a.deps;
-  await store.hold({ receiver_id: a.channel.id, held_at: a.now.toISOString(), detail: a.detail, route: a.route });
-  await store.settle(claimedBy(a), {
-    state: "held",
-    suppression: { reason: "storm", detail: `over ${rate.perSecond}/s (burst ${rate.burst}) for ${a.channel.label}: held for a digest` },
-  });
-  return "held";
-};
+  if (!(await store.takeToken(a.channel.id, rate.perSecond, rate.burst))) return false;
+  return !rate.perHour || store.takeToken(`${a.channel.id}#hour`, rate.perHour / 3600, rate.perHour);
+}
+
+/** The receiver's digest bucket: one a `digestEveryMs`. */
+const digestBucket = (a: Pick<Attempt, "channel" | "deps">) =>
+  [`${a.channel.id}#digest`, 1000 / (a.deps.digestEveryMs ?? DIGEST_EVERY_MS), 1] as const;
+
+/** Whether a digest may go out now: its last one went out long enough ago (nothing taken). */
+export const digestDue = async (a: Pick<Attempt, "channel" | "deps">): Promise<boolean> =>
+  (await a.deps.store.peekTokens(...digestBucket(a))) >= 1;
 
 /**
- * Before reading back: a storm retries its digest at every alert, and a digest with no budget yet was
- * never sent, so only one that may go out now is worth reading the receiver back for.
+ * A digest takes a message from the receiver's budget (a storm's digest waits for it) and its digest
+ * token; until both are there, what it holds stays held.
  */
 export const digestBudgetStage: Stage<DigestAttempt, number> = async (a) => {
-  if (await takeToken(a)) return undefined;
+  // The receiver's pace, not its hourly cap: digests have their own bound, and must get out when the cap is spent.
+  const { store, rate } = a.deps;
+  if ((await store.takeToken(a.channel.id, rate.perSecond, rate.burst)) && (await store.takeToken(...digestBucket(a)))) return undefined;
   await a.deps.store.settle(claimedBy(a), { state: "failed", error: "no budget yet; the next delivery or flush retries" });
   return 0;
+};
+
+/** Over budget: the alert is held for the receiver's next digest, and its record says why. */
+async function hold(a: AlertAttempt, why: string): Promise<DeliveryOutcome> {
+  await a.deps.store.hold({ receiver_id: a.channel.id, held_at: a.now.toISOString(), detail: a.detail, route: a.route });
+  await a.deps.store.settle(claimedBy(a), { state: "held", suppression: { reason: "storm", detail: `${why}: held for a digest` } });
+  return "held";
+}
+
+export const rateOrHoldStage: Stage<AlertAttempt, DeliveryOutcome> = async (a) => {
+  const d = a.detail;
+  const followUp = !!d.incident_id && d.incident_id !== d.id;
+  const shown = followUp && (await a.incident())?.shown === true;
+  if (shown && isClosing(d.transition)) {
+    await takeReceiverToken(a); // counted against the budget, never held
+    return undefined;
+  }
+  // Follow-ups under a root this receiver shows (an amendment edits or follows it: not counted).
+  if (shown && !d.amends) {
+    const { burst, everyMs } = INCIDENT_FOLLOW_UPS;
+    if (!(await a.deps.store.takeToken(incidentBucket(a), 1000 / everyMs, burst))) {
+      return hold(a, `over ${burst} follow-ups then 1 per ${everyMs / 60_000}m for incident ${d.incident_id} at ${a.channel.label}`);
+    }
+  }
+  if (await takeReceiverToken(a)) return undefined;
+  const { perSecond, burst, perHour } = a.deps.rate;
+  return hold(a, `over ${perSecond}/s (burst ${burst})${perHour ? `, ${perHour}/h` : ""} for ${a.channel.label}`);
 };

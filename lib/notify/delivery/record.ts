@@ -2,6 +2,7 @@
  * Record: what became of a delivery, on its record and in the receiver's run of failures. A failure
  * is told (health, fallback) before its record is settled, so the record names the health event.
  */
+import pMap from "p-map";
 import { isClosing } from "../../model/event.js";
 import type { DeliverySettlement, HeldAlert } from "../../model/notify-store.js";
 import type { DeliveryError, Sent } from "../types.js";
@@ -60,12 +61,13 @@ export async function recordRoot(a: AlertAttempt, sent: Sent): Promise<void> {
 
 /** Each alert a digest carried: its record settled as `settlement` says, and no longer held. */
 export async function settleHeld(a: DigestAttempt, settlement: (h: HeldAlert) => Promise<DeliverySettlement>): Promise<void> {
-  for (const h of a.held) {
+  // A flood's digest carries thousands: settled a few at a time, not one after another.
+  await pMap(a.held, async (h) => {
     const outcome = await settlement(h);
     const record = await a.deps.store.getDelivery(h.detail.id, a.channel.id);
     if (record) await a.deps.store.settle(record, outcome);
     await a.deps.store.release(h);
-  }
+  }, { concurrency: 16 });
 }
 
 /** The alerts a digest carried: each recorded as sent in it. Returns how many went out. */

@@ -12,8 +12,13 @@ import type { Presenter } from "../presentation.js";
 export interface DeliverDeps {
   store: NotifyStore;
   now: () => Date;
-  /** Per receiver: messages per second and burst (default 1/s, burst 10: docs/architecture.md, "Receivers' rate"). */
-  rate: { perSecond: number; burst: number };
+  /**
+   * Per receiver: messages per second and burst, and at most `perHour` an hour (default 1/s, burst 10,
+   * 60/h: docs/architecture.md, "Receivers' rate").
+   */
+  rate: { perSecond: number; burst: number; perHour?: number };
+  /** A receiver's digests go out at most this often (default a minute, lib/notify/delivery/rate.ts). */
+  digestEveryMs?: number;
   /** How long a sender may take before another worker assumes it died and sends again. */
   leaseMs?: number;
   /** Waits (a follow-up waiting seconds for its opening); default a timer. Tests move their clock instead. */
@@ -108,6 +113,3 @@ export const sentFields = (s: Sent, at?: string) => ({
   ...(s.updated && at ? { updated_message: { ...s.updated, at } } : {}),
 });
 
-/** Takes a token from the receiver's budget (lib/model/notify-store.ts: takeToken). */
-export const takeToken = (a: Attempt): Promise<boolean> =>
-  a.deps.store.takeToken(a.channel.id, a.deps.rate.perSecond, a.deps.rate.burst);

@@ -126,10 +126,18 @@ export class MemoryNotifyStore implements NotifyStore {
     return mute && copy(mute);
   }
 
+  private tokens(receiverId: string, perSecond: number, burst: number): number {
+    const bucket = this.buckets.get(receiverId);
+    return bucket ? Math.min(burst, bucket.tokens + ((this.now().getTime() - bucket.at) / 1000) * perSecond) : burst;
+  }
+
+  async peekTokens(receiverId: string, perSecond: number, burst: number): Promise<number> {
+    return this.tokens(receiverId, perSecond, burst);
+  }
+
   async takeToken(receiverId: string, perSecond: number, burst: number): Promise<boolean> {
     const now = this.now().getTime();
-    const bucket = this.buckets.get(receiverId);
-    const tokens = bucket ? Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * perSecond) : burst;
+    const tokens = this.tokens(receiverId, perSecond, burst);
     if (tokens < 1) return false;
     this.buckets.set(receiverId, { tokens: tokens - 1, at: now });
     return true;
@@ -141,8 +149,9 @@ export class MemoryNotifyStore implements NotifyStore {
     m.set(`${held.held_at}#${held.detail.id}`, copy(held));
   }
 
-  async heldFor(receiverId: string): Promise<HeldAlert[]> {
-    return sortedValues(this.held.get(receiverId) ?? new Map());
+  async heldFor(receiverId: string, limit?: number): Promise<HeldAlert[]> {
+    const all = sortedValues(this.held.get(receiverId) ?? new Map());
+    return limit ? all.slice(0, limit) : all;
   }
 
   async release(held: HeldAlert): Promise<void> {
