@@ -32,6 +32,10 @@ export interface RunSummaryJson {
   new_records: number;
   alerts: number;
   published: number;
+  /** Events whose delivery is unfinished: the next run retries them. */
+  owed: number;
+  /** Alerts held for a digest that a later run sends. */
+  held: number;
 }
 
 /** A count and its noun: "1 poll", "2 polls". */
@@ -43,7 +47,9 @@ export const plural = (n: number, word: string): string => `${n} ${word}${n === 
  */
 export const runSummaryText = (s: RunSummary): string =>
   `${plural(s.polls, "poll")}, ${plural(s.requests, "request")}, ${plural(s.newRecords, "new record")}, ` +
-  `${plural(s.alerts, "alert")} raised by polls, ${plural(s.published, "event")} published (health included)`;
+  `${plural(s.alerts, "alert")} raised by polls, ${plural(s.published, "event")} published (health included)` +
+  (s.owed ? `; ${plural(s.owed, "event")} not yet delivered to every receiver: the next run retries (lookout status)` : "") +
+  (s.held ? `; ${plural(s.held, "alert")} held for a digest: a run within notify.digest_within sends it` : "");
 
 export async function runCommand(opts: { once: boolean; configFile: string; verbose: boolean; format?: string }): Promise<number> {
   const controller = new AbortController();
@@ -66,6 +72,7 @@ export async function runCommand(opts: { once: boolean; configFile: string; verb
       const doc: RunSummaryJson = {
         polls: summary.polls, failed_polls: summary.failedPolls, requests: summary.requests,
         new_records: summary.newRecords, alerts: summary.alerts, published: summary.published,
+        owed: summary.owed ?? 0, held: summary.held ?? 0,
       };
       process.stdout.write(`${jsonDocument(doc)}\n`);
     } else {

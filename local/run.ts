@@ -21,6 +21,7 @@ import { alertLine, deliveryLine, pollLine } from "./view.js";
 import { terminalSlack } from "./terminal-slack.js";
 import { flushDigests } from "../lib/notify/notifier.js";
 import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/config/routes.js";
+import { receiverId } from "../lib/config/receivers.js";
 import { unsetSecretsLine } from "./routes-commands.js";
 import { redactUrl } from "../lib/platform/redact.js";
 
@@ -45,6 +46,10 @@ export interface RunSummary {
   alerts: number;
   published: number;
   failedPolls: number;
+  /** Events whose delivery is unfinished after the run (a receiver failing, a sender holding it): the next run retries them. */
+  owed?: number;
+  /** Alerts held for a receiver's digest after the run: a later run's flush sends them. */
+  held?: number;
 }
 
 /** Sources polled at once: the platform is one service; a few in flight keep a tick short. */
@@ -86,8 +91,10 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
       const state = await pipeline.dispatch.get(DISPATCH_NAME);
       if (state) await raiseHealth(state, pipeline.watch, now(), pipeline.store, (d) => opts.print(alertLine(d, undefined, now())), opts.config.health);
       await pipeline.reader.drain();
-      await pipeline.notifyRetries.retry();
+      summary.owed = await pipeline.notifyRetries.retry();
       await flushHeld(pipeline);
+      // What this run leaves to a later one is said in its summary, never left silent.
+      summary.held = await heldCount(pipeline);
     } else {
       await runContinuously(pipeline, opts, summary);
     }
@@ -169,6 +176,12 @@ async function pollEach(p: LocalPipeline, polls: PollRequest[], opts: RunOptions
     },
     { concurrency: POLL_CONCURRENCY },
   );
+}
+
+/** How many alerts wait in the receivers' digests. */
+async function heldCount(p: LocalPipeline): Promise<number> {
+  const held = await Promise.all(allReceivers(p.config.routes, p.config.notify).map((r) => p.notifier.store.heldFor(receiverId(r))));
+  return held.reduce((n, h) => n + h.length, 0);
 }
 
 /** What storms held back goes out as digests now, whether or not another alert comes. */

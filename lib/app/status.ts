@@ -27,6 +27,7 @@ export function statusPorts(dynamodb: DynamoDBClient, tableName: string, retenti
       return page.rows
         .flatMap((row) => (row.deliveries ?? []).map((d) => ({
           receiver: d.receiver, state: d.state, updated_at: d.updated_at, alert_id: row.id, ...(d.error ? { error: d.error } : {}),
+          ...(d.permanent ? { permanent: true } : {}),
         })))
         .sort((a, b) => b.updated_at.localeCompare(a.updated_at));
     },

@@ -178,5 +178,6 @@ function deliveryRow(d: StoredItem): DeliveryRow {
     ...(s?.detail ? { detail: s.detail } : {}),
     ...(d.digest_id ? { digest_id: String(d.digest_id) } : {}),
     ...(d.error ? { error: String(d.error) } : {}),
+    ...(d.permanent ? { permanent: true } : {}),
   };
 }

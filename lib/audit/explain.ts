@@ -203,10 +203,12 @@ function deliveryPhrase(d: ExplainedDelivery): string {
   if (d.suppression?.reason === "mute") return `not ${to}: muted${d.suppression.mute ? ` by ${d.suppression.mute.created_by}: ${d.suppression.mute.reason}` : ""}`;
   if (d.state === "sent" && d.digest) return `${to} in storm digest ${d.digest.id}`;
   if (d.state === "sent") return to;
-  if (d.state === "held") return `not yet ${to}: held back by the storm budget for a digest`;
+  if (d.state === "held") return `not yet ${to}: held back by the storm budget for a digest (${d.suppression?.detail ?? "over budget"}), due within notify.digest_within`;
+  if (d.state === "sending") return `not yet ${to}: being sent (attempt ${d.attempts}); if its sender died, another takes over when the lease ends`;
   if (d.state === "failed") {
     const why = `${d.error ? ` (${d.error})` : ""}${d.permanent ? ", not retried: retrying cannot fix it" : ""}`;
-    return `not ${to}: failed after ${d.attempts} attempt(s)${why}${d.health_id ? `; health event ${d.health_id} raised (receiver_failing)` : ""}`;
+    const retry = d.permanent ? "" : "; it will be retried (SQS redelivers it; on one machine, the next run)";
+    return `not ${to}: failed after ${d.attempts} attempt(s)${why}${d.health_id ? `; health event ${d.health_id} raised (receiver_failing)` : ""}${retry}`;
   }
   return `${to}: ${d.state}`;
 }

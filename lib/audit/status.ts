@@ -18,6 +18,15 @@ export const STATUS_SCHEMA_VERSION = 1;
 /** A quarantined thing is a problem for this long after it was set aside (docs/status.md, "Verdict"). */
 export const DEFAULT_QUARANTINE_WITHIN_MS = 24 * 3_600_000;
 
+/** An alert held or in flight this long is listed per receiver (docs/status.md, "Waiting alerts"). */
+export const WAITING_LISTED_AFTER_MS = 60_000;
+/** In flight this long (a sender died and nothing took over), it makes status unhealthy. */
+export const WAITING_BOUND_MS = 10 * 60_000;
+/** A retryable failure older than this has been dead-lettered: the receiver's failures and health speak of it. */
+const RETRIED_WITHIN_MS = 3_600_000;
+/** How many waiting alerts are listed per receiver (all are counted). */
+const WAITING_LISTED = 20;
+
 /** How far back the last delivery to each receiver is looked for. */
 export const DELIVERY_LOOKBACK_MS = 7 * 86_400_000;
 
@@ -33,6 +42,7 @@ export interface SeenDelivery {
   updated_at: string;
   alert_id: string;
   error?: string;
+  permanent?: boolean;
 }
 
 export interface QuarantineSeen {
@@ -114,7 +124,31 @@ export interface ReceiverStatus {
   failing_since: string | null;
   held: number;
   oldest_held_at: string | null;
+  /** Alerts held for a digest or in flight (being sent, failed and to be retried) over a minute, oldest first. */
+  waiting: number;
+  waiting_alerts: WaitingAlert[];
   problem: string | null;
+}
+
+export interface WaitingAlert {
+  alert_id: string;
+  /** `held` (for a digest), `sending` (a sender holds it), `failed` (to be retried). */
+  state: string;
+  since: string;
+}
+
+/** What waits at a receiver for over a minute: held alerts, deliveries being sent, failures to be retried. */
+export function waitingAt(held: readonly HeldAlert[], deliveries: readonly SeenDelivery[], now: number): WaitingAlert[] {
+  const latest = new Map<string, SeenDelivery>();
+  for (const d of deliveries) if (!latest.has(d.alert_id)) latest.set(d.alert_id, d); // newest first
+  const inFlight = [...latest.values()].filter((d) =>
+    d.state === "sending" || (d.state === "failed" && !d.permanent && now - Date.parse(d.updated_at) < RETRIED_WITHIN_MS));
+  return [
+    ...held.map((h) => ({ alert_id: h.detail.id, state: "held", since: h.held_at })),
+    ...inFlight.map((d) => ({ alert_id: d.alert_id, state: d.state, since: d.updated_at })),
+  ]
+    .filter((w) => now - Date.parse(w.since) >= WAITING_LISTED_AFTER_MS)
+    .sort((a, b) => a.since.localeCompare(b.since));
 }
 
 export interface StatusReport {
@@ -198,6 +232,11 @@ export function statusReport(facts: StatusFacts, settings: StatusSettings): Stat
     if (oldest && now - Date.parse(oldest) > settings.digestWithinMs) {
       problems.push(`${r.held.length} alerts held for a digest since ${oldest}, over notify.digest_within`);
     }
+    const waiting = waitingAt(r.held, r.deliveries, now);
+    const stuck = waiting.filter((w) => w.state !== "held" && now - Date.parse(w.since) > WAITING_BOUND_MS);
+    if (stuck.length) {
+      problems.push(`${stuck.length} alerts not delivered after ${WAITING_BOUND_MS / 60_000}m, the oldest ${stuck[0]!.alert_id} (${stuck[0]!.state} since ${stuck[0]!.since}; lookout explain says why)`);
+    }
     const problem = problems.length ? problems.join("; ") : null;
     if (problem) reasons.push(`receiver ${r.label}: ${problem}`);
     return {
@@ -210,6 +249,8 @@ export function statusReport(facts: StatusFacts, settings: StatusSettings): Stat
       failing_since: r.failures?.since ?? null,
       held: r.held.length,
       oldest_held_at: oldest,
+      waiting: waiting.length,
+      waiting_alerts: waiting.slice(0, WAITING_LISTED),
       problem,
     };
   });
@@ -275,6 +316,8 @@ export function statusLines(r: StatusReport): string[] {
     out.push(`    last delivery ${time(c.last_delivery_at, now)}; last failure ${time(c.last_failure_at, now)}; failures in a row ${c.consecutive_failures}`);
     if (c.last_error) out.push(`    last error: ${c.last_error}`);
     out.push(`    held for a digest: ${c.held}${c.oldest_held_at ? `, oldest ${time(c.oldest_held_at, now)}` : ""}`);
+    if (c.waiting) out.push(`    waiting over a minute: ${c.waiting}${c.waiting > c.waiting_alerts.length ? ` (the oldest ${c.waiting_alerts.length} listed)` : ""}`);
+    for (const w of c.waiting_alerts) out.push(`      ${w.alert_id}  ${w.state} since ${time(w.since, now)}`);
   }
   out.push("");
   const q = r.quarantine;

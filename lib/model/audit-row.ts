@@ -32,6 +32,8 @@ export interface DeliveryRow {
   detail?: string;
   digest_id?: string;
   error?: string;
+  /** A failure retrying cannot fix: not retried. */
+  permanent?: boolean;
 }
 
 /** What the audit indexes store and project for each execution, record and alert. */

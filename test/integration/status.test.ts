@@ -144,6 +144,7 @@ describe("lookout status", () => {
     expect(hook.last_delivery_at).not.toBeNull();
     expect(hook).toMatchObject({ held: 1, oldest_held_at: heldAt, consecutive_failures: 0 });
     expect(hook.problem).toContain("over notify.digest_within");
+    expect(hook).toMatchObject({ waiting: 1, waiting_alerts: [{ alert_id: EXAMPLE_DETAILS["Deployment Failed"].id, state: "held", since: heldAt }] });
     expect(r.quarantine).toMatchObject({ count: 1, newest: { id: "delivery-too-big", kind: "webhook_delivery", stage: "ingest" } });
     expect(r.reasons).toHaveLength(4);
     expect(r.budget!.used_last_hour).toBeGreaterThan(again.budget!.used_last_hour);
@@ -155,6 +156,7 @@ describe("lookout status", () => {
     expect(table.text).toContain(`${cluster}  FAILING: 1 polls failed in a row`);
     expect(table.text).toMatch(/slack #oncall {2}\[slack-[0-9a-f]{10}\] {2}FAILING: \d+ deliveries failed in a row/);
     expect(table.text).toContain("held for a digest: 1, oldest");
+    expect(table.text).toContain(`waiting over a minute: 1\n      ${EXAMPLE_DETAILS["Deployment Failed"].id}  held since`);
     expect(table.text).toContain("quarantine (last 24 h): 1; newest");
     expect(table.text).toContain("delivery-too-big");
     expect(table.text).toMatch(/budget: \d+ requests in the last hour of 1000 allowed/);
