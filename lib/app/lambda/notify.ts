@@ -5,6 +5,9 @@
  * dead-letters it; the fallback receiver and a health event have been told by then. So does one that
  * another sender holds: if that sender died, the retry takes over once its lease ran out. One that no
  * retry can fix (a missing secret, a 4xx) has gone to the fallback and is not retried.
+ * The queues are FIFO, one message group per incident (docs/architecture.md, "Order per incident"): a
+ * batch is processed in order, and once a message fails, the later messages of its incident in the batch
+ * fail with it, unprocessed, so that none overtakes it; other incidents' messages go on.
  * The default route's messages (`route: "default"`) carry every event; only those no route matches are
  * delivered. The digest schedule invokes it with `{"lookout": "flush-digests"}`: what storms held back
  * for this kind of receiver goes out without waiting for another alert.
@@ -13,7 +16,7 @@ import middy from "@middy/core";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
-import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import { SqsFifoPartialProcessorAsync, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { DEFAULT_ROUTE, type Receiver } from "../../config/route-types.js";
 import { decideRoutes } from "../../routes/match.js";
@@ -36,9 +39,26 @@ const isFlush = (e: unknown): e is FlushDigestsEvent => (e as FlushDigestsEvent 
 
 const ofKind = (kind: ReceiverKind, receivers: readonly Receiver[]) => receivers.filter((r) => r.type === kind);
 
+/**
+ * The rule's message from the pipe's (infra/pipes.yml): its input template sends the message itself; should
+ * the pipe send its whole record, or the body as a JSON string, the message is taken out of it.
+ */
+export function notifyBody(body: string): string {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return body; // parseNotifyMessage says what is wrong
+  }
+  if (typeof json === "string") return json;
+  const inner = (json as { body?: unknown } | null)?.body;
+  if (json && typeof json === "object" && !("route" in json) && inner !== undefined) return typeof inner === "string" ? inner : JSON.stringify(inner);
+  return body;
+}
+
 export function createNotifyHandler(kind: ReceiverKind, deps: Deps<NotifyHandlerDeps>, given?: Partial<Telemetry>) {
   const { logger, metrics } = telemetryOr(`notify-${kind}`, given);
-  const processor = new BatchProcessor(EventType.SQS);
+  const processor = new SqsFifoPartialProcessorAsync();
 
   const base = async (event: SQSEvent | FlushDigestsEvent, context: Context): Promise<SQSBatchResponse & { flushed?: number }> => {
     const d = await resolveDeps(deps);
@@ -49,7 +69,7 @@ export function createNotifyHandler(kind: ReceiverKind, deps: Deps<NotifyHandler
       return { batchItemFailures: [], flushed };
     }
     const record = async (msg: SQSRecord) => {
-      const { route: name, event: envelope } = parseNotifyMessage(msg.body);
+      const { route: name, event: envelope } = parseNotifyMessage(notifyBody(msg.body));
       let receivers: Receiver[];
       if (name === DEFAULT_ROUTE) {
         // The default route's rule takes every event; it delivers only what no route matches.
@@ -69,7 +89,8 @@ export function createNotifyHandler(kind: ReceiverKind, deps: Deps<NotifyHandler
         throw new Error(`route ${name}: a receiver failed or is still being sent to; the message will be retried`);
       }
     };
-    return processPartialResponse(event as SQSEvent, record, processor, { context, throwOnFullBatchFailure: false });
+    // skipGroupOnError: a failure holds back only the rest of its own incident in this batch.
+    return processPartialResponse(event as SQSEvent, record, processor, { context, throwOnFullBatchFailure: false, skipGroupOnError: true });
   };
   return middy(base).use(injectLambdaContext(logger)).use(logMetrics(metrics));
 }
