@@ -1,9 +1,10 @@
 /**
  * The parts of the deployed stack that follow from the configuration file, as CloudFormation (JSON in,
  * JSON out; serverless.yml includes them through infra/from-config.cjs at package time):
- *  - one `AWS::Events::Rule` per route (lib/routes/rules.ts) on the Lookout bus, targeting the Slack or
- *    email queue, and the catch-all `Lookout Health` rule to the health topic;
- *  - the queue policies that let exactly those rules send to the queues;
+ *  - two `AWS::Events::Rule` per route (lib/routes/rules.ts) on the Lookout bus — its events with an
+ *    incident and those without — targeting the Slack or email inbox, and the catch-all `Lookout Health`
+ *    rule to the health topic;
+ *  - the queue policies that let exactly those rules send to the inboxes;
  *  - one IAM role per function, with only the actions it uses on only the resources it uses, the SSM
  *    parameters and Secrets Manager secrets the configuration names among them;
  *  - the alarms: each dead-letter queue's depth, each function's errors, the work queues' backlog, the
@@ -16,7 +17,7 @@ import { isDeepStrictEqual } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/model/event.js";
 import { type Config, checkConfig, loadConfigFile } from "../lib/config/load.js";
-import { ruleResources, type RuleTarget } from "../lib/routes/rules.js";
+import { type RuleResource, ruleResources, type RuleTarget } from "../lib/routes/rules.js";
 import { receiverSecretRefs } from "../lib/config/routes.js";
 import type { Receiver } from "../lib/config/route-types.js";
 import { INDEXES } from "../lib/store/table.js";
@@ -36,10 +37,14 @@ export type FunctionKey = keyof typeof FUNCTIONS;
 
 /** Queues of infra/queues.yml: the three work queues, their dead letters, and the other two dead-letter queues. */
 export const WORK_QUEUES = { PollQueue: "poll", SlackQueue: "notify-slack", EmailQueue: "notify-email" } as const;
+/** The inboxes the route rules send to, each emptied by its pipe into the kind's work queue (infra/pipes.yml). */
+export const INBOXES = { SlackInbox: "SlackPipe", EmailInbox: "EmailPipe" } as const;
 export const DEAD_LETTER_QUEUES = {
   PollDeadLetterQueue: "poll messages that failed 3 times",
   SlackDeadLetterQueue: "Slack deliveries that failed 5 times",
   EmailDeadLetterQueue: "email deliveries that failed 5 times",
+  SlackInboxDeadLetterQueue: "notify messages the Slack pipe could not move to the Slack queue 5 times",
+  EmailInboxDeadLetterQueue: "notify messages the email pipe could not move to the email queue 5 times",
   PublishFailureQueue: "outbox batches the publish function gave up on",
   BusDeadLetterQueue: "events the bus could not deliver to a queue or topic",
 } as const;
@@ -299,16 +304,61 @@ export function roleResources(config: Config, o: StackOptions): Record<string, C
 /** Rule names are at most 64 characters. */
 const RULE_NAME_MAX = 64;
 
+/** The one message group of an inbox: the rules' events in the order EventBridge delivered them. */
+export const INBOX_GROUP = "inbox";
+
+/**
+ * What a route's rule writes to the inbox: the route, the whole event, and what the pipe reads to send it
+ * on (infra/pipes.yml) — `group`, the work queue's message group, and `dedup`, its deduplication id (the
+ * alert once per route: a republished alert is not delivered twice within SQS's five minutes).
+ */
+export const notifyTemplate = (route: string): string =>
+  `{"route": ${JSON.stringify(route)}, "group": "<group>", "dedup": ${JSON.stringify(`${route}/<alert>`)}, "event": <aws.events.event.json>}`;
+
+/**
+ * A route's rule as two: the events of an incident, grouped by `incident_id`, and those of none (health,
+ * a cancellation of a healthy service), each its own group. A rule's input transformer has no fallback
+ * for a path an event lacks, so the split is in the patterns, and each rule's path always exists.
+ */
+function byIncident(id: string, rule: RuleResource, route: string): Record<string, RuleResource> {
+  const detail = (rule.Properties.EventPattern.detail ?? {}) as Record<string, unknown>;
+  if ("incident_id" in detail) throw new DeployConfigError(`route ${route}: matching on incident_id is not supported in the cloud (its rule splits on it)`);
+  const half = (exists: boolean, group: string): RuleResource => ({
+    ...rule,
+    Properties: {
+      ...rule.Properties,
+      Name: exists ? rule.Properties.Name : `${rule.Properties.Name}_solo`,
+      Description: `${rule.Properties.Description}, events ${exists ? "of an incident" : "of no incident"}`,
+      EventPattern: { ...rule.Properties.EventPattern, detail: { ...detail, incident_id: [{ exists }] } },
+      Targets: rule.Properties.Targets.map((t) => ({
+        ...t,
+        SqsParameters: { MessageGroupId: INBOX_GROUP },
+        InputTransformer: { InputPathsMap: { group, alert: "$.detail.id" }, InputTemplate: notifyTemplate(route) },
+      })),
+    },
+  });
+  return { [id]: half(true, "$.detail.incident_id"), [`${id}Solo`]: half(false, "$.detail.id") };
+}
+
 export function ruleAndPolicyResources(config: Config, o: StackOptions): Record<string, Cfn> {
   const dlq = { Arn: getAtt("BusDeadLetterQueue", "Arn") };
   // A queue that refuses an event (throttling, a policy being replaced) is retried for a day, then dead-lettered.
   const retry = { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86400 };
   const target = (Id: string, queue: string): RuleTarget => ({ Id, Arn: getAtt(queue, "Arn"), DeadLetterConfig: dlq, RetryPolicy: retry });
-  const rules = ruleResources(config.routes, { slack: target("slack", "SlackQueue"), email: target("email", "EmailQueue") }, {
+  const namePrefix = `${o.service}-${o.stage}-`;
+  const perRoute = ruleResources(config.routes, { slack: target("slack", "SlackInbox"), email: target("email", "EmailInbox") }, {
     eventBusName: ref("LookoutBus"),
-    namePrefix: `${o.service}-${o.stage}-`,
+    namePrefix,
     defaultRoute: config.notify.default,
   });
+  const rules: Record<string, RuleResource> = {};
+  for (const [id, rule] of Object.entries(perRoute)) {
+    for (const [hid, half] of Object.entries(byIncident(id, rule, rule.Properties.Name.slice(namePrefix.length)))) {
+      // Logical ids are alphanumeric: a route named `<name>-solo` would take the id of `<name>`'s second rule.
+      if (rules[hid] || (hid !== id && perRoute[hid])) throw new DeployConfigError(`routes share the rule id ${hid}; rename one of them`);
+      rules[hid] = half;
+    }
+  }
   const tooLong = Object.values(rules).filter((r) => r.Properties.Name.length > RULE_NAME_MAX).map((r) => r.Properties.Name);
   if (tooLong.length) throw new DeployConfigError(`rule names longer than ${RULE_NAME_MAX} characters: ${tooLong.join(", ")}; shorten the route names or the stage`);
 
@@ -349,10 +399,10 @@ export function ruleAndPolicyResources(config: Config, o: StackOptions): Record<
       },
     },
   });
-  const slackRules = sendersTo("SlackQueue");
-  const emailRules = sendersTo("EmailQueue");
-  if (slackRules.length) out.SlackQueuePolicy = queuePolicy("SlackQueue", "RouteRulesToSlack", slackRules);
-  if (emailRules.length) out.EmailQueuePolicy = queuePolicy("EmailQueue", "RouteRulesToEmail", emailRules);
+  const slackRules = sendersTo("SlackInbox");
+  const emailRules = sendersTo("EmailInbox");
+  if (slackRules.length) out.SlackInboxPolicy = queuePolicy("SlackInbox", "RouteRulesToSlack", slackRules);
+  if (emailRules.length) out.EmailInboxPolicy = queuePolicy("EmailInbox", "RouteRulesToEmail", emailRules);
   out.BusDeadLetterQueuePolicy = queuePolicy("BusDeadLetterQueue", "RulesDeadLetters", [
     ...Object.keys(rules).map((id) => getAtt(id, "Arn")),
     getAtt("HealthRule", "Arn"),
@@ -392,6 +442,14 @@ export function alarmResources(o: StackOptions): Record<string, Cfn> {
       `backlog-${fn}`,
       `The oldest message in ${queue} has waited 15 minutes: the ${fn} function is failing or throttled.`,
       { Namespace: "AWS/SQS", MetricName: "ApproximateAgeOfOldestMessage", Dimensions: [{ Name: "QueueName", Value: getAtt(queue, "QueueName") }], Statistic: "Maximum", Period: 300 },
+      900,
+    );
+  }
+  for (const [inbox, pipe] of Object.entries(INBOXES)) {
+    out[`${inbox}BacklogAlarm`] = alarm(
+      `backlog-${inbox.replace(/Inbox$/, "").toLowerCase()}-inbox`,
+      `The oldest message in ${inbox} has waited 15 minutes: ${pipe} is stopped or cannot send to its queue (infra/pipes.yml).`,
+      { Namespace: "AWS/SQS", MetricName: "ApproximateAgeOfOldestMessage", Dimensions: [{ Name: "QueueName", Value: getAtt(inbox, "QueueName") }], Statistic: "Maximum", Period: 300 },
       900,
     );
   }

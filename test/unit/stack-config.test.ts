@@ -6,7 +6,16 @@
 import { describe, expect, it } from "vitest";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
-import { DeployConfigError, type FunctionKey, type Statement, fromConfig, functionStatements, loadDeployConfig, secretStatements } from "../../infra/stack.js";
+import {
+  DeployConfigError,
+  type FunctionKey,
+  type Statement,
+  fromConfig,
+  functionStatements,
+  loadDeployConfig,
+  ruleAndPolicyResources,
+  secretStatements,
+} from "../../infra/stack.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const opts = { service: "lookout", stage: "dev" };
@@ -44,9 +53,9 @@ describe("the stack generated from a configuration", () => {
 
     const { cloudformation } = fromConfig(ROOT, fixture("slack-only.yaml"), opts);
     const ids = Object.keys(cloudformation.Resources);
-    expect(ids.filter((id) => id.startsWith("Route"))).toEqual(["RouteEverything"]);
-    expect(ids).toContain("SlackQueuePolicy");
-    expect(ids).not.toContain("EmailQueuePolicy");
+    expect(ids.filter((id) => id.startsWith("Route"))).toEqual(["RouteEverything", "RouteEverythingSolo"]);
+    expect(ids).toContain("SlackInboxPolicy");
+    expect(ids).not.toContain("EmailInboxPolicy");
     expect(ids).not.toContain("AlarmEmailSubscription");
   });
 
@@ -63,8 +72,8 @@ describe("the stack generated from a configuration", () => {
     // No email fallback: the Slack function never sends email.
     expect(actions(s.notifySlack).filter((a) => a.startsWith("ses:"))).toEqual([]);
     const { cloudformation } = fromConfig(ROOT, fixture("email-fallback-slack.yaml"), { ...opts, alarmEmail: "oncall@example.org" });
-    expect(Object.keys(cloudformation.Resources)).toEqual(expect.arrayContaining(["EmailQueuePolicy", "AlarmEmailSubscription"]));
-    expect(Object.keys(cloudformation.Resources)).not.toContain("SlackQueuePolicy");
+    expect(Object.keys(cloudformation.Resources)).toEqual(expect.arrayContaining(["EmailInboxPolicy", "AlarmEmailSubscription"]));
+    expect(Object.keys(cloudformation.Resources)).not.toContain("SlackInboxPolicy");
   });
 
   it("decrypts only through SSM or Secrets Manager, and only the parameters and secrets it names (encryption context)", () => {
@@ -86,6 +95,14 @@ describe("the stack generated from a configuration", () => {
     expect(secretStatements([])).toEqual([]);
     expect(secretStatements(["env:X"])).toEqual([]);
     expect(() => secretStatements(["ssm:/bad name"])).toThrow(DeployConfigError);
+  });
+
+  it("refuses routes whose two rules would share a logical id (a route named <name>-solo beside <name>)", () => {
+    const { config } = loadDeployConfig(ROOT, fixture("slack-only.yaml"));
+    const everything = config.routes.find((r) => r.name === "everything")!;
+    for (const routes of [[everything, { ...everything, name: "everything-solo" }], [{ ...everything, name: "everything-solo" }, everything]]) {
+      expect(() => ruleAndPolicyResources({ ...config, routes }, opts)).toThrow(/routes share the rule id RouteEverythingSolo/);
+    }
   });
 
   it("refuses env: secrets, naming each field and what to use instead", () => {

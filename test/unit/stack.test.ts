@@ -22,10 +22,9 @@ import { PutParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { DETAIL_TYPES } from "../../lib/model/event.js";
 import { loadConfigFile } from "../../lib/config/load.js";
 import { eventPattern } from "../../lib/config/route-patterns.js";
-import { inputTemplate } from "../../lib/routes/rules.js";
 import { ruleLogicalId } from "../../lib/config/routes.js";
 import { INDEXES, tableDefinition } from "../../lib/store/table.js";
-import { DEAD_LETTER_QUEUES, FUNCTIONS, type FunctionKey } from "../../infra/stack.js";
+import { DEAD_LETTER_QUEUES, FUNCTIONS, type FunctionKey, INBOX_GROUP, notifyTemplate } from "../../infra/stack.js";
 import { bundleSizes } from "../../scripts/bundle-sizes.js";
 import { cfnLintAvailable, lintTemplate } from "../../scripts/lint-template.js";
 import { packageStack } from "../../scripts/package.js";
@@ -339,6 +338,34 @@ describe("the packaged stack", () => {
     }
   });
 
+  it("orders each incident's notify messages: FIFO inboxes the rules send to, piped to FIFO queues grouped by incident", () => {
+    for (const kind of ["Slack", "Email"] as const) {
+      const inbox = resources[`${kind}Inbox`]!.Properties;
+      const queue = resources[`${kind}Queue`]!.Properties;
+      // EventBridge sends to a FIFO queue only with content-based deduplication; the pipe gives the queue its ids.
+      expect(inbox).toMatchObject({ FifoQueue: true, ContentBasedDeduplication: true, QueueName: `lookout-${STAGE}-${kind.toLowerCase()}-inbox.fifo` });
+      expect(queue).toMatchObject({ FifoQueue: true, ContentBasedDeduplication: false, QueueName: `lookout-${STAGE}-${kind.toLowerCase()}.fifo` });
+      // A FIFO queue's dead-letter queue is FIFO too.
+      for (const q of [inbox, queue]) expect(resources[q.RedrivePolicy.deadLetterTargetArn["Fn::GetAtt"][0]]!.Properties.FifoQueue).toBe(true);
+      const pipe = resources[`${kind}Pipe`]!;
+      expect(pipe.Type).toBe("AWS::Pipes::Pipe");
+      expect(pipe.Properties.Source).toEqual({ "Fn::GetAtt": [`${kind}Inbox`, "Arn"] });
+      expect(pipe.Properties.Target).toEqual({ "Fn::GetAtt": [`${kind}Queue`, "Arn"] });
+      expect(pipe.Properties.TargetParameters).toEqual({
+        InputTemplate: "<$.body>",
+        SqsQueueParameters: { MessageGroupId: "$.body.group", MessageDeduplicationId: "$.body.dedup" },
+      });
+      // Its role reads its inbox and sends to its queue, nothing else.
+      const role = resources[pipe.Properties.RoleArn["Fn::GetAtt"][0]]!.Properties;
+      expect(role.AssumeRolePolicyDocument.Statement[0].Principal).toEqual({ Service: "pipes.amazonaws.com" });
+      const statements = role.Policies.flatMap((x: Cfn) => x.PolicyDocument.Statement).map((x: Cfn) => [asList(x.Action).sort(), asList(x.Resource).map(text)]);
+      expect(statements).toEqual([
+        [["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"], [`\${${kind}Inbox.Arn}`]],
+        [["sqs:SendMessage"], [`\${${kind}Queue.Arn}`]],
+      ]);
+    }
+  });
+
   it("publishes from the table's stream: pending alert INSERTs only, partial failures, bisect, bounded retries, an on-failure queue", () => {
     const m = ofType("AWS::Lambda::EventSourceMapping")
       .map(([, r]) => r.Properties)
@@ -367,27 +394,29 @@ describe("the packaged stack", () => {
 
     const routed = config.routes.filter((r) => r.slack.length || r.email);
     expect(routed.length).toBeGreaterThanOrEqual(2);
+    // Two rules a route: its events of an incident (grouped by it) and those of none (each its own group).
     const ruleIds = ofType("AWS::Events::Rule").map(([id]) => id).filter((id) => id.startsWith("Route"));
-    expect(ruleIds.sort()).toEqual([...routed.map((r) => ruleLogicalId(r.name)), "RouteDefault"].sort());
+    const ids = [...routed.map((r) => ruleLogicalId(r.name)), "RouteDefault"];
+    expect(ruleIds.sort()).toEqual([...ids, ...ids.map((id) => `${id}Solo`)].sort());
+    const halves = (id: string, pattern: Cfn, route: string, want: string[]) => {
+      for (const [suffix, exists, group] of [["", true, "$.detail.incident_id"], ["Solo", false, "$.detail.id"]] as const) {
+        const rule = resources[`${id}${suffix}`]!.Properties;
+        expect(rule.Name).toBe(`lookout-${STAGE}-${route}${suffix ? "_solo" : ""}`);
+        expect(rule.EventBusName).toEqual({ Ref: "LookoutBus" });
+        expect(rule.EventPattern).toEqual({ ...pattern, detail: { ...(pattern.detail ?? {}), incident_id: [{ exists }] } });
+        expect(rule.Targets.map((t: Cfn) => t.Arn["Fn::GetAtt"][0])).toEqual(want);
+        for (const t of rule.Targets as Cfn[]) {
+          expect(t.SqsParameters).toEqual({ MessageGroupId: INBOX_GROUP });
+          expect(t.InputTransformer).toEqual({ InputPathsMap: { group, alert: "$.detail.id" }, InputTemplate: notifyTemplate(route) });
+          expect(t.DeadLetterConfig).toEqual({ Arn: { "Fn::GetAtt": ["BusDeadLetterQueue", "Arn"] } });
+        }
+      }
+    };
     // The default route (notify.default): every event to both notifiers, which keep what no route matches.
-    const fallthrough = resources.RouteDefault!.Properties;
-    expect(fallthrough.EventPattern).toEqual({ source: ["lookout"] });
-    expect(fallthrough.Targets.map((t: Cfn) => [t.Arn["Fn::GetAtt"][0], t.InputTransformer.InputTemplate])).toEqual([
-      ["SlackQueue", inputTemplate("default")],
-      ["EmailQueue", inputTemplate("default")],
-    ]);
+    halves("RouteDefault", { source: ["lookout"] }, "default", ["SlackInbox", "EmailInbox"]);
     config.routes.forEach((route, index) => {
       if (!route.slack.length && !route.email) return;
-      const rule = resources[ruleLogicalId(route.name)]!.Properties;
-      expect(rule.Name).toBe(`lookout-${STAGE}-${route.name}`);
-      expect(rule.EventBusName).toEqual({ Ref: "LookoutBus" });
-      expect(rule.EventPattern).toEqual(eventPattern(config.routes, index));
-      const want = [...(route.slack.length ? ["SlackQueue"] : []), ...(route.email ? ["EmailQueue"] : [])];
-      expect(rule.Targets.map((t: Cfn) => t.Arn["Fn::GetAtt"][0])).toEqual(want);
-      for (const t of rule.Targets as Cfn[]) {
-        expect(t.InputTransformer).toEqual({ InputTemplate: inputTemplate(route.name) });
-        expect(t.DeadLetterConfig).toEqual({ Arn: { "Fn::GetAtt": ["BusDeadLetterQueue", "Arn"] } });
-      }
+      halves(ruleLogicalId(route.name), eventPattern(config.routes, index), route.name, [...(route.slack.length ? ["SlackInbox"] : []), ...(route.email ? ["EmailInbox"] : [])]);
     });
     const health = resources.HealthRule!.Properties;
     expect(health.EventPattern).toEqual({ source: ["lookout"], "detail-type": [DETAIL_TYPES.health] });
