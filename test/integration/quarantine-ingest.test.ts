@@ -240,8 +240,9 @@ describe("webhook deliveries", () => {
     expect(health).toHaveLength(1);
     expect(health[0]!.state).toBe("pending");
     expect(health[0]!.detail).toMatchObject({ kind: "health", severity: "error", health: { check: "quarantined" } });
+    // The failure the refused record carried is raised all the same, without it.
     const failures = (await alerts()).filter((a) => a.detail.webhook?.id === webhookId);
-    expect(failures).toHaveLength(2);
+    expect(failures.map((a) => a.detail.record?.id ?? a.detail.http?.delivery_id).sort()).toEqual([list[0]!.id, list[1]!.id, list[2]!.id].map(String).sort());
 
     // Shown by the audit trail (through an index) and by explain.
     const page = await audit.query(parseAuditQuery({ type: "quarantine", webhook: webhookId }, new Date(NOW)));
@@ -253,6 +254,34 @@ describe("webhook deliveries", () => {
     const explained = await audit.explain(String(list[1]!.id));
     expect(explained?.quarantined?.[0]).toMatchObject({ stage: "ingest", kind: "webhook_delivery" });
     expect(explained?.alerts.map((a) => a.id)).toEqual([health[0]!.alert_id]);
+  });
+});
+
+describe("an incident whose closing record DynamoDB refuses", () => {
+  it("still closes: the recovery is raised without its record, which is quarantined", async () => {
+    const webhookId = randomUUID();
+    const source: SourceRef = { kind: "webhook", organizationId: ORG, id: webhookId };
+    const path = `/organization/${ORG}/webhook/${webhookId}/event`;
+    lists.set(path, []);
+    await pollSource({ source }, deps);
+    let deep: unknown = "bottom";
+    for (let i = 0; i < 31; i++) deep = { n: deep };
+    const list = [
+      delivery(webhookId, 0, 503),
+      delivery(webhookId, 1, 200, (d) => void (d.request = { ...(d.request ?? {}), payload: { deep } })),
+    ];
+    lists.set(path, list);
+    const r = await pollSource({ source }, deps);
+    expect(r).toMatchObject({ ok: true, quarantined: 1, newRecords: 1, alerts: 2 });
+    const mine = (await alerts()).filter((a) => a.detail.webhook?.id === webhookId);
+    expect(mine.map((a) => a.detail.transition).sort()).toEqual(["delivery_failed", "target_recovered"]);
+    const close = mine.find((a) => a.detail.transition === "target_recovered")!;
+    expect(close.detail.incident_id).toBe(mine.find((a) => a.detail.transition === "delivery_failed")!.detail.id);
+    expect(close.state).toBe("pending"); // published: the incident's root turns resolved
+    expect((await scanAll()).filter((i) => i.item_type === "quarantine" && i.subject_id === list[1]!.id)).toHaveLength(1);
+    // Read again, the refused record raises nothing twice.
+    expect(await pollSource({ source }, deps)).toMatchObject({ ok: true });
+    expect((await alerts()).filter((a) => a.detail.webhook?.id === webhookId)).toHaveLength(2);
   });
 });
 

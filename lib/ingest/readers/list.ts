@@ -121,7 +121,7 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
       stored(w.rec);
       if (w.alert) countAlert(poll, w.alert);
     } catch (err) {
-      await refused(w.rec, err);
+      await refused(w.rec, err, w.alert);
     }
   }, { concurrency: INSERT_CONCURRENCY });
   if (batched.length) {
@@ -152,13 +152,22 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
     result.newRecords++;
   }
 
-  /** A record not stored: set aside when DynamoDB refuses it for what it is; any other error fails the poll, after the others. */
-  async function refused(rec: Rec, err: unknown) {
+  /**
+   * A record not stored: set aside when DynamoDB refuses it for what it is; any other error fails the
+   * poll, after the others. The alert it carried (a failure, or the close of an incident, already folded
+   * into the incident's state) is raised alone: a record DynamoDB refuses must not take its alert with it.
+   */
+  async function refused(rec: Rec, err: unknown, alert?: AlertItem) {
     if (!isUnwritable(err)) return void (passing ??= err);
     // Setting it aside can fail too (throttling): the poll fails after the others were tried.
     await quarantineRecord(poll, err, {
       kind: rec.record_kind, id: rec.id, organization: rec.organization_id, content: rec, refs: sourceRefs(req.source),
     }).catch((qErr: unknown) => void (passing ??= qErr));
+    if (alert) {
+      await deps.store.raiseAlert(alert)
+        .then((raised) => void (raised && countAlert(poll, alert)))
+        .catch((aErr: unknown) => void (passing ??= aErr));
+    }
   }
 
   // Seen = what this list holds now and is stored; items that were rejected stay unseen.
