@@ -14,6 +14,7 @@ import { benchLoad } from "./load.js";
 import { benchKills } from "./kills.js";
 import { benchProperty } from "./property.js";
 import { benchCost } from "./cost.js";
+import { benchFlood } from "./flood.js";
 import { renderReport, renderSection } from "./markdown.js";
 import { figures, machine, report, section, sections, stopDynamo } from "./support.js";
 
@@ -27,6 +28,7 @@ const BENCHES: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["kills", benchKills],
   ["property", benchProperty],
   ["cost", benchCost],
+  ["flood", benchFlood],
 ];
 const ORDER = BENCHES.map(([id]) => id);
 const OUT = resolve(import.meta.dirname, "..", "BENCHMARKS.md");
