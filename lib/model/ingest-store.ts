@@ -15,8 +15,20 @@ import type { QuarantinePort } from "./quarantine.js";
 export interface SourceCursor {
   source: string;
   version: number;
-  /** Ids (deliveries) or content hashes (cluster logs) of the last list read and stored. */
+  /**
+   * Ids (deliveries) or content hashes (cluster logs) of the list read and stored, the latest first
+   * sealed into `seen_parts` once they outgrow a part of the cursor (lib/ingest/seen.ts).
+   */
   seen?: string[];
+  /** The parts of the seen ids kept in items of their own (`getSeenParts`), by content hash. */
+  seen_parts?: string[];
+  /** A digest of the list's ids when all were stored: the same list again reads no part. */
+  listed?: string;
+  /**
+   * While a flood is stored over several polls: records older than this stay quiet, as the backfill
+   * rule decided when the poll that found it began (first sight, or after a long outage).
+   */
+  quiet_before?: string;
   /**
    * Deployments: the last status of each execution on the last page, by service and execution (two
    * services of one history can share an execution id). A list, not a map keyed by platform ids: the
@@ -29,6 +41,12 @@ export interface SourceCursor {
   /** Deployments: when a page last shared no execution with what was known (a gap may exist). */
   gap_suspected_at?: string;
   first_polled_at: string;
+}
+
+/** Seen ids sealed into an item of their own, known by the hash of its ids. */
+export interface SeenPart {
+  part: string;
+  ids: string[];
 }
 
 /**
@@ -98,6 +116,11 @@ export interface IngestStore extends QuarantinePort {
   getCursor(source: string): Promise<SourceCursor | undefined>;
   /** Saves when nobody else saved since `expectedVersion` was read; false when someone did. */
   saveCursor(cursor: SourceCursor, expectedVersion: number | undefined): Promise<boolean>;
+  /** The parts of a source's seen ids that are stored (a part gone, expired or dropped, is absent). */
+  getSeenParts(source: string, parts: string[]): Promise<Map<string, string[]>>;
+  /** Stores parts of seen ids, each under its content hash: a part written twice is the same item. */
+  putSeenParts(source: string, parts: SeenPart[]): Promise<void>;
+  deleteSeenParts(source: string, parts: string[]): Promise<void>;
   /** A webhook target's or a cluster's incident state, by subject; undefined when never stored. */
   getIncident(subject: string): Promise<IncidentState | undefined>;
   /** Saves when nobody else saved since `expectedVersion` was read (undefined: none stored); false when someone did. */

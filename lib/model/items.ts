@@ -14,11 +14,13 @@ export const TTL_ATTRIBUTE = "expires_at";
 /** The TTL of an item written at `atMs` and kept for `retentionMs`, in epoch seconds. */
 export const expiresAfter = (atMs: number, retentionMs: number): number => Math.floor((atMs + retentionMs) / 1000);
 
-export type ItemType = "cursor" | "record" | "execution" | "service" | "incident" | "alert" | "directory" | "names" | "dispatch" | "quarantine";
+export type ItemType = "cursor" | "seen" | "record" | "execution" | "service" | "incident" | "alert" | "directory" | "names" | "dispatch" | "quarantine";
 
 export const keys = {
   /** Per polled source: what was seen, paging state, budget facts. */
   cursor: (sourceKey: string) => ({ pk: `SRC#${keyPart(sourceKey)}`, sk: "CURSOR" }),
+  /** A part of a source's seen ids, by the hash of its ids (lib/ingest/seen.ts): in the cursor's partition. */
+  seenPart: (sourceKey: string, part: string) => ({ pk: `SRC#${keyPart(sourceKey)}`, sk: `SEEN#${part}` }),
   /** A record as read (normalized, redacted): a webhook delivery, a cluster log entry. */
   record: (recordKind: string, recordId: string) => ({ pk: `REC#${recordKind}#${keyPart(recordId)}`, sk: "RECORD" }),
   /** The state machine of one deployment execution. */

@@ -5,13 +5,16 @@
  */
 import type { ServiceContext } from "../model/observations.js";
 import type { AuditRow } from "../model/audit-row.js";
-import type { ExecutionChange, ExecutionDecision, ExecutionRef, OrganizationNames, SourceCursor, StoredExecution } from "../model/ingest-store.js";
+import type { ExecutionChange, ExecutionDecision, ExecutionRef, OrganizationNames, SeenPart, SourceCursor, StoredExecution } from "../model/ingest-store.js";
 import type { IncidentState, ServiceState } from "../model/transitions.js";
 import { auditAttributes } from "../model/audit-index.js";
 import { keys, TTL_ATTRIBUTE } from "../model/items.js";
 
 export const cursorItem = (cursor: SourceCursor, expiresAt: number) =>
   ({ ...keys.cursor(cursor.source), item_type: "cursor", cursor, version: cursor.version, [TTL_ATTRIBUTE]: expiresAt });
+
+export const seenPartItem = (source: string, { part, ids }: SeenPart, expiresAt: number) =>
+  ({ ...keys.seenPart(source, part), item_type: "seen", ids, [TTL_ATTRIBUTE]: expiresAt });
 
 /** An execution's state, with its audit row's index attributes when it has one. */
 export function executionItem(ref: ExecutionRef, state: StoredExecution, expiresAt: number, audit?: AuditRow) {

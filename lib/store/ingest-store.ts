@@ -7,6 +7,7 @@ import pMap from "p-map";
 import {
   BatchGetCommand,
   BatchWriteCommand,
+  DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -21,7 +22,7 @@ import { DynamoQuarantine, isUnwritable } from "./quarantine.js";
 import { fullJitterMs } from "../model/backoff.js";
 import type { QuarantineWrite } from "../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "./optimistic.js";
-import { type ConditionalWrite, cursorItem, incidentItem, learnServicesInto, namesItem, observationWrites } from "./ingest-items.js";
+import { type ConditionalWrite, cursorItem, incidentItem, learnServicesInto, namesItem, observationWrites, seenPartItem } from "./ingest-items.js";
 import type {
   ExecutionChange,
   ExecutionDecider,
@@ -31,6 +32,7 @@ import type {
   OrganizationNames,
   RecordItem,
   RecordRefusal,
+  SeenPart,
   SourceCursor,
   StoredExecution,
 } from "../model/ingest-store.js";
@@ -69,6 +71,8 @@ const BATCHES_IN_FLIGHT = 16;
 /** Requests for one batch before what DynamoDB still leaves unprocessed is given up on (the poll fails; the next reads it again). */
 const UNPROCESSED_ATTEMPTS = 8;
 const UNPROCESSED_BACKOFF = { baseDelayMs: 50, maxDelayMs: 2_000 };
+/** Seen parts read or written at once: a flood's are a few dozen items of up to 200 KB. */
+const PARTS_IN_FLIGHT = 8;
 
 const keyString = (item: Record<string, unknown>) => `${String(item.pk)}\u0000${String(item.sk)}`;
 
@@ -106,6 +110,24 @@ export class DynamoIngestStore implements IngestStore {
 
   saveCursor(cursor: SourceCursor, expectedVersion: number | undefined): Promise<boolean> {
     return this.putOnVersion(cursorItem(cursor, this.expiresAt()), expectedVersion);
+  }
+
+  async getSeenParts(source: string, parts: string[]): Promise<Map<string, string[]>> {
+    const found = await pMap(parts, async (part) => {
+      const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.seenPart(source, part), ConsistentRead: true }));
+      return [part, Item?.ids as string[] | undefined] as const;
+    }, { concurrency: PARTS_IN_FLIGHT });
+    return new Map(found.filter((f): f is readonly [string, string[]] => f[1] !== undefined));
+  }
+
+  async putSeenParts(source: string, parts: SeenPart[]): Promise<void> {
+    this.writes.count += parts.length;
+    await pMap(parts, (p) => this.doc.send(new PutCommand({ TableName: this.table, Item: seenPartItem(source, p, this.expiresAt()) })), { concurrency: PARTS_IN_FLIGHT });
+  }
+
+  async deleteSeenParts(source: string, parts: string[]): Promise<void> {
+    this.writes.count += parts.length;
+    await pMap(parts, (part) => this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.seenPart(source, part) })), { concurrency: PARTS_IN_FLIGHT });
   }
 
   async getIncident(subject: string): Promise<IncidentState | undefined> {

@@ -52,6 +52,18 @@ export function ingestStoreContract(adapter: string, open: () => IngestStoreUnde
       expect(await store.getCursor(source)).toEqual(second);
     });
 
+    it("keeps seen parts by their hash beside the cursor: read back, absent once deleted or never written", async () => {
+      const { store, scan } = open();
+      const source = `cluster:${ORG}/${randomUUID()}`;
+      const ids = Array.from({ length: 5_000 }, (_, i) => `hash-${i}`);
+      await store.putSeenParts(source, [{ part: "p1", ids }, { part: "p2", ids: ["x"] }]);
+      await store.putSeenParts(source, [{ part: "p1", ids }]); // the same part again: the same item
+      expect(await store.getSeenParts(source, ["p1", "p2", "never"])).toEqual(new Map([["p1", ids], ["p2", ["x"]]]));
+      expect((await scan()).filter((i) => i.item_type === "seen" && String(i.pk).includes(source))).toHaveLength(2);
+      await store.deleteSeenParts(source, ["p1"]);
+      expect([...(await store.getSeenParts(source, ["p1", "p2"])).keys()]).toEqual(["p2"]);
+    });
+
     it("saves an incident once per version, with its watermark's nanoseconds, as an item of its own", async () => {
       const { store, scan } = open();
       const subject = `webhook:${randomUUID()}:hooks.acme.io`;

@@ -13,6 +13,7 @@ import type {
   OrganizationNames,
   RecordItem,
   RecordRefusal,
+  SeenPart,
   SourceCursor,
   StoredExecution,
 } from "../../model/ingest-store.js";
@@ -21,7 +22,7 @@ import type { AlertItem } from "../../model/alert-item.js";
 import { TTL_ATTRIBUTE, expiresAfter, keys } from "../../model/items.js";
 import type { QuarantineWrite } from "../../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "../optimistic.js";
-import { type ConditionalWrite, cursorItem, incidentItem, learnServicesInto, namesItem, observationWrites } from "../ingest-items.js";
+import { type ConditionalWrite, cursorItem, incidentItem, learnServicesInto, namesItem, observationWrites, seenPartItem } from "../ingest-items.js";
 
 type Item = Record<string, unknown> & { pk: string; sk: string };
 type Key = { pk: string; sk: string };
@@ -60,6 +61,28 @@ export class MemoryIngestStore implements IngestStore {
   async saveCursor(cursor: SourceCursor, expectedVersion: number | undefined): Promise<boolean> {
     this.writes.count++;
     return this.writeAll([{ put: cursorItem(cursor, this.expiresAt()), version: expectedVersion }]);
+  }
+
+  async getSeenParts(source: string, parts: string[]): Promise<Map<string, string[]>> {
+    const found = new Map<string, string[]>();
+    for (const part of parts) {
+      const item = await this.get(keys.seenPart(source, part));
+      if (item) found.set(part, item.ids as string[]);
+    }
+    return found;
+  }
+
+  async putSeenParts(source: string, parts: SeenPart[]): Promise<void> {
+    this.writes.count += parts.length;
+    for (const p of parts) {
+      const item = seenPartItem(source, p, this.expiresAt());
+      this.items.set(keyOf(item), structuredClone(item));
+    }
+  }
+
+  async deleteSeenParts(source: string, parts: string[]): Promise<void> {
+    this.writes.count += parts.length;
+    for (const part of parts) this.items.delete(keyOf(keys.seenPart(source, part)));
   }
 
   async getIncident(subject: string): Promise<IncidentState | undefined> {
