@@ -14,6 +14,7 @@ export function pollLine(r: PollResult, at: Date): string {
   if (r.alerts) parts.push(`${r.alerts} alert${r.alerts > 1 ? "s" : ""}`);
   if (r.suppressed) parts.push(`${r.suppressed} quiet (backfill)`);
   if (r.inProgress) parts.push(`${r.inProgress} in progress`);
+  if (r.backlog) parts.push(`${r.backlog} left for the next poll`);
   if (r.rejected) parts.push(`${r.rejected} skipped (bad items)`);
   if (r.gapSuspected) parts.push("possible gap");
   if (!r.ok) parts.push(`FAILED: ${r.error?.message ?? "unknown error"}`);

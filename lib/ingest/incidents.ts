@@ -68,6 +68,8 @@ export interface FoldOptions {
   quietMs?: number;
   /** Now, when the fresh records were seen and the quiet period at the poll is checked (epoch ms). */
   nowMs?: number;
+  /** Later records of the answer wait for the next chunk: the quiet period at the poll waits for them. */
+  more?: boolean;
 }
 
 /** Records in the order they are folded: by occurred instant, then id. */
@@ -130,7 +132,7 @@ export function foldIncident(prev: IncidentState, records: IncidentRecord[], opt
     }
   }
   // At the poll, Lookout's clock on both sides: a platform clock behind Lookout's does not close at once.
-  if (opts.nowMs !== undefined) closeIfQuiet((o) => o.last_failure_seen_at, opts.nowMs);
+  if (opts.nowMs !== undefined && !opts.more) closeIfQuiet((o) => o.last_failure_seen_at, opts.nowMs);
 
   // Saved when a record opened, joined or closed: a fold that decided nothing decides the same when run again.
   const changed = decided || quietCloses.length > 0;

@@ -58,7 +58,7 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
     const key = sourceKey(ref);
     const st = sources[key] ?? {};
     if (!isDue(st, now)) continue;
-    const tier = st.in_progress ? 0 : isHot(st, now) ? 1 : 2;
+    const tier = st.in_progress || st.backlog ? 0 : isHot(st, now) ? 1 : 2;
     const age = now - (st.last_polled_at ?? stalest - MINUTE);
     const w = weight(ref, st, watch, now);
     candidates.push({ ref, key, s: st, tier, weight: w, score: age * w });

@@ -47,6 +47,8 @@ export interface PollDeps {
    * none are sent, and names come from the cache alone.
    */
   spare?: SpareRequests;
+  /** A list poll's chunk of records and its time to start chunks (default CHUNK_RECORDS, POLL_WORK_MS in readers/list.ts): tests shrink them. */
+  bounds?: { chunkRecords?: number; pollWorkMs?: number };
   /** Told of each alert raised (pending or suppressed), for live views and tests. */
   onAlert?: (detail: LookoutEventDetail, suppression?: Suppression) => void;
 }

@@ -95,6 +95,7 @@ function afterPoll(s: SourceState, r: PollResult, rateLimited: boolean, now: num
     next_allowed_at: undefined,
     last_error: undefined,
     in_progress: r.inProgress,
+    backlog: r.backlog,
     // What a first sight finds is history, not activity: it must not push never-read sources back.
     last_activity_at: !r.firstSight && (r.newRecords > 0 || r.alerts > 0) ? now : s.last_activity_at,
   });

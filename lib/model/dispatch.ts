@@ -34,6 +34,8 @@ export interface SourceState {
   last_activity_at?: number;
   /** Deployments: executions in progress at the last successful poll. */
   in_progress?: number;
+  /** Records of a flood left for the next poll at the last successful poll: polled every tick until stored. */
+  backlog?: number;
   /** Named by the change feed at `hot_until - hotMs`: urgent until read after that, or until then. */
   hot_until?: number;
   consecutive_failures?: number;

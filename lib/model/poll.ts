@@ -44,6 +44,8 @@ export interface PollResult {
   rejected: number;
   /** Deployments: executions still in progress after this poll (dispatch re-reads these soon). */
   inProgress: number;
+  /** Records of the answer left for the next poll (a flood is stored over several): dispatch polls it again at the next tick. */
+  backlog?: number;
   /** Services named by new webhook deliveries: the change feed (dispatch reads them next). */
   hotServices: string[];
   gapSuspected: boolean;

@@ -79,6 +79,7 @@ const FIELDS = [
   "consecutive_failures",
   "next_allowed_at",
   "last_error",
+  "backlog",
 ] as const satisfies ReadonlyArray<keyof SourceState>;
 
 const KIND_CODE: Record<SourceKind, string> = { webhook: "w", deployment: "d", cluster: "c" };

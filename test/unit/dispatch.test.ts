@@ -174,6 +174,17 @@ describe("where the budget goes", () => {
     }
   });
 
+  it("a cluster with a flood left for later polls is polled every tick until it is stored, then as an idle source", () => {
+    const watch = makeWatch({ apps: 500, webhooks: 1, clusters: 1 });
+    const cluster = sourceKey({ kind: "cluster", organizationId: ORG, id: uuid("c", 0) });
+    let left = 10;
+    const run = simulate(watch, 3 * HOUR, (_, key) => result(key, key === cluster && left > 0 ? { backlog: --left || undefined, newRecords: 1_000 } : {}));
+    const times = run.polls.get(cluster)!;
+    const draining = times.slice(0, 10);
+    expect(maxGap(draining, draining[0]!, draining.at(-1)!)).toBe(MIN);
+    expect(times[10]! - times[9]!).toBeGreaterThan(MIN);
+  });
+
   it("a service named by the change feed is read next tick, before staler idle sources, then goes back to normal", () => {
     const watch = makeWatch({ apps: 500, webhooks: 1 });
     // An hour in: every app has been polled, some long ago.

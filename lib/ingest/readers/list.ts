@@ -1,7 +1,9 @@
 /**
  * The core of reading a whole list of immutable items (webhook deliveries, cluster logs): deduplicated
- * by id or content hash against the cursor's `seen`; new records without an alert stored in batches,
- * each with an alert stored on its own, with its alert, once.
+ * by id or content hash against what the cursor has seen (lib/ingest/seen.ts); new records without an
+ * alert stored in batches, each with an alert stored on its own, with its alert, once. A flood is
+ * stored in chunks, oldest first, the cursor saved after each, as many as the poll has time for; the
+ * rest is the next poll's (docs/limits.md, "A flood of records").
  */
 import type { CallCost } from "../../platform/cost.js";
 import pMap from "p-map";
@@ -10,14 +12,15 @@ import type { LookoutEventDetail } from "../../model/event.js";
 import { newAlertItem } from "../../alerts/outbox-item.js";
 import { recordItem } from "../../model/items.js";
 import type { AlertItem } from "../../model/alert-item.js";
-import type { RecordItem } from "../../model/ingest-store.js";
+import type { RecordItem, SourceCursor } from "../../model/ingest-store.js";
 import { boundRecord } from "../../model/bounds.js";
-import { instantOr, parseTimestamp, plausibleInstant } from "../../model/time.js";
+import { type Instant, instantOr, parseTimestamp, plausibleInstant } from "../../model/time.js";
 import { isUnwritable } from "../../store/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "../../store/optimistic.js";
 import { type ClosingIncident, withIncident } from "../../alerts/build.js";
 import { emptyIncidentState, type IncidentState } from "../../model/transitions.js";
-import { type IncidentFold, type IncidentRecord, type QuietClose, foldIncident } from "../incidents.js";
+import { type FoldOptions, type IncidentFold, type IncidentRecord, type QuietClose, byOccurrence, foldIncident } from "../incidents.js";
+import { addSeen, hasSeen, listDigest, loadSeen, seenId } from "../seen.js";
 import {
   type PollContext,
   backfillCutoff,
@@ -78,6 +81,7 @@ export interface IncidentReading<Rec> {
 
 export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, reading: ListReading<Raw, Rec>): Promise<void> {
   const { req, deps, result } = poll;
+  const started = performance.now();
   const key = result.source;
   // The cursor and the list are independent reads, made together: one round trip less on every poll.
   // The list's requests are counted whichever fails (a failed read carries its cost: lib/ingest/poll.ts).
@@ -89,29 +93,99 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
     throw cursorRead.reason;
   }
   if (listRead.status === "rejected") throw listRead.reason;
-  const cursor = cursorRead.value;
+  let cursor = cursorRead.value;
   const res = listRead.value;
   result.firstSight = !cursor;
   await takeRejected(poll, res.rejected);
 
-  const seenBefore = new Set(cursor?.seen ?? []);
-  const records = res.items.map((raw) => boundRecord(reading.normalize(raw)));
-  const fresh = records.filter((r) => !seenBefore.has(r.id));
-  const cutoff = backfillCutoff(poll, cursor);
+  // Each id once, as first listed; items that were rejected stay unseen.
+  const byId = new Map<string, Rec>();
+  for (const raw of res.items) {
+    const rec = boundRecord(reading.normalize(raw));
+    if (!byId.has(rec.id)) byId.set(rec.id, rec);
+  }
+  const records = [...byId.values()];
+  const listed = new Set(records.map((r) => seenId(r.id)));
+  const digest = listDigest(listed);
   const observedAt = deps.now().toISOString();
+  // The same list as when all of it was stored: nothing to read or write but a cluster's quiet period.
+  if (cursor?.listed === digest) return void (await storeChunk(poll, reading, [], { observedAt, cutoff: undefined, more: false }));
+
+  let seen = await loadSeen(deps.store, cursor);
+  if (seen.missing.length) deps.log.warn("seen ids of this source are gone; their records are stored again, those past the backfill window quietly", { source: key, parts: seen.missing.length });
+  const isSeen = hasSeen(seen);
+  const fresh = inOccurrenceOrder(records.filter((r) => !isSeen(seenId(r.id))), reading.occurredAt, observedAt);
+  const cutoff = laterOf(backfillCutoff(poll, cursor), cursor?.quiet_before, seen.missing.length ? deps.now().getTime() - deps.backfillWindowMs : undefined);
+  const workMs = deps.bounds?.pollWorkMs ?? POLL_WORK_MS;
+  const chunkSize = deps.bounds?.chunkRecords ?? CHUNK_RECORDS;
+  let done = 0;
+  // Chunk after chunk while the poll has time; at least one, so that every poll moves on. The cursor
+  // names a chunk's ids only once it is stored: never an id past what is stored.
+  do {
+    const chunk = fresh.slice(done, done + chunkSize);
+    const more = done + chunk.length < fresh.length;
+    await storeChunk(poll, reading, chunk, { observedAt, cutoff, more });
+    const change = addSeen(seen, chunk.map((r) => seenId(r.id)), listed);
+    const next: SourceCursor = {
+      source: key, version: (cursor?.version ?? 0) + 1, first_polled_at: cursor?.first_polled_at ?? observedAt,
+      ...(change.seen.inline.length ? { seen: change.seen.inline } : {}),
+      ...(change.seen.parts.length ? { seen_parts: change.seen.parts.map((p) => p.part) } : {}),
+      ...(more ? (cutoff !== undefined ? { quiet_before: new Date(cutoff).toISOString() } : {}) : { listed: digest }),
+    };
+    if (change.put.length) await deps.store.putSeenParts(key, change.put);
+    // A racing poller saved first: it goes on from its own cursor; what this one stored is read again, harmlessly.
+    if (!(await deps.store.saveCursor(next, cursor?.version))) break;
+    if (change.dropped.length) {
+      await deps.store.deleteSeenParts(key, change.dropped).catch((err: unknown) =>
+        deps.log.warn("could not delete seen parts no longer named; they expire with the retention", { source: key, error: (err as Error).message }));
+    }
+    [cursor, seen, done] = [next, change.seen, done + chunk.length];
+  } while (done < fresh.length && performance.now() - started < workMs);
+  if (done < fresh.length) result.backlog = fresh.length - done;
+}
+
+/** Fresh records stored at a time: what a poll holds beyond the answer is a chunk's items and alerts. */
+export const CHUNK_RECORDS = 1_000;
+/** A poll starts no chunk after this long: the poll function's timeout is 60 s (docs/limits.md). */
+export const POLL_WORK_MS = 30_000;
+
+/** Records in the order their incidents fold them (occurred instant, then id): a chunk never skips ahead of the next. */
+function inOccurrenceOrder<Rec extends ListRecord>(recs: Rec[], occurredAt: (r: Rec) => string | undefined, observedAt: string): Rec[] {
+  const seenMs = parseTimestamp(observedAt)!.ms;
+  return recs
+    .map((rec) => ({ rec, id: rec.id, at: occurrence(occurredAt(rec), seenMs) }))
+    .sort(byOccurrence)
+    .map((r) => r.rec);
+}
+
+/** When a record happened for its incident: an unusable time counts as when Lookout saw it. */
+const occurrence = (when: string | undefined, seenMs: number): Instant => plausibleInstant(when, seenMs) ?? { ms: seenMs, nanos: 0 };
+
+/** The latest of the times before which records stay quiet (epoch ms), if any. */
+function laterOf(...cutoffs: Array<number | string | undefined>): number | undefined {
+  const ms = cutoffs.filter((c) => c !== undefined).map((c) => (typeof c === "string" ? Date.parse(c) : c));
+  return ms.length ? Math.max(...ms) : undefined;
+}
+
+/**
+ * Stores one chunk of fresh records: each failure with its alert, once; incidents folded and saved.
+ * `more`: records of the answer wait for a later chunk, so the quiet period at the poll waits too.
+ */
+async function storeChunk<Raw, Rec extends ListRecord>(
+  poll: PollContext, reading: ListReading<Raw, Rec>, fresh: Rec[], at: { observedAt: string; cutoff: number | undefined; more: boolean },
+): Promise<void> {
+  const { req, deps, result } = poll;
+  const { observedAt, cutoff } = at;
   const failureDetails = new Map(fresh.filter((r) => r.failed).map((r) => [r.id, reading.detail(r, observedAt)]));
-  const incidents = reading.incidents && (await foldIncidents(poll, reading, reading.incidents, fresh, failureDetails, observedAt, cutoff));
+  const incidents = reading.incidents && (await foldIncidents(poll, reading, reading.incidents, fresh, failureDetails, observedAt, cutoff, at.more));
   const inserted: Rec[] = [];
   let passing: unknown;
   const writes = fresh.map((rec) => toWrite(rec));
   // A record with no alert is written in batches (rewriting one stored already changes nothing: it is
   // immutable, keyed by its id); one with an alert — a failure, or a success that closes an incident —
-  // conditionally with it, once. An id listed twice goes the conditional way too: one of them is stored, once.
-  const listed = new Map<string, number>();
-  for (const { rec } of writes) listed.set(rec.id, (listed.get(rec.id) ?? 0) + 1);
-  const inBatch = (w: (typeof writes)[number]) => !w.alert && listed.get(w.rec.id) === 1;
-  const batched = writes.filter(inBatch);
-  const conditional = writes.filter((w) => !inBatch(w));
+  // conditionally with it, once.
+  const batched = writes.filter((w) => !w.alert);
+  const conditional = writes.filter((w) => w.alert);
   // Each record on its own: one that cannot be stored neither stops the others nor the cursor. The
   // conditional writes first, then the batches: on DynamoDB Local, transactions beside batch writes
   // slowed both (a 500-entry cluster run at about 520 records/s together, 950 one after the other).
@@ -169,15 +243,6 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
         .catch((aErr: unknown) => void (passing ??= aErr));
     }
   }
-
-  // Seen = what this list holds now and is stored; items that were rejected stay unseen.
-  const seen = [...new Set(records.map((r) => r.id))].sort();
-  if (!cursor || !sameList(cursor.seen ?? [], seen)) {
-    await deps.store.saveCursor(
-      { source: key, version: (cursor?.version ?? 0) + 1, seen, first_polled_at: cursor?.first_polled_at ?? observedAt },
-      cursor?.version,
-    );
-  }
 }
 
 /** A subject's incident as this poll folds it: the state read, its fresh records, the fold. */
@@ -186,14 +251,14 @@ interface SubjectFold {
   stored: IncidentState | undefined;
   records: IncidentRecord[];
   fold: IncidentFold;
-  quietMs?: number;
+  opts: FoldOptions;
   quiet?: IncidentReading<never>["quiet"];
 }
 
 /** Reads each subject's incident state and folds the fresh records into it (decisions only; nothing written). */
 async function foldIncidents<Raw, Rec extends ListRecord>(
   { deps }: PollContext, reading: ListReading<Raw, Rec>, inc: IncidentReading<Rec>, fresh: Rec[],
-  failureDetails: Map<string, LookoutEventDetail>, observedAt: string, cutoff: number | undefined,
+  failureDetails: Map<string, LookoutEventDetail>, observedAt: string, cutoff: number | undefined, more: boolean,
 ): Promise<Map<string, SubjectFold>> {
   const seenMs = parseTimestamp(observedAt)!.ms;
   const bySubject = new Map<string, IncidentRecord[]>((inc.always ?? []).map((s) => [s, []]));
@@ -202,7 +267,7 @@ async function foldIncidents<Raw, Rec extends ListRecord>(
     const d = failureDetails.get(rec.id);
     const r: IncidentRecord = {
       id: rec.id,
-      at: plausibleInstant(when, seenMs) ?? { ms: seenMs, nanos: 0 },
+      at: occurrence(when, seenMs),
       occurredAt: instantOr(when, observedAt),
       outcome: inc.outcome(rec),
       ...(d
@@ -217,8 +282,8 @@ async function foldIncidents<Raw, Rec extends ListRecord>(
   const out = new Map<string, SubjectFold>();
   for (const [subject, records] of bySubject) {
     const stored = await deps.store.getIncident(subject);
-    const fold = foldIncident(stored ?? emptyIncidentState(subject), records, { quietMs: inc.quietMs, nowMs: seenMs });
-    out.set(subject, { subject, stored, records, fold, quietMs: inc.quietMs, quiet: inc.quiet });
+    const opts = { quietMs: inc.quietMs, nowMs: seenMs, ...(more ? { more } : {}) };
+    out.set(subject, { subject, stored, records, fold: foldIncident(stored ?? emptyIncidentState(subject), records, opts), opts, quiet: inc.quiet });
   }
   return out;
 }
@@ -236,7 +301,7 @@ async function settleIncident(poll: PollContext, sf: SubjectFold, observedAt: st
   await retryLostRaces({ attempts: 8, what: `incident ${sf.subject}` }, async (n) => {
     if (n > 0) {
       stored = await deps.store.getIncident(sf.subject);
-      fold = foldIncident(stored ?? emptyIncidentState(sf.subject), sf.records, { quietMs: sf.quietMs, nowMs: parseTimestamp(observedAt)!.ms });
+      fold = foldIncident(stored ?? emptyIncidentState(sf.subject), sf.records, sf.opts);
     }
     for (const q of fold.quietCloses) {
       if (!sf.quiet || q.history) continue;
@@ -249,4 +314,3 @@ async function settleIncident(poll: PollContext, sf: SubjectFold, observedAt: st
   });
 }
 
-const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((v, i) => v === b[i]);

@@ -29,7 +29,7 @@ export const webhookDeliveries: SourceReader = {
       afterInsert: async (recs) => {
         // The change feed: these services just started or ended a deployment — read them next.
         const named = recs.flatMap((r) => r.services);
-        result.hotServices = [...new Set(named.map((s) => s.id))];
+        result.hotServices = [...new Set([...result.hotServices, ...named.map((s) => s.id)])];
         await deps.store.learnServices(named.map((s) => ({ id: s.id, ctx: contextOf(s) })));
       },
     });
