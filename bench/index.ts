@@ -15,6 +15,7 @@ import { benchKills } from "./kills.js";
 import { benchProperty } from "./property.js";
 import { benchCost } from "./cost.js";
 import { benchFlood } from "./flood.js";
+import { benchFloodIngest } from "./flood-ingest.js";
 import { renderReport, renderSection } from "./markdown.js";
 import { figures, machine, report, section, sections, stopDynamo } from "./support.js";
 
@@ -29,6 +30,7 @@ const BENCHES: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["property", benchProperty],
   ["cost", benchCost],
   ["flood", benchFlood],
+  ["flood-ingest", benchFloodIngest],
 ];
 const ORDER = BENCHES.map(([id]) => id);
 const OUT = resolve(import.meta.dirname, "..", "BENCHMARKS.md");

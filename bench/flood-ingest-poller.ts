@@ -1,0 +1,68 @@
+/**
+ * The poller of the flood bench (bench/flood-ingest.ts), a process of its own so that its memory is the
+ * poller's alone, as a poll function's container would be: polls each source given until it has
+ * nothing left for a later poll, then prints what it did as one line of JSON.
+ */
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { createPlatformClient } from "../lib/platform/client.js";
+import { DynamoIngestStore } from "../lib/store/ingest-store.js";
+import { pollSource, type PollDeps } from "../lib/ingest/poll.js";
+import type { SourceRef } from "../lib/model/source.js";
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../local/dynamodb-local.js";
+
+export interface FloodPollerInput {
+  platformUrl: string;
+  token: string;
+  dynamodbEndpoint: string;
+  tableName: string;
+  sources: SourceRef[];
+}
+
+export interface FloodPollerOutput {
+  sources: Array<{ source: string; polls: number; ms: number; longestPollMs: number; requests: number; newRecords: number; alerts: number; writes: number; ok: boolean; peakRss: number; peakHeap: number }>;
+  /** Resident set before the first poll and at its peak (bytes). */
+  rssBefore: number;
+  maxRss: number;
+}
+
+const input = JSON.parse(process.env.FLOOD_POLLER ?? "{}") as FloodPollerInput;
+const store = new DynamoIngestStore({
+  client: new DynamoDBClient({ endpoint: input.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+  tableName: input.tableName,
+  retentionMs: 400 * 86_400_000,
+});
+const deps: PollDeps = {
+  client: createPlatformClient({ baseUrl: input.platformUrl, token: input.token, auth: "token" }),
+  store, now: () => new Date(), backfillWindowMs: 15 * 60_000, log: { info() {}, warn() {}, error: (m, extra) => console.error(m, extra) },
+};
+const out: FloodPollerOutput = { sources: [], rssBefore: process.memoryUsage().rss, maxRss: 0 };
+for (const source of input.sources) {
+  const row = { source: `${source.kind}`, polls: 0, ms: 0, longestPollMs: 0, requests: 0, newRecords: 0, alerts: 0, writes: 0, ok: true, peakRss: 0, peakHeap: 0 };
+  // Sampled while it polls: the peak of this source's polls (maxRSS is the process's, over all).
+  const sample = () => {
+    const m = process.memoryUsage();
+    row.peakRss = Math.max(row.peakRss, m.rss);
+    row.peakHeap = Math.max(row.peakHeap, m.heapUsed + m.external + m.arrayBuffers);
+  };
+  const sampler = setInterval(sample, 20);
+  const writes = store.writes.count;
+  const started = performance.now();
+  // A poll at each tick while it leaves records for the next (dispatch's tier 0), at most 200.
+  for (let backlog = 1; backlog && row.polls < 200; row.polls++) {
+    const t = performance.now();
+    const r = await pollSource({ source, previousPollAt: new Date().toISOString() }, deps);
+    row.longestPollMs = Math.max(row.longestPollMs, performance.now() - t);
+    row.requests += r.requests;
+    row.newRecords += r.newRecords;
+    row.alerts += r.alerts;
+    row.ok &&= r.ok;
+    backlog = r.ok ? (r.backlog ?? 0) : 0;
+  }
+  clearInterval(sampler);
+  sample();
+  row.ms = performance.now() - started;
+  row.writes = store.writes.count - writes;
+  out.sources.push(row);
+}
+out.maxRss = process.resourceUsage().maxRSS * 1024;
+console.log(JSON.stringify(out));
