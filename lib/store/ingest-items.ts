@@ -16,6 +16,10 @@ export const cursorItem = (cursor: SourceCursor, expiresAt: number) =>
 export const seenPartItem = (source: string, { part, ids }: SeenPart, expiresAt: number) =>
   ({ ...keys.seenPart(source, part), item_type: "seen", ids, [TTL_ATTRIBUTE]: expiresAt });
 
+/** A part deleted: no ids, expired already (DynamoDB's TTL removes it). */
+export const seenPartGone = (source: string, part: string, nowSeconds: number) =>
+  ({ ...keys.seenPart(source, part), item_type: "seen", [TTL_ATTRIBUTE]: nowSeconds });
+
 /** An execution's state, with its audit row's index attributes when it has one. */
 export function executionItem(ref: ExecutionRef, state: StoredExecution, expiresAt: number, audit?: AuditRow) {
   const key = keys.execution(ref.serviceId, ref.executionId);

@@ -7,7 +7,6 @@ import pMap from "p-map";
 import {
   BatchGetCommand,
   BatchWriteCommand,
-  DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -22,7 +21,7 @@ import { DynamoQuarantine, isUnwritable } from "./quarantine.js";
 import { fullJitterMs } from "../model/backoff.js";
 import type { QuarantineWrite } from "../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "./optimistic.js";
-import { type ConditionalWrite, cursorItem, incidentItem, learnServicesInto, namesItem, observationWrites, seenPartItem } from "./ingest-items.js";
+import { type ConditionalWrite, cursorItem, incidentItem, learnServicesInto, namesItem, observationWrites, seenPartGone, seenPartItem } from "./ingest-items.js";
 import type {
   ExecutionChange,
   ExecutionDecider,
@@ -115,6 +114,7 @@ export class DynamoIngestStore implements IngestStore {
   async getSeenParts(source: string, parts: string[]): Promise<Map<string, string[]>> {
     const found = await pMap(parts, async (part) => {
       const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.seenPart(source, part), ConsistentRead: true }));
+      // A part deleted is an item without ids until its TTL removes it.
       return [part, Item?.ids as string[] | undefined] as const;
     }, { concurrency: PARTS_IN_FLIGHT });
     return new Map(found.filter((f): f is readonly [string, string[]] => f[1] !== undefined));
@@ -125,9 +125,11 @@ export class DynamoIngestStore implements IngestStore {
     await pMap(parts, (p) => this.doc.send(new PutCommand({ TableName: this.table, Item: seenPartItem(source, p, this.expiresAt()) })), { concurrency: PARTS_IN_FLIGHT });
   }
 
+  /** Each part overwritten by an empty item that expires at once: the poll function may put items, not delete them. */
   async deleteSeenParts(source: string, parts: string[]): Promise<void> {
     this.writes.count += parts.length;
-    await pMap(parts, (part) => this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.seenPart(source, part) })), { concurrency: PARTS_IN_FLIGHT });
+    const now = expiresAfter((this.opts.now?.() ?? new Date()).getTime(), 0);
+    await pMap(parts, (part) => this.doc.send(new PutCommand({ TableName: this.table, Item: seenPartGone(source, part, now) })), { concurrency: PARTS_IN_FLIGHT });
   }
 
   async getIncident(subject: string): Promise<IncidentState | undefined> {
