@@ -107,7 +107,7 @@ export async function benchAlertLatency() {
     // First sight of every source (history stored, its alerts backfill-suppressed), then ticks until
     // dispatch has planned every source once: the measured failures meet a pipeline in steady state.
     p.reader.start(STREAM_READ_MS);
-    await pMap(await everySource(p.dispatch, p.watch), poll, { concurrency: POLL_CONCURRENCY });
+    await pMap(await everySource(p.dispatch, p.watch, sim.clock.nowMs()), poll, { concurrency: POLL_CONCURRENCY });
     polled.clear();
     while (polled.size < p.watch.sources.length) await tick();
     await p.reader.drain();

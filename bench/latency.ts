@@ -173,7 +173,7 @@ async function runConfiguration(applications: number, feed: boolean): Promise<Ou
     // Warm-up: a first-sight poll of every source (what exists is stored, its alerts backfill-suppressed),
     // budget aside as `lookout run --once` does; then dispatch ticks until dispatch has planned every source
     // once, so the measured period starts in steady state.
-    const warmup = await pMap(await everySource(dispatch, watch), (req) => pollSource(req, deps), { concurrency: POLL_CONCURRENCY });
+    const warmup = await pMap(await everySource(dispatch, watch, deps.now().getTime()), (req) => pollSource(req, deps), { concurrency: POLL_CONCURRENCY });
     const warmupRequests = warmup.reduce((n, r) => n + r.requests, 0);
     while (run.polledSources.size < watch.sources.length) await run.tick();
     const settleMinutes = minutes(run.ticks * TICK_MS);

@@ -84,7 +84,7 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
   try {
     await preflightOrCount(pipeline, opts, now);
     if (opts.once) {
-      const polls = await everySource(pipeline.dispatch, pipeline.watch);
+      const polls = await everySource(pipeline.dispatch, pipeline.watch, now().getTime());
       await recordUnplannedPolls(pipeline.dispatch, pipeline.watch, polls, now().getTime());
       await pollEach(pipeline, polls, { ...opts, verbosePolls: true }, summary);
       // The failures recorded across runs (the table keeps them) raise health as dispatch's tick would.
@@ -123,7 +123,7 @@ async function preflightOrCount(p: LocalPipeline, opts: RunOptions, now: () => D
     if (!opts.once || !(err instanceof PreflightError) || !err.failure) throw err;
     // A token refused or a platform unreachable fails every source; an organization refused, only its own.
     const orgOnly = err.failure.kind === "forbidden" || err.failure.kind === "not_found";
-    const polls = (await everySource(p.dispatch, p.watch)).filter((r) => !orgOnly || r.source.organizationId === p.config.watch[0]?.organization);
+    const polls = (await everySource(p.dispatch, p.watch, now().getTime())).filter((r) => !orgOnly || r.source.organizationId === p.config.watch[0]?.organization);
     const state = await recordRefusedPolls(p.dispatch, p.watch, polls, err.failure, now().getTime());
     await raiseHealth(state, p.watch, now(), p.store, (d) => opts.print(alertLine(d, undefined, now())), opts.config.health);
     await p.reader.drain();

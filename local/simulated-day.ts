@@ -132,7 +132,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
     const run = new TickRunner(sim, watch, dispatch, deps);
 
     // First sight of everything, then steady state.
-    await pMap(await everySource(dispatch, watch), (req) => pollSource(req, deps), { concurrency: POLL_CONCURRENCY });
+    await pMap(await everySource(dispatch, watch, deps.now().getTime()), (req) => pollSource(req, deps), { concurrency: POLL_CONCURRENCY });
     while (run.polledSources.size < watch.sources.length) await run.tick();
     const firstSightSuppressed = suppressedFailures;
     const raisedAtFirstSight = raised.length;

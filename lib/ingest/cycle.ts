@@ -67,10 +67,12 @@ export async function raiseHealth(
   return raised;
 }
 
-/** Every watched source once, budget aside (`lookout run --once`), each knowing when it was last read. */
-export async function everySource(store: DispatchStore, watch: Watchlist, name = DISPATCH_NAME): Promise<PollRequest[]> {
+/**
+ * Every watched source once, budget aside (`lookout run --once`), each knowing when it was last read.
+ * `now` is the run's clock (the one its polls stamp records with), so an outage is measured on one clock.
+ */
+export async function everySource(store: DispatchStore, watch: Watchlist, now: number, name = DISPATCH_NAME): Promise<PollRequest[]> {
   const state = await store.get(name);
-  const now = Date.now();
   return watch.sources.map((source) => {
     const s = state?.sources[sourceKey(source)] ?? {};
     // Between two `--once` runs nothing watches: the time since the last read is an outage.

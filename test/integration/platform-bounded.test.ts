@@ -158,7 +158,7 @@ watch: [{ organization: ${ORG}, webhooks: [${STALLS}, ${BOMB}, ${HUGE}, ${FINE}]
       backfillWindowMs: config.backfillWindowMs,
       log: { info() {}, warn() {}, error() {} },
     };
-    const results = await Promise.all((await everySource(dispatch, watch)).map((req) => pollAndRecord(req, deps, dispatch, watch)));
+    const results = await Promise.all((await everySource(dispatch, watch, Date.now())).map((req) => pollAndRecord(req, deps, dispatch, watch)));
     const by = Object.fromEntries(results.map((r) => [r.source.split("/")[1], r]));
     expect(by[STALLS]).toMatchObject({ ok: false, error: { kind: "timeout" } });
     expect(by[BOMB]).toMatchObject({ ok: false, error: { kind: "response_too_large" } });

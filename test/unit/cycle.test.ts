@@ -97,13 +97,14 @@ describe("a tick and its polls through the dispatch store", () => {
   });
 
   it("names every source once for run --once, with when it was last read and the time since as an outage", async () => {
-    expect((await everySource(dispatch, watch)).every((r) => r.previousPollAt === undefined && r.outage === undefined)).toBe(true);
+    expect((await everySource(dispatch, watch, now())).every((r) => r.previousPollAt === undefined && r.outage === undefined)).toBe(true);
     await planPolls(dispatch, watch, now());
-    const requests = await everySource(dispatch, watch);
+    // The outage is measured on the run's clock (here the simulator's, far from the wall clock's).
+    const requests = await everySource(dispatch, watch, now() + 60_000);
     expect(requests).toHaveLength(keys.length);
     for (const r of requests) {
       expect(r.previousPollAt).toBe(new Date(T0).toISOString());
-      expect(r.outage?.from).toBe(new Date(T0).toISOString());
+      expect(r.outage).toEqual({ from: new Date(T0).toISOString(), to: new Date(T0 + 60_000).toISOString() });
     }
   });
 
