@@ -111,6 +111,8 @@ export interface SourceStatus {
   /** An idle source is polled by then at the latest, the budget permitting (the staleness queue's interval). */
   next_poll_by: string | null;
   in_progress: number;
+  /** Records of a flood read but not stored yet: the next polls store them. */
+  backlog: number;
   problem: string | null;
 }
 
@@ -213,6 +215,7 @@ export function statusReport(facts: StatusFacts, settings: StatusSettings): Stat
       next_poll_at: iso(earliest),
       next_poll_by: iso(earliest === undefined ? undefined : Math.max(earliest, s!.last_polled_at! + idleMs)),
       in_progress: s?.in_progress ?? 0,
+      backlog: s?.backlog ?? 0,
       problem,
     };
   });
@@ -307,7 +310,8 @@ export function statusLines(r: StatusReport): string[] {
     out.push(`    last poll ${time(s.last_poll_at, now)}; last success ${time(s.last_success_at, now)}; failures in a row ${s.consecutive_failures}` +
       (s.last_error ? ` (${s.last_error})` : ""));
     out.push(`    next poll from ${time(s.next_poll_at, now)}, by ${time(s.next_poll_by, now)}` +
-      (s.backoff_until ? `; backing off until ${s.backoff_until}` : "") + (s.in_progress ? `; ${s.in_progress} in progress` : ""));
+      (s.backoff_until ? `; backing off until ${s.backoff_until}` : "") + (s.in_progress ? `; ${s.in_progress} in progress` : "") +
+      (s.backlog ? `; ${s.backlog} records of a flood left for the next polls` : ""));
   }
   out.push("");
   out.push(`receivers (${r.receivers.length}):`);
