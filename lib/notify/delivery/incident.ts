@@ -40,9 +40,13 @@ const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resol
 const recent = (a: AlertAttempt, alert: LookoutEventDetail | undefined) =>
   !!alert && a.deps.now().getTime() - (Date.parse(alert.observed_at) || 0) < OPENING_WAIT_MS;
 
-/** A delivery that is on its way to the receiver: being sent, held for a digest, or not begun for a fresh alert. */
+/**
+ * A delivery on its way to the receiver within seconds: being sent, or not begun for a fresh alert. One
+ * held for a digest is not: a digest comes a minute later at the soonest and shows no message to edit,
+ * so waiting for it only slows a storm (every amendment of a held alert waited its ten seconds).
+ */
 const onItsWay = (a: AlertAttempt, record: DeliveryRecord | undefined, alert: LookoutEventDetail | undefined) =>
-  record ? record.state === "sending" || record.state === "held" : recent(a, alert);
+  record ? record.state === "sending" : recent(a, alert);
 
 type Verdict = DeliveryOutcome | "go" | "wait";
 
