@@ -37,6 +37,11 @@ export interface ServiceState {
   opened_at?: string;
   /** The status of the incident's last failure: a still_failing with the same status is a repeat. */
   last_failure_status?: string;
+  /**
+   * A failure of the current incident was published (not kept quiet as backfill): its close is news
+   * even when read after an outage, or the message people saw would never turn resolved.
+   */
+  told?: boolean;
   version: number;
 }
 

@@ -108,13 +108,16 @@ async function readDeployments(poll: PollContext): Promise<void> {
       const d = decideDeploymentTransition(prev, obs, svc, deploymentAlertId(obs, occurrence), observedAt);
       if (!d.changed) return { changed: false };
       const execution = nextExecution(prev, obs, observedAt);
-      const stored = { changed: true as const, execution, audit: executionRow(obs, ctx, execution.first_seen_at), service: d.service };
+      // Backfill stays quiet, but the close of an incident people were told of is news: its root turns resolved.
+      const suppression = d.transition === "recovered" && svc.told ? undefined : suppressionFor(obs.updated_at ?? obs.created_at, cutoff, deps.backfillWindowMs);
+      const told = !suppression && (d.transition === "failed" || d.transition === "still_failing") && d.service.failing && !d.service.told;
+      const service = told ? { ...d.service, told: true } : d.service;
+      const stored = { changed: true as const, execution, audit: executionRow(obs, ctx, execution.first_seen_at), service };
       if (!d.transition) return stored;
       const detail = withPlatformNames(withOrganizationName(deploymentDetail({
         obs, transition: d.transition, ctx, observedAt, previousStatus: prev?.status,
         failureCount: d.failureCount, incidentId: d.incidentId, incident: d.incident, occurrence,
       }), deps.organizationNames), names);
-      const suppression = suppressionFor(obs.updated_at ?? obs.created_at, cutoff, deps.backfillWindowMs);
       const alert = newAlertItem(detail, observedAt, deps.store.expiresAt(), suppression);
       return { ...stored, alert: namingSource(alert, executionEntryId(obs.service_id, obs.execution_id)), outcome: alert };
     };

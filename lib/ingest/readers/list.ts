@@ -206,7 +206,7 @@ async function storeChunk<Raw, Rec extends ListRecord>(
   }
   if (passing) throw passing;
   // The incidents' states before the cursor: a crash in between re-reads the records and decides the same.
-  if (incidents) for (const fold of incidents.values()) await settleIncident(poll, fold, observedAt, cutoff);
+  if (incidents) for (const fold of incidents.values()) await settleIncident(poll, fold, observedAt);
   if (reading.afterInsert && inserted.length) await reading.afterInsert(inserted);
 
   /** The record's item and the alert that rides with it, if any. */
@@ -216,8 +216,10 @@ async function storeChunk<Raw, Rec extends ListRecord>(
     let d = failureDetails.get(rec.id);
     if (d && decision && decision.role !== "closes") d = withIncident(d, decision.incident_id, decision.incident);
     // A success that closes an incident carries the closing alert, in the same conditional write.
-    if (!d && decision?.role === "closes" && !decision.history) d = reading.incidents!.closing(rec, decision, observedAt);
-    const alert = d && newAlertItem(d, observedAt, deps.store.expiresAt(), suppressionFor(when, cutoff, deps.backfillWindowMs));
+    const closes = !d && decision?.role === "closes" && !decision.history;
+    if (closes) d = reading.incidents!.closing(rec, decision, observedAt);
+    // The close of an incident people were told of is never backfill: the message they saw turns resolved.
+    const alert = d && newAlertItem(d, observedAt, deps.store.expiresAt(), closes ? undefined : suppressionFor(when, cutoff, deps.backfillWindowMs));
     return { rec, item: recordItem(rec, when, observedAt), ...(alert ? { alert: namingSource(alert, rec.id) } : {}) };
   }
 
@@ -295,7 +297,7 @@ const compactRefs = ({ project, environment, service }: LookoutEventDetail) =>
  * Raises the quiet closes and saves the subject's state on the version read. A racing poller saved
  * first: read its state, fold again (records it folded are at or before its watermark) and save that.
  */
-async function settleIncident(poll: PollContext, sf: SubjectFold, observedAt: string, cutoff: number | undefined): Promise<void> {
+async function settleIncident(poll: PollContext, sf: SubjectFold, observedAt: string): Promise<void> {
   const { deps } = poll;
   let { stored, fold } = sf;
   await retryLostRaces({ attempts: 8, what: `incident ${sf.subject}` }, async (n) => {
@@ -305,7 +307,8 @@ async function settleIncident(poll: PollContext, sf: SubjectFold, observedAt: st
     }
     for (const q of fold.quietCloses) {
       if (!sf.quiet || q.history) continue;
-      const alert = newAlertItem(sf.quiet(sf.subject, q, observedAt), observedAt, deps.store.expiresAt(), suppressionFor(q.closed_at, cutoff, deps.backfillWindowMs));
+      // Not all history: people were told of it, so its close is news however long ago it came.
+      const alert = newAlertItem(sf.quiet(sf.subject, q, observedAt), observedAt, deps.store.expiresAt());
       if (await deps.store.raiseAlert(alert)) countAlert(poll, alert);
     }
     if (!fold.changed) return true;
