@@ -26,7 +26,7 @@ import type { NotifyStore } from "../lib/model/notify-store.js";
 import type { Route, SlackReceiver } from "../lib/config/route-types.js";
 import { decideRoutes } from "../lib/routes/match.js";
 import { notifyEvent, type Delivery, type NotifierDeps } from "../lib/notify/notifier.js";
-import { slackSender } from "../lib/notify/slack/send.js";
+import { slackSender, type SlackRetryPolicy } from "../lib/notify/slack/send.js";
 import { composeIngest } from "../lib/app/ingest.js";
 import { composeNotify } from "../lib/app/notify.js";
 import { quarantinePort } from "../lib/app/quarantine.js";
@@ -75,6 +75,8 @@ export interface OpenOptions {
    * resolutions and storm digests show as Slack would show them.
    */
   preview?: SlackSender;
+  /** The Slack sender's waits between attempts (tests on a simulated clock shorten them). */
+  slackRetry?: Partial<SlackRetryPolicy>;
 }
 
 /** The terminal preview's receiver: a Web API channel whose token is never a real one. */
@@ -134,7 +136,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
     const notify = composeNotify(config, {
       ...adapters,
       outbox: ingest.store,
-      slack: opts.preview ?? slackSender(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}),
+      slack: opts.preview ?? slackSender({ ...(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}), ...(opts.slackRetry ? { retry: opts.slackRetry } : {}) }),
       ...(emailTransport ? { emailTransport } : {}),
     });
     services = { ...ingest, ...notify };

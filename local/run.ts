@@ -8,7 +8,7 @@ import type { Config } from "../lib/config/load.js";
 import type { Log } from "../lib/model/log.js";
 import type { PollRequest, PollResult } from "../lib/model/poll.js";
 import { DISPATCH_NAME, everySource, planPolls, pollAndRecord, raiseHealth, recordRefusedPolls, recordUnplannedPolls } from "../lib/ingest/cycle.js";
-import { openLocalPipeline, PREVIEW_ROUTE, type LocalPipeline } from "./pipeline.js";
+import { openLocalPipeline, PREVIEW_ROUTE, type LocalPipeline, type OpenOptions } from "./pipeline.js";
 import {
   PlatformError,
   PlatformForbiddenError,
@@ -37,6 +37,8 @@ export interface RunOptions {
   now?: () => Date;
   /** Print a line for every poll, not only those with news. */
   verbosePolls?: boolean;
+  /** The Slack sender's waits between attempts (tests on a simulated clock shorten them). */
+  slackRetry?: OpenOptions["slackRetry"];
 }
 
 export interface RunSummary {
@@ -71,6 +73,7 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
     env: opts.env,
     log: opts.log,
     now,
+    ...(opts.slackRetry ? { slackRetry: opts.slackRetry } : {}),
     onDelivery: (detail, deliveries) => {
       // The preview prints its messages itself; only what did not go out is worth a line.
       for (const d of deliveries) if (d.route !== PREVIEW_ROUTE || d.outcome !== "sent") opts.print(deliveryLine(detail, d, now()));
@@ -193,18 +196,23 @@ export async function flushHeld(p: LocalPipeline): Promise<number> {
 const flushHeldInLoop = (p: LocalPipeline, opts: RunOptions) =>
   flushHeld(p).catch((err: unknown) => opts.print(`digest flush failed: ${(err as Error).message}; what is held stays held and is tried again`));
 
+/** One pass of the watching loop: what dispatch plans is polled, owed deliveries retried, digests flushed. */
+export async function loopPass(p: LocalPipeline, opts: RunOptions, summary: RunSummary): Promise<void> {
+  const now = p.pollDeps.now();
+  const { polls, state } = await planPolls(p.dispatch, p.watch, now.getTime());
+  await raiseHealth(state, p.watch, now, p.store, (d) => opts.print(alertLine(d, undefined, now)), opts.config.health);
+  await pollEach(p, polls, opts, summary);
+  await p.notifyRetries.retry();
+  await flushHeldInLoop(p, opts);
+}
+
 async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunSummary) {
   p.reader.start(1_000);
   // Digests are flushed at least every digest_within, also between polling passes.
   const flushEvery = Math.min(opts.config.pollIntervalMs, opts.config.notify.digestWithinMs);
   while (!opts.signal?.aborted) {
     const started = Date.now();
-    const now = p.pollDeps.now();
-    const { polls, state } = await planPolls(p.dispatch, p.watch, now.getTime());
-    await raiseHealth(state, p.watch, now, p.store, (d) => opts.print(alertLine(d, undefined, now)), opts.config.health);
-    await pollEach(p, polls, opts, summary);
-    await p.notifyRetries.retry();
-    await flushHeldInLoop(p, opts);
+    await loopPass(p, opts, summary);
     for (;;) {
       const wait = Math.min(flushEvery, opts.config.pollIntervalMs - (Date.now() - started));
       if (wait <= 0 || opts.signal?.aborted) break;
