@@ -100,6 +100,8 @@ export interface SlackReceiver {
   /** Every accepted chat.update, in order: which message, and what it became. */
   updates: Array<{ channelId: string; ts: string; text?: string; attachments?: ReceivedSlackMessage["attachments"] }>;
   fail(fault: SlackFault): void;
+  /** Forgets the faults not yet answered. */
+  clearFaults(): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -147,6 +149,9 @@ export async function startSlackReceiver(opts: { now?: () => number } = {}): Pro
     updates: [],
     fail(fault) {
       faults.push({ times: 1, ...fault });
+    },
+    clearFaults() {
+      faults.length = 0;
     },
     reset() {
       receiver.messages.length = 0;

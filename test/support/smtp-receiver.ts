@@ -28,6 +28,8 @@ export interface SmtpReceiver {
   authUrl?: string;
   messages: ReceivedMail[];
   fail(fault: SmtpFault): void;
+  /** Forgets the faults not yet answered. */
+  clearFaults(): void;
   close(): Promise<void>;
 }
 
@@ -87,6 +89,7 @@ export async function startSmtpReceiver(opts: { auth?: { user: string; pass: str
     url: `smtp://127.0.0.1:${port}`,
     messages,
     fail: (f) => faults.push({ times: 1, ...f }),
+    clearFaults: () => void (faults.length = 0),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
   if (opts.auth) receiver.authUrl = `smtp://${encodeURIComponent(opts.auth.user)}:${encodeURIComponent(opts.auth.pass)}@127.0.0.1:${port}`;
