@@ -16,6 +16,7 @@ import { benchProperty } from "./property.js";
 import { benchCost } from "./cost.js";
 import { benchFlood } from "./flood.js";
 import { benchFloodIngest } from "./flood-ingest.js";
+import { benchReceivers } from "./receivers.js";
 import { renderReport, renderSection } from "./markdown.js";
 import { figures, machine, report, section, sections, stopDynamo } from "./support.js";
 
@@ -31,6 +32,7 @@ const BENCHES: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["cost", benchCost],
   ["flood", benchFlood],
   ["flood-ingest", benchFloodIngest],
+  ["receivers", benchReceivers],
 ];
 const ORDER = BENCHES.map(([id]) => id);
 const OUT = resolve(import.meta.dirname, "..", "BENCHMARKS.md");
