@@ -64,6 +64,10 @@ describe("what each receiver shows, against a model", () => {
     example("a run killed after its opening was claimed: the next run tells it, once", {
       seed: 7, mode: "loop", old: [], commands: [c.clusterErrors(3), c.deploy(0, "DEPLOYMENT_ERROR"), c.crash(43), c.deploy(0, "DEPLOYMENT_ERROR"), c.run(MIN)],
     });
+    // Found: a failed webhook delivery names the deployment's service, so muting it mutes the delivery too.
+    example("a webhook target failing on the deployments of a service muted before they were read", {
+      seed: 944885, mode: "cron", old: [0, 3], commands: [c.webhookTarget(false), c.deploy(2, "CANCELED"), c.mute(2, 2 * 60 * MIN), c.deploy(1, "DEPLOYED"), c.run(MIN)],
+    });
     example("a receiver answering 429, then 5xx, then gone; a mute that expires", {
       seed: 8, mode: "cron", old: [1], commands: [
         c.fault("api", "429"), c.deploy(1, "DEPLOYMENT_ERROR"), c.run(MIN), c.fault("mail", "5xx"), c.mute(2, 10 * MIN), c.deploy(2, "BUILD_ERROR"),

@@ -20,7 +20,7 @@ import { spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DeleteTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { checkConfig, type Config } from "../../lib/config/load.js";
 import { flushHeld, loopPass, runLookout, type RunOptions, type RunSummary } from "../../local/run.js";
@@ -70,6 +70,10 @@ interface Obligation {
   visible: Set<Recv>;
   /** Where it is counted in a digest rather than shown by its execution. */
   inDigest: Set<Recv>;
+  /** Read by a run that was killed. */
+  crashRead?: boolean;
+  /** It may have been backfilled (read again only after an outage): not owed, counted if shown. */
+  maybe?: boolean;
 }
 
 interface Incident {
@@ -80,6 +84,19 @@ interface Incident {
   closedAt?: number;
   /** A close while its service was muted is not owed. */
   closedMuted?: boolean;
+}
+
+/** An incident of a cluster or a webhook target opened in sight: each main receiver must show it. */
+interface Show {
+  what: "cluster" | "webhook";
+  at: number;
+  hookGone: boolean;
+  /** The service whose deployment the failed webhook delivery told of: a mute of it mutes it. */
+  app?: number;
+  muted?: boolean;
+  seen: Set<Recv>;
+  crashRead?: boolean;
+  maybe?: boolean;
 }
 
 interface Pending {
@@ -105,12 +122,16 @@ export interface Model {
   faults: Map<Recv, string>;
   lastFaultAt: Map<Recv, number>;
   crashed: boolean;
+  /** The last run of the sequence: what must hold in the end is checked. */
+  settled?: boolean;
   /** From being read to being visible, per failure and receiver (simulated ms). */
   delays: number[];
-  webhook: { failing: boolean; openFailures: number; pendingDeliveries: Array<{ ok: boolean; at: number }> };
+  /** The same, where the receiver had no fault, no run was killed, and runs came at most 90 s apart since the read. */
+  steadyDelays: number[];
+  webhook: { failing: boolean; openFailures: number; owed: boolean; pendingDeliveries: Array<{ ok: boolean; at: number; app: number }> };
   cluster: { open: boolean; lastErrorAt: number; pendingErrorsAt?: number; pendingClean?: number };
   /** Incidents of a cluster or a webhook target opened in sight: each main receiver must show one. */
-  shows: Array<{ what: "cluster" | "webhook"; at: number; hookGone: boolean }>;
+  shows: Show[];
   log: string[];
 }
 
@@ -192,8 +213,8 @@ export async function openWorld(parts: Parts, mode: "cron" | "loop", seed: numbe
   };
   const model: Model = {
     mode, now: sim.clock.nowMs(), runs: [], lastReadAt: 0, pending: [], open: APP_NAMES.map(() => undefined), incidents: [], obligations: [],
-    mutes: [], team: false, hookGone: false, faults: new Map(), lastFaultAt: new Map(), crashed: false, delays: [],
-    webhook: { failing: false, openFailures: 0, pendingDeliveries: [] },
+    mutes: [], team: false, hookGone: false, faults: new Map(), lastFaultAt: new Map(), crashed: false, delays: [], steadyDelays: [],
+    webhook: { failing: false, openFailures: 0, owed: false, pendingDeliveries: [] },
     cluster: { open: false, lastErrorAt: 0 }, shows: [], log: [],
   };
   // Lookout's first sight: what failed an hour before stays quiet (backfill), its incident open unseen.
@@ -205,6 +226,8 @@ export async function openWorld(parts: Parts, mode: "cron" | "loop", seed: numbe
 
 export async function closeWorld(w: World): Promise<void> {
   await w.pipeline?.close();
+  // DynamoDB Local slows as tables pile up: a sequence leaves none behind.
+  await w.client.send(new DeleteTableCommand({ TableName: w.tableName })).catch(() => undefined);
   await Promise.all([w.sim.close(), w.slack.close(), w.smtp.close()]);
   w.client.destroy();
   rmSync(w.dataDir, { recursive: true, force: true });
@@ -223,7 +246,7 @@ function deploy(w: World, m: Model, app: number, outcome: string) {
   const exec = w.sim.scenario.deploy(w.apps[app]!, { outcome, durations: QUICK });
   m.pending.push({ app, exec, outcome, endedAt: m.now + 3_000 });
   // The platform tells the webhook of the deployment's start and end: both answered as the target answers now.
-  m.webhook.pendingDeliveries.push({ ok: !m.webhook.failing, at: m.now }, { ok: !m.webhook.failing, at: m.now + 3_000 });
+  m.webhook.pendingDeliveries.push({ ok: !m.webhook.failing, at: m.now, app }, { ok: !m.webhook.failing, at: m.now + 3_000, app });
   w.sim.clock.advance(DEPLOY_STEP_MS);
   m.now = w.sim.clock.nowMs();
 }
@@ -231,10 +254,17 @@ function deploy(w: World, m: Model, app: number, outcome: string) {
 const mutedAt = (m: Model, app: number, at: number) => m.mutes.some((x) => x.app === app && x.at <= at && x.until > at);
 
 /** What a run at `m.now` reads, folded as Lookout folds it (docs/events.md, "Incidents"). */
-function read(m: Model) {
+function read(m: Model, crash = false) {
   const at = m.now;
   const outage = at - m.lastReadAt > BACKFILL_MS;
   const quiet = (t: number) => m.lastReadAt === 0 || (outage && at - t > BACKFILL_MS);
+  // What a killed run read may not be stored: the loop, trusting its poll, may read it again only after
+  // an outage, and then it is backfill. Owed only if shown by then, or if no such outage came.
+  if (outage) {
+    for (const o of m.obligations) if (o.crashRead && o.visible.size === 0 && at - o.endedAt > BACKFILL_MS) o.maybe = true;
+    for (const x of m.shows) if (x.crashRead && x.seen.size === 0 && at - x.at > BACKFILL_MS) x.maybe = true;
+  }
+  const shows = m.shows.length;
   for (const p of m.pending.sort((a, b) => a.endedAt - b.endedAt)) {
     const open = m.open[p.app];
     if (FAILED.has(p.outcome)) {
@@ -249,7 +279,7 @@ function read(m: Model) {
       if (!quiet(p.endedAt) && !mutedAt(m, p.app, at)) {
         const receivers = new Set<Recv>(MAIN.filter((r) => r !== "hook" || !m.hookGone));
         if (m.team && p.app === TEAM_APP) receivers.add("team");
-        m.obligations.push({ exec: p.exec, app: p.app, incident: incident.id, repeat, endedAt: p.endedAt, readAt: at, receivers, visible: new Set(), inDigest: new Set() });
+        m.obligations.push({ exec: p.exec, app: p.app, incident: incident.id, repeat, endedAt: p.endedAt, readAt: at, receivers, visible: new Set(), inDigest: new Set(), ...(crash ? { crashRead: true } : {}) });
       }
     } else if (p.outcome === "DEPLOYED" && open) {
       open.closedAt = at;
@@ -258,19 +288,25 @@ function read(m: Model) {
     }
   }
   m.pending = [];
-  // Webhook deliveries: a failure opens (or joins) the target's incident; the next 2xx closes it.
+  // Webhook deliveries: a failure opens (or joins) the target's incident; the next 2xx closes it. A
+  // delivery names the deployment's service, so a mute of it mutes the delivery's failure too: the
+  // incident is then owed at its first failure nobody muted.
   for (const d of m.webhook.pendingDeliveries) {
     if (!d.ok) {
-      if (!quiet(d.at) && m.webhook.openFailures === 0) m.shows.push({ what: "webhook", at, hookGone: m.hookGone });
+      if (!quiet(d.at) && !mutedAt(m, d.app, at) && !m.webhook.owed) {
+        m.shows.push({ what: "webhook", at, hookGone: m.hookGone, app: d.app, seen: new Set() });
+        m.webhook.owed = true;
+      }
       m.webhook.openFailures++;
     } else {
       m.webhook.openFailures = 0;
+      m.webhook.owed = false;
     }
   }
   m.webhook.pendingDeliveries = [];
   // The cluster: errors open (or join) its incident; a clean step, or the quiet period, closes it.
   if (m.cluster.pendingErrorsAt !== undefined) {
-    if (!m.cluster.open && !quiet(m.cluster.pendingErrorsAt)) m.shows.push({ what: "cluster", at, hookGone: m.hookGone });
+    if (!m.cluster.open && !quiet(m.cluster.pendingErrorsAt)) m.shows.push({ what: "cluster", at, hookGone: m.hookGone, seen: new Set() });
     m.cluster.open = true;
     m.cluster.lastErrorAt = m.cluster.pendingErrorsAt;
     m.cluster.pendingErrorsAt = undefined;
@@ -280,6 +316,7 @@ function read(m: Model) {
   }
   m.cluster.pendingClean = undefined;
   m.lastReadAt = at;
+  if (crash) for (const x of m.shows.slice(shows)) x.crashRead = true;
 }
 
 // ---------------------------------------------------------------------------------------------- runs
@@ -349,7 +386,7 @@ export async function crashRun(w: World, m: Model, after: number): Promise<void>
   if (out.signal !== "SIGKILL" && out.code !== 0) throw new Error(`the crashing run failed on its own (${out.code}): ${out.stderr.slice(0, 2000)}`);
   m.crashed = true;
   // What it read may or may not be stored: the model folds it at the crash, due only after the next run.
-  read(m);
+  read(m, true);
   m.runs.push(m.now);
   m.log.push(`crash after ${after} calls (${out.signal ?? "ended"})`);
   for (const r of ["api", "hook", "mail", "team"] as Recv[]) m.lastFaultAt.set(r, m.now);
@@ -455,6 +492,10 @@ async function check(w: World, m: Model): Promise<void> {
       o.visible.add(r);
       if (how === "digest") o.inDigest.add(r);
       m.delays.push(m.now - o.readAt);
+      // Steady: the receiver answered and runs came at most 90 s apart since the read (cron each minute, or the loop).
+      const since = m.runs.filter((t) => t >= o.readAt);
+      const steady = since.every((t, i) => i === 0 || t - since[i - 1]! <= 90_000);
+      if ((m.lastFaultAt.get(r) ?? 0) < o.readAt && steady) m.steadyDelays.push(m.now - o.readAt);
     };
     for (const o of m.obligations) {
       if (!o.receivers.has(r) || o.visible.has(r)) continue;
@@ -464,7 +505,7 @@ async function check(w: World, m: Model): Promise<void> {
       if (visible(o.exec) || (o.repeat && incident.execs.some((e) => e !== o.exec && visible(e)))) seen(o, "message");
     }
     for (const o of m.obligations) {
-      if (!o.receivers.has(r) || o.visible.has(r) || o.muted || gone) continue;
+      if (!o.receivers.has(r) || o.visible.has(r) || o.muted || o.maybe || gone) continue;
       if (inDigests > 0) {
         inDigests--;
         seen(o, "digest");
@@ -495,15 +536,20 @@ async function check(w: World, m: Model): Promise<void> {
     // A cluster's or a webhook target's incident opened in sight is shown where the route names it.
     if (r !== "team" && !gone) {
       for (const x of m.shows) {
-        if (r === "hook" && x.hookGone) continue;
+        if ((r === "hook" && x.hookGone) || x.muted || x.maybe || x.seen.has(r)) continue;
         const needle = x.what === "cluster" ? /cluster error/i : /hooks\.example\.test/;
-        if (due(m, x.at, r) && !shown.some((s) => needle.test(s.text) || s.digest > 0)) fail(m, `${r} shows nothing of the ${x.what}'s incident opened at ${new Date(x.at).toISOString()}`);
+        if (shown.some((s) => needle.test(s.text) || s.digest > 0)) x.seen.add(r);
+        else if (due(m, x.at, r) && !shown.some((s) => needle.test(s.text) || s.digest > 0)) fail(m, `${r} shows nothing of the ${x.what}'s incident opened at ${new Date(x.at).toISOString()}`);
       }
     }
 
-    // Every "what changed" mail replies to a mail that receiver has.
-    if (r === "mail") {
-      const ids = new Set(shown.map((s) => s.mail!.parsed.messageId));
+    // Every "what changed" mail replies to a mail that receiver has — once settled: after a run killed
+    // between claiming a failure's send and sending it, its amendment may go first (the failure follows
+    // when the claim's lease ends).
+    if (r === "mail" && m.settled) {
+      // A mail client threads by Message-ID and by a parent shared with mails it has (the opening a
+      // receiver never got still groups the incident's mails under it).
+      const ids = new Set(shown.flatMap((s) => (s.mail!.parsed.headers.get("x-lookout-state")?.toString().startsWith("CHANGES") ? [s.mail!.parsed.messageId] : [s.mail!.parsed.messageId, s.mail!.parsed.inReplyTo])));
       for (const s of shown) {
         const state = String(s.mail!.parsed.headers.get("x-lookout-state") ?? "");
         if (state.startsWith("CHANGES") && s.mail!.parsed.inReplyTo && !ids.has(s.mail!.parsed.inReplyTo)) fail(m, `a "what changed" mail replies to ${s.mail!.parsed.inReplyTo}, which the receiver never got`);
@@ -541,11 +587,12 @@ export async function settle(w: World, m: Model): Promise<void> {
   m.faults.clear();
   for (const step of [90_000, 90_000, 31 * MIN]) {
     await advance(w, m, step);
+    m.settled = step === 31 * MIN;
     await run(w, m, `settle +${step / 1000}s`);
   }
   for (const o of m.obligations) {
     for (const r of o.receivers) {
-      if (!o.visible.has(r) && !o.muted && !(r === "hook" && m.hookGone)) fail(m, `${r} never showed the failure of ${APP_NAMES[o.app]} (execution ${o.exec})`);
+      if (!o.visible.has(r) && !o.muted && !o.maybe && !(r === "hook" && m.hookGone)) fail(m, `${r} never showed the failure of ${APP_NAMES[o.app]} (execution ${o.exec})`);
     }
   }
 }
@@ -596,6 +643,8 @@ export const commands = {
     cmd(`mute ${APP_NAMES[a]} for ${ms / MIN}m`, async (m, w) => {
       await w.store.putMute({ id: `mute-${m.mutes.length}`, scope: { service: w.apps[a]! }, until: new Date(m.now + ms).toISOString(), reason: "model", created_by: "model", created_at: new Date(m.now).toISOString() });
       m.mutes.push({ app: a, until: m.now + ms, at: m.now });
+      // What was owed of its service and not yet shown is muted now.
+      for (const x of m.shows) if (x.app === a) x.muted = true;
     }),
   addRoute: () => cmd("a second route and receiver", (m, w) => addTeamRoute(w, m), (m) => !m.team),
   fault: (r: Recv, kind: "429" | "5xx") => cmd(`${r} answers ${kind} at the next run`, (m) => void m.faults.set(r, kind), (m) => !(r === "hook" && m.hookGone)),
