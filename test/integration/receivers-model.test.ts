@@ -31,7 +31,8 @@ describe("what each receiver shows, against a model", () => {
         const model = await runSequence(parts, input);
         owed += model.delays.length;
       }),
-      { numRuns: RUNS, endOnFailure: true, ...(process.env.RECEIVERS_MODEL_SEED ? { seed: Number(process.env.RECEIVERS_MODEL_SEED) } : {}) },
+      // A fixed seed: CI is reproducible; the bench draws 10,000 others (RECEIVERS_MODEL_SEED picks another here).
+      { numRuns: RUNS, endOnFailure: true, seed: Number(process.env.RECEIVERS_MODEL_SEED ?? 2111) },
     );
     expect(owed).toBeGreaterThan(RUNS); // the sequences owed people failures, and they were shown
   });
