@@ -77,6 +77,8 @@ export interface OpenOptions {
   preview?: SlackSender;
   /** The Slack sender's waits between attempts (tests on a simulated clock shorten them). */
   slackRetry?: Partial<SlackRetryPolicy>;
+  /** Waits in delivery, a follow-up's for its opening (tests on a simulated clock shorten them). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** The terminal preview's receiver: a Web API channel whose token is never a real one. */
@@ -138,6 +140,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
       outbox: ingest.store,
       slack: opts.preview ?? slackSender({ ...(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}), ...(opts.slackRetry ? { retry: opts.slackRetry } : {}) }),
       ...(emailTransport ? { emailTransport } : {}),
+      ...(opts.sleep ? { sleep: opts.sleep } : {}),
     });
     services = { ...ingest, ...notify };
   } catch (err) {

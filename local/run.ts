@@ -39,6 +39,8 @@ export interface RunOptions {
   verbosePolls?: boolean;
   /** The Slack sender's waits between attempts (tests on a simulated clock shorten them). */
   slackRetry?: OpenOptions["slackRetry"];
+  /** Waits in delivery (tests on a simulated clock shorten them). */
+  sleep?: OpenOptions["sleep"];
 }
 
 export interface RunSummary {
@@ -74,6 +76,7 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
     log: opts.log,
     now,
     ...(opts.slackRetry ? { slackRetry: opts.slackRetry } : {}),
+    ...(opts.sleep ? { sleep: opts.sleep } : {}),
     onDelivery: (detail, deliveries) => {
       // The preview prints its messages itself; only what did not go out is worth a line.
       for (const d of deliveries) if (d.route !== PREVIEW_ROUTE || d.outcome !== "sent") opts.print(deliveryLine(detail, d, now()));

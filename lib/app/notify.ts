@@ -21,6 +21,8 @@ export interface NotifyAdapters extends Omit<Adapters, "onCost"> {
   emailTransport?: EmailTransport;
   /** The outbox health events go to; default a store on the same table. */
   outbox?: NotifierDeps["outbox"];
+  /** Waits in delivery; default a timer (tests on a simulated clock shorten them). */
+  sleep?: NotifierDeps["sleep"];
 }
 
 export interface NotifyServices {
@@ -49,6 +51,7 @@ export function composeNotify(config: Config, a: NotifyAdapters): NotifyServices
       now,
       log: a.log,
       present: presenterFor(config),
+      ...(a.sleep ? { sleep: a.sleep } : {}),
     },
   };
 }

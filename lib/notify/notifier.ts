@@ -26,6 +26,8 @@ export interface NotifierDeps {
   log: Log;
   /** How each route shows an event (severity override, mentions, links); absent: the event as raised. */
   present?: Presenter;
+  /** Waits in delivery (a follow-up for its opening); default a timer. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 export interface Delivery {
@@ -45,6 +47,7 @@ export const unfinished = (deliveries: readonly Delivery[]): boolean =>
 /** What the delivery core needs, from the notifier's dependencies. */
 const deliverDepsOf = (deps: NotifierDeps): DeliverDeps => ({
   store: deps.store, now: deps.now, rate: deps.settings.slackRate, log: deps.log, present: deps.present ?? plainPresenter,
+  ...(deps.sleep ? { sleep: deps.sleep } : {}),
   // Digests at most a minute apart, closer when the configuration wants them sooner.
   digestEveryMs: Math.min(DIGEST_EVERY_MS, deps.settings.digestWithinMs),
 });

@@ -323,12 +323,14 @@ function read(m: Model, crash = false) {
 
 /** Slack's retries within a run keep their shape, in milliseconds instead of seconds: the clock is simulated. */
 const SLACK_RETRY = { baseDelayMs: 5, maxDelayMs: 20, maxWaitMs: 2_000, maxTotalWaitMs: 100 };
-const runOptions = (w: World): RunOptions => ({ config: w.config, env: w.env, once: true, log: silent, print: () => {}, now: () => w.sim.clock.now(), slackRetry: SLACK_RETRY });
+/** A follow-up's wait for its opening, in a hundredth of the time: one process, nothing else in flight. */
+const SLEEP = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms / 100));
+const runOptions = (w: World): RunOptions => ({ config: w.config, env: w.env, once: true, log: silent, print: () => {}, now: () => w.sim.clock.now(), slackRetry: SLACK_RETRY, sleep: SLEEP });
 
 /** A cron run (`lookout run --once`), or one pass of the watching loop with its pipeline kept open. */
 async function pipelineRun(w: World): Promise<RunSummary> {
   if (w.mode === "cron") return runLookout(runOptions(w));
-  w.pipeline ??= await openLocalPipeline(w.config, { env: w.env, log: silent, now: () => w.sim.clock.now(), slackRetry: SLACK_RETRY });
+  w.pipeline ??= await openLocalPipeline(w.config, { env: w.env, log: silent, now: () => w.sim.clock.now(), slackRetry: SLACK_RETRY, sleep: SLEEP });
   const summary: RunSummary = { polls: 0, requests: 0, newRecords: 0, alerts: 0, published: 0, failedPolls: 0 };
   await loopPass(w.pipeline, runOptions(w), summary);
   // The loop publishes within a second and flushes digests between passes: here, before the checks.
@@ -585,7 +587,8 @@ async function check(w: World, m: Model): Promise<void> {
 /** The end of a sequence: faults gone, the clock moves on in steps, and everything owed must be shown. */
 export async function settle(w: World, m: Model): Promise<void> {
   m.faults.clear();
-  for (const step of [90_000, 90_000, 31 * MIN]) {
+  // A run a digest can go out at (what the last command's run held), then one past a cluster's quiet period.
+  for (const step of [90_000, 31 * MIN]) {
     await advance(w, m, step);
     m.settled = step === 31 * MIN;
     await run(w, m, `settle +${step / 1000}s`);
