@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
-import { ConfigFile } from "./schema.js";
+import { ConfigFile, DEFAULT_ROUTINE_RETENTION } from "./schema.js";
 import { parseDuration } from "./duration.js";
 import { parseSize } from "./size.js";
 import { allowedKeysAt, closestWord, compareInputPaths, describeIssue, inputPath, jsonPath } from "../model/issues.js";
@@ -137,6 +137,9 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
   const notify = toNotify(c.notify);
   const routing = routingProblems(routes, notify);
   if (routing.length) throw ConfigError.of(source, routing);
+  if (c.retention_routine && ms(c.retention_routine) > ms(c.retention)) {
+    throw new ConfigError(source, "retention_routine", `${c.retention_routine} is longer than retention (${c.retention}): records that raised nothing are kept at most as long as the rest`);
+  }
   return {
     source,
     platform: {
@@ -160,7 +163,7 @@ export function checkConfig(raw: unknown, source: string, env: ConfigEnv = proce
     })),
     backfillWindowMs: ms(c.backfill_window),
     retentionMs: ms(c.retention),
-    routineRetentionMs: ms(c.retention_routine ?? c.retention),
+    routineRetentionMs: c.retention_routine ? ms(c.retention_routine) : Math.min(ms(DEFAULT_ROUTINE_RETENTION), ms(c.retention)),
     pollIntervalMs: ms(c.poll_interval),
     health: {
       failingAfter: c.health.failing_after,

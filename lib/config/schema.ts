@@ -81,12 +81,15 @@ const Routing = routeSchemas(SecretRef);
 
 export const DEFAULT_CLUSTER_QUIET_PERIOD = "30m";
 
+/** How long records that raised nothing are kept unless `retention_routine` says (never past `retention`). */
+export const DEFAULT_ROUTINE_RETENTION = "30d";
+
 export const ConfigFile = z.strictObject({
   platform: PlatformSettings,
   watch: z.array(Watch).check(z.minLength(1)),
   backfill_window: z._default(duration("backfill_window"), "15m"),
   retention: z._default(duration("retention"), "400d"),
-  /** Records that raised nothing (a delivery answered 2xx, a routine log line): by default, as `retention`. */
+  /** Records that raised nothing (a delivery answered 2xx, a routine log line): by default 30 days, at most `retention`. */
   retention_routine: z.optional(duration("retention_routine")),
   data_dir: z._default(z.string(), ".lookout"),
   /** How often the local runner polls; in the cloud the schedule does. */

@@ -31,8 +31,12 @@ describe("configuration", () => {
     expect(c.platform).toMatchObject({ auth: "token", requestsPerHour: 1000, timeoutMs: 10_000 });
     expect(c.backfillWindowMs).toBe(15 * 60_000);
     expect(c.retentionMs).toBe(400 * 86_400_000);
-    expect(c.routineRetentionMs).toBe(400 * 86_400_000);
-    expect(parseConfig(minimal + "retention_routine: 30d\n", "lookout.yaml", {}).routineRetentionMs).toBe(30 * 86_400_000);
+    // Records that raised nothing: 30 days unless said, never past retention.
+    expect(c.routineRetentionMs).toBe(30 * 86_400_000);
+    expect(parseConfig(minimal + "retention: 7d\n", "lookout.yaml", {}).routineRetentionMs).toBe(7 * 86_400_000);
+    expect(parseConfig(minimal + "retention_routine: 400d\n", "lookout.yaml", {}).routineRetentionMs).toBe(400 * 86_400_000);
+    expect(problem(minimal + "retention: 90d\nretention_routine: 91d\n")).toBe(
+      "lookout.yaml: retention_routine: 91d is longer than retention (90d): records that raised nothing are kept at most as long as the rest");
     expect(problem(minimal + "retention_routine: 0d\n")).toMatch(/^lookout\.yaml: retention_routine: /);
     expect(c.dataDir).toBe(".lookout");
     expect(c.watch[0]!.applications).toEqual([{ id: APP }]);
