@@ -268,9 +268,10 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
       ...secretStatements(fallback.flatMap(secretRefs)),
       ...(routeEmail || fallbackEmail ? sesStatements(config) : []),
     ],
-    // Items by key, an alert's deliveries by partition (the table), the trail through the audit indexes.
+    // Items by key (batches of records that raised nothing several at once), an alert's deliveries by
+    // partition (the table), the trail through the audit indexes.
     auditApi: [
-      allow("ReadStore", ["dynamodb:GetItem", "dynamodb:Query"], [TABLE]),
+      allow("ReadStore", ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"], [TABLE]),
       allow("QueryAuditIndexes", ["dynamodb:Query"], AUDIT_INDEXES),
     ],
   };

@@ -4,7 +4,7 @@
  * and Query.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { BatchGetCommand, type BatchGetCommandInput, type BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import pMap from "p-map";
 import { keys } from "../model/items.js";
 import { AUDIT_ROW, AUDIT_SORT } from "../model/audit-index.js";
@@ -14,6 +14,7 @@ import type { AuditRow, DeliveryRow } from "../model/audit-row.js";
 import { keyCondition, planQuery, type Plan } from "./plan.js";
 import { readMerged, type Item, type QueryFn } from "./merge.js";
 import { encodeCursor } from "./cursor.js";
+import { BATCH_SPAN_MS, batchRecords, isBatchKey } from "../store/routine-batches.js";
 import { parseExecutionEntryId } from "../model/audit-row.js";
 import {
   type DeliveryFacts,
@@ -67,8 +68,10 @@ export class DynamoAuditStore implements AuditReader {
   }
 
   private partitionQuery(plan: Plan): QueryFn {
+    // A batch sorts by its newest row: one holding rows below `hi` may sort up to its span above it.
+    const widened = { ...plan, ...(plan.hi !== undefined ? { hi: laterBy(plan.hi, BATCH_SPAN_MS) } : {}) };
     return async (partition, start, limit) => {
-      const key = keyCondition(plan, partition);
+      const key = keyCondition(widened, partition);
       const res = await this.doc.send(new QueryCommand({
         TableName: this.table,
         IndexName: plan.index,
@@ -80,8 +83,34 @@ export class DynamoAuditStore implements AuditReader {
         Limit: limit,
         ExclusiveStartKey: start,
       }));
-      return { items: (res.Items ?? []) as Item[], ...(res.LastEvaluatedKey ? { last: res.LastEvaluatedKey as Item } : {}) };
+      const entries = (res.Items ?? []) as Item[];
+      const batches = await this.batchItems(entries.filter((e) => isBatchKey(e.pk)).map((e) => String(e.pk)));
+      const items = entries.flatMap((e) => (isBatchKey(e.pk) ? batches.get(String(e.pk)) ?? [] : [e]));
+      return { items, ...(res.LastEvaluatedKey ? { last: res.LastEvaluatedKey as Item } : {}) };
     };
+  }
+
+  /** The rows of batches of records that raised nothing, by batch key, read together (BatchGetItem, 100 a request). */
+  private async batchItems(pks: string[]): Promise<Map<string, Item[]>> {
+    const out = new Map<string, Item[]>();
+    const unique = [...new Set(pks)];
+    const groups = Array.from({ length: Math.ceil(unique.length / 100) }, (_, i) => unique.slice(i * 100, i * 100 + 100));
+    await pMap(groups, async (group) => {
+      let request: BatchGetCommandInput["RequestItems"] = { [this.table]: { Keys: group.map((pk) => ({ pk, sk: "BATCH" })) } };
+      // BatchGet may answer part of the keys (its 16 MB limit, throttling): ask again for the rest.
+      for (let round = 0; request && Object.keys(request).length; round++) {
+        if (round === 10) throw new Error("BatchGetItem kept leaving batches of the audit trail unread");
+        const res: BatchGetCommandOutput = await this.doc.send(new BatchGetCommand({ RequestItems: request }));
+        for (const batch of res.Responses?.[this.table] ?? []) out.set(String(batch.pk), batchRecords(batch));
+        request = res.UnprocessedKeys;
+      }
+    }, { concurrency: JOIN_CONCURRENCY });
+    return out;
+  }
+
+  /** The rows of one batch (gone with its retention: none). */
+  private async batchRows(pk: string): Promise<Item[]> {
+    return (await this.batchItems([pk])).get(pk) ?? [];
   }
 
   /** Who was told about each alert row: its delivery records (one Query per alert, by key). */
@@ -114,7 +143,7 @@ export class DynamoAuditStore implements AuditReader {
       keys.quarantine(id, "ingest"),
       keys.quarantine(id, "publish"),
     ];
-    const all = await this.getMany(candidates);
+    const all = await this.resolvePointers(await this.getMany(candidates));
     const quarantined = all.filter((i) => i.item_type === "quarantine");
     const found = all.filter((i) => i.item_type !== "quarantine");
     const asked = found.find((i) => i.item_type === "alert") ?? found[0];
@@ -126,7 +155,7 @@ export class DynamoAuditStore implements AuditReader {
       const source = alertSourceId(asked);
       const sourceExec = source ? parseExecutionEntryId(source) : undefined;
       if (sourceExec) subject = await this.get(keys.execution(sourceExec.serviceId, sourceExec.executionId));
-      else if (source) subject = (await this.getMany([keys.record("webhook_delivery", source), keys.record("cluster_log", source)]))[0];
+      else if (source) subject = (await this.resolvePointers(await this.getMany([keys.record("webhook_delivery", source), keys.record("cluster_log", source)])))[0];
     }
     const alertIds = new Set(subject ? alertIdsOf(subject) : []);
     if (asked?.item_type === "alert") alertIds.add(String(asked.alert_id));
@@ -154,6 +183,16 @@ export class DynamoAuditStore implements AuditReader {
     }, { concurrency: JOIN_CONCURRENCY });
   }
 
+  /** A record stored in a batch, in place of the pointer under its key. */
+  private async resolvePointers(items: StoredItem[]): Promise<StoredItem[]> {
+    const out = await pMap(items, async (item) => {
+      if (item.item_type !== "record_ref") return item;
+      const found = (await this.batchRows(String(item.batch))).find((r) => r.pk === item.pk && r.sk === item.sk);
+      return found as StoredItem | undefined;
+    }, { concurrency: JOIN_CONCURRENCY });
+    return out.filter((i): i is StoredItem => i !== undefined);
+  }
+
   private async get(key: Key): Promise<StoredItem | undefined> {
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: key }));
     return Item as StoredItem | undefined;
@@ -165,6 +204,13 @@ export class DynamoAuditStore implements AuditReader {
     const items = await pMap(unique, (k) => this.get(k), { concurrency: JOIN_CONCURRENCY });
     return items.filter((i): i is StoredItem => i !== undefined);
   }
+}
+
+/** A sort-key bound moved later by `ms`: its instant (before any `#`) is an ISO date-time in milliseconds. */
+function laterBy(bound: string, ms: number): string {
+  const cut = bound.indexOf("#");
+  const at = Date.parse(cut < 0 ? bound : bound.slice(0, cut));
+  return Number.isNaN(at) ? bound : new Date(Math.min(at + ms, 8.64e15)).toISOString();
 }
 
 const positionOf = (item: Item): IndexPosition => ({ ix_at: item[AUDIT_SORT] as string, pk: item.pk as string, sk: item.sk as string });

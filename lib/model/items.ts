@@ -14,7 +14,7 @@ export const TTL_ATTRIBUTE = "expires_at";
 /** The TTL of an item written at `atMs` and kept for `retentionMs`, in epoch seconds. */
 export const expiresAfter = (atMs: number, retentionMs: number): number => Math.floor((atMs + retentionMs) / 1000);
 
-export type ItemType = "cursor" | "seen" | "record" | "execution" | "service" | "incident" | "alert" | "directory" | "names" | "dispatch" | "quarantine";
+export type ItemType = "cursor" | "seen" | "record" | "record_ref" | "routine_batch" | "execution" | "service" | "incident" | "alert" | "directory" | "names" | "dispatch" | "quarantine";
 
 export const keys = {
   /** Per polled source: what was seen, paging state, budget facts. */

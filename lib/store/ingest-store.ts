@@ -21,6 +21,7 @@ import { DynamoQuarantine, isUnwritable } from "./quarantine.js";
 import { fullJitterMs } from "../model/backoff.js";
 import type { QuarantineWrite } from "../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "./optimistic.js";
+import { routineWrite } from "./routine-batches.js";
 import { type ConditionalWrite, cursorItem, incidentItem, learnServicesInto, namesItem, observationWrites, seenPartGone, seenPartItem } from "./ingest-items.js";
 import type {
   ExecutionChange,
@@ -184,19 +185,43 @@ export class DynamoIngestStore implements IngestStore {
     }
   }
 
+  /**
+   * Records that raised nothing, stored compactly (lib/store/routine-batches.ts): their batches first,
+   * then the pointers under each record's key, so a pointer never names a batch not written. A batch
+   * DynamoDB refuses for what it is (it cannot be, short of a bug) is written as its records' own items.
+   */
   async insertRecords(records: RecordItem[]): Promise<RecordRefusal[]> {
     const expiresAt = expiresAfter((this.opts.now?.() ?? new Date()).getTime(), this.opts.routineRetentionMs ?? this.opts.retentionMs);
-    // One key twice in a request is refused whole: the later write of a key wins, as one by one it would.
-    const byKey = new Map(records.map((r) => [keyString(r), r]));
-    const unique = [...byKey.values()];
+    // One key twice is one record: the later write of a key wins, as one by one it would.
+    const unique = [...new Map(records.map((r) => [keyString(r), r])).values()];
+    const { batches, pointers } = routineWrite(unique, expiresAt);
+    const refusals = await this.writeAll(batches.map((b) => b.item));
+    const failed = new Map(refusals.map((r) => [keyString(r.record), r.error]));
+    const out: RecordRefusal[] = [];
+    const whole: RecordItem[] = [];
+    const pointed = new Set<string>();
+    for (const b of batches) {
+      const error = failed.get(keyString(b.item));
+      if (error === undefined) for (const r of b.records) pointed.add(keyString(r));
+      else if (isUnwritable(error)) whole.push(...b.records);
+      else out.push(...b.records.map((record) => ({ record, error })));
+    }
+    const pointerRefusals = await this.writeAll(pointers.filter((p) => pointed.has(keyString(p))));
+    const byKey = new Map(unique.map((r) => [keyString(r), r]));
+    out.push(...pointerRefusals.map((r) => ({ record: byKey.get(keyString(r.record))!, error: r.error })));
+    if (whole.length) out.push(...(await this.writeAll(whole.map((r) => ({ ...r, [TTL_ATTRIBUTE]: expiresAt })))));
+    return out;
+  }
+
+  /** Items in BatchWriteItem requests of 25, several in flight: those not written, with why. */
+  private async writeAll(items: RecordItem[]): Promise<RecordRefusal[]> {
     const batches: RecordItem[][] = [];
-    for (let i = 0; i < unique.length; i += BATCH_SIZE) batches.push(unique.slice(i, i + BATCH_SIZE));
-    const refused = await pMap(batches, (batch) => this.writeBatch(batch.map((r) => ({ ...r, [TTL_ATTRIBUTE]: expiresAt }))), { concurrency: BATCHES_IN_FLIGHT });
-    return refused.flat();
+    for (let i = 0; i < items.length; i += BATCH_SIZE) batches.push(items.slice(i, i + BATCH_SIZE));
+    return (await pMap(batches, (batch) => this.writeBatch(batch), { concurrency: BATCHES_IN_FLIGHT })).flat();
   }
 
   /**
-   * One BatchWriteItem of at most 25 records, what it leaves unprocessed asked again with backoff. A
+   * One BatchWriteItem of at most 25 items, what it leaves unprocessed asked again with backoff. A
    * validation error refuses the whole request for one item: then each is put alone, so that only
    * the one DynamoDB refuses is refused.
    */

@@ -108,7 +108,9 @@ export function ingestStoreContract(adapter: string, open: () => IngestStoreUnde
       const records = Array.from({ length: 60 }, () => delivery(randomUUID()));
       const writes = store.writes.count;
       expect(await store.insertRecords(records)).toEqual([]);
-      expect(store.writes.count).toBe(writes + 60);
+      // One write a record, and a few for the batches that hold them where the adapter keeps them compactly.
+      expect(store.writes.count - writes).toBeGreaterThanOrEqual(60);
+      expect(store.writes.count - writes).toBeLessThanOrEqual(63);
       const single = delivery(randomUUID());
       expect(await store.insertRecord(single)).toBe("inserted");
       const before = await scan();

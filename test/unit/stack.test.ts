@@ -177,7 +177,7 @@ describe("the packaged stack", () => {
     // The example's Slack receivers are in SSM and Secrets Manager; its fallback is email.
     expect(actionsOf("notifySlack")).toEqual(sorted(logs, consume, notifyTable, secrets, ["secretsmanager:GetSecretValue"], ses));
     expect(actionsOf("notifyEmail")).toEqual(sorted(logs, consume, notifyTable, ses));
-    expect(actionsOf("auditApi")).toEqual(sorted(logs, ["dynamodb:GetItem", "dynamodb:Query"]));
+    expect(actionsOf("auditApi")).toEqual(sorted(logs, ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"]));
   });
 
   it("grants each function exactly the AWS calls its code makes, and those Lambda makes for it", async () => {

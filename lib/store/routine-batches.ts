@@ -1,0 +1,126 @@
+/**
+ * Records that raised nothing, stored compactly (docs/audit.md, "Records that raised nothing"): the
+ * records of one write that share every audit dimension and one clock hour go into one compressed
+ * batch item, which stands in the audit indexes for all of them (every row it holds matches a filter
+ * exactly when the batch does); each record keeps a small item under its own key that points to its
+ * batch, so `explain` finds it by id. A batch sorts by its newest row, so a reader widens its upper
+ * time bound by the span a batch may cover (`BATCH_SPAN_MS`) and holds expanded rows until nothing
+ * unread can be newer.
+ */
+import { createHash } from "node:crypto";
+import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
+import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, sortKey } from "../model/audit-index.js";
+import type { AuditRow } from "../model/audit-row.js";
+import type { RecordItem } from "../model/ingest-store.js";
+import { TTL_ATTRIBUTE } from "../model/items.js";
+
+/** The key prefix of batch items: an index entry whose pk starts with it is a batch to expand. */
+export const BATCH_PREFIX = "RTN#";
+/** A batch holds rows of one clock hour: its sort key (its newest row's) is less than an hour past any row's. */
+export const BATCH_SPAN_MS = 3_600_000;
+/** Compressed rows per item, well under DynamoDB's 400 KB with the keys beside them. */
+const MAX_BATCH_BYTES = 300 * 1024;
+/** Brotli at a middle quality: about as fast as gzip on JSON and a third smaller. */
+const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } };
+
+export const isBatchKey = (pk: unknown): boolean => typeof pk === "string" && pk.startsWith(BATCH_PREFIX);
+
+/** What a batch keeps of each record: its item without the index keys and TTL the batch carries for all. */
+type BatchedRecord = Record<string, unknown> & { pk: string; sk: string };
+
+/** The row fields a filter reads from `audit` (lib/audit/plan.ts): equal across a batch, copied to its summary row. */
+const ROW_FILTER_FIELDS = ["type", "kind", "severity", "commit", "status"] as const;
+
+const SLOT_ATTRS = Object.values(AUDIT_SLOTS);
+
+/** Records that may share a batch: same slots, same filtered row fields, same clock hour. */
+function groupKey(item: RecordItem): string {
+  const row = item[AUDIT_ROW] as AuditRow | undefined;
+  const at = String(item[AUDIT_SORT] ?? "");
+  return JSON.stringify([at.slice(0, 13), ...SLOT_ATTRS.map((a) => item[a] ?? null), ...ROW_FILTER_FIELDS.map((f) => row?.[f] ?? null)]);
+}
+
+const compress = (records: BatchedRecord[]) => brotliCompressSync(Buffer.from(JSON.stringify(records)), BROTLI);
+
+/** The records of a batch item, each as the record item it stands for (its slot keys and TTL are the batch's). */
+export function batchRecords(batch: Record<string, unknown>): RecordItem[] {
+  const shared = Object.fromEntries([...SLOT_ATTRS, TTL_ATTRIBUTE].filter((a) => batch[a] !== undefined).map((a) => [a, batch[a]]));
+  const rows = JSON.parse(brotliDecompressSync(batch.rows as Uint8Array).toString("utf8")) as BatchedRecord[];
+  return rows.map((r) => ({ ...r, ...shared, item_type: "record" }));
+}
+
+export interface RoutineWrite {
+  /** The batch items, each standing for `records`. */
+  batches: Array<{ item: Record<string, unknown> & { pk: string; sk: string }; records: RecordItem[] }>;
+  /** One small item per record, under the record's own key, naming its batch. */
+  pointers: Array<Record<string, unknown> & { pk: string; sk: string }>;
+}
+
+/**
+ * The batches and pointers that store these records. A batch's id is a hash of what it holds, so the
+ * same records written again (a retried poll) land on the same items.
+ */
+export function routineWrite(records: RecordItem[], expiresAt: number): RoutineWrite {
+  const groups = new Map<string, RecordItem[]>();
+  for (const r of records) {
+    const k = groupKey(r);
+    const g = groups.get(k);
+    if (g) g.push(r);
+    else groups.set(k, [r]);
+  }
+  const out: RoutineWrite = { batches: [], pointers: [] };
+  for (const group of groups.values()) {
+    for (const { records: part, rows } of fitted(group)) {
+      const item = batchItem(part, rows, expiresAt);
+      out.batches.push({ item, records: part });
+      for (const r of part) out.pointers.push({ pk: r.pk, sk: r.sk, item_type: "record_ref", batch: item.pk, [TTL_ATTRIBUTE]: expiresAt });
+    }
+  }
+  return out;
+}
+
+/** The group split in halves until each part's compressed rows fit an item. */
+function fitted(group: RecordItem[]): Array<{ records: RecordItem[]; rows: Buffer }> {
+  const rows = compress(group.map(batched));
+  if (rows.length <= MAX_BATCH_BYTES || group.length === 1) return [{ records: group, rows }];
+  const half = Math.ceil(group.length / 2);
+  return [...fitted(group.slice(0, half)), ...fitted(group.slice(half))];
+}
+
+/** A record as a batch keeps it: the slot keys and the TTL are the batch's. */
+function batched(item: RecordItem): BatchedRecord {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(item)) if (!SLOT_ATTRS.includes(k as never) && k !== TTL_ATTRIBUTE && k !== "item_type") out[k] = v;
+  return out as BatchedRecord;
+}
+
+function batchItem(records: RecordItem[], rows: Buffer, expiresAt: number): Record<string, unknown> & { pk: string; sk: string } {
+  const first = records[0]!;
+  const pks = records.map((r) => r.pk).sort();
+  const id = createHash("sha256").update(groupKey(first)).update("\u0000").update(pks.join("\u0000")).digest("base64url").slice(0, 27);
+  const pk = `${BATCH_PREFIX}${id}`;
+  const newest = records.map((r) => String(r[AUDIT_SORT])).reduce((a, b) => (a > b ? a : b));
+  const row = first[AUDIT_ROW] as AuditRow | undefined;
+  const summary = Object.fromEntries(ROW_FILTER_FIELDS.filter((f) => row?.[f] !== undefined).map((f) => [f, row![f]]));
+  return {
+    pk, sk: "BATCH", item_type: "routine_batch", count: records.length, rows,
+    ...Object.fromEntries(SLOT_ATTRS.filter((a) => first[a] !== undefined).map((a) => [a, first[a]])),
+    // Its newest row's instant: every row it holds sorts at or below it.
+    [AUDIT_SORT]: sortKey(newest.slice(0, newest.indexOf("#")), pk),
+    [AUDIT_ROW]: summary,
+    [TTL_ATTRIBUTE]: expiresAt,
+  };
+}
+
+/**
+ * Every record item in these items (a whole table read), each once: a batched record where its pointer
+ * names that batch (a record written again in another batch has a stale copy in the first), pointers
+ * left out.
+ */
+export function expandRecords(items: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  const pointed = new Map(items.filter((i) => i.item_type === "record_ref").map((i) => [String(i.pk), String(i.batch)]));
+  return items.flatMap((i): Array<Record<string, unknown>> => {
+    if (i.item_type === "routine_batch") return batchRecords(i).filter((r) => pointed.get(r.pk) === i.pk);
+    return i.item_type === "record_ref" ? [] : [i];
+  });
+}
