@@ -102,14 +102,15 @@ describe("records that raised nothing, in batches", () => {
     for (const q of queries) {
       const want = expected(q);
       expect(want.length, JSON.stringify(q)).toBeGreaterThan(0);
-      for (const limit of [7, 50, 1000]) expect(await allPages(q, limit), `${JSON.stringify(q)} by ${limit}`).toEqual(want);
+      // Small pages where the answer is small: each page is a query and a batch read, and CI is busy.
+      for (const limit of want.length <= 120 ? [7, 50, 1000] : [50, 1000]) expect(await allPages(q, limit), `${JSON.stringify(q)} by ${limit}`).toEqual(want);
     }
     // The record written twice is one row; the whole one is there.
     const everything = await allPages({}, 1000);
     expect(everything.filter((id) => id === (written[45]!.audit as AuditRow).id)).toHaveLength(1);
     expect(everything).toContain((older.audit as AuditRow).id);
     expect(await allPages({ status: "error" }, 50)).toEqual([]);
-  });
+  }, 60_000);
 
   it("are explained by id: the record as read, no alert", async () => {
     for (const r of [written[3]!, written[45]!, older]) {
