@@ -49,6 +49,22 @@ export const DEAD_LETTER_QUEUES = {
   BusDeadLetterQueue: "events the bus could not deliver to a queue or topic",
 } as const;
 
+/**
+ * The queues dispatch samples every five minutes (lib/app/cloud/queue-gauge.ts), in WATCHED_QUEUES:
+ * a dead letter raises `dead_letters` at once, a work queue or inbox not emptied for 15 minutes
+ * `queue_backlog` (docs/deploy.md, "Alarms").
+ */
+export function watchedQueues(): Array<{ queue: string; dead_letter: boolean; what: string }> {
+  return [
+    ...Object.entries(DEAD_LETTER_QUEUES).map(([queue, what]) => ({ queue, dead_letter: true, what })),
+    ...Object.entries(WORK_QUEUES).map(([queue, fn]) => ({ queue, dead_letter: false, what: `the ${fn} function's work` })),
+    ...Object.entries(INBOXES).map(([queue, pipe]) => ({ queue, dead_letter: false, what: `alerts ${pipe} moves to its queue` })),
+  ];
+}
+
+/** WATCHED_QUEUES for dispatch: the list as JSON, each queue's URL substituted by CloudFormation. */
+export const watchedQueuesEnv = (): Cfn => sub(JSON.stringify(watchedQueues().map((q) => ({ ...q, url: `\${${q.queue}}` }))));
+
 export interface StackOptions {
   /** serverless.yml's `service` (names: `<service>-<stage>-<function>`). */
   service: string;
@@ -60,6 +76,8 @@ export interface StackOptions {
 export interface GeneratedStack {
   /** The configuration file, relative to the service directory, with `/` separators (bundled as is). */
   configFile: string;
+  /** dispatch's WATCHED_QUEUES (serverless.yml). */
+  watchedQueues: Cfn;
   /** What serverless.yml adds to `resources`. */
   cloudformation: { Resources: Record<string, Cfn>; Outputs: Record<string, Cfn> };
 }
@@ -231,11 +249,13 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
     [TABLE],
   );
   return {
-    // Plans polls (its own dispatch state item), raises health alerts into the outbox, queues the polls.
+    // Plans polls (its own dispatch state item), raises health alerts into the outbox, queues the polls,
+    // samples every queue of the stack for dead letters and backlogs (attributes only, no messages).
     // It reads the platform token only because the shared cold start (lib/app/cloud/ingest.ts) resolves it.
     dispatch: [
       allow("DispatchState", ["dynamodb:GetItem", "dynamodb:PutItem"], [TABLE]),
       allow("QueuePolls", ["sqs:SendMessage"], [getAtt("PollQueue", "Arn")]),
+      allow("WatchQueues", ["sqs:GetQueueAttributes"], watchedQueues().map((q) => getAtt(q.queue, "Arn"))),
       ...platform,
     ],
     // Conditional puts and transactions (TransactWriteItems is authorized per item: PutItem and
@@ -429,40 +449,16 @@ export function alarmResources(o: StackOptions): Record<string, Cfn> {
       ...(okActions ? { OKActions: topic } : {}),
     },
   });
+  // Three alarms, each $0.10 a month. The queues (dead letters, backlogs) are watched by dispatch, which
+  // raises health events (watchedQueues): one alarm a queue would be twelve. What dispatch cannot watch
+  // is itself (its errors, including a queue it could not read) and the outbox (the stream's age).
   const out: Record<string, Cfn> = {};
-  for (const [queue, what] of Object.entries(DEAD_LETTER_QUEUES)) {
-    out[`${queue}DepthAlarm`] = alarm(
-      `dlq-${queue.replace(/Queue$/, "").replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase()}`,
-      `Dead letters in ${queue}: ${what}. docs/deploy.md says how to look at and redrive them.`,
-      { Namespace: "AWS/SQS", MetricName: "ApproximateNumberOfMessagesVisible", Dimensions: [{ Name: "QueueName", Value: getAtt(queue, "QueueName") }], Statistic: "Maximum", Period: 300 },
-      1,
-    );
-  }
-  for (const [queue, fn] of Object.entries(WORK_QUEUES)) {
-    out[`${queue}BacklogAlarm`] = alarm(
-      `backlog-${fn}`,
-      `The oldest message in ${queue} has waited 15 minutes: the ${fn} function is failing or throttled.`,
-      { Namespace: "AWS/SQS", MetricName: "ApproximateAgeOfOldestMessage", Dimensions: [{ Name: "QueueName", Value: getAtt(queue, "QueueName") }], Statistic: "Maximum", Period: 300 },
-      900,
-    );
-  }
-  for (const [inbox, pipe] of Object.entries(INBOXES)) {
-    out[`${inbox}BacklogAlarm`] = alarm(
-      `backlog-${inbox.replace(/Inbox$/, "").toLowerCase()}-inbox`,
-      `The oldest message in ${inbox} has waited 15 minutes: ${pipe} is stopped or cannot send to its queue (infra/pipes.yml).`,
-      { Namespace: "AWS/SQS", MetricName: "ApproximateAgeOfOldestMessage", Dimensions: [{ Name: "QueueName", Value: getAtt(inbox, "QueueName") }], Statistic: "Maximum", Period: 300 },
-      900,
-    );
-  }
-  for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) {
-    const { logicalId, suffix } = FUNCTIONS[key];
-    out[`${logicalId}ErrorsAlarm`] = alarm(
-      `errors-${suffix}`,
-      `The ${suffix} function failed (an invocation error, not a partial batch failure) in the last 5 minutes; see its log group.`,
-      { Namespace: "AWS/Lambda", MetricName: "Errors", Dimensions: [{ Name: "FunctionName", Value: ref(`${logicalId}LambdaFunction`) }], Statistic: "Sum", Period: 300 },
-      1,
-    );
-  }
+  out.DispatchErrorsAlarm = alarm(
+    `errors-${FUNCTIONS.dispatch.suffix}`,
+    "The dispatch function failed in the last 5 minutes (it plans the polls and watches the queues); see its log group.",
+    { Namespace: "AWS/Lambda", MetricName: "Errors", Dimensions: [{ Name: "FunctionName", Value: ref("DispatchLambdaFunction") }], Statistic: "Sum", Period: 300 },
+    1,
+  );
   out.PublishIteratorAgeAlarm = alarm(
     "outbox-behind",
     "The outbox (the table's stream) is more than 5 minutes behind: alerts are stored but not yet published.",
@@ -472,7 +468,7 @@ export function alarmResources(o: StackOptions): Record<string, Cfn> {
   // Health events are episodes (raised once, reminded daily): no OK action, the alarm's end says nothing.
   out.HealthEventsAlarm = alarm(
     "health",
-    "Lookout reported on its own health (token rejected, a source failing, polling stalled, a receiver failing); the event is on the health topic and in the logs.",
+    "Lookout reported on its own health (token rejected, a source failing, polling stalled, a receiver failing, dead letters, a queue not emptied); the event is on the health topic and in the logs.",
     { Namespace: "AWS/SNS", MetricName: "NumberOfMessagesPublished", Dimensions: [{ Name: "TopicName", Value: getAtt("HealthTopic", "TopicName") }], Statistic: "Sum", Period: 300 },
     1,
     false,
@@ -488,6 +484,7 @@ export function alarmResources(o: StackOptions): Record<string, Cfn> {
 export function generateStack(config: Config, configFile: string, o: StackOptions): GeneratedStack {
   return {
     configFile,
+    watchedQueues: watchedQueuesEnv(),
     cloudformation: {
       Resources: { ...ruleAndPolicyResources(config, o), ...roleResources(config, o), ...alarmResources(o) },
       Outputs: {

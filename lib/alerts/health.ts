@@ -1,6 +1,6 @@
 /**
  * Lookout's reports on itself (`Lookout Health`): the token rejected, a source failing repeatedly,
- * polling stalled, a receiver failing after its retries. Pure. Each condition raises one event per
+ * polling stalled, a receiver failing after its retries, dead letters or a backlog in its own queues. Pure. Each condition raises one event per
  * episode — its id is anchored on the last time things were fine — and a reminder once a day while it
  * lasts, so a long outage neither floods a channel nor goes quiet.
  */
@@ -110,6 +110,59 @@ export function receiverFailing(
     summary: `Lookout could not deliver to ${receiverLabel}: ${error}`,
     detail: `Alert ${alert.id} (${alert.summary}) was not delivered there; it went to the fallback receiver if one is configured.`,
   });
+}
+
+/** One of Lookout's queues as dispatch sampled it (lib/app/cloud/queue-gauge.ts). */
+export interface QueueSample {
+  /** The queue's logical name in the stack (infra/queues.yml), e.g. SlackDeadLetterQueue. */
+  queue: string;
+  /** A dead-letter queue: any message in it is a failure Lookout gave up on. */
+  deadLetter: boolean;
+  /** What its messages are, for the reader of the event. */
+  what: string;
+  /** Messages waiting to be received (SQS ApproximateNumberOfMessages). */
+  visible: number;
+}
+
+/** How long a work queue may show messages at every sample before it is a backlog (as the alarms it replaces). */
+export const QUEUE_BACKLOG_AFTER_MS = 15 * 60_000;
+
+/**
+ * What Lookout's queues say: dead letters at once, a work queue that has not been emptied for
+ * QUEUE_BACKLOG_AFTER_MS. `since` remembers, per queue, since when it showed messages at every sample
+ * (kept in the dispatch state); a queue not sampled this time (its read failed) keeps what it had.
+ * One event per episode, reminded daily, like every health check.
+ */
+export function queueHealth(
+  samples: readonly QueueSample[],
+  since: Readonly<Record<string, number>>,
+  organization: string,
+  now: Date,
+): { since: Record<string, number>; events: LookoutEventDetail[] } {
+  const next: Record<string, number> = { ...since };
+  const events: LookoutEventDetail[] = [];
+  for (const q of samples) {
+    if (q.visible <= 0) {
+      delete next[q.queue];
+      continue;
+    }
+    const from = (next[q.queue] ??= now.getTime());
+    const anchor = new Date(from).toISOString();
+    if (q.deadLetter) {
+      events.push(healthDetail({
+        check: "dead_letters", organization, subject: q.queue, anchor, now,
+        summary: `${q.visible} dead letter(s) in ${q.queue}: ${q.what}`,
+        detail: `Lookout gave up on them; nothing retries them. docs/deploy.md ("Dead letters") says how to read them and send them back.`,
+      }));
+    } else if (now.getTime() - from >= QUEUE_BACKLOG_AFTER_MS) {
+      events.push(healthDetail({
+        check: "queue_backlog", organization, subject: q.queue, anchor, now,
+        summary: `${q.queue} has not been emptied for ${minutes(now.getTime() - from)} (${q.visible} waiting): ${q.what}`,
+        detail: `Messages wait since ${anchor} at the latest: their consumer is failing, throttled or stopped. See its log group and docs/deploy.md ("Dead letters").`,
+      }));
+    }
+  }
+  return { since: next, events };
 }
 
 const short = (s: string, max = 200) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);

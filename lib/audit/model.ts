@@ -24,6 +24,8 @@ export const TRANSITIONS: ReadonlyArray<{ transition: Transition; kind: EventKin
   { transition: "polling_stalled", kind: "health" },
   { transition: "receiver_failing", kind: "health" },
   { transition: "quarantined", kind: "health" },
+  { transition: "dead_letters", kind: "health" },
+  { transition: "queue_backlog", kind: "health" },
 ];
 
 /** Filters whose values are platform ids (uuids). */

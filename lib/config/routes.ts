@@ -31,7 +31,7 @@ import { KINDS, SEVERITIES, type Severity } from "../model/event.js";
 
 export const TRANSITIONS = [
   "failed", "still_failing", "recovered", "cancelled", "changes_listed", "delivery_failed", "target_recovered",
-  "cluster_error", "cluster_recovered", "token_rejected", "source_failing", "polling_stalled", "receiver_failing", "quarantined",
+  "cluster_error", "cluster_recovered", "token_rejected", "source_failing", "polling_stalled", "receiver_failing", "quarantined", "dead_letters", "queue_backlog",
 ] as const;
 
 /** Route names become EventBridge rule names (`lookout-<name>`, at most 64 characters). */

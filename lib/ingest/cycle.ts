@@ -7,7 +7,7 @@ import type { DispatchState, Watchlist } from "../model/dispatch.js";
 import type { IngestStore } from "../model/ingest-store.js";
 import type { PollRequest, PollResult } from "../model/poll.js";
 import { newAlertItem } from "../alerts/outbox-item.js";
-import { healthFromFacts } from "../alerts/health.js";
+import { healthFromFacts, queueHealth, type QueueSample } from "../alerts/health.js";
 import type { LookoutEventDetail } from "../model/event.js";
 import type { HealthSettings } from "../config/load.js";
 import { sourceKey } from "../model/source.js";
@@ -66,6 +66,36 @@ export async function raiseHealth(
   }
   return raised;
 }
+
+/**
+ * Raises what Lookout's own queues say (dead letters, a backlog) and keeps, in the dispatch state,
+ * since when each has shown messages (a write only when that changes).
+ */
+export async function watchQueues(
+  store: DispatchStore,
+  samples: readonly QueueSample[],
+  watch: Watchlist,
+  now: Date,
+  outbox: Pick<IngestStore, "raiseAlert" | "expiresAt">,
+  name = DISPATCH_NAME,
+): Promise<number> {
+  const organization = watch.sources[0]?.organizationId ?? "unknown";
+  let events: LookoutEventDetail[] = [];
+  await store.update(name, (current) => {
+    const was = current?.queues ?? {};
+    const r = queueHealth(samples, was, organization, now);
+    events = r.events;
+    if (!current || sameEntries(r.since, was)) return undefined;
+    const { queues: _, ...rest } = current;
+    return Object.keys(r.since).length ? { ...rest, queues: r.since } : rest;
+  });
+  let raised = 0;
+  for (const detail of events) if (await outbox.raiseAlert(newAlertItem(detail, now.toISOString(), outbox.expiresAt()))) raised++;
+  return raised;
+}
+
+const sameEntries = (a: Record<string, number>, b: Record<string, number>) =>
+  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => b[k] === v);
 
 /**
  * Every watched source once, budget aside (`lookout run --once`), each knowing when it was last read.

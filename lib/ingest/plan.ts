@@ -72,7 +72,7 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
   const outage = silentSince !== undefined && now - silentSince > DISPATCH_POLICY.outageAfterMs
     ? { from: silentSince, to: now }
     : state.outage;
-  const next: DispatchState = { budget: b, last_tick_at: now, ...(outage ? { outage } : {}), sources };
+  const next: DispatchState = { budget: b, last_tick_at: now, ...(outage ? { outage } : {}), ...(state.queues ? { queues: state.queues } : {}), sources };
   const polls = chosen.map((c): PollRequest => pollRequest(c.ref, c.s, outage));
   const dropped = Object.keys(sources).length !== Object.keys(state.sources).length;
   // A new tick's time is worth writing (outages are seen by its absence); a retried invocation within

@@ -51,6 +51,11 @@ export interface DispatchState {
   last_tick_at?: number;
   /** The latest outage (epoch ms); sources not read since it ended are polled with it. */
   outage?: { from: number; to: number };
+  /**
+   * Lookout's own queues that showed messages at every sample since (epoch ms), by queue: a dead-letter
+   * queue since it was first seen holding any, a work queue since it stopped being emptied.
+   */
+  queues?: Record<string, number>;
   /** By source key; only watched sources that were polled at least once. */
   sources: Record<string, SourceState>;
 }

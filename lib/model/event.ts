@@ -27,7 +27,7 @@ export type Transition =
 export const CLOSING_TRANSITIONS = ["recovered", "target_recovered", "cluster_recovered"] as const satisfies readonly Transition[];
 export const isClosing = (t: Transition): boolean => (CLOSING_TRANSITIONS as readonly string[]).includes(t);
 
-export type HealthCheck = "token_rejected" | "source_failing" | "polling_stalled" | "receiver_failing" | "quarantined";
+export type HealthCheck = "token_rejected" | "source_failing" | "polling_stalled" | "receiver_failing" | "quarantined" | "dead_letters" | "queue_backlog";
 
 export type Severity = "critical" | "error" | "warning" | "info";
 export const SEVERITIES = ["critical", "error", "warning", "info"] as const satisfies readonly Severity[];
@@ -46,7 +46,7 @@ export const DETAIL_TYPES = {
 } as const;
 export type DetailType = (typeof DETAIL_TYPES)[keyof typeof DETAIL_TYPES];
 
-const HEALTH_CHECKS = new Set<string>(["token_rejected", "source_failing", "polling_stalled", "receiver_failing", "quarantined"]);
+const HEALTH_CHECKS = new Set<string>(["token_rejected", "source_failing", "polling_stalled", "receiver_failing", "quarantined", "dead_letters", "queue_backlog"]);
 const KIND_OF_TRANSITION: Record<string, EventKind> = {
   failed: "deployment", still_failing: "deployment", recovered: "deployment", cancelled: "deployment", changes_listed: "deployment",
   delivery_failed: "webhook_delivery", target_recovered: "webhook_delivery",
@@ -254,9 +254,11 @@ export const severityOf = (kind: EventKind, transition: Transition, environmentT
       return failureSeverity(environmentType);
     case "cluster_error":
     case "quarantined":
+    case "dead_letters":
       return "error";
     case "token_rejected":
     case "polling_stalled":
+    case "queue_backlog":
       return "critical";
     case "delivery_failed":
     case "source_failing":

@@ -94,6 +94,7 @@ export interface StoredDispatch {
   budget: BudgetState;
   last_tick_at?: number;
   outage?: { from: number; to: number };
+  queues?: Record<string, number>;
   /** The sources' map, as gzipped JSON. */
   sources_gz?: Uint8Array;
   /** The sources' map as written before compression. */
@@ -113,6 +114,7 @@ export function encodeDispatchState(state: DispatchState): StoredDispatch {
     budget: state.budget,
     ...(state.last_tick_at !== undefined ? { last_tick_at: state.last_tick_at } : {}),
     ...(state.outage ? { outage: state.outage } : {}),
+    ...(state.queues && Object.keys(state.queues).length ? { queues: state.queues } : {}),
     sources_gz: gzipSync(JSON.stringify(sources), { level: 9 }),
   };
 }
@@ -137,6 +139,7 @@ export function decodeDispatchState(stored: StoredDispatch): DispatchState {
     budget: stored.budget,
     ...(stored.last_tick_at !== undefined ? { last_tick_at: Number(stored.last_tick_at) } : {}),
     ...(stored.outage ? { outage: { from: Number(stored.outage.from), to: Number(stored.outage.to) } } : {}),
+    ...(stored.queues ? { queues: Object.fromEntries(Object.entries(stored.queues).map(([q, since]) => [q, Number(since)])) } : {}),
     sources,
   };
 }

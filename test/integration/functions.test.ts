@@ -3,7 +3,7 @@
  * in moto_server's SQS, the platform simulator. A tick queues polls; the poll handler consumes them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { CreateQueueCommand, DeleteQueueCommand, PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import type { Context, SQSEvent } from "aws-lambda";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
@@ -16,6 +16,7 @@ import { createPlatformClient } from "../../lib/platform/client.js";
 import type { PollDeps } from "../../lib/ingest/poll.js";
 import { createDispatchHandler } from "../../lib/app/lambda/dispatch.js";
 import { sqsPollQueue } from "../../lib/app/cloud/queue.js";
+import { sqsQueueGauge } from "../../lib/app/cloud/queue-gauge.js";
 import { createPollHandler } from "../../lib/app/lambda/poll.js";
 import { parsePollMessage, MalformedPollMessage } from "../../lib/app/lambda/messages.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
@@ -157,6 +158,75 @@ describe.skipIf(!motoAvailable())("health", () => {
       await moto.stop();
     }
   });
+
+  it("watches Lookout's own queues: a dead letter at once, a queue not emptied for 15 minutes, a queue it cannot read fails the tick", async () => {
+    const sim = await startSimulator({ seed: 11, size: { applications: 1 } });
+    const moto = await startMoto();
+    try {
+      const sqs = new SQSClient(moto.clientConfig);
+      const url = async (name: string) => (await sqs.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl!;
+      const [pollUrl, dlqUrl, slackUrl] = [await url("watch-poll"), await url("watch-dlq"), await url("watch-slack")];
+      const config = checkConfig({ platform: { url: sim.url, token: "env:T" }, watch: [{ organization: sim.ids.organizationId, applications: sim.ids.applicationIds }] }, "test", {});
+      const watch = watchlist(config);
+      const t = await freshTable("queue-watch");
+      const dispatch = new DynamoDispatchStore({ client: t.client, tableName: t.tableName });
+      const store = new DynamoIngestStore({ client: t.client, tableName: t.tableName, retentionMs: TEST_RETENTION_MS, now: () => sim.clock.now() });
+      const gauge = sqsQueueGauge(sqs, [
+        { queue: "SlackDeadLetterQueue", url: dlqUrl, dead_letter: true, what: "Slack deliveries that failed 5 times" },
+        { queue: "SlackQueue", url: slackUrl, dead_letter: false, what: "the notify-slack function's work" },
+      ]);
+      const tick = createDispatchHandler({ store: dispatch, watch, queue: sqsPollQueue(sqs, pollUrl), outbox: store, queues: gauge, now: () => sim.clock.nowMs() });
+      const doc = DynamoDBDocumentClient.from(t.client);
+      const health = async (check: string) =>
+        ((await doc.send(new ScanCommand({ TableName: t.tableName, ConsistentRead: true }))).Items ?? [])
+          .filter((i) => i.item_type === "alert" && i.detail?.transition === check).map((i) => i.detail);
+      const minutes = async (n: number) => {
+        for (let i = 0; i < n; i++) {
+          sim.clock.advance(60_000);
+          await tick({}, context);
+        }
+      };
+
+      await tick({}, context);
+      expect(await health("dead_letters")).toEqual([]);
+      // A message in the dead-letter queue, and one the Slack function does not take.
+      await sqs.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: "{}" }));
+      await sqs.send(new SendMessageCommand({ QueueUrl: slackUrl, MessageBody: "{}" }));
+      await minutes(5);
+      const dead = await health("dead_letters");
+      expect(dead).toHaveLength(1);
+      expect(dead[0]).toMatchObject({ kind: "health", severity: "error", organization: { id: sim.ids.organizationId }, health: { subject: "SlackDeadLetterQueue" } });
+      expect(dead[0].summary).toBe("1 dead letter(s) in SlackDeadLetterQueue: Slack deliveries that failed 5 times");
+      expect((await dispatch.get("default"))?.queues).toEqual({ SlackDeadLetterQueue: sim.clock.nowMs(), SlackQueue: sim.clock.nowMs() });
+      // Sampled every five minutes; the backlog is said once it has lasted 15, the dead letters not again.
+      await minutes(10);
+      expect(await health("queue_backlog")).toEqual([]);
+      await minutes(5);
+      const backlog = await health("queue_backlog");
+      expect(backlog).toHaveLength(1);
+      expect(backlog[0]).toMatchObject({ severity: "critical", health: { subject: "SlackQueue" } });
+      expect(await health("dead_letters")).toHaveLength(1);
+      // Emptied: forgotten, and a new dead letter later is a new episode.
+      await sqs.send(new PurgeQueueCommand({ QueueUrl: dlqUrl }));
+      await sqs.send(new PurgeQueueCommand({ QueueUrl: slackUrl }));
+      await minutes(5);
+      expect((await dispatch.get("default"))?.queues).toBeUndefined();
+      await sqs.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: "{}" }));
+      await minutes(5);
+      expect(await health("dead_letters")).toHaveLength(2);
+      // A queue that cannot be read: the polls are queued all the same, then the tick fails, naming it.
+      await sqs.send(new DeleteQueueCommand({ QueueUrl: slackUrl }));
+      sim.clock.advance(5 * 60_000);
+      await expect(tick({}, context)).rejects.toThrow(/Lookout's queues could not be read: SlackQueue: /);
+      const queued = await sqs.send(new ReceiveMessageCommand({ QueueUrl: pollUrl, MaxNumberOfMessages: 10 }));
+      expect(queued.Messages?.length ?? 0).toBeGreaterThan(0);
+      // What could be read is still kept: the dead letters remembered, no episode lost.
+      expect(Object.keys((await dispatch.get("default"))?.queues ?? {})).toEqual(["SlackDeadLetterQueue"]);
+    } finally {
+      await sim.close();
+      await moto.stop();
+    }
+  }, 60_000);
 });
 
 describe("poll messages", () => {

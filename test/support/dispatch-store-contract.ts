@@ -52,7 +52,7 @@ export function busyState(): DispatchState {
   }
   let budget = planTick(undefined, big, T0).state.budget;
   for (let m = 0; m < 61; m++) budget = spend(budget, 15, T0 + m * MIN + 123);
-  return { budget, sources };
+  return { budget, sources, queues: { SlackDeadLetterQueue: now - 3 * MIN, PollQueue: now - 20 * MIN } };
 }
 
 /**

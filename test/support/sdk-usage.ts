@@ -31,6 +31,7 @@ const ACTIONS: Record<string, string[]> = {
   // SendMessageBatch is authorized as sqs:SendMessage.
   SendMessageCommand: ["sqs:SendMessage"],
   SendMessageBatchCommand: ["sqs:SendMessage"],
+  GetQueueAttributesCommand: ["sqs:GetQueueAttributes"],
   PutEventsCommand: ["events:PutEvents"],
   // SES v2 SendEmail with raw MIME content is authorized as both.
   SendEmailCommand: ["ses:SendEmail", "ses:SendRawEmail"],

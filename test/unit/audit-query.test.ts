@@ -129,9 +129,9 @@ describe("the planner", () => {
     expect(plan({ transition: "failed" })).toMatchObject({ index: "audit-what", partitions: ["TR#failed"] });
     expect(plan({ kind: "deployment" }).partitions).toEqual(["KIND#deployment", "TR#failed", "TR#still_failing", "TR#recovered", "TR#cancelled", "TR#changes_listed"]);
     // A close has its incident's severity: a cluster's close is an error as its opening is.
-    expect(plan({ severity: "error" }).partitions).toEqual(["TR#failed", "TR#still_failing", "TR#recovered", "TR#changes_listed", "TR#cluster_error", "TR#cluster_recovered", "TR#quarantined"]);
+    expect(plan({ severity: "error" }).partitions).toEqual(["TR#failed", "TR#still_failing", "TR#recovered", "TR#changes_listed", "TR#cluster_error", "TR#cluster_recovered", "TR#quarantined", "TR#dead_letters"]);
     // A deployment failure's severity follows its environment: its partitions hold several, the row says which.
-    expect(plan({ severity: "critical" }).partitions).toEqual(["TR#failed", "TR#still_failing", "TR#recovered", "TR#changes_listed", "TR#token_rejected", "TR#polling_stalled"]);
+    expect(plan({ severity: "critical" }).partitions).toEqual(["TR#failed", "TR#still_failing", "TR#recovered", "TR#changes_listed", "TR#token_rejected", "TR#polling_stalled", "TR#queue_backlog"]);
     expect(plan({ severity: "critical" }).filter?.expression).toBe("#row.#severity = :f0");
     expect(plan({ severity: "info" }).filter).toBeUndefined();
     expect(plan({ type: "record" }).partitions).toEqual(["KIND#webhook_delivery", "KIND#cluster_log"]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { healthFromFacts, quarantinedHealth, receiverFailing } from "../../lib/alerts/health.js";
+import { healthFromFacts, quarantinedHealth, queueHealth, receiverFailing, type QueueSample } from "../../lib/alerts/health.js";
 import { detailTypeOf } from "../../lib/model/event.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
@@ -70,5 +70,36 @@ describe("quarantined", () => {
     const a = quarantinedHealth(thing, now);
     expect(a.summary.length).toBeLessThan(400);
     expect(Buffer.byteLength(JSON.stringify(a))).toBeLessThan(4_000);
+  });
+});
+
+describe("Lookout's queues", () => {
+  const T = Date.parse("2026-05-01T10:00:00.000Z");
+  const at = (min: number) => new Date(T + min * 60_000);
+  const dlq = (visible: number): QueueSample => ({ queue: "PollDeadLetterQueue", deadLetter: true, what: "poll messages that failed 3 times", visible });
+  const work = (visible: number): QueueSample => ({ queue: "SlackQueue", deadLetter: false, what: "the notify-slack function's work", visible });
+
+  it("says dead letters at once and a backlog after 15 minutes, each once an episode, reminded the next day", () => {
+    let r = queueHealth([dlq(2), work(1)], {}, "org", at(0));
+    expect(r.events.map((e) => e.transition)).toEqual(["dead_letters"]);
+    const first = r.events[0]!;
+    r = queueHealth([dlq(3), work(4)], r.since, "org", at(10));
+    expect(r.events.map((e) => e.transition)).toEqual(["dead_letters"]);
+    expect(r.events[0]!.id).toBe(first.id); // the same episode: the outbox keeps one
+    r = queueHealth([dlq(3), work(4)], r.since, "org", at(15));
+    expect(r.events.map((e) => [e.transition, e.severity, e.health?.subject])).toEqual([["dead_letters", "error", "PollDeadLetterQueue"], ["queue_backlog", "critical", "SlackQueue"]]);
+    expect(r.events[1]!.summary).toBe("SlackQueue has not been emptied for 15 min (4 waiting): the notify-slack function's work");
+    const nextDay = queueHealth([dlq(3)], r.since, "org", at(24 * 60 + 5));
+    expect(nextDay.events[0]!.id).not.toBe(first.id);
+    expect(nextDay.events[0]!.summary).toMatch(/\(still, day 2\)$/);
+  });
+
+  it("forgets a queue once it is empty, and keeps what it knew of a queue it could not read", () => {
+    let r = queueHealth([dlq(1), work(1)], {}, "org", at(0));
+    r = queueHealth([work(0)], r.since, "org", at(5));
+    expect(r.since).toEqual({ PollDeadLetterQueue: T });
+    r = queueHealth([dlq(0)], r.since, "org", at(10));
+    expect(r.since).toEqual({});
+    expect(r.events).toEqual([]);
   });
 });

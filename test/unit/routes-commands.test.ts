@@ -58,7 +58,7 @@ watch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01 }]
     expect(warned).toContain("warning: cluster_log/cluster_error (error) reaches nobody: add a route or notify.default");
     expect(warned).toContain("warning: webhook_delivery/delivery_failed (warning) reaches nobody: add a route or notify.default");
     expect(warned).toContain("warning: health/receiver_failing (warning) reaches nobody: add a route or notify.default");
-    expect(warned).toHaveLength(14); // every kind/transition there is
+    expect(warned).toHaveLength(16); // every kind/transition there is
 
     const withDefault = capture();
     const text = `${head}notify: { default: { slack: { webhook_url: "env:HOOK" } } }\n`;

@@ -390,7 +390,7 @@ describe("coverage (lookout check-config)", () => {
     expect(c["deployment/cancelled"]).toBe("silenced no-cancelled");
     expect(c["webhook_delivery/delivery_failed"]).toBe("nobody");
     expect(c["health/token_rejected"]).toBe("routed");
-    expect(eventKinds()).toHaveLength(14);
+    expect(eventKinds()).toHaveLength(16);
     const fallthrough = { default: { email: { type: "email" as const, to: ["ops@example.com"] } } };
     expect(coverage([], fallthrough).every((x) => x.reach === "default")).toBe(true);
   });

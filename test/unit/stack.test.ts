@@ -15,9 +15,10 @@ import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { CreateTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { CreateTableCommand, DynamoDBClient, ScanCommand } from "@aws-sdk/client-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCommand } from "@aws-sdk/client-eventbridge";
-import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { PutParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { DETAIL_TYPES } from "../../lib/model/event.js";
 import { loadConfigFile } from "../../lib/config/load.js";
@@ -164,7 +165,7 @@ describe("the packaged stack", () => {
     const consume = ["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"];
     const secrets = ["kms:Decrypt", "ssm:GetParameter"];
     const sorted = (...xs: string[][]) => xs.flat().sort();
-    expect(actionsOf("dispatch")).toEqual(sorted(logs, ["dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage"], secrets));
+    expect(actionsOf("dispatch")).toEqual(sorted(logs, ["dynamodb:GetItem", "dynamodb:PutItem", "sqs:GetQueueAttributes", "sqs:SendMessage"], secrets));
     expect(actionsOf("poll")).toEqual(
       sorted(logs, consume, ["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PutItem"], secrets),
     );
@@ -482,16 +483,30 @@ describe("the packaged stack", () => {
     expect(text(integrations[0]!.IntegrationUri)).toBe("${AuditApiLambdaFunction.Arn}");
   });
 
-  it("alarms on every dead-letter queue, every function's errors, and Lookout Health events", () => {
+  it("alarms on dispatch's errors, the outbox's age and Lookout Health events; dispatch watches every queue of the template", () => {
     const alarms = ofType("AWS::CloudWatch::Alarm").map(([, a]) => a.Properties);
-    const on = (metric: string, dim: string) => alarms.filter((a) => a.MetricName === metric).map((a) => text(a.Dimensions[0].Value)).includes(dim);
-    for (const q of Object.keys(DEAD_LETTER_QUEUES)) expect(on("ApproximateNumberOfMessagesVisible", `\${${q}.QueueName}`), q).toBe(true);
-    for (const { logicalId } of Object.values(FUNCTIONS)) expect(on("Errors", `\${${logicalId}LambdaFunction}`), logicalId).toBe(true);
-    expect(on("NumberOfMessagesPublished", "${HealthTopic.TopicName}")).toBe(true);
-    // Every DLQ of the template is watched.
-    const dlqs = ofType("AWS::SQS::Queue").map(([id]) => id).filter((id) => /DeadLetter|Failure/.test(id));
-    expect(dlqs.sort()).toEqual(Object.keys(DEAD_LETTER_QUEUES).sort());
+    expect(alarms.map((a) => [a.MetricName, text(a.Dimensions[0].Value)]).sort()).toEqual([
+      ["Errors", "${DispatchLambdaFunction}"],
+      ["IteratorAge", "${PublishLambdaFunction}"],
+      ["NumberOfMessagesPublished", "${HealthTopic.TopicName}"],
+    ]);
     for (const a of alarms) expect(a.AlarmActions).toEqual([{ Ref: "AlarmTopic" }]);
+    // Every queue of the template, each by its URL, dead-letter queues marked: dispatch samples them.
+    const env = resources.DispatchLambdaFunction!.Properties.Environment.Variables.WATCHED_QUEUES;
+    const watched = JSON.parse(env["Fn::Sub"]) as Array<{ queue: string; url: string; dead_letter: boolean; what: string }>;
+    const queues = ofType("AWS::SQS::Queue").map(([id]) => id);
+    expect(watched.map((q) => q.queue).sort()).toEqual(queues.sort());
+    for (const q of watched) {
+      expect(q.url).toBe(`\${${q.queue}}`);
+      expect(q.dead_letter, q.queue).toBe(/DeadLetter|Failure/.test(q.queue));
+      expect(q.what.length, q.queue).toBeGreaterThan(10);
+    }
+    expect(watched.filter((q) => q.dead_letter).map((q) => q.queue).sort()).toEqual(Object.keys(DEAD_LETTER_QUEUES).sort());
+    // It may read their attributes, nothing more.
+    const statements = resources.DispatchRole!.Properties.Policies[0].PolicyDocument.Statement as Cfn[];
+    const watch = statements.find((st) => st.Sid === "WatchQueues")!;
+    expect(watch.Action).toEqual(["sqs:GetQueueAttributes"]);
+    expect(watch.Resource.map((r: Cfn) => r["Fn::GetAtt"][0]).sort()).toEqual(queues.sort());
   });
 
   it.skipIf(!cfnLintAvailable())("passes cfn-lint", () => {
@@ -597,17 +612,29 @@ describe("the packaged bundles", () => {
         await ssm.send(new PutParameterCommand({ Name: "/lookout/prod/platform-token", Type: "SecureString", Value: "tok-test" }));
         await ddb.send(new CreateTableCommand(tableDefinition("lookout-stack-test")));
         const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: "lookout-stack-test-poll" }));
+        // The template's WATCHED_QUEUES, each URL a queue of moto's; one dead letter waiting.
+        const urls: Record<string, string> = {};
+        for (const q of JSON.parse(resources.DispatchLambdaFunction!.Properties.Environment.Variables.WATCHED_QUEUES["Fn::Sub"]) as Array<{ queue: string }>) {
+          urls[q.queue] = (await sqs.send(new CreateQueueCommand({ QueueName: `lookout-stack-test-${q.queue}` }))).QueueUrl!;
+        }
+        await sqs.send(new SendMessageCommand({ QueueUrl: urls.PollDeadLetterQueue, MessageBody: "{}" }));
+        const watched = (resources.DispatchLambdaFunction!.Properties.Environment.Variables.WATCHED_QUEUES["Fn::Sub"] as string).replace(/\$\{(\w+)\}/g, (_, q: string) => urls[q]!);
         const dir = join(work, "dispatch");
         const out = (await runBundle(dir, extract("dispatch", dir), {
           ...awsEnv(),
           TABLE_NAME: "lookout-stack-test",
           POLL_QUEUE_URL: QueueUrl!,
+          WATCHED_QUEUES: watched,
           LOOKOUT_CONFIG_FILE: join(dir, CONFIG_FILE),
         }, {})) as { planned: number; queued: number };
         expect(out.planned).toBeGreaterThan(0);
         expect(out.queued).toBe(out.planned);
         const attrs = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["ApproximateNumberOfMessages"] }));
         expect(Number(attrs.Attributes!.ApproximateNumberOfMessages)).toBe(out.planned);
+        // The dead letter is said: a health alert in the outbox, naming its queue.
+        const items = (await ddb.send(new ScanCommand({ TableName: "lookout-stack-test" }))).Items ?? [];
+        const dead = items.map((i) => unmarshall(i)).filter((i) => i.item_type === "alert").filter((i) => i.detail?.transition === "dead_letters");
+        expect(dead.map((i) => i.detail.health.subject)).toEqual(["PollDeadLetterQueue"]);
       } finally {
         ssm.destroy();
         ddb.destroy();

@@ -1,0 +1,55 @@
+/**
+ * Lookout's queues as dispatch samples them (WATCHED_QUEUES, written by infra/stack.ts): SQS
+ * GetQueueAttributes, one request a queue. It replaces a CloudWatch alarm a queue (docs/deploy.md,
+ * "Alarms"): twelve requests every five minutes cost cents a month, twelve alarms $1.20.
+ */
+import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { z } from "zod";
+import type { QueueSample } from "../../alerts/health.js";
+import type { QueueGauge } from "../lambda/dispatch.js";
+import { coldStart } from "./container.js";
+
+const WatchedQueues = z.array(
+  z.object({ queue: z.string().min(1), url: z.string().url(), dead_letter: z.boolean(), what: z.string() }).strict(),
+);
+export type WatchedQueue = z.infer<typeof WatchedQueues>[number];
+
+/** WATCHED_QUEUES, checked: a malformed value names what is wrong, at the container's start. */
+export function watchedQueues(raw: string): WatchedQueue[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch (err) {
+    throw new Error(`environment variable WATCHED_QUEUES is not JSON: ${(err as Error).message}`);
+  }
+  const parsed = WatchedQueues.safeParse(json);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0]!;
+    throw new Error(`environment variable WATCHED_QUEUES: at ${i.path.join(".") || "the top"}: ${i.message}`);
+  }
+  return parsed.data;
+}
+
+/** A sample of every queue; when some cannot be read, rejects naming them, with the others' samples. */
+export function sqsQueueGauge(sqs: SQSClient, queues: readonly WatchedQueue[]): QueueGauge {
+  return {
+    async sample() {
+      const results = await Promise.allSettled(
+        queues.map(async (q): Promise<QueueSample> => {
+          const res = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: q.url, AttributeNames: ["ApproximateNumberOfMessages"] }));
+          return { queue: q.queue, deadLetter: q.dead_letter, what: q.what, visible: Number(res.Attributes?.ApproximateNumberOfMessages ?? 0) };
+        }),
+      );
+      const samples = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+      const failed = results.flatMap((r, i) => (r.status === "rejected" ? [`${queues[i]!.queue}: ${(r.reason as Error)?.message ?? r.reason}`] : []));
+      if (failed.length) throw Object.assign(new Error(`Lookout's queues could not be read: ${failed.join("; ")}`), { samples });
+      return samples;
+    },
+  };
+}
+
+/** None when WATCHED_QUEUES is not set (a stack without it; the queues then go unwatched). */
+export const cloudQueueGauge = coldStart((): QueueGauge | undefined => {
+  const raw = process.env.WATCHED_QUEUES;
+  return raw ? sqsQueueGauge(new SQSClient({}), watchedQueues(raw)) : undefined;
+});
