@@ -3,13 +3,13 @@
  * JSON out; serverless.yml includes them through infra/from-config.cjs at package time):
  *  - two `AWS::Events::Rule` per route (lib/routes/rules.ts) on the Lookout bus — its events with an
  *    incident and those without — targeting the Slack or email inbox, and the catch-all `Lookout Health`
- *    rule to the health topic;
+ *    rule to the health log group;
  *  - the queue policies that let exactly those rules send to the inboxes;
  *  - one IAM role per function, with only the actions it uses on only the resources it uses, the SSM
  *    parameters and Secrets Manager secrets the configuration names among them;
- *  - the alarms: each dead-letter queue's depth, each function's errors, the work queues' backlog, the
- *    outbox's iterator age, and `Lookout Health` events.
- * The static resources (table, queues, bus, archive, topics, schedule) are the YAML files beside this one.
+ *  - the alarms: dispatch's errors, the outbox's iterator age, and `Lookout Health` events (dispatch
+ *    watches the queues: `watchedQueues`); dispatch's WATCHED_QUEUES.
+ * The static resources (table, queues, bus, archive, alarm topic, health log group, schedule) are the YAML files beside this one.
  */
 import { readFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
@@ -384,16 +384,15 @@ export function ruleAndPolicyResources(config: Config, o: StackOptions): Record<
   if (tooLong.length) throw new DeployConfigError(`rule names longer than ${RULE_NAME_MAX} characters: ${tooLong.join(", ")}; shorten the route names or the stage`);
 
   const out: Record<string, Cfn> = { ...(rules as Record<string, unknown> as Record<string, Cfn>) };
-  // Route names are [a-z0-9-]: the underscore keeps this name apart from every route's rule.
   out.HealthRule = {
     Type: "AWS::Events::Rule",
     Properties: {
-      Name: `${o.service}-${o.stage}_health`,
-      Description: "Every Lookout Health event, whatever the routes say: the health topic (and its alarm)",
+      Name: healthRuleName(o),
+      Description: "Every Lookout Health event, whatever the routes say: the health log group (and its alarm)",
       EventBusName: ref("LookoutBus"),
       EventPattern: { source: [EVENT_SOURCE], "detail-type": [DETAIL_TYPES.health] },
       State: "ENABLED",
-      Targets: [{ Id: "health-topic", Arn: ref("HealthTopic"), DeadLetterConfig: dlq, RetryPolicy: retry }],
+      Targets: [{ Id: "health-log", Arn: sub("arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:${HealthLogGroup}"), DeadLetterConfig: dlq, RetryPolicy: retry }],
     },
   };
 
@@ -430,6 +429,9 @@ export function ruleAndPolicyResources(config: Config, o: StackOptions): Record<
   ]);
   return out;
 }
+
+/** Route names are [a-z0-9-]: the underscore keeps this name apart from every route's rule. */
+const healthRuleName = (o: StackOptions) => `${o.service}-${o.stage}_health`;
 
 // --- alarms ---------------------------------------------------------------------------------------------
 
@@ -468,8 +470,12 @@ export function alarmResources(o: StackOptions): Record<string, Cfn> {
   // Health events are episodes (raised once, reminded daily): no OK action, the alarm's end says nothing.
   out.HealthEventsAlarm = alarm(
     "health",
-    "Lookout reported on its own health (token rejected, a source failing, polling stalled, a receiver failing, dead letters, a queue not emptied); the event is on the health topic and in the logs.",
-    { Namespace: "AWS/SNS", MetricName: "NumberOfMessagesPublished", Dimensions: [{ Name: "TopicName", Value: getAtt("HealthTopic", "TopicName") }], Statistic: "Sum", Period: 300 },
+    "Lookout reported on its own health (token rejected, a source failing, polling stalled, a receiver failing, dead letters, a queue not emptied); the event is in the log group /aws/events/lookout-<stage>-health and in the routes that match kind: health.",
+    {
+      Namespace: "AWS/Events", MetricName: "TriggeredRules", Statistic: "Sum", Period: 300,
+      // A rule on a custom bus is measured by both names (docs/deploy.md, "Alarms").
+      Dimensions: [{ Name: "EventBusName", Value: ref("LookoutBus") }, { Name: "RuleName", Value: healthRuleName(o) }],
+    },
     1,
     false,
   );

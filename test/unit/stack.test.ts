@@ -294,16 +294,18 @@ describe("the packaged stack", () => {
     }
   });
 
-  it("encrypts the alarm and health topics with a key of the stack that EventBridge and CloudWatch may publish with", () => {
+  it("keeps no key of its own: an alarm topic of alarm states, health events in a log group only the health rule may write", () => {
+    expect(ofType("AWS::KMS::Key")).toEqual([]);
     const topics = ofType("AWS::SNS::Topic");
-    expect(topics.map(([id]) => id).sort()).toEqual(["AlarmTopic", "HealthTopic"]);
-    for (const [id, t] of topics) expect(t.Properties.KmsMasterKeyId, id).toEqual({ Ref: "TopicKey" });
-    const key = resources.TopicKey!;
-    expect(key).toMatchObject({ Type: "AWS::KMS::Key", DeletionPolicy: "Retain", Properties: { EnableKeyRotation: true } });
-    const publish = key.Properties.KeyPolicy.Statement.find((s: Cfn) => s.Sid === "RuleAndAlarmsPublish");
-    expect(publish.Principal.Service.sort()).toEqual(["cloudwatch.amazonaws.com", "events.amazonaws.com"]);
-    expect(publish.Action).toEqual(["kms:Decrypt", "kms:GenerateDataKey*"]);
-    expect(publish.Condition).toEqual({ StringEquals: { "aws:SourceAccount": { Ref: "AWS::AccountId" } } });
+    expect(topics.map(([id]) => id)).toEqual(["AlarmTopic"]);
+    const log = resources.HealthLogGroup!.Properties;
+    expect(log.LogGroupName).toMatch(/^\/aws\/events\/lookout-prod-health$/);
+    const policy = JSON.parse(resources.HealthLogPolicy!.Properties.PolicyDocument["Fn::Sub"]);
+    expect(policy.Statement).toEqual([expect.objectContaining({
+      Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: "${HealthLogGroup.Arn}",
+      Condition: { ArnEquals: { "aws:SourceArn": "${HealthRule.Arn}" } },
+    })]);
+    expect(policy.Statement[0].Principal.Service.sort()).toEqual(["delivery.logs.amazonaws.com", "events.amazonaws.com"]);
   });
 
   it("includes infra/table.yml as it is: stream, TTL, point-in-time recovery, retained, deletion protection", () => {
@@ -421,7 +423,7 @@ describe("the packaged stack", () => {
     });
     const health = resources.HealthRule!.Properties;
     expect(health.EventPattern).toEqual({ source: ["lookout"], "detail-type": [DETAIL_TYPES.health] });
-    expect(health.Targets.map((t: Cfn) => t.Arn)).toEqual([{ Ref: "HealthTopic" }]);
+    expect(health.Targets.map((t: Cfn) => text(t.Arn))).toEqual(["arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:${HealthLogGroup}"]);
   });
 
   it("reads the platform token from SSM Parameter Store, never from a value in the template", () => {
@@ -485,10 +487,10 @@ describe("the packaged stack", () => {
 
   it("alarms on dispatch's errors, the outbox's age and Lookout Health events; dispatch watches every queue of the template", () => {
     const alarms = ofType("AWS::CloudWatch::Alarm").map(([, a]) => a.Properties);
-    expect(alarms.map((a) => [a.MetricName, text(a.Dimensions[0].Value)]).sort()).toEqual([
+    expect(alarms.map((a) => [a.MetricName, ...a.Dimensions.map((d: Cfn) => text(d.Value))]).sort()).toEqual([
       ["Errors", "${DispatchLambdaFunction}"],
       ["IteratorAge", "${PublishLambdaFunction}"],
-      ["NumberOfMessagesPublished", "${HealthTopic.TopicName}"],
+      ["TriggeredRules", "${LookoutBus}", resources.HealthRule!.Properties.Name],
     ]);
     for (const a of alarms) expect(a.AlarmActions).toEqual([{ Ref: "AlarmTopic" }]);
     // Every queue of the template, each by its URL, dead-letter queues marked: dispatch samples them.
