@@ -7,7 +7,7 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, paginateScan } from "@aws-sdk/lib-dynamodb";
 import { simulateDay, type DayResult } from "../local/simulated-day.js";
-import { alarmResources } from "../infra/stack.js";
+import { alarmResources, watchedQueues } from "../infra/stack.js";
 import { INDEXES } from "../lib/store/table.js";
 import { itemSizeBytes } from "../lib/store/dispatch-store.js";
 import { dynamo, report, section, stopDynamo } from "./support.js";
@@ -22,6 +22,8 @@ export const PRICES = {
   dynamoWru: 0.625 / 1e6,
   dynamoRru: 0.125 / 1e6,
   sqsRequest: 0.4 / 1e6,
+  sqsFifoRequest: 0.5 / 1e6,
+  pipesRequest: 0.4 / 1e6,
   eventBridgeEvent: 1.0 / 1e6,
   schedulerInvocation: 1.0 / 1e6,
   sesEmail: 0.1 / 1000,
@@ -32,11 +34,16 @@ export const PRICES = {
   kmsKeyMonth: 1.0,
 } as const;
 
-/** The stack's CloudWatch alarms (infra/stack.ts), each billed a month; and its one KMS key (the topics'). */
+/** The stack's CloudWatch alarms (infra/stack.ts), each billed a month; it keeps no KMS key of its own (infra/bus.yml). */
 const ALARMS = Object.values(alarmResources({ service: "lookout", stage: "prod" })).filter((r) => r.Type === "AWS::CloudWatch::Alarm").length;
-const KMS_KEYS = 1;
+const KMS_KEYS = 0;
 /** The default retention (lib/config/schema.ts): items expire after it, so the table stops growing then. */
 const RETENTION_DAYS = 400;
+/** The default `retention_routine` (lib/config/schema.ts): what raised nothing expires sooner. */
+const ROUTINE_RETENTION_DAYS = 30;
+/** Watched applications priced (BENCH_COST_SIZES, comma-separated, to choose), and the targets set for them. */
+const SIZES = (process.env.BENCH_COST_SIZES ?? "50,200,500,2000").split(",").map(Number);
+const TARGETS: Record<number, number> = { 50: 2.5, 200: 3, 500: 5 };
 const MONTH_DAYS = 365 / 12;
 
 /** From serverless.yml: memory (MB), and the event sources' batch sizes. Durations are assumed (not measured in AWS). */
@@ -50,13 +57,19 @@ const FUNCTIONS = {
 /** Log bytes per invocation: START/END/REPORT lines (~350 B) and a few Powertools JSON lines (~350 B each). */
 const LOG_BYTES = { dispatch: 1_050, poll: 1_400, publish: 700, notify: 1_050 } as const;
 
-/** Lambda's SQS event source long-polls each queue with 5 pollers, 20 s each, busy or not (assumed, AWS docs). */
+/**
+ * Lambda's SQS event source long-polls each queue with 5 pollers, 20 s each, busy or not (assumed, AWS
+ * docs); so do the pipes on the inboxes. The queues read that way (infra/queues.yml, infra/pipes.yml):
+ * the poll queue (standard); the Slack and email queues and their inboxes (FIFO).
+ */
 const SQS_IDLE_RECEIVES_PER_MINUTE = 5 * 3;
-const SQS_QUEUES = 3; // poll, Slack, email
+const SQS_QUEUES = { standard: 1, fifo: 4 } as const;
+/** Dispatch samples every queue of the stack every five minutes (GetQueueAttributes), priced as FIFO requests: an upper bound. */
+const QUEUE_SAMPLES_PER_TICK = watchedQueues().length / 5;
 
 /** What the table's key prefixes hold (lib/model/items.ts). */
 const ITEM_NAMES: Record<string, string> = {
-  REC: "records, with their alerts", EXEC: "executions, with their alerts", DISPATCH: "dispatch state", DIR: "service directory",
+  REC: "records, with their alerts", RTN: "batches of records that raised nothing", EXEC: "executions, with their alerts", DISPATCH: "dispatch state", DIR: "service directory",
   SRC: "cursors", INC: "incidents", NAMES: "names",
 };
 
@@ -82,13 +95,23 @@ async function storedBytes(client: DynamoDBClient, tableName: string): Promise<S
         const entry = Object.fromEntries(["pk", "sk", ix.pk, ix.sk, ...(ix.include ?? [])].filter((a) => item[a] !== undefined).map((a) => [a, item[a]]));
         bytes += itemSizeBytes(entry) + OVERHEAD;
       }
-      // A record that is no failure raised nothing (but for the rare success that closes an incident).
-      const routine = item.item_type === "record" && (item.record as { failed?: boolean } | undefined)?.failed === false;
+      // What raised nothing: batches and their pointers; a record stored whole that is no failure (an
+      // earlier version's, or one refused in its batch), but for the rare success that closes an incident.
+      const routine = item.item_type === "routine_batch" || item.item_type === "record_ref" ||
+        (item.item_type === "record" && (item.record as { failed?: boolean } | undefined)?.failed === false);
       out[routine ? "routine" : "kept"] += bytes;
     }
   }
   return out;
 }
+
+/** A period in which nothing happened. */
+const EMPTY_DAY: DayResult = {
+  deployments: 0, clusterRuns: 0, failures: 0, missed: [], suppressedAfterFirstSight: 0, clusterErrorsAlerted: 0, polls: 0, requests: 0,
+  maxRequestsInAnHour: 0, requestsPerHourAllowed: 0, failedPolls: 0, newRecords: 0, writes: 0, dynamoCalls: {},
+  dynamoUnits: { read: 0, write: 0, writesByItem: {} }, ticks: 0, dispatchWrites: 0, sources: 0,
+  messages: { alerts: 0, incidents: 0, before: 0, after: 0, repeats: 0 },
+};
 
 export interface CostLine {
   item: string;
@@ -120,20 +143,24 @@ export function monthlyCost(r: DayResult, hours: number, storedByteMonths: numbe
   const notifyWru = alerts * 2 * 3;
   const notifyRru = alerts * 2 * 2;
 
-  const sqs = SQS_QUEUES * SQS_IDLE_RECEIVES_PER_MINUTE * 60 * MONTH_HOURS + ticks * Math.ceil(r.polls / Math.max(1, r.ticks) / 10) + pollInvocations + 2 * alerts;
+  const idle = SQS_IDLE_RECEIVES_PER_MINUTE * 60 * MONTH_HOURS;
+  // Sends and deletes: the polls (10 a SendMessageBatch), each alert into and out of two inboxes and two queues.
+  const sqs = SQS_QUEUES.standard * idle + ticks * Math.ceil(r.polls / Math.max(1, r.ticks) / 10) + pollInvocations;
+  const sqsFifo = SQS_QUEUES.fifo * idle + 2 * 2 * 2 * alerts + QUEUE_SAMPLES_PER_TICK * ticks;
   const logBytes = (Object.keys(inv) as Array<keyof typeof inv>).reduce((sum, f) => sum + inv[f] * LOG_BYTES[f], 0);
   const lines: CostLine[] = [
     { item: "Lambda requests", dollars: invocations * PRICES.lambdaRequest },
     { item: "Lambda GB-seconds (arm64)", dollars: gbSeconds * PRICES.lambdaGbSecondArm },
     { item: "DynamoDB writes", dollars: (storeWru + notifyWru) * PRICES.dynamoWru },
     { item: "DynamoDB reads", dollars: (storeRru + notifyRru) * PRICES.dynamoRru },
-    { item: "SQS requests", dollars: sqs * PRICES.sqsRequest },
+    { item: "SQS requests (polled, busy or not)", dollars: sqs * PRICES.sqsRequest + sqsFifo * PRICES.sqsFifoRequest },
+    { item: "EventBridge Pipes", dollars: 2 * alerts * PRICES.pipesRequest },
     { item: "EventBridge events", dollars: alerts * PRICES.eventBridgeEvent },
     { item: "EventBridge Scheduler", dollars: 3 * ticks * PRICES.schedulerInvocation },
     { item: "SES emails", dollars: emails * PRICES.sesEmail },
     { item: "CloudWatch Logs ingestion", dollars: (logBytes / 1024 ** 3) * PRICES.logsGb },
     { item: `CloudWatch alarms (${ALARMS})`, dollars: ALARMS * PRICES.alarmMonth },
-    { item: "KMS key (the topics')", dollars: KMS_KEYS * PRICES.kmsKeyMonth },
+    { item: "KMS keys of the stack", dollars: KMS_KEYS * PRICES.kmsKeyMonth },
     { item: "DynamoDB storage and point-in-time backups", dollars: ((storedByteMonths * scale) / 1024 ** 3) * (PRICES.dynamoStorageGbMonth + PRICES.dynamoPitrGbMonth) },
   ];
   return { lines, total: lines.reduce((s, l) => s + l.dollars, 0) };
@@ -142,10 +169,10 @@ export function monthlyCost(r: DayResult, hours: number, storedByteMonths: numbe
 export async function benchCost(): Promise<void> {
   section({
     id: "cost",
-    title: "Cost: dollars a month at 50, 200 and 500 watched applications",
+    title: "Cost: dollars a month at 50, 200, 500 and 2,000 watched applications",
     method:
       `List prices for us-east-1 as of 2026-11, free tiers left out: Lambda $0.20 per million requests and $0.0000133334 per GB-second (arm64, ` +
-      `as deployed); DynamoDB on-demand $0.625 per million write and $0.125 per million read request units; SQS $0.40 per million requests; ` +
+      `as deployed); DynamoDB on-demand $0.625 per million write and $0.125 per million read request units; SQS $0.40 (FIFO $0.50) per million requests; EventBridge Pipes $0.40 per million; ` +
       `EventBridge $1.00 per million custom events; EventBridge Scheduler $1.00 per million invocations; SES $0.10 per 1000 emails; ` +
       `CloudWatch Logs $0.50 per GB ingested. For each size the simulator runs ${HOURS} hours of activity after first sight (deployments at ` +
       `0.08 an hour per application, cluster runs at 0.12 an hour per cluster, 1000 requests/hour) through dispatch and the real poller on DynamoDB ` +
@@ -154,14 +181,14 @@ export async function benchCost(): Promise<void> {
       `the period is scaled to a 730-hour month. Invocations follow ` +
       `the schedule (dispatch every minute; poll per SQS batch of 5; publish, Slack notify and email notify per alert, one email per alert but repeats within an incident); memory sizes ` +
       `from serverless.yml; durations assumed (dispatch 200 ms, poll 400 ms, publish 150 ms, notify 500 ms); log bytes estimated per invocation ` +
-      `(700 to 1400 B); Lambda's SQS pollers assumed at 15 receives a minute per queue, three queues (5 long-polls of 20 s each, busy or not); notify's DynamoDB ` +
+      `(700 to 1400 B); Lambda's and the pipes' SQS pollers assumed at 15 receives a minute per queue (5 long-polls of 20 s each, busy or not), five queues: the poll queue, the Slack and email queues and their inboxes (FIFO); dispatch's samples of the stack's ${watchedQueues().length} queues every five minutes (GetQueueAttributes, at the FIFO price); notify's DynamoDB ` +
       `use assumed (claim, settle and rate bucket: 3 writes and 2 reads per alert and receiver); the notify functions and their schedules also run ` +
-      `every minute to flush held digests. Fixed: CloudWatch alarms at $0.10 a month each, counted from the stack (${ALARMS}); the topics' KMS key ` +
-      `at $1 a month (its yearly rotations add $1 each for the first two). Storage: DynamoDB Standard at $0.25 and point-in-time backups at $0.20 ` +
-      `per GB-month, of what the period stored (items and index entries, scanned) scaled to a month and kept for the default ${RETENTION_DAYS}-day ` +
-      `retention. Not counted: the audit API, the EventBridge archive, KMS and SNS requests (cents).`,
+      `every minute to flush held digests. Fixed: CloudWatch alarms at $0.10 a month each, counted from the stack (${ALARMS}); no KMS key of its own ` +
+      `(one would be $1 a month, $2 in its first two years). Storage: DynamoDB Standard at $0.25 and point-in-time backups at $0.20 ` +
+      `per GB-month, of what the period stored (items and index entries, scanned) scaled to a month, records that raised nothing kept ` +
+      `${ROUTINE_RETENTION_DAYS} days and the rest ${RETENTION_DAYS} (the defaults). Not counted: the audit API, the EventBridge archive, the health log group and SNS requests (cents).`,
   });
-  for (const applications of [50, 200, 500]) {
+  for (const applications of SIZES) {
     const t = await dynamo();
     const size = { applications, clusters: Math.max(1, applications / 10), webhooks: Math.max(1, applications / 25) };
     let before: Stored = { routine: 0, kept: 0 };
@@ -173,17 +200,22 @@ export async function benchCost(): Promise<void> {
     const end = await storedBytes(t.client, t.tableName);
     await stopDynamo();
     const stored = { routine: end.routine - before.routine, kept: end.kept - before.kept };
-    const retentionMonths = RETENTION_DAYS / MONTH_DAYS;
-    const { lines, total } = monthlyCost(r, HOURS, (stored.routine + stored.kept) * retentionMonths);
+    // Once full, the table holds `retention_routine` of what raised nothing and `retention` of the rest.
+    const steadyBytes = stored.routine * (ROUTINE_RETENTION_DAYS / MONTH_DAYS) + stored.kept * (RETENTION_DAYS / MONTH_DAYS);
+    const { lines, total } = monthlyCost(r, HOURS, steadyBytes);
     const firstMonth = monthlyCost(r, HOURS, (stored.routine + stored.kept) * 0.5).total;
-    const routine30 = monthlyCost(r, HOURS, stored.routine * (30 / MONTH_DAYS) + stored.kept * retentionMonths).total;
+    const keptAll = monthlyCost(r, HOURS, (stored.routine + stored.kept) * (RETENTION_DAYS / MONTH_DAYS)).total;
     const top = [...lines].sort((a, b) => b.dollars - a.dollars);
     const method = `${HOURS} simulated hours at ${applications} applications, ${size.clusters} clusters, ${size.webhooks} webhooks (${r.polls} polls, ${r.messages.alerts} alerts, ${r.ticks} ticks), scaled to a month`;
-    const steady = `once the table holds the default ${RETENTION_DAYS}-day retention (it grows until then)`;
-    report({ name: `${applications} applications: dollars a month`, value: total.toFixed(2), unit: "$", method: `${method}; ${steady}` });
+    const steady = `once the table is full: what raised nothing kept ${ROUTINE_RETENTION_DAYS} days, the rest ${RETENTION_DAYS} (the defaults)`;
+    const target = TARGETS[applications];
+    report({
+      name: `${applications} applications: dollars a month`, value: total.toFixed(2), unit: "$",
+      method: `${method}; ${steady}${target ? `; target ≤ $${target}: ${total <= target ? "met" : "not met"}` : ""}`,
+    });
     report({ name: `${applications} applications: dollars a month per 100 services`, value: ((total * 100) / applications).toFixed(2), unit: "$", method: `${steady}; target ≤ $1 a month per 100 services: ${(total * 100) / applications <= 1 ? "met" : "not met"}` });
     report({ name: `${applications} applications: dollars in the first month`, value: firstMonth.toFixed(2), unit: "$", method: `${method}; storage of half a month's growth` });
-    report({ name: `${applications} applications: with retention_routine: 30d, dollars a month`, value: routine30.toFixed(2), unit: "$", method: `${method}; records that raised nothing kept 30 days, the rest the default ${RETENTION_DAYS}` });
+    report({ name: `${applications} applications: with retention_routine: ${RETENTION_DAYS}d, dollars a month`, value: keptAll.toFixed(2), unit: "$", method: `${method}; everything kept the default ${RETENTION_DAYS} days` });
     report({
       name: `${applications} applications: stored a month, records that raised nothing / the rest`,
       value: `${((stored.routine * MONTH_HOURS) / HOURS / 1024 ** 3).toFixed(2)} / ${((stored.kept * MONTH_HOURS) / HOURS / 1024 ** 3).toFixed(2)}`, unit: "GB",
@@ -202,4 +234,12 @@ export async function benchCost(): Promise<void> {
       method: `${method}; ${steady}`,
     });
   }
+  // Nothing watched: the schedules, the idle queues, the alarms and the key.
+  const idle: DayResult = { ...EMPTY_DAY, ticks: 60 };
+  const floor = monthlyCost(idle, 1, 0);
+  report({
+    name: "0 applications: the fixed floor, dollars a month", value: floor.total.toFixed(2), unit: "$",
+    method: `dispatch every minute with nothing to poll, the queues polled idle, the alarms and the key; target ≤ $2: ${floor.total <= 2 ? "met" : "not met"}; ` +
+      floor.lines.filter((l) => l.dollars >= 0.01).sort((a, b) => b.dollars - a.dollars).map((l) => `${l.item} $${l.dollars.toFixed(2)}`).join("; "),
+  });
 }
