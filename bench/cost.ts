@@ -49,7 +49,8 @@ const MONTH_DAYS = 365 / 12;
 /** From serverless.yml: memory (MB), and the event sources' batch sizes. Durations are assumed (not measured in AWS). */
 const FUNCTIONS = {
   dispatch: { mb: 256, ms: 200 },
-  poll: { mb: 512, ms: 400, batch: 5 },
+  // One source an invocation (serverless.yml: a flood in one answer needs the function's memory to itself).
+  poll: { mb: 512, ms: 400, batch: 1 },
   publish: { mb: 256, ms: 150 },
   notify: { mb: 256, ms: 500 },
 } as const;
@@ -179,7 +180,7 @@ export async function benchCost(): Promise<void> {
       `Local, dispatch's state in the table as deployed; it counts ticks, polls and alerts, and DynamoDB Local reports the read and write units ` +
       `each call consumed (item sizes, transactions and the audit indexes' entries included; a refused conditional write counts one unit); ` +
       `the period is scaled to a 730-hour month. Invocations follow ` +
-      `the schedule (dispatch every minute; poll per SQS batch of 5; publish, Slack notify and email notify per alert, one email per alert but repeats within an incident); memory sizes ` +
+      `the schedule (dispatch every minute; poll once a source (its SQS batch size is 1); publish, Slack notify and email notify per alert, one email per alert but repeats within an incident); memory sizes ` +
       `from serverless.yml; durations assumed (dispatch 200 ms, poll 400 ms, publish 150 ms, notify 500 ms); log bytes estimated per invocation ` +
       `(700 to 1400 B); Lambda's and the pipes' SQS pollers assumed at 15 receives a minute per queue (5 long-polls of 20 s each, busy or not), five queues: the poll queue, the Slack and email queues and their inboxes (FIFO); dispatch's samples of the stack's ${watchedQueues().length} queues every five minutes (GetQueueAttributes, at the FIFO price); notify's DynamoDB ` +
       `use assumed (claim, settle and rate bucket: 3 writes and 2 reads per alert and receiver); the notify functions and their schedules also run ` +
