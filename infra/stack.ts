@@ -46,7 +46,7 @@ export const DEAD_LETTER_QUEUES = {
   SlackInboxDeadLetterQueue: "notify messages the Slack pipe could not move to the Slack queue 5 times",
   EmailInboxDeadLetterQueue: "notify messages the email pipe could not move to the email queue 5 times",
   PublishFailureQueue: "outbox batches the publish function gave up on",
-  BusDeadLetterQueue: "events the bus could not deliver to a queue or topic",
+  BusDeadLetterQueue: "events the bus could not deliver to a queue or the health log group",
 } as const;
 
 /**

@@ -120,7 +120,7 @@ export interface QueueSample {
   deadLetter: boolean;
   /** What its messages are, for the reader of the event. */
   what: string;
-  /** Messages waiting to be received (SQS ApproximateNumberOfMessages). */
+  /** Messages in it: waiting or in flight (SQS ApproximateNumberOfMessages and …NotVisible). */
   visible: number;
 }
 

@@ -85,8 +85,9 @@ export async function watchQueues(
     const was = current?.queues ?? {};
     const r = queueHealth(samples, was, organization, now);
     events = r.events;
-    if (!current || sameEntries(r.since, was)) return undefined;
-    const { queues: _, ...rest } = current;
+    if (sameEntries(r.since, was)) return undefined;
+    // Before dispatch's first tick (a new stack) there is no state yet: start one, or `since` is lost.
+    const { queues: _, ...rest } = current ?? initialState(watch, now.getTime());
     return Object.keys(r.since).length ? { ...rest, queues: r.since } : rest;
   });
   let raised = 0;

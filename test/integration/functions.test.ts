@@ -187,17 +187,22 @@ describe.skipIf(!motoAvailable())("health", () => {
         }
       };
 
-      await tick({}, context);
-      expect(await health("dead_letters")).toEqual([]);
-      // A message in the dead-letter queue, and one the Slack function does not take.
+      // A dead letter already there at the stack's first tick: said at once, and remembered though
+      // dispatch had no state yet (the same episode five minutes later, not a second event).
       await sqs.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: "{}" }));
-      await sqs.send(new SendMessageCommand({ QueueUrl: slackUrl, MessageBody: "{}" }));
-      await minutes(5);
+      const t0 = sim.clock.nowMs();
+      await tick({}, context);
       const dead = await health("dead_letters");
       expect(dead).toHaveLength(1);
       expect(dead[0]).toMatchObject({ kind: "health", severity: "error", organization: { id: sim.ids.organizationId }, health: { subject: "SlackDeadLetterQueue" } });
       expect(dead[0].summary).toBe("1 dead letter(s) in SlackDeadLetterQueue: Slack deliveries that failed 5 times");
-      expect((await dispatch.get("default"))?.queues).toEqual({ SlackDeadLetterQueue: sim.clock.nowMs(), SlackQueue: sim.clock.nowMs() });
+      expect((await dispatch.get("default"))?.queues).toEqual({ SlackDeadLetterQueue: t0 });
+      // A message the Slack function keeps failing on: in flight (invisible) most of the time, still counted.
+      await sqs.send(new SendMessageCommand({ QueueUrl: slackUrl, MessageBody: "{}" }));
+      expect((await sqs.send(new ReceiveMessageCommand({ QueueUrl: slackUrl, VisibilityTimeout: 3600 }))).Messages).toHaveLength(1);
+      await minutes(5);
+      expect(await health("dead_letters")).toHaveLength(1);
+      expect((await dispatch.get("default"))?.queues).toEqual({ SlackDeadLetterQueue: t0, SlackQueue: sim.clock.nowMs() });
       // Sampled every five minutes; the backlog is said once it has lasted 15, the dead letters not again.
       await minutes(10);
       expect(await health("queue_backlog")).toEqual([]);

@@ -301,11 +301,14 @@ describe("the packaged stack", () => {
     const log = resources.HealthLogGroup!.Properties;
     expect(log.LogGroupName).toMatch(/^\/aws\/events\/lookout-prod-health$/);
     const policy = JSON.parse(resources.HealthLogPolicy!.Properties.PolicyDocument["Fn::Sub"]);
-    expect(policy.Statement).toEqual([expect.objectContaining({
-      Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: "${HealthLogGroup.Arn}",
-      Condition: { ArnEquals: { "aws:SourceArn": "${HealthRule.Arn}" } },
-    })]);
-    expect(policy.Statement[0].Principal.Service.sort()).toEqual(["delivery.logs.amazonaws.com", "events.amazonaws.com"]);
+    // EventBridge creates the stream unconditioned; what it writes must come from the health rule.
+    expect(policy.Statement).toEqual([
+      { Sid: "HealthRuleStreams", Effect: "Allow", Principal: { Service: "events.amazonaws.com" }, Action: "logs:CreateLogStream", Resource: "${HealthLogGroup.Arn}" },
+      {
+        Sid: "HealthRuleWrites", Effect: "Allow", Principal: { Service: "events.amazonaws.com" }, Action: "logs:PutLogEvents", Resource: "${HealthLogGroup.Arn}",
+        Condition: { ArnEquals: { "aws:SourceArn": "${HealthRule.Arn}" } },
+      },
+    ]);
   });
 
   it("includes infra/table.yml as it is: stream, TTL, point-in-time recovery, retained, deletion protection", () => {

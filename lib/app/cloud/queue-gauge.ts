@@ -36,8 +36,10 @@ export function sqsQueueGauge(sqs: SQSClient, queues: readonly WatchedQueue[]): 
     async sample() {
       const results = await Promise.allSettled(
         queues.map(async (q): Promise<QueueSample> => {
-          const res = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: q.url, AttributeNames: ["ApproximateNumberOfMessages"] }));
-          return { queue: q.queue, deadLetter: q.dead_letter, what: q.what, visible: Number(res.Attributes?.ApproximateNumberOfMessages ?? 0) };
+          // In flight counts too: a message that keeps failing spends most of its time invisible.
+          const res = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: q.url, AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"] }));
+          const count = (name: "ApproximateNumberOfMessages" | "ApproximateNumberOfMessagesNotVisible") => Number(res.Attributes?.[name] ?? 0) || 0;
+          return { queue: q.queue, deadLetter: q.dead_letter, what: q.what, visible: count("ApproximateNumberOfMessages") + count("ApproximateNumberOfMessagesNotVisible") };
         }),
       );
       const samples = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
@@ -48,8 +50,16 @@ export function sqsQueueGauge(sqs: SQSClient, queues: readonly WatchedQueue[]): 
   };
 }
 
-/** None when WATCHED_QUEUES is not set (a stack without it; the queues then go unwatched). */
+/**
+ * None when WATCHED_QUEUES is not set (a stack without it; the queues then go unwatched). A malformed
+ * value must not stop polling: the gauge then fails every sample with its error, after the polls.
+ */
 export const cloudQueueGauge = coldStart((): QueueGauge | undefined => {
   const raw = process.env.WATCHED_QUEUES;
-  return raw ? sqsQueueGauge(new SQSClient({}), watchedQueues(raw)) : undefined;
+  if (!raw) return undefined;
+  try {
+    return sqsQueueGauge(new SQSClient({}), watchedQueues(raw));
+  } catch (err) {
+    return { sample: () => Promise.reject(err) };
+  }
 });

@@ -78,7 +78,11 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
         unread = err;
         samples = (err as { samples?: QueueSample[] }).samples ?? [];
       }
-      await watchQueues(d.store, samples, d.watch, new Date(now), d.outbox);
+      try {
+        await watchQueues(d.store, samples, d.watch, new Date(now), d.outbox);
+      } catch (err) {
+        unread ??= err;
+      }
     }
     const { polls, state } = await planPolls(d.store, d.watch, now);
     if (d.outbox) await raiseHealth(state, d.watch, new Date(now), d.outbox, undefined, d.health);
@@ -89,7 +93,7 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
     metrics.addMetric("PollsPlanned", MetricUnit.Count, polls.length);
     metrics.addMetric("PollsNotQueued", MetricUnit.Count, failed.length);
     logger.info("tick planned", { planned: polls.length, queued: polls.length - failed.length });
-    // The polls are queued; a queue that could not be read fails the tick, so its errors alarm says so.
+    // The polls are queued; queues that could not be watched fail the tick, so its errors alarm says so.
     if (unread) throw unread;
     return { planned: polls.length, queued: polls.length - failed.length };
   };
