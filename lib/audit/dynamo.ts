@@ -206,11 +206,19 @@ export class DynamoAuditStore implements AuditReader {
   }
 }
 
-/** A sort-key bound moved later by `ms`: its instant (before any `#`) is an ISO date-time in milliseconds. */
+/** The latest instant whose ISO form still sorts as a time: later years are written `+010000-…`, which sorts first. */
+const LATEST_SORTABLE = "9999-12-31T23:59:59.999Z";
+
+/**
+ * A sort-key bound moved later by `ms`: its instant (before any `#`) is an ISO date-time in milliseconds.
+ * Never earlier than the bound as a string (a forged cursor's bound can be any text).
+ */
 function laterBy(bound: string, ms: number): string {
   const cut = bound.indexOf("#");
   const at = Date.parse(cut < 0 ? bound : bound.slice(0, cut));
-  return Number.isNaN(at) ? bound : new Date(Math.min(at + ms, 8.64e15)).toISOString();
+  if (Number.isNaN(at)) return bound;
+  const later = at + ms >= Date.parse(LATEST_SORTABLE) ? LATEST_SORTABLE : new Date(at + ms).toISOString();
+  return later > bound ? later : bound;
 }
 
 const positionOf = (item: Item): IndexPosition => ({ ix_at: item[AUDIT_SORT] as string, pk: item.pk as string, sk: item.sk as string });
