@@ -7,7 +7,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BatchGetCommand, type BatchGetCommandInput, type BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import pMap from "p-map";
 import { keys } from "../model/items.js";
-import { AUDIT_ROW, AUDIT_SORT } from "../model/audit-index.js";
+import { AUDIT_ROW, AUDIT_SORT, instantOf } from "../model/audit-index.js";
 import type { Mute } from "../model/notify-store.js";
 import type { AuditPage, AuditQuery, IndexPosition } from "./model.js";
 import type { AuditRow, DeliveryRow } from "../model/audit-row.js";
@@ -108,11 +108,6 @@ export class DynamoAuditStore implements AuditReader {
     return out;
   }
 
-  /** The rows of one batch (gone with its retention: none). */
-  private async batchRows(pk: string): Promise<Item[]> {
-    return (await this.batchItems([pk])).get(pk) ?? [];
-  }
-
   /** Who was told about each alert row: its delivery records (one Query per alert, by key). */
   private async joinDeliveries(rows: AuditRow[]): Promise<void> {
     await pMap(rows.filter((r) => r.type === "alert"), async (row) => {
@@ -183,14 +178,16 @@ export class DynamoAuditStore implements AuditReader {
     }, { concurrency: JOIN_CONCURRENCY });
   }
 
-  /** A record stored in a batch, in place of the pointer under its key. */
+  /** Records stored in batches, in place of the pointers under their keys (their batches read together; gone with their retention: none). */
   private async resolvePointers(items: StoredItem[]): Promise<StoredItem[]> {
-    const out = await pMap(items, async (item) => {
-      if (item.item_type !== "record_ref") return item;
-      const found = (await this.batchRows(String(item.batch))).find((r) => r.pk === item.pk && r.sk === item.sk);
-      return found as StoredItem | undefined;
-    }, { concurrency: JOIN_CONCURRENCY });
-    return out.filter((i): i is StoredItem => i !== undefined);
+    const pointers = items.filter((i) => i.item_type === "record_ref");
+    if (!pointers.length) return items;
+    const batches = await this.batchItems(pointers.map((p) => String(p.batch)));
+    return items.flatMap((item) => {
+      if (item.item_type !== "record_ref") return [item];
+      const found = batches.get(String(item.batch))?.find((r) => r.pk === item.pk && r.sk === item.sk);
+      return found ? [found as StoredItem] : [];
+    });
   }
 
   private async get(key: Key): Promise<StoredItem | undefined> {
@@ -214,8 +211,7 @@ const LATEST_SORTABLE = "9999-12-31T23:59:59.999Z";
  * Never earlier than the bound as a string (a forged cursor's bound can be any text).
  */
 function laterBy(bound: string, ms: number): string {
-  const cut = bound.indexOf("#");
-  const at = Date.parse(cut < 0 ? bound : bound.slice(0, cut));
+  const at = Date.parse(instantOf(bound));
   if (Number.isNaN(at)) return bound;
   const later = at + ms >= Date.parse(LATEST_SORTABLE) ? LATEST_SORTABLE : new Date(at + ms).toISOString();
   return later > bound ? later : bound;

@@ -87,6 +87,11 @@ export function dimensionKey(dim: Dimension, value: string): { attr: string; key
 
 /** The shared sort key: newest first by occurrence; the item's pk makes it unique. */
 export const sortKey = (at: string, pk: string) => `${at}#${pk}`;
+/** The instant of a sort key (or of a bound that is only an instant). */
+export const instantOf = (key: string) => {
+  const cut = key.indexOf("#");
+  return cut < 0 ? key : key.slice(0, cut);
+};
 
 /** The "what" value of every quarantined record or alert (they are few: one partition). */
 export const QUARANTINE_WHAT = "quarantine";

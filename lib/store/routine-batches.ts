@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
-import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, sortKey } from "../model/audit-index.js";
+import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, instantOf, sortKey } from "../model/audit-index.js";
 import type { AuditRow } from "../model/audit-row.js";
 import type { RecordItem } from "../model/ingest-store.js";
 import { TTL_ATTRIBUTE } from "../model/items.js";
@@ -106,7 +106,7 @@ function batchItem(records: RecordItem[], rows: Buffer, expiresAt: number): Reco
     pk, sk: "BATCH", item_type: "routine_batch", count: records.length, rows,
     ...Object.fromEntries(SLOT_ATTRS.filter((a) => first[a] !== undefined).map((a) => [a, first[a]])),
     // Its newest row's instant: every row it holds sorts at or below it.
-    [AUDIT_SORT]: sortKey(newest.slice(0, newest.indexOf("#")), pk),
+    [AUDIT_SORT]: sortKey(instantOf(newest), pk),
     [AUDIT_ROW]: summary,
     [TTL_ATTRIBUTE]: expiresAt,
   };
