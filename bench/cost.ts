@@ -53,8 +53,9 @@ const MONTH_DAYS = 365 / 12;
 /** From serverless.yml: memory (MB), and the event sources' batch sizes. Durations are assumed (not measured in AWS). */
 const FUNCTIONS = {
   dispatch: { mb: 256, ms: 200 },
-  // One source an invocation (serverless.yml: a flood in one answer needs the function's memory to itself).
-  poll: { mb: 512, ms: 400, batch: 1 },
+  // Up to ten sources an invocation, polled at once (serverless.yml): a batch lasts about as long as its
+  // slowest poll, assumed half again as long as one poll alone (400 ms).
+  poll: { mb: 512, ms: 600, batch: 10 },
   publish: { mb: 256, ms: 150 },
   notify: { mb: 256, ms: 500 },
 } as const;
@@ -75,7 +76,7 @@ const QUEUE_SAMPLES_PER_TICK = watchedQueues().length / 5;
 /** What the table's key prefixes hold (lib/model/items.ts). */
 const ITEM_NAMES: Record<string, string> = {
   REC: "records, with their alerts", RTN: "batches of records that raised nothing", EXEC: "executions, with their alerts", DISPATCH: "dispatch state", DIR: "service directory",
-  SRC: "cursors", INC: "incidents", NAMES: "names",
+  SRC: "cursors", INC: "incidents", NAMES: "names", ALERT: "alerts", SVC: "service state",
 };
 
 interface Stored {
@@ -83,6 +84,8 @@ interface Stored {
   routine: number;
   /** Everything else (kept for `retention`). */
   kept: number;
+  /** Bytes by the key prefix of the item (its index entries with it). */
+  byItem: Record<string, number>;
 }
 
 /**
@@ -91,7 +94,7 @@ interface Stored {
  */
 async function storedBytes(client: DynamoDBClient, tableName: string): Promise<Stored> {
   const OVERHEAD = 100;
-  const out: Stored = { routine: 0, kept: 0 };
+  const out: Stored = { routine: 0, kept: 0, byItem: {} };
   for await (const page of paginateScan({ client: DynamoDBDocumentClient.from(client) }, { TableName: tableName })) {
     for (const item of page.Items ?? []) {
       let bytes = itemSizeBytes(item) + OVERHEAD;
@@ -105,6 +108,8 @@ async function storedBytes(client: DynamoDBClient, tableName: string): Promise<S
       const routine = item.item_type === "routine_batch" || item.item_type === "record_ref" ||
         (item.item_type === "record" && (item.record as { failed?: boolean } | undefined)?.failed === false);
       out[routine ? "routine" : "kept"] += bytes;
+      const prefix = String(item.pk).split("#")[0]!;
+      out.byItem[prefix] = (out.byItem[prefix] ?? 0) + bytes;
     }
   }
   return out;
@@ -184,8 +189,8 @@ export async function benchCost(): Promise<void> {
       `Local, dispatch's state in the table as deployed; it counts ticks, polls and alerts, and DynamoDB Local reports the read and write units ` +
       `each call consumed (item sizes, transactions and the audit indexes' entries included; a refused conditional write counts one unit); ` +
       `the period is scaled to a 730-hour month. Invocations follow ` +
-      `the schedule (dispatch every minute; poll once a source (its SQS batch size is 1); publish, Slack notify and email notify per alert, one email per alert but repeats within an incident); memory sizes ` +
-      `from serverless.yml; durations assumed (dispatch 200 ms, poll 400 ms, publish 150 ms, notify 500 ms); log bytes estimated per invocation ` +
+      `the schedule (dispatch every minute; poll once per ten sources of a tick (its SQS batch size; the polls of a batch at once, dispatch's state written once a batch); publish, Slack notify and email notify per alert, one email per alert but repeats within an incident); memory sizes ` +
+      `from serverless.yml; durations assumed (dispatch 200 ms, a poll batch 600 ms, publish 150 ms, notify 500 ms); log bytes estimated per invocation ` +
       `(700 to 1400 B); Lambda's and the pipes' SQS pollers assumed at 15 receives a minute per queue (5 long-polls of 20 s each, busy or not), five queues: the poll queue, the Slack and email queues and their inboxes (FIFO); dispatch's samples of the stack's ${watchedQueues().length} queues every five minutes (GetQueueAttributes, at the FIFO price); notify's DynamoDB ` +
       `use assumed (claim, settle and rate bucket: 3 writes and 2 reads per alert and receiver); the notify functions and their schedules also run ` +
       `every minute to flush held digests. Fixed: CloudWatch alarms at $0.10 a month each, counted from the stack (${ALARMS}); no KMS key of its own ` +
@@ -196,7 +201,7 @@ export async function benchCost(): Promise<void> {
   for (const applications of SIZES) {
     const t = await dynamo();
     const size = { applications, clusters: Math.max(1, applications / 10), webhooks: Math.max(1, applications / 25) };
-    let before: Stored = { routine: 0, kept: 0 };
+    let before: Stored = { routine: 0, kept: 0, byItem: {} };
     const r = await simulateDay({
       size, hours: HOURS, deploymentsPerHour: applications * 0.08, clusterRunsPerHour: size.clusters * 0.12,
       store: { ...t, retentionMs: 100 * 365 * 86_400_000 }, dispatchInTable: true,
@@ -205,6 +210,7 @@ export async function benchCost(): Promise<void> {
     const end = await storedBytes(t.client, t.tableName);
     await stopDynamo();
     const stored = { routine: end.routine - before.routine, kept: end.kept - before.kept };
+    const storedByItem = Object.entries(end.byItem).map(([k, v]): [string, number] => [k, v - (before.byItem[k] ?? 0)]);
     // Once full, the table holds `retention_routine` of what raised nothing and `retention` of the rest.
     const steadyBytes = stored.routine * (ROUTINE_RETENTION_DAYS / MONTH_DAYS) + stored.kept * (RETENTION_DAYS / MONTH_DAYS);
     const { lines, total } = monthlyCost(r, HOURS, steadyBytes);
@@ -225,6 +231,12 @@ export async function benchCost(): Promise<void> {
       name: `${applications} applications: stored a month, records that raised nothing / the rest`,
       value: `${((stored.routine * MONTH_HOURS) / HOURS / 1024 ** 3).toFixed(2)} / ${((stored.kept * MONTH_HOURS) / HOURS / 1024 ** 3).toFixed(2)}`, unit: "GB",
       method: `${method}; the table's items and audit index entries written over the period (DynamoDB's billed sizes, 100 bytes of overhead each), scaled`,
+    });
+    report({
+      name: `${applications} applications: stored a month by item`,
+      value: storedByItem.sort((a, b) => b[1] - a[1]).slice(0, 4)
+        .map(([item, bytes]) => `${ITEM_NAMES[item] ?? item} ${((bytes * MONTH_HOURS) / HOURS / 1024 ** 3).toFixed(2)} GB`).join("; "),
+      method: `${method}; the items and their audit index entries written over the period, by the key of the item, scaled`,
     });
     report({
       name: `${applications} applications: DynamoDB writes by item`,

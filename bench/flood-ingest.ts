@@ -51,20 +51,23 @@ export async function benchFloodIngest(): Promise<void> {
       "resident set (process.resourceUsage().maxRSS), Node, tsx and the AWS SDK included, and per flood the peak sampled every 20 ms; requests are " +
       "those sent to the platform; items written are DynamoIngestStore's write count (records, alerts, cursor, seen parts, incident).",
   });
-  const sim = await startSimulator({ startTime: new Date().toISOString(), size: { applications: 50, clusters: 1, webhooks: 1, pastDeployments: 0 } });
+  const sim = await startSimulator({ startTime: new Date().toISOString(), size: { applications: 50, clusters: 2, webhooks: 2, pastDeployments: 0 } });
   try {
     const { client, tableName } = await dynamo();
     const org = sim.ids.organizationId;
     const cluster: SourceRef = { kind: "cluster", organizationId: org, id: sim.ids.clusterIds[0]! };
     const webhook: SourceRef = { kind: "webhook", organizationId: org, id: sim.ids.webhookIds[0]! };
+    const cluster2: SourceRef = { kind: "cluster", organizationId: org, id: sim.ids.clusterIds[1]! };
+    const webhook2: SourceRef = { kind: "webhook", organizationId: org, id: sim.ids.webhookIds[1]! };
     // Seen once, before the flood.
     const store = new DynamoIngestStore({ client, tableName, retentionMs: 400 * 86_400_000 });
     const primeDeps = { client: createPlatformClient({ baseUrl: sim.url, token: sim.apiToken, auth: "token" }), store, now: () => new Date(), backfillWindowMs: 15 * 60_000, log: { info() {}, warn() {}, error() {} } };
-    for (const s of [cluster, webhook]) await pollSource({ source: s }, primeDeps);
+    for (const s of [cluster, webhook, cluster2, webhook2]) await pollSource({ source: s }, primeDeps);
 
     sim.clock.set(new Date());
     sim.scenario.clusterRun(cluster.id, { entries: CLUSTER_ENTRIES, errors: CLUSTER_ERRORS });
     sim.scenario.setWebhookTarget(webhook.id, { status: 500 });
+    sim.scenario.setWebhookTarget(webhook2.id, { status: 500 });
     const from = sim.clock.nowMs() - 10 * 60_000;
     for (let i = 0; i < FAILED_DELIVERIES / 2; i++) {
       sim.scenario.deploy(sim.ids.applicationIds[i % sim.ids.applicationIds.length]!, { at: new Date(from + i * 100), outcome: "DEPLOYMENT_ERROR", durations: { queuedMs: 0, buildingMs: 0, deployingMs: 0 } });
@@ -89,6 +92,16 @@ export async function benchFloodIngest(): Promise<void> {
     report({ name: "poller: resident memory before the first poll", value: out.rssBefore / MB, unit: "MB", method: "process.memoryUsage().rss: Node, tsx, the AWS SDK, Lookout's modules" });
     report({ name: "poller: peak resident memory", value: out.maxRss / MB, unit: "MB", method: "process.resourceUsage().maxRSS of the poller process over both floods; the poll function has 512 MB" });
     report({ name: "both floods: run time", value: ms / 1000, unit: "s", method: "the poller process from start to exit" });
+
+    // The same two floods on a second cluster and webhook, in one batch of ten with eight quiet
+    // applications, as the poll function takes them: at once, one large answer held at a time.
+    sim.scenario.clusterRun(cluster2.id, { entries: CLUSTER_ENTRIES, errors: CLUSTER_ERRORS });
+    const batch = [cluster2, webhook2, ...sim.ids.applicationIds.slice(0, 8).map((id): SourceRef => ({ kind: "deployment", organizationId: org, id }))];
+    const together = await runPoller({ platformUrl: sim.url, token: sim.apiToken, dynamodbEndpoint: await dynamoEndpoint(), tableName, sources: batch, together: true });
+    if (!together.sources[0]!.ok) throw new Error("the batch left sources unstored after 200 batches");
+    report({ name: "batch of ten (both floods, eight quiet applications): batches until stored", value: together.batches!, method: "the poll function's batch: polled at once, what is left (a backlog, a deferred answer) at the next tick" });
+    report({ name: "batch of ten: answers deferred", value: together.deferred!, method: "a large answer while the other flood's poll held one (lib/platform/answer-memory.ts)" });
+    report({ name: "batch of ten: peak resident memory", value: together.maxRss / MB, unit: "MB", method: "process.resourceUsage().maxRSS of a poller process of its own; the poll function has 512 MB" });
   } finally {
     await sim.close();
   }

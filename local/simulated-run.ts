@@ -1,13 +1,14 @@
 /**
  * The pipeline on the simulator's clock, tick by tick: each simulated minute dispatch plans the tick, the
- * planned polls run through the real poller (`pollAndRecord` → `pollSource` over HTTP, the ingest store
- * on DynamoDB) a few at a time, then the clock moves one minute. Used by the benchmarks and the load
+ * planned polls run through the real poller in batches as the poll function takes them (`pollBatch` →
+ * `pollSource` over HTTP, the ingest store on DynamoDB; dispatch told once a batch), a few batches at a
+ * time, then the clock moves one minute. Used by the benchmarks and the load
  * test, so both measure the same thing.
  */
 import pMap from "p-map";
 import type { Simulator } from "./simulator/index.js";
 import type { Watchlist } from "../lib/model/dispatch.js";
-import { planPolls, pollAndRecord } from "../lib/ingest/cycle.js";
+import { planPolls, POLL_BATCH, pollBatch } from "../lib/ingest/cycle.js";
 import type { PollDeps } from "../lib/ingest/poll.js";
 import type { PollResult } from "../lib/model/poll.js";
 import type { DispatchStore } from "../lib/model/dispatch-store.js";
@@ -38,7 +39,8 @@ export class TickRunner {
   async tick() {
     const at = this.sim.clock.nowMs();
     const { polls } = await planPolls(this.dispatch, this.watch, at);
-    const results = await pMap(polls, (req) => pollAndRecord(req, this.deps, this.dispatch, this.watch), { concurrency: POLL_CONCURRENCY });
+    const batches = Array.from({ length: Math.ceil(polls.length / POLL_BATCH) }, (_, i) => polls.slice(i * POLL_BATCH, (i + 1) * POLL_BATCH));
+    const results = (await pMap(batches, (batch) => pollBatch(batch, this.deps, this.dispatch, this.watch), { concurrency: POLL_CONCURRENCY })).flat();
     this.perTick.push(results.reduce((n, r: PollResult) => n + r.requests, 0));
     for (const r of results) {
       this.polls++;

@@ -13,7 +13,8 @@ import type { HealthSettings } from "../config/load.js";
 import { sourceKey } from "../model/source.js";
 import { healthFacts } from "./health-facts.js";
 import { planTick, pollRequest } from "./plan.js";
-import { applyPollResult, initialState, lastOkAt, polled, recordPollResult } from "./source-state.js";
+import { AnswerRoom } from "../platform/answer-memory.js";
+import { applyPollResult, initialState, lastOkAt, polled, recordPollResult, recordPollResults } from "./source-state.js";
 import * as budget from "./budget.js";
 import { pollSource, type PollDeps } from "./poll.js";
 
@@ -154,4 +155,20 @@ export async function pollAndRecord(
   const result = await pollSource(req, deps);
   await recordPollResult(store, name, result, deps.now().getTime(), watch);
   return result;
+}
+
+
+/** Sources the poll function takes an invocation (its SQS batch size, serverless.yml). */
+export const POLL_BATCH = 10;
+
+/**
+ * Polls a batch of sources at once, as the poll function does: room for one large answer among them
+ * (lib/platform/answer-memory.ts; another is deferred to the next tick), and dispatch told what they
+ * learned in one write. Results in the order of `reqs`.
+ */
+export async function pollBatch(reqs: readonly PollRequest[], deps: PollDeps, store: DispatchStore, watch: Watchlist, name = DISPATCH_NAME): Promise<PollResult[]> {
+  const room = new AnswerRoom();
+  const results = await Promise.all(reqs.map((req) => room.run(() => pollSource(req, deps))));
+  await recordPollResults(store, name, results, deps.now().getTime(), watch);
+  return results;
 }

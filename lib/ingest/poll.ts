@@ -80,7 +80,8 @@ export async function pollSource(req: PollRequest, deps: PollDeps): Promise<Poll
     if (e.cost) spend(e.cost);
     result.ok = false;
     result.error = { kind: e.kind ?? "internal", status: e.status, message: e.message };
-    deps.log.error("poll failed; nothing recorded for this source", { source: result.source, error: e.message, kind: e.kind });
+    if (e.kind === "deferred") deps.log.info("answer deferred to the next tick; nothing recorded for this source", { source: result.source });
+    else deps.log.error("poll failed; nothing recorded for this source", { source: result.source, error: e.message, kind: e.kind });
   }
   return result;
 }

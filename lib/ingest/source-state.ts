@@ -69,17 +69,30 @@ export function applyPollResult(state: DispatchState, result: PollResult, now: n
  * failure is counted whichever way Lookout runs (README, "Lookout's health").
  */
 export async function recordPollResult(store: DispatchStore, name: string, result: PollResult, now: number, watch: Watchlist): Promise<boolean> {
+  return recordPollResults(store, name, [result], now, watch);
+}
+
+/** Folds several polls' results into the stored state in one write (the polls of one batch), only when one changed it. */
+export async function recordPollResults(store: DispatchStore, name: string, results: readonly PollResult[], now: number, watch: Watchlist): Promise<boolean> {
+  if (!results.length) return false;
   const { written } = await store.update(name, (current) => {
-    const applied = applyPollResult(current ?? initialState(watch, now), result, now, watch);
-    return applied.changed ? applied.state : undefined;
+    let state = current ?? initialState(watch, now);
+    let changed = false;
+    for (const result of results) {
+      const applied = applyPollResult(state, result, now, watch);
+      state = applied.state;
+      changed ||= applied.changed;
+    }
+    return changed ? state : undefined;
   });
   return written;
 }
 
 function afterPoll(s: SourceState, r: PollResult, rateLimited: boolean, now: number): SourceState {
-  // A 429 is the budget's business, not the source's: it keeps its health, and since the poll did not
-  // happen, it is due again with its last success as it was (`polled` kept it in last_ok_at).
-  if (rateLimited) return tidy({ ...s, last_polled_at: s.last_ok_at });
+  // A 429 is the budget's business, not the source's, and a deferred answer (another poll of the process
+  // held a large one: lib/platform/answer-memory.ts) the process's: the source keeps its health, and since
+  // the poll did not happen, it is due again with its last success as it was (`polled` kept it in last_ok_at).
+  if (rateLimited || r.error?.kind === "deferred") return tidy({ ...s, last_polled_at: s.last_ok_at });
   if (!r.ok) {
     const failures = (s.consecutive_failures ?? 0) + 1;
     const backoff = Math.min(DISPATCH_POLICY.backoffMaxMs, DISPATCH_POLICY.backoffBaseMs * 2 ** (failures - 1));

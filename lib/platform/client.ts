@@ -18,7 +18,9 @@ import {
   pathParamNames,
 } from "./endpoints.js";
 import { type CallCost, type RateLimitHeaders, emptyCost, readRateLimitHeaders } from "./cost.js";
+import { mayHoldAnswer } from "./answer-memory.js";
 import {
+  PlatformAnswerDeferredError,
   PlatformBadRequestError,
   type PlatformError,
   type PlatformErrorContext,
@@ -100,6 +102,7 @@ export type PlatformApi = {
 type RawAttempt =
   | { kind: "response"; status: number; headers: Headers; text: string }
   | { kind: "too_large"; status: number; headers: Headers }
+  | { kind: "deferred"; status: number; headers: Headers }
   | { kind: "timeout" }
   | { kind: "network"; error: unknown };
 
@@ -189,6 +192,8 @@ export class PlatformClient {
       cost.statuses.push("status" in raw ? raw.status : 0);
       // The same request would bring the same flood: refused, not retried; the source backs off.
       if (raw.kind === "too_large") throw new PlatformResponseTooLargeError(ctx({ status: raw.status }), this.maxResponseBytes);
+      // Another poll of this process holds a large answer: this one is read at the next tick instead.
+      if (raw.kind === "deferred") throw new PlatformAnswerDeferredError(ctx({ status: raw.status }));
 
       if (raw.kind === "response" && raw.status >= 200 && raw.status < 300) {
         return { data: parseBody(endpoint, raw, ctx), status: raw.status, cost };
@@ -223,9 +228,9 @@ export class PlatformClient {
       });
       // Read within the same timer, counting decompressed bytes, never more than the limit.
       const text = await readCapped(res, this.maxResponseBytes, controller.signal);
-      if (text === undefined) {
+      if (typeof text !== "string") {
         controller.abort();
-        return { kind: "too_large", status: res.status, headers: res.headers };
+        return { kind: text.refused, status: res.status, headers: res.headers };
       }
       return { kind: "response", status: res.status, headers: res.headers, text };
     } catch (error) {
@@ -267,8 +272,11 @@ export class PlatformClient {
   }
 }
 
-/** The body as text, or undefined once it passes `limit` bytes (the rest is not read). */
-async function readCapped(res: Response, limit: number, signal: AbortSignal): Promise<string | undefined> {
+/**
+ * The body as text; refused once it passes `limit` bytes, or once this poll may not hold it while
+ * another poll of the process holds a large answer (lib/platform/answer-memory.ts). The rest is not read.
+ */
+async function readCapped(res: Response, limit: number, signal: AbortSignal): Promise<string | { refused: "too_large" | "deferred" }> {
   // Every wait here ends when the timer aborts: a body that stalls, or a cancel a stalled peer never
   // confirms, must not hold the poll (undici does not always fail a pending read on abort).
   const aborted = new Promise<never>((_, reject) => {
@@ -280,24 +288,29 @@ async function readCapped(res: Response, limit: number, signal: AbortSignal): Pr
   const withinTime = <T>(p: Promise<T>) => Promise.race([p, aborted]);
   const declared = Number(res.headers.get("content-length"));
   // A declared length is of the encoded body; only an unencoded one can be refused before reading.
-  if (!res.headers.get("content-encoding") && declared > limit) {
+  const refusal = !res.headers.get("content-encoding") && declared > 0
+    ? (declared > limit ? "too_large" : mayHoldAnswer(declared) ? undefined : "deferred")
+    : undefined;
+  if (refusal) {
     void res.body?.cancel().catch(() => undefined);
-    return undefined;
+    return { refused: refusal };
   }
   if (!res.body) return "";
   const chunks: Uint8Array[] = [];
   let size = 0;
+  let refused: "too_large" | "deferred" | undefined;
   const reader = res.body.getReader();
   try {
     for (;;) {
       const { done, value } = await withinTime(reader.read());
       if (done) break;
       size += value.byteLength;
-      if (size > limit) return undefined;
+      refused = size > limit ? "too_large" : mayHoldAnswer(size) ? undefined : "deferred";
+      if (refused) return { refused };
       chunks.push(value);
     }
   } finally {
-    if (size > limit || signal.aborted) void reader.cancel().catch(() => undefined);
+    if (refused || signal.aborted) void reader.cancel().catch(() => undefined);
   }
   return Buffer.concat(chunks, size).toString("utf8");
 }
@@ -330,7 +343,7 @@ function parseBody(
 }
 
 function toError(
-  raw: Exclude<RawAttempt, { kind: "too_large" }>,
+  raw: Exclude<RawAttempt, { kind: "too_large" | "deferred" }>,
   rateLimit: RateLimitHeaders | undefined,
   ctx: (extra?: Partial<PlatformErrorContext>) => PlatformErrorContext,
   timeoutMs: number,

@@ -17,6 +17,7 @@ export type PlatformErrorKind =
   | "timeout"
   | "network"
   | "response_too_large"
+  | "deferred"
   | "schema_mismatch";
 
 export interface PlatformErrorContext {
@@ -152,6 +153,19 @@ export class PlatformResponseTooLargeError extends PlatformError {
   readonly retryable = false;
   constructor(ctx: PlatformErrorContext, readonly limitBytes: number) {
     super(`The platform's answer is larger than ${formatBytes(limitBytes)} (platform.max_response_size); not read further`, ctx);
+  }
+}
+
+/**
+ * A large answer while another poll of the same process holds one (lib/platform/answer-memory.ts): not
+ * read further, so that both fit the function's memory. Not the source's fault: it is read again at the
+ * next tick, without a back-off.
+ */
+export class PlatformAnswerDeferredError extends PlatformError {
+  readonly kind = "deferred";
+  readonly retryable = false;
+  constructor(ctx: PlatformErrorContext) {
+    super("A large answer while another poll of this process holds one; read again at the next tick", ctx);
   }
 }
 

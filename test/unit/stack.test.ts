@@ -337,8 +337,8 @@ describe("the packaged stack", () => {
       expect(m.BatchSize).toBeGreaterThanOrEqual(1);
       expect(m.BatchSize).toBeLessThanOrEqual(10);
       const q = resources[queue]!.Properties;
-      // Lambda refuses a queue whose visibility timeout is shorter than the function's; it advises six times.
-      expect(q.VisibilityTimeout).toBeGreaterThanOrEqual(6 * fnResource(key).Properties.Timeout);
+      // Lambda refuses a queue whose visibility timeout is shorter than the function's; it advises six times, plus the batching window.
+      expect(q.VisibilityTimeout).toBeGreaterThanOrEqual(6 * fnResource(key).Properties.Timeout + (m.MaximumBatchingWindowInSeconds ?? 0));
       expect(q.RedrivePolicy).toEqual({ deadLetterTargetArn: { "Fn::GetAtt": [dlq, "Arn"] }, maxReceiveCount: receives });
       expect(resources[dlq]!.Properties.MessageRetentionPeriod).toBe(1_209_600);
     }
