@@ -66,10 +66,10 @@ const LOG_BYTES = { dispatch: 1_050, poll: 1_400, publish: 700, notify: 1_050 } 
 /**
  * Lambda's SQS event source long-polls each queue with 5 pollers, 20 s each, busy or not (assumed, AWS
  * docs); so do the pipes on the inboxes. The queues read that way (infra/queues.yml, infra/pipes.yml):
- * the poll queue (standard); the Slack and email queues and their inboxes (FIFO).
+ * the Slack and email queues and their inboxes (FIFO). Dispatch invokes the poll function directly.
  */
 const SQS_IDLE_RECEIVES_PER_MINUTE = 5 * 3;
-const SQS_QUEUES = { standard: 1, fifo: 4 } as const;
+const SQS_QUEUES = { standard: 0, fifo: 4 } as const;
 /** Dispatch samples every queue of the stack every five minutes (GetQueueAttributes), priced as FIFO requests: an upper bound. */
 const QUEUE_SAMPLES_PER_TICK = watchedQueues().length / 5;
 
@@ -141,8 +141,8 @@ export function monthlyCost(r: DayResult, hours: number, storedByteMonths: numbe
   // get everything). An email per alert, but repeats within an incident are counted, not sent, and an
   // amendment (changes_listed) is one more message in the incident's conversation.
   const emails = (r.messages.alerts - r.messages.repeats) * scale;
-  // The two notify functions are also invoked every minute to flush held digests (their schedules).
-  const inv = { dispatch: ticks, poll: pollInvocations, publish: alerts, notify: 2 * alerts + 2 * ticks };
+  // Dispatch invokes a notify function to flush held digests only at a tick where alerts are held (storms).
+  const inv = { dispatch: ticks, poll: pollInvocations, publish: alerts, notify: 2 * alerts };
   const gbSeconds = (Object.keys(inv) as Array<keyof typeof inv>).reduce((sum, f) => sum + inv[f] * (FUNCTIONS[f].mb / 1024) * (FUNCTIONS[f].ms / 1000), 0);
   const invocations = Object.values(inv).reduce((a, b) => a + b, 0);
 
@@ -154,8 +154,8 @@ export function monthlyCost(r: DayResult, hours: number, storedByteMonths: numbe
   const notifyRru = alerts * 2 * 2;
 
   const idle = SQS_IDLE_RECEIVES_PER_MINUTE * 60 * MONTH_HOURS;
-  // Sends and deletes: the polls (10 a SendMessageBatch), each alert into and out of two inboxes and two queues.
-  const sqs = SQS_QUEUES.standard * idle + ticks * Math.ceil(r.polls / Math.max(1, r.ticks) / 10) + pollInvocations;
+  // Sends and deletes: each alert into and out of two inboxes and two queues (the polls are invocations, no queue).
+  const sqs = SQS_QUEUES.standard * idle;
   const sqsFifo = SQS_QUEUES.fifo * idle + 2 * 2 * 2 * alerts + QUEUE_SAMPLES_PER_TICK * ticks;
   const logBytes = (Object.keys(inv) as Array<keyof typeof inv>).reduce((sum, f) => sum + inv[f] * LOG_BYTES[f], 0);
   const lines: CostLine[] = [
@@ -166,7 +166,7 @@ export function monthlyCost(r: DayResult, hours: number, storedByteMonths: numbe
     { item: "SQS requests (polled, busy or not)", dollars: sqs * PRICES.sqsRequest + sqsFifo * PRICES.sqsFifoRequest },
     { item: "EventBridge Pipes", dollars: 2 * alerts * PRICES.pipesRequest },
     { item: "EventBridge events", dollars: alerts * PRICES.eventBridgeEvent },
-    { item: "EventBridge Scheduler", dollars: 3 * ticks * PRICES.schedulerInvocation },
+    { item: "EventBridge Scheduler", dollars: ticks * PRICES.schedulerInvocation },
     { item: "SES emails", dollars: emails * PRICES.sesEmail },
     { item: "CloudWatch Logs ingestion", dollars: (logBytes / 1024 ** 3) * PRICES.logsGb },
     { item: `CloudWatch alarms (${ALARMS})`, dollars: ALARMS * PRICES.alarmMonth },
@@ -189,11 +189,11 @@ export async function benchCost(): Promise<void> {
       `Local, dispatch's state in the table as deployed; it counts ticks, polls and alerts, and DynamoDB Local reports the read and write units ` +
       `each call consumed (item sizes, transactions and the audit indexes' entries included; a refused conditional write counts one unit); ` +
       `the period is scaled to a 730-hour month. Invocations follow ` +
-      `the schedule (dispatch every minute; poll once per ten sources of a tick (its SQS batch size; the polls of a batch at once, dispatch's state written once a batch); publish, Slack notify and email notify per alert, one email per alert but repeats within an incident); memory sizes ` +
+      `the schedule (dispatch every minute; poll once per ten sources of a tick (dispatch invokes it asynchronously with up to ten polls, polled at once, dispatch's state written once a batch); publish, Slack notify and email notify per alert, one email per alert but repeats within an incident); memory sizes ` +
       `from serverless.yml; durations assumed (dispatch 200 ms, a poll batch 600 ms, publish 150 ms, notify 500 ms); log bytes estimated per invocation ` +
-      `(700 to 1400 B); Lambda's and the pipes' SQS pollers assumed at 15 receives a minute per queue (5 long-polls of 20 s each, busy or not), five queues: the poll queue, the Slack and email queues and their inboxes (FIFO); dispatch's samples of the stack's ${watchedQueues().length} queues every five minutes (GetQueueAttributes, at the FIFO price); notify's DynamoDB ` +
-      `use assumed (claim, settle and rate bucket: 3 writes and 2 reads per alert and receiver); the notify functions and their schedules also run ` +
-      `every minute to flush held digests. Fixed: CloudWatch alarms at $0.10 a month each, counted from the stack (${ALARMS}); no KMS key of its own ` +
+      `(700 to 1400 B); Lambda's and the pipes' SQS pollers assumed at 15 receives a minute per queue (5 long-polls of 20 s each, busy or not), four queues: the Slack and email queues and their inboxes (FIFO); dispatch's samples of the stack's ${watchedQueues().length} queues every five minutes (GetQueueAttributes, at the FIFO price); notify's DynamoDB ` +
+      `use assumed (claim, settle and rate bucket: 3 writes and 2 reads per alert and receiver); dispatch's look for held digests each tick ` +
+      `(a Query a receiver, cents) is not counted, nor its flush invocations (only while a storm holds alerts). Fixed: CloudWatch alarms at $0.10 a month each, counted from the stack (${ALARMS}); no KMS key of its own ` +
       `(one would be $1 a month, $2 in its first two years). Storage: DynamoDB Standard at $0.25 and point-in-time backups at $0.20 ` +
       `per GB-month, of what the period stored (items and index entries, scanned) scaled to a month, records that raised nothing kept ` +
       `${ROUTINE_RETENTION_DAYS} days and the rest ${RETENTION_DAYS} (the defaults). Not counted: the audit API, the EventBridge archive, the health log group and SNS requests (cents).`,

@@ -1,13 +1,14 @@
-/** Lambda, every minute (EventBridge Scheduler): plans the polls within the request budget and queues them (lib/app/lambda/dispatch.ts). */
+/** Lambda, every minute (EventBridge Scheduler): plans the polls within the request budget and invokes the poll function with them (lib/app/lambda/dispatch.ts). */
 import { cloudIngest } from "../lib/app/cloud/ingest.js";
-import { cloudPollQueue } from "../lib/app/cloud/queue.js";
+import { cloudInvokes } from "../lib/app/cloud/invoke.js";
 import { cloudQueueGauge } from "../lib/app/cloud/queue-gauge.js";
 import { createDispatchHandler, dispatchDeps } from "../lib/app/lambda/dispatch.js";
 import { telemetry } from "../lib/app/lambda/telemetry.js";
 
 const t = telemetry("dispatch");
 
-export const handler = createDispatchHandler(
-  async () => dispatchDeps(await cloudIngest(t.logger), await cloudPollQueue(), await cloudQueueGauge()),
-  t,
-);
+export const handler = createDispatchHandler(async () => {
+  const s = await cloudIngest(t.logger);
+  const { polls, digests } = await cloudInvokes(s.config);
+  return dispatchDeps(s, polls, await cloudQueueGauge(), digests);
+}, t);

@@ -1,4 +1,4 @@
-/** Lambda, SQS poll queue (batch, partial failures): one message = one source to poll (lib/app/lambda/poll.ts). */
+/** Lambda, invoked by dispatch (asynchronously, a batch of polls): polls the sources at once (lib/app/lambda/poll.ts). */
 import { cloudIngest } from "../lib/app/cloud/ingest.js";
 import { createPollHandler, pollHandlerDeps } from "../lib/app/lambda/poll.js";
 import { telemetry } from "../lib/app/lambda/telemetry.js";

@@ -35,12 +35,12 @@ export const FUNCTIONS = {
 } as const;
 export type FunctionKey = keyof typeof FUNCTIONS;
 
-/** Queues of infra/queues.yml: the three work queues, their dead letters, and the other two dead-letter queues. */
-export const WORK_QUEUES = { PollQueue: "poll", SlackQueue: "notify-slack", EmailQueue: "notify-email" } as const;
+/** Queues of infra/queues.yml: the two work queues, their dead letters, and the other dead-letter queues. */
+export const WORK_QUEUES = { SlackQueue: "notify-slack", EmailQueue: "notify-email" } as const;
 /** The inboxes the route rules send to, each emptied by its pipe into the kind's work queue (infra/pipes.yml). */
 export const INBOXES = { SlackInbox: "SlackPipe", EmailInbox: "EmailPipe" } as const;
 export const DEAD_LETTER_QUEUES = {
-  PollDeadLetterQueue: "poll messages that failed 3 times",
+  PollDeadLetterQueue: "poll invocations that failed 3 times",
   SlackDeadLetterQueue: "Slack deliveries that failed 5 times",
   EmailDeadLetterQueue: "email deliveries that failed 5 times",
   SlackInboxDeadLetterQueue: "notify messages the Slack pipe could not move to the Slack queue 5 times",
@@ -111,7 +111,7 @@ export function loadDeployConfig(serviceDir: string, file: string): { config: Co
   // No environment overrides: the functions read the file as it is, without PLATFORM_API_URL/TOKEN.
   const config = loadConfigFile(abs, {});
   const problems = envReferences(config).map(({ field, ref: r }) => `${field}: ${r} is read from the environment, which the deployed functions do not get; use ssm:/… (SecureString) or secretsmanager:…`);
-  // The digest schedule (infra/schedule.yml) flushes once a minute: a shorter bound cannot be kept there.
+  // Dispatch's tick (once a minute) flushes held digests: a shorter bound cannot be kept there.
   if (config.notify.digestWithinMs < 60_000) problems.push("notify.digest_within: the cloud flushes digests once a minute; give at least 1m");
   if (problems.length) throw new DeployConfigError(`${rel}: ${problems.join("; ")}`);
   return { config, configFile: rel.split(sep).join("/") };
@@ -249,12 +249,14 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
     [TABLE],
   );
   return {
-    // Plans polls (its own dispatch state item), raises health alerts into the outbox, queues the polls,
-    // samples every queue of the stack for dead letters and backlogs (attributes only, no messages).
-    // It reads the platform token only because the shared cold start (lib/app/cloud/ingest.ts) resolves it.
+    // Plans polls (its own dispatch state item), raises health alerts into the outbox, invokes the poll
+    // function with the polls, looks for alerts held for a digest (a key read a receiver) and invokes the
+    // notify function of that kind, samples every queue of the stack for dead letters and backlogs
+    // (attributes only, no messages). It reads the platform token only because the shared cold start
+    // (lib/app/cloud/ingest.ts) resolves it.
     dispatch: [
-      allow("DispatchState", ["dynamodb:GetItem", "dynamodb:PutItem"], [TABLE]),
-      allow("QueuePolls", ["sqs:SendMessage"], [getAtt("PollQueue", "Arn")]),
+      allow("DispatchState", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"], [TABLE]),
+      allow("InvokePollAndFlush", ["lambda:InvokeFunction"], (["poll", "notifySlack", "notifyEmail"] as const).map((f) => getAtt(`${FUNCTIONS[f].logicalId}LambdaFunction`, "Arn"))),
       allow("WatchQueues", ["sqs:GetQueueAttributes"], watchedQueues().map((q) => getAtt(q.queue, "Arn"))),
       ...platform,
     ],
@@ -262,7 +264,7 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
     // ConditionCheckItem), BatchWriteItem for records without alerts, BatchGetItem for the service
     // directory; no index is queried.
     poll: [
-      consumeQueue("PollQueue"),
+      allow("OnFailureDestination", ["sqs:SendMessage"], [getAtt("PollDeadLetterQueue", "Arn")]),
       allow("IngestStore", ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"], [TABLE]),
       ...platform,
     ],

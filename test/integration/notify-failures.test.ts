@@ -30,6 +30,12 @@ import { explanationLines } from "../../lib/audit/format.js";
 import { toEnvelope } from "../../lib/alerts/publish.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { createNotifyHandler, FLUSH_DIGESTS } from "../../lib/app/lambda/notify.js";
+import { createDispatchHandler, heldKinds } from "../../lib/app/lambda/dispatch.js";
+import { lambdaDigestFlusher, lambdaPollSender } from "../../lib/app/cloud/invoke.js";
+import { DynamoDispatchStore } from "../../lib/store/dispatch-store.js";
+import { watchlist } from "../../lib/ingest/watchlist.js";
+import { LambdaClient } from "@aws-sdk/client-lambda";
+import { startLambdaAsync } from "../support/lambda-async.js";
 import { PreflightError, runLookout } from "../../local/run.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { startSlackReceiver, type SlackReceiver } from "../support/slack-receiver.js";
@@ -247,10 +253,28 @@ describe("a storm's digest", () => {
     expect(posted("deploys")).toHaveLength(1);
 
     // Nothing else arrives. Within digest_within (2m) the flush runs: locally the run loop, in the cloud
-    // the digest schedule invoking the notify function. Here the cloud's, then the local one finds nothing.
+    // dispatch's tick, which finds alerts held for a Slack receiver and invokes the Slack notify function
+    // (asynchronously: Lambda's Invoke API, test/support/lambda-async.ts). Here the cloud's, then the
+    // local one finds nothing.
     clock += 100_000; // the budget (0.01/s) has a token again
-    const handler = createNotifyHandler("slack", { routes: config.routes, notifier: process_(tight) });
-    expect(await handler({ lookout: FLUSH_DIGESTS }, context)).toEqual({ batchItemFailures: [], flushed: 5 });
+    const lambda = await startLambdaAsync();
+    const lambdaClient = new LambdaClient(lambda.clientConfig);
+    try {
+      lambda.register("notify-slack", createNotifyHandler("slack", { routes: config.routes, notifier: process_(tight) }));
+      lambda.register("notify-email", createNotifyHandler("email", { routes: config.routes, notifier: process_(tight) }));
+      lambda.register("poll", async () => undefined);
+      const digests = { held: heldKinds(deps.store, allReceivers(config.routes, config.notify)), ...lambdaDigestFlusher(lambdaClient, { slack: "notify-slack", email: "notify-email" }) };
+      const tick = createDispatchHandler({ store: new DynamoDispatchStore({ client, tableName }), watch: watchlist(config), polls: lambdaPollSender(lambdaClient, "poll"), digests, now: () => clock });
+      expect((await tick({}, context)).flushed).toEqual(["slack"]);
+      expect(lambda.accepted.filter((a) => a.name.startsWith("notify"))).toEqual([{ name: "notify-slack", event: { lookout: FLUSH_DIGESTS } }]);
+      await lambda.drain();
+      expect(lambda.failed).toEqual([]);
+      // Nothing held any more: the next tick invokes no notify function.
+      expect((await tick({}, context)).flushed).toEqual([]);
+    } finally {
+      lambdaClient.destroy();
+      await lambda.close();
+    }
     expect(await flushDigests(allReceivers(config.routes, config.notify), deps)).toBe(0);
     const digests = posted("deploys").slice(1);
     expect(digests).toHaveLength(1);

@@ -33,6 +33,7 @@ const ACTIONS: Record<string, string[]> = {
   SendMessageBatchCommand: ["sqs:SendMessage"],
   GetQueueAttributesCommand: ["sqs:GetQueueAttributes"],
   PutEventsCommand: ["events:PutEvents"],
+  InvokeCommand: ["lambda:InvokeFunction"],
   // SES v2 SendEmail with raw MIME content is authorized as both.
   SendEmailCommand: ["ses:SendEmail", "ses:SendRawEmail"],
 };

@@ -32,6 +32,7 @@ import { packageStack } from "../../scripts/package.js";
 import { extractZip, readZip } from "../../scripts/zip.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { sdkUsage } from "../support/sdk-usage.js";
+import { startLambdaAsync } from "../support/lambda-async.js";
 import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../support/moto.js";
 import { alertInsert } from "../support/stream-records.js";
 
@@ -165,9 +166,11 @@ describe("the packaged stack", () => {
     const consume = ["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"];
     const secrets = ["kms:Decrypt", "ssm:GetParameter"];
     const sorted = (...xs: string[][]) => xs.flat().sort();
-    expect(actionsOf("dispatch")).toEqual(sorted(logs, ["dynamodb:GetItem", "dynamodb:PutItem", "sqs:GetQueueAttributes", "sqs:SendMessage"], secrets));
+    // Query: whether alerts are held for a receiver's digest (one key read a receiver).
+    expect(actionsOf("dispatch")).toEqual(sorted(logs, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "lambda:InvokeFunction", "sqs:GetQueueAttributes"], secrets));
     expect(actionsOf("poll")).toEqual(
-      sorted(logs, consume, ["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PutItem"], secrets),
+      // sqs:SendMessage: Lambda sends an invocation that failed every attempt to its on-failure destination with the function's role.
+      sorted(logs, ["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage"], secrets),
     );
     expect(actionsOf("publish")).toEqual(
       // PutItem: an alert no retry can publish is quarantined (docs/audit.md, "Quarantine").
@@ -192,6 +195,9 @@ describe("the packaged stack", () => {
         if (/\.StreamArn\}$/.test(text(m.EventSourceArn))) out.push("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams");
         if (m.DestinationConfig?.OnFailure) out.push("sqs:SendMessage");
       }
+      // An asynchronous invocation's on-failure destination.
+      const invokeConfig = ofType("AWS::Lambda::EventInvokeConfig").map(([, r]) => r.Properties).find((p) => text(p.FunctionName) === `\${${FUNCTIONS[key].logicalId}LambdaFunction}`);
+      if (invokeConfig?.DestinationConfig?.OnFailure) out.push("sqs:SendMessage");
       return out;
     };
     // A class comes whole into a bundle, all its methods: these are in the code but never called by that function.
@@ -200,7 +206,15 @@ describe("the packaged stack", () => {
       "dynamodb:BatchWriteItem": "DynamoIngestStore.insertRecords: only poll stores records",
       "dynamodb:ConditionCheckItem": "DynamoIngestStore.insertRecord's transactions: only poll stores records; the others raise alerts with a conditional PutItem",
     };
-    const NEVER_CALLED: Partial<Record<FunctionKey, Record<string, string>>> = { dispatch: ingestOnly, notifySlack: ingestOnly, notifyEmail: ingestOnly };
+    const NEVER_CALLED: Partial<Record<FunctionKey, Record<string, string>>> = {
+      dispatch: {
+        ...ingestOnly,
+        "dynamodb:DeleteItem": "DynamoNotifyStore: dispatch only asks whether alerts are held (heldFor, a Query)",
+        "dynamodb:UpdateItem": "DynamoNotifyStore: dispatch only asks whether alerts are held (heldFor, a Query)",
+      },
+      notifySlack: ingestOnly,
+      notifyEmail: ingestOnly,
+    };
     /** Granted only when the configuration gives the function a secret or receiver of that kind (asserted above for the example). */
     const BY_CONFIGURATION = new Set(["kms:Decrypt", "secretsmanager:GetSecretValue", "ses:SendEmail", "ses:SendRawEmail", "ssm:GetParameter"]);
     const problems: Record<string, { used: string[]; unused: string[]; ungranted: string[] }> = {};
@@ -222,8 +236,9 @@ describe("the packaged stack", () => {
   it("names the narrowest resource for every action", () => {
     const table = "${LookoutTable.Arn}";
     expect(resourcesFor("dispatch", "dynamodb:PutItem")).toEqual([table]);
-    expect(resourcesFor("dispatch", "sqs:SendMessage")).toEqual(["${PollQueue.Arn}"]);
-    expect(resourcesFor("poll", "sqs:ReceiveMessage")).toEqual(["${PollQueue.Arn}"]);
+    expect(resourcesFor("dispatch", "lambda:InvokeFunction")).toEqual(["${NotifyEmailLambdaFunction.Arn}", "${NotifySlackLambdaFunction.Arn}", "${PollLambdaFunction.Arn}"]);
+    expect(resourcesFor("dispatch", "dynamodb:Query")).toEqual([table]);
+    expect(resourcesFor("poll", "sqs:SendMessage")).toEqual(["${PollDeadLetterQueue.Arn}"]);
     expect(resourcesFor("poll", "dynamodb:ConditionCheckItem")).toEqual([table]);
     expect(resourcesFor("publish", "dynamodb:GetRecords")).toEqual(["${LookoutTable.StreamArn}"]);
     expect(resourcesFor("publish", "events:PutEvents")).toEqual(["${LookoutBus.Arn}"]);
@@ -323,10 +338,25 @@ describe("the packaged stack", () => {
     expect(table.Properties.DeletionProtectionEnabled).toBe(true);
   });
 
-  it("feeds poll and the notifiers from SQS with partial batch failures, and dead-letters what keeps failing", () => {
+  it("has dispatch invoke poll asynchronously: retried twice, an hour at most, then dead-lettered; five at once at most; no poll queue", () => {
+    expect(resources.PollQueue).toBeUndefined();
+    const poll = fnResource("poll").Properties;
+    expect(poll.ReservedConcurrentExecutions).toBe(5);
+    const config = ofType("AWS::Lambda::EventInvokeConfig").map(([, r]) => r.Properties).find((p) => text(p.FunctionName) === "${PollLambdaFunction}")!;
+    expect(config).toMatchObject({ MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600, Qualifier: "$LATEST" });
+    expect(text(config.DestinationConfig.OnFailure.Destination)).toBe("${PollDeadLetterQueue.Arn}");
+    expect(resources.PollDeadLetterQueue!.Properties.MessageRetentionPeriod).toBe(1_209_600);
+    // Dispatch names the functions it invokes by the template's references.
+    const env = fnResource("dispatch").Properties.Environment.Variables;
+    expect(env.POLL_FUNCTION_NAME).toEqual({ Ref: "PollLambdaFunction" });
+    expect(env.NOTIFY_SLACK_FUNCTION_NAME).toEqual({ Ref: "NotifySlackLambdaFunction" });
+    expect(env.NOTIFY_EMAIL_FUNCTION_NAME).toEqual({ Ref: "NotifyEmailLambdaFunction" });
+    expect(ofType("AWS::Lambda::EventSourceMapping").map(([, m]) => text(m.Properties.FunctionName))).not.toContain("${PollLambdaFunction.Arn}");
+  });
+
+  it("feeds the notifiers from SQS with partial batch failures, and dead-letters what keeps failing", () => {
     const mappings = ofType("AWS::Lambda::EventSourceMapping").map(([, m]) => m.Properties);
     for (const [key, queue, dlq, receives] of [
-      ["poll", "PollQueue", "PollDeadLetterQueue", 3],
       ["notifySlack", "SlackQueue", "SlackDeadLetterQueue", 5],
       ["notifyEmail", "EmailQueue", "EmailDeadLetterQueue", 5],
     ] as const) {
@@ -457,25 +487,15 @@ describe("the packaged stack", () => {
     ]);
     // Neither the scheduler nor Lambda's asynchronous invocation retries a tick: the next one is a minute away.
     expect(s.Properties.Target.RetryPolicy.MaximumRetryAttempts).toBe(0);
-    const invokeConfig = ofType("AWS::Lambda::EventInvokeConfig").map(([, r]) => r.Properties);
-    expect(invokeConfig).toEqual([expect.objectContaining({ FunctionName: { Ref: "DispatchLambdaFunction" }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 })]);
+    const invokeConfig = ofType("AWS::Lambda::EventInvokeConfig").map(([, r]) => r.Properties).filter((p) => text(p.FunctionName) === "${DispatchLambdaFunction}");
+    expect(invokeConfig).toEqual([expect.objectContaining({ MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 })]);
+    // The only schedule: held digests are flushed by dispatch's tick, not by schedules of their own.
+    expect(ofType("AWS::Scheduler::Schedule").map(([id]) => id)).toEqual(["DispatchSchedule"]);
   });
 
-  it("flushes storm digests every minute by invoking each notify function, through a role that can only invoke them", () => {
-    for (const [id, fn] of [["DigestSlackSchedule", "NotifySlackLambdaFunction"], ["DigestEmailSchedule", "NotifyEmailLambdaFunction"]] as const) {
-      const s = resources[id]!.Properties;
-      expect(s.ScheduleExpression).toBe("rate(1 minute)");
-      expect(s.Target.Arn).toEqual({ "Fn::GetAtt": [fn, "Arn"] });
-      expect(JSON.parse(s.Target.Input)).toEqual({ lookout: "flush-digests" });
-    }
-    const role = resources.DigestScheduleRole!;
-    expect(role.Properties.Policies.flatMap((p: Cfn) => p.PolicyDocument.Statement)).toEqual([
-      {
-        Sid: "InvokeNotify", Effect: "Allow", Action: "lambda:InvokeFunction",
-        Resource: [{ "Fn::GetAtt": ["NotifySlackLambdaFunction", "Arn"] }, { "Fn::GetAtt": ["NotifyEmailLambdaFunction", "Arn"] }],
-      },
-    ]);
-    // The cloud flushes once a minute, within the example's digest_within.
+  it("flushes storm digests from dispatch's tick: it may invoke the notify functions, and the cloud's minute is within digest_within", () => {
+    expect(resources.DigestScheduleRole).toBeUndefined();
+    expect(resourcesFor("dispatch", "lambda:InvokeFunction")).toContain("${NotifySlackLambdaFunction.Arn}");
     expect(config.notify.digestWithinMs).toBeGreaterThanOrEqual(60_000);
   });
 
@@ -608,15 +628,17 @@ describe("the packaged bundles", () => {
     }, 60_000);
     afterAll(async () => moto?.stop());
 
-    it("dispatch: reads the bundled configuration and the token from SSM, plans, and queues the polls", async () => {
+    it("dispatch: reads the bundled configuration and the token from SSM, plans, and invokes the poll function with the polls", async () => {
       const clients = { credentials: { accessKeyId: "testing", secretAccessKey: "testing" }, region: REGION, endpoint: moto.endpoint };
       const ssm = new SSMClient(clients);
       const ddb = new DynamoDBClient(clients);
       const sqs = new SQSClient(clients);
+      // Lambda's asynchronous invocation (moto_server's Lambda runs functions only in Docker).
+      const lambda = await startLambdaAsync();
+      lambda.register("lookout-prod-poll", async () => undefined);
       try {
         await ssm.send(new PutParameterCommand({ Name: "/lookout/prod/platform-token", Type: "SecureString", Value: "tok-test" }));
         await ddb.send(new CreateTableCommand(tableDefinition("lookout-stack-test")));
-        const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: "lookout-stack-test-poll" }));
         // The template's WATCHED_QUEUES, each URL a queue of moto's; one dead letter waiting.
         const urls: Record<string, string> = {};
         for (const q of JSON.parse(resources.DispatchLambdaFunction!.Properties.Environment.Variables.WATCHED_QUEUES["Fn::Sub"]) as Array<{ queue: string }>) {
@@ -627,15 +649,19 @@ describe("the packaged bundles", () => {
         const dir = join(work, "dispatch");
         const out = (await runBundle(dir, extract("dispatch", dir), {
           ...awsEnv(),
+          AWS_ENDPOINT_URL_LAMBDA: lambda.url,
           TABLE_NAME: "lookout-stack-test",
-          POLL_QUEUE_URL: QueueUrl!,
+          POLL_FUNCTION_NAME: "lookout-prod-poll",
+          NOTIFY_SLACK_FUNCTION_NAME: "lookout-prod-notify-slack",
+          NOTIFY_EMAIL_FUNCTION_NAME: "lookout-prod-notify-email",
           WATCHED_QUEUES: watched,
           LOOKOUT_CONFIG_FILE: join(dir, CONFIG_FILE),
-        }, {})) as { planned: number; queued: number };
+        }, {})) as { planned: number; sent: number; flushed: string[] };
         expect(out.planned).toBeGreaterThan(0);
-        expect(out.queued).toBe(out.planned);
-        const attrs = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["ApproximateNumberOfMessages"] }));
-        expect(Number(attrs.Attributes!.ApproximateNumberOfMessages)).toBe(out.planned);
+        expect(out).toMatchObject({ sent: out.planned, flushed: [] });
+        const polls = lambda.accepted.map((a) => { expect(a.name).toBe("lookout-prod-poll"); return (a.event as { polls: unknown[] }).polls.length; });
+        expect(polls.reduce((a, b) => a + b, 0)).toBe(out.planned);
+        expect(Math.max(...polls)).toBeLessThanOrEqual(10);
         // The dead letter is said: a health alert in the outbox, naming its queue.
         const items = (await ddb.send(new ScanCommand({ TableName: "lookout-stack-test" }))).Items ?? [];
         const dead = items.map((i) => unmarshall(i)).filter((i) => i.item_type === "alert").filter((i) => i.detail?.transition === "dead_letters");
@@ -644,6 +670,7 @@ describe("the packaged bundles", () => {
         ssm.destroy();
         ddb.destroy();
         sqs.destroy();
+        await lambda.close();
       }
     }, 60_000);
 

@@ -1,6 +1,8 @@
 /**
  * Dispatch as a Lambda handler (EventBridge Scheduler, every minute): plans which sources to poll within
- * the request budget, raises `Lookout Health` events, and queues one message per poll. lib/ingest decides.
+ * the request budget, raises `Lookout Health` events, invokes the poll function with the tick's polls
+ * (ten an invocation), and a notify function when alerts are held for its receivers' digests.
+ * lib/ingest decides.
  */
 import middy from "@middy/core";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
@@ -16,12 +18,37 @@ import { sourceKey } from "../../model/source.js";
 import type { PollRequest } from "../../model/poll.js";
 import type { DispatchStore } from "../../model/dispatch-store.js";
 import type { IngestServices } from "../ingest.js";
+import type { NotifyStore } from "../../model/notify-store.js";
+import type { Receiver } from "../../config/route-types.js";
+import { receiverId } from "../../config/receivers.js";
+import type { ReceiverKind } from "./messages.js";
 import { resolveDeps, telemetryOr, type Deps, type Telemetry } from "./telemetry.js";
 
-/** Where planned polls go: the SQS poll queue in the cloud (lib/app/cloud/queue.ts). */
-export interface PollQueue {
-  /** Sends the polls; returns those that could not be queued. */
+/** Where planned polls go: the poll function, invoked asynchronously in the cloud (lib/app/cloud/invoke.ts). */
+export interface PollSender {
+  /** Sends the polls; returns those that could not be sent. */
   send(polls: PollRequest[]): Promise<PollRequest[]>;
+}
+
+/**
+ * The storm digests' flush: which kinds of receiver have alerts held, and a flush of one kind (the
+ * notify function of that kind, invoked asynchronously). Held alerts go out within a tick of being
+ * held without a schedule of their own that runs, and costs, every minute when nothing is held.
+ */
+export interface DigestFlusher {
+  held(): Promise<ReceiverKind[]>;
+  flush(kind: ReceiverKind): Promise<void>;
+}
+
+/** The kinds among these receivers that have an alert held (one key read a receiver). */
+export function heldKinds(store: Pick<NotifyStore, "heldFor">, receivers: readonly Receiver[]): () => Promise<ReceiverKind[]> {
+  return async () => {
+    const kinds = new Set<ReceiverKind>();
+    await Promise.all(receivers.map(async (r) => {
+      if (!kinds.has(r.type) && (await store.heldFor(receiverId(r), 1)).length) kinds.add(r.type);
+    }));
+    return [...kinds];
+  };
 }
 
 /** Reads how many messages wait in each of Lookout's queues: SQS in the cloud (lib/app/cloud/queue-gauge.ts). */
@@ -36,7 +63,9 @@ export const QUEUE_SAMPLE_EVERY_MS = 5 * 60_000;
 export interface DispatchHandlerDeps {
   store: DispatchStore;
   watch: Watchlist;
-  queue: PollQueue;
+  polls: PollSender;
+  /** Held digests flushed at each tick (absent on one machine: its run loop flushes them). */
+  digests?: DigestFlusher;
   /** Where `Lookout Health` events go (the table's outbox). */
   outbox?: Pick<IngestStore, "raiseAlert" | "expiresAt">;
   health?: HealthSettings;
@@ -47,15 +76,18 @@ export interface DispatchHandlerDeps {
 
 export interface DispatchOutcome {
   planned: number;
-  queued: number;
+  sent: number;
+  /** The kinds of receiver whose held digests were flushed. */
+  flushed: ReceiverKind[];
 }
 
-/** Dispatch's deps from the composed services and the queue. */
-export const dispatchDeps = (s: IngestServices, queue: PollQueue, queues?: QueueGauge): DispatchHandlerDeps => ({
+/** Dispatch's deps from the composed services and the cloud's adapters. */
+export const dispatchDeps = (s: IngestServices, polls: PollSender, queues?: QueueGauge, digests?: DigestFlusher): DispatchHandlerDeps => ({
   store: s.dispatch,
   watch: s.watch,
-  queue,
+  polls,
   ...(queues ? { queues } : {}),
+  ...(digests ? { digests } : {}),
   outbox: s.pollDeps.store,
   health: s.config.health,
 });
@@ -67,7 +99,7 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
   const base = async (_event: unknown, _context: Context): Promise<DispatchOutcome> => {
     const d = await resolveDeps(deps);
     const now = (d.now ?? Date.now)();
-    // Sampled before this tick's polls are queued: what the poll queue holds then was left by earlier ticks.
+    // Sampled before this tick's polls are sent.
     let unread: unknown;
     if (d.queues && d.outbox && (sampledAt === undefined || now - sampledAt >= QUEUE_SAMPLE_EVERY_MS - 30_000)) {
       sampledAt = now;
@@ -87,15 +119,28 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
     const { polls, state } = await planPolls(d.store, d.watch, now);
     if (d.outbox) await raiseHealth(state, d.watch, new Date(now), d.outbox, undefined, d.health);
     // A send that fails is retried once; what still fails is picked up by a later tick (its source stays stale).
-    let failed = await d.queue.send(polls);
-    if (failed.length) failed = await d.queue.send(failed);
-    if (failed.length) logger.warn("polls not queued", { sources: failed.map((p) => sourceKey(p.source)) });
+    let failed = await d.polls.send(polls);
+    if (failed.length) failed = await d.polls.send(failed);
+    if (failed.length) logger.warn("polls not sent", { sources: failed.map((p) => sourceKey(p.source)) });
     metrics.addMetric("PollsPlanned", MetricUnit.Count, polls.length);
-    metrics.addMetric("PollsNotQueued", MetricUnit.Count, failed.length);
-    logger.info("tick planned", { planned: polls.length, queued: polls.length - failed.length });
-    // The polls are queued; queues that could not be watched fail the tick, so its errors alarm says so.
+    metrics.addMetric("PollsNotSent", MetricUnit.Count, failed.length);
+    const flushed: ReceiverKind[] = [];
+    if (d.digests) {
+      // Each kind on its own: one notify function that cannot be invoked does not hold back the other's digests.
+      const digests = d.digests;
+      const kinds = await digests.held().catch((err: unknown): ReceiverKind[] => {
+        unread ??= err;
+        return [];
+      });
+      for (const kind of kinds) {
+        await digests.flush(kind).then(() => void flushed.push(kind), (err: unknown) => void (unread ??= err));
+      }
+    }
+    logger.info("tick planned", { planned: polls.length, sent: polls.length - failed.length, flushed });
+    // The polls are sent; queues that could not be watched, or held digests that could not be flushed,
+    // fail the tick, so its errors alarm says so (a digest not flushed is tried again at the next tick).
     if (unread) throw unread;
-    return { planned: polls.length, queued: polls.length - failed.length };
+    return { planned: polls.length, sent: polls.length - failed.length, flushed };
   };
   return middy(base).use(injectLambdaContext(logger)).use(logMetrics(metrics));
 }

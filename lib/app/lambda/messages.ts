@@ -1,5 +1,5 @@
 /**
- * The bodies of the SQS messages the functions read, checked with zod/mini. Not Powertools' parser
+ * The events and the bodies of the SQS messages the functions read, checked with zod/mini. Not Powertools' parser
  * envelopes: they are built on zod's full API, whose `z` namespace brings every locale into the bundle
  * (measured: ~430 KB minified per function, against ~14 KB for these schemas with zod/mini).
  */
@@ -35,6 +35,34 @@ export class MalformedPollMessage extends Error {
 }
 
 export const parsePollMessage = (body: string): PollRequest => parseBody(body, PollMessage, "poll", MalformedPollMessage);
+
+/** The kinds of receiver with a notify function of their own. */
+export type ReceiverKind = "slack" | "email";
+
+/** What dispatch invokes the poll function with: a batch of a tick's polls (lib/app/cloud/invoke.ts). */
+export const POLL_EVENT = "poll";
+export interface PollEvent {
+  lookout: typeof POLL_EVENT;
+  polls: PollRequest[];
+}
+
+/** The polls of a poll event, each checked; a malformed event or poll says which and where. */
+export function parsePollEvent(event: unknown): PollRequest[] {
+  const e = event as Partial<PollEvent> | null;
+  if (e?.lookout !== POLL_EVENT || !Array.isArray(e.polls)) throw new MalformedPollMessage(`poll event: not {"lookout": "${POLL_EVENT}", "polls": [...]}`);
+  return e.polls.map((p, i) => {
+    const parsed = PollMessage.safeParse(p);
+    if (parsed.success) return parsed.data as PollRequest;
+    const issue = parsed.error.issues[0]!;
+    throw new MalformedPollMessage(`poll event $.polls[${i}]${jsonPath(issue.path).slice(1)}: ${describeIssue(issue, p)}`);
+  });
+}
+
+/** What dispatch invokes a notify function with when alerts are held for its receivers: flush their digests. */
+export const FLUSH_DIGESTS = "flush-digests";
+export interface FlushDigestsEvent {
+  lookout: typeof FLUSH_DIGESTS;
+}
 
 const NotifyMessage = z.object({
   route: z.string(),

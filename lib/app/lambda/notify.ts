@@ -9,8 +9,8 @@
  * batch is processed in order, and once a message fails, the later messages of its incident in the batch
  * fail with it, unprocessed, so that none overtakes it; other incidents' messages go on.
  * The default route's messages (`route: "default"`) carry every event; only those no route matches are
- * delivered. The digest schedule invokes it with `{"lookout": "flush-digests"}`: what storms held back
- * for this kind of receiver goes out without waiting for another alert.
+ * delivered. Dispatch invokes it with `{"lookout": "flush-digests"}` at a tick where alerts are held for
+ * its receivers: what storms held back goes out without waiting for another alert.
  */
 import middy from "@middy/core";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
@@ -23,18 +23,14 @@ import { decideRoutes } from "../../routes/match.js";
 import { allReceivers } from "../../config/routes.js";
 import { flushDigests, notifyEvent, unfinished } from "../../notify/notifier.js";
 import type { NotifyServices } from "../notify.js";
-import { parseNotifyMessage } from "./messages.js";
+import { FLUSH_DIGESTS, type FlushDigestsEvent, parseNotifyMessage, type ReceiverKind } from "./messages.js";
+
+export { FLUSH_DIGESTS, type ReceiverKind };
 import { resolveDeps, telemetryOr, type Deps, type Telemetry } from "./telemetry.js";
 
-export type ReceiverKind = "slack" | "email";
 
 export type NotifyHandlerDeps = NotifyServices;
 
-/** What the digest schedule sends the notify functions (infra/schedule.yml): flush what storms held. */
-export const FLUSH_DIGESTS = "flush-digests";
-export interface FlushDigestsEvent {
-  lookout: typeof FLUSH_DIGESTS;
-}
 const isFlush = (e: unknown): e is FlushDigestsEvent => (e as FlushDigestsEvent | undefined)?.lookout === FLUSH_DIGESTS;
 
 const ofKind = (kind: ReceiverKind, receivers: readonly Receiver[]) => receivers.filter((r) => r.type === kind);

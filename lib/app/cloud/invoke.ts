@@ -1,0 +1,61 @@
+/**
+ * Dispatch's asynchronous invocations (docs/architecture.md, "Polls and digests without queues"): the
+ * poll function, a batch of a tick's polls an invocation (POLL_FUNCTION_NAME), and a notify function's
+ * digest flush when alerts are held for its receivers (NOTIFY_SLACK_FUNCTION_NAME,
+ * NOTIFY_EMAIL_FUNCTION_NAME). Lambda keeps an accepted event (202), retries a failed invocation twice
+ * and then sends it to the function's on-failure destination, a dead-letter queue dispatch watches.
+ */
+import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
+import type { PollRequest } from "../../model/poll.js";
+import { POLL_BATCH } from "../../ingest/cycle.js";
+import { type DigestFlusher, heldKinds, type PollSender } from "../lambda/dispatch.js";
+import { allReceivers } from "../../config/routes.js";
+import type { Config } from "../../config/load.js";
+import { DynamoNotifyStore } from "../../store/notify-store.js";
+import { FLUSH_DIGESTS, POLL_EVENT, type ReceiverKind } from "../lambda/messages.js";
+import { requiredEnv } from "../env.js";
+import { cloudTable, coldStart } from "./container.js";
+
+/** Invokes a function with an event, not waiting for it: whether Lambda accepted the event. */
+export async function invokeAsync(lambda: LambdaClient, functionName: string, event: unknown): Promise<boolean> {
+  const res = await lambda.send(new InvokeCommand({ FunctionName: functionName, InvocationType: "Event", Payload: Buffer.from(JSON.stringify(event)) }));
+  return res.StatusCode === 202;
+}
+
+/** The poll function, ten polls an invocation; the polls whose invocation Lambda refused or failed are returned. */
+export function lambdaPollSender(lambda: LambdaClient, functionName: string): PollSender {
+  return {
+    async send(polls) {
+      const failed: PollRequest[] = [];
+      const batches = Array.from({ length: Math.ceil(polls.length / POLL_BATCH) }, (_, i) => polls.slice(i * POLL_BATCH, (i + 1) * POLL_BATCH));
+      await Promise.all(batches.map(async (batch) => {
+        const accepted = await invokeAsync(lambda, functionName, { lookout: POLL_EVENT, polls: batch }).catch(() => false);
+        if (!accepted) failed.push(...batch);
+      }));
+      return failed;
+    },
+  };
+}
+
+/** A notify function's digest flush, the event its schedule used to send. */
+export function lambdaDigestFlusher(lambda: LambdaClient, functions: Record<ReceiverKind, string>): Pick<DigestFlusher, "flush"> {
+  return {
+    async flush(kind) {
+      if (!(await invokeAsync(lambda, functions[kind], { lookout: FLUSH_DIGESTS }))) throw new Error(`the ${kind} notify function did not accept a digest flush`);
+    },
+  };
+}
+
+/** Dispatch's invocations in the cloud: the poll function, and the notify functions' flush of what is held for the configured receivers. */
+export const cloudInvokes = coldStart((config: Config): { polls: PollSender; digests: DigestFlusher } => {
+  const lambda = new LambdaClient({});
+  const { dynamodb, tableName } = cloudTable();
+  const held = new DynamoNotifyStore({ client: dynamodb, tableName, retentionMs: config.retentionMs });
+  return {
+    polls: lambdaPollSender(lambda, requiredEnv("POLL_FUNCTION_NAME")),
+    digests: {
+      held: heldKinds(held, allReceivers(config.routes, config.notify)),
+      ...lambdaDigestFlusher(lambda, { slack: requiredEnv("NOTIFY_SLACK_FUNCTION_NAME"), email: requiredEnv("NOTIFY_EMAIL_FUNCTION_NAME") }),
+    },
+  };
+});
