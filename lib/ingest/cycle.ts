@@ -167,7 +167,7 @@ export const POLL_BATCH = 10;
  * learned in one write. Results in the order of `reqs`.
  */
 export async function pollBatch(reqs: readonly PollRequest[], deps: PollDeps, store: DispatchStore, watch: Watchlist, name = DISPATCH_NAME): Promise<PollResult[]> {
-  const room = new AnswerRoom();
+  const room = new AnswerRoom(deps.bounds?.smallAnswerBytes);
   const results = await Promise.all(reqs.map((req) => room.run(() => pollSource(req, deps))));
   await recordPollResults(store, name, results, deps.now().getTime(), watch);
   return results;

@@ -47,8 +47,12 @@ export interface PollDeps {
    * none are sent, and names come from the cache alone.
    */
   spare?: SpareRequests;
-  /** A list poll's chunk of records and its time to start chunks (default CHUNK_RECORDS, POLL_WORK_MS in readers/list.ts): tests shrink them. */
-  bounds?: { chunkRecords?: number; pollWorkMs?: number };
+  /**
+   * A list poll's chunk of records and its time to start chunks (default CHUNK_RECORDS, POLL_WORK_MS in
+   * readers/list.ts), and the answer a poll of a batch reads without the large-answer lease (default
+   * SMALL_ANSWER_BYTES, lib/platform/answer-memory.ts): tests shrink them.
+   */
+  bounds?: { chunkRecords?: number; pollWorkMs?: number; smallAnswerBytes?: number };
   /** Told of each alert raised (pending or suppressed), for live views and tests. */
   onAlert?: (detail: LookoutEventDetail, suppression?: Suppression) => void;
 }

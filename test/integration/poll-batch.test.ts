@@ -23,9 +23,10 @@ import { freshTable, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js
 
 const context = { functionName: "test", awsRequestId: "req-1", invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:test" } as unknown as Context;
 const MIN = 60_000;
-/** About 1.4 MB an answer: past the small answers' room (1 MB). */
-const FLOOD = 4_000;
-const FLOOD_ERRORS = 40;
+/** About 140 KB an answer: past the small answers' room, shrunk here to 100 KB (1 MB deployed). */
+const FLOOD = 400;
+const FLOOD_ERRORS = 4;
+const SMALL_ANSWER_BYTES = 100 * 1024;
 
 let sim: Simulator;
 let watch: Watchlist;
@@ -49,7 +50,7 @@ beforeAll(async () => {
   store = new DynamoIngestStore({ client: t.client, tableName: t.tableName, retentionMs: TEST_RETENTION_MS, now: () => sim.clock.now() });
   pollDeps = {
     client: createPlatformClient({ baseUrl: sim.url, token: sim.apiToken, auth: "token", sleep: async () => {} }),
-    store, now: () => sim.clock.now(), backfillWindowMs: 15 * MIN,
+    store, now: () => sim.clock.now(), backfillWindowMs: 15 * MIN, bounds: { smallAnswerBytes: SMALL_ANSWER_BYTES },
     log: { info: (m) => void info.push(m), warn() {}, error() {} },
   };
 });
