@@ -8,9 +8,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, paginateScan } from "@aws-sdk/lib-dynamodb";
 import { simulateDay, type DayResult } from "../local/simulated-day.js";
 import { alarmResources, watchedQueues } from "../infra/stack.js";
-import { INDEXES } from "../lib/store/table.js";
-import { itemSizeBytes } from "../lib/store/dispatch-store.js";
-import { dynamo, report, section, stopDynamo } from "./support.js";
+import { billedBytes, dynamo, report, section, stopDynamo } from "./support.js";
 
 const MONTH_HOURS = 730;
 const HOURS = 2;
@@ -93,16 +91,11 @@ interface Stored {
  * attributes), with DynamoDB's 100 bytes of overhead apiece; records that raised nothing apart.
  */
 async function storedBytes(client: DynamoDBClient, tableName: string): Promise<Stored> {
-  const OVERHEAD = 100;
   const out: Stored = { routine: 0, kept: 0, byItem: {} };
   for await (const page of paginateScan({ client: DynamoDBDocumentClient.from(client) }, { TableName: tableName })) {
     for (const item of page.Items ?? []) {
-      let bytes = itemSizeBytes(item) + OVERHEAD;
-      for (const ix of INDEXES) {
-        if (item[ix.pk] === undefined) continue;
-        const entry = Object.fromEntries(["pk", "sk", ix.pk, ix.sk, ...(ix.include ?? [])].filter((a) => item[a] !== undefined).map((a) => [a, item[a]]));
-        bytes += itemSizeBytes(entry) + OVERHEAD;
-      }
+      const billed = billedBytes(item);
+      const bytes = billed.item + billed.entries;
       // What raised nothing: batches and their pointers; a record stored whole that is no failure (an
       // earlier version's, or one refused in its batch), but for the rare success that closes an incident.
       const routine = item.item_type === "routine_batch" || item.item_type === "record_ref" ||

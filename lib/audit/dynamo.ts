@@ -6,15 +6,15 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BatchGetCommand, type BatchGetCommandInput, type BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import pMap from "p-map";
-import { keys } from "../model/items.js";
-import { AUDIT_ROW, AUDIT_SORT, instantOf } from "../model/audit-index.js";
+import { keys, TTL_ATTRIBUTE } from "../model/items.js";
+import { AUDIT_FILTERS, AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, auditRowOf, instantOf } from "../model/audit-index.js";
 import type { Mute } from "../model/notify-store.js";
 import type { AuditPage, AuditQuery, IndexPosition } from "./model.js";
 import type { AuditRow, DeliveryRow } from "../model/audit-row.js";
 import { keyCondition, planQuery, type Plan } from "./plan.js";
 import { readMerged, type Item, type QueryFn } from "./merge.js";
 import { encodeCursor } from "./cursor.js";
-import { BATCH_SPAN_MS, batchRecords, isBatchKey } from "../store/routine-batches.js";
+import { BATCH_ROWS, BATCH_SPAN_MS, batchRecords, isBatchKey } from "../store/routine-batches.js";
 import { parseExecutionEntryId } from "../model/audit-row.js";
 import {
   type DeliveryFacts,
@@ -57,7 +57,7 @@ export class DynamoAuditStore implements AuditReader {
     // One more than a page: when it exists there is a next page, and the cursor is not a dead end.
     const items = await readMerged(plan, this.partitionQuery(plan), q.limit + 1);
     const page = items.slice(0, q.limit);
-    const rows = page.map((i) => i[AUDIT_ROW] as AuditRow);
+    const rows = await this.rowsOf(page);
     if (opts.deliveries ?? true) await this.joinDeliveries(rows);
     const last = page[page.length - 1];
     return {
@@ -84,24 +84,46 @@ export class DynamoAuditStore implements AuditReader {
         ExclusiveStartKey: start,
       }));
       const entries = (res.Items ?? []) as Item[];
-      const batches = await this.batchItems(entries.filter((e) => isBatchKey(e.pk)).map((e) => String(e.pk)));
-      const items = entries.flatMap((e) => (isBatchKey(e.pk) ? batches.get(String(e.pk)) ?? [] : [e]));
+      // One partition: the merge takes what it reads, so its rows come with its batches, in one round
+      // trip. Merged partitions read past what a page takes: their rows wait for the page (rowsOf).
+      const withRows = (e: Item) => isBatchKey(e.pk) || (plan.partitions.length === 1 && !auditRowOf(e));
+      const found = await this.batchGet(entries.filter(withRows).map((e) => ({ pk: String(e.pk), sk: String(e.sk) })));
+      const items = entries.flatMap((e): Item[] => {
+        if (!withRows(e)) return [e];
+        const item = found.get(keyOf(e));
+        if (!item) return [];
+        return isBatchKey(e.pk) ? batchRecords(item) : [{ ...e, ...item }];
+      });
       return { items, ...(res.LastEvaluatedKey ? { last: res.LastEvaluatedKey as Item } : {}) };
     };
   }
 
-  /** The rows of batches of records that raised nothing, by batch key, read together (BatchGetItem, 100 a request). */
-  private async batchItems(pks: string[]): Promise<Map<string, Item[]>> {
-    const out = new Map<string, Item[]>();
-    const unique = [...new Set(pks)];
+  /**
+   * The rows of a page. An index entry carries keys and filtered fields, not its row (docs/audit.md,
+   * "Lean index entries"): the page's items are read together, once the merge has chosen them, so the
+   * entries a merge reads past are never fetched. An older item's entry (and a batched record) carries
+   * its row. An item gone since (its retention) is left out.
+   */
+  private async rowsOf(page: Item[]): Promise<AuditRow[]> {
+    const found = await this.batchGet(page.filter((e) => !auditRowOf(e)).map((e) => ({ pk: String(e.pk), sk: String(e.sk) })));
+    return page.flatMap((e) => {
+      const row = auditRowOf(e) ?? auditRowOf(found.get(keyOf(e)) ?? {});
+      return row ? [row] : [];
+    });
+  }
+
+  /** The items of these keys that exist, by key, read together (BatchGetItem, 100 a request). */
+  private async batchGet(keyList: Key[]): Promise<Map<string, Item>> {
+    const out = new Map<string, Item>();
+    const unique = [...new Map(keyList.map((k) => [keyOf(k), k])).values()];
     const groups = Array.from({ length: Math.ceil(unique.length / 100) }, (_, i) => unique.slice(i * 100, i * 100 + 100));
     await pMap(groups, async (group) => {
-      let request: BatchGetCommandInput["RequestItems"] = { [this.table]: { Keys: group.map((pk) => ({ pk, sk: "BATCH" })) } };
+      let request: BatchGetCommandInput["RequestItems"] = { [this.table]: { Keys: group, ...ROW_PROJECTION } };
       // BatchGet may answer part of the keys (its 16 MB limit, throttling): ask again for the rest.
       for (let round = 0; request && Object.keys(request).length; round++) {
-        if (round === 10) throw new Error("BatchGetItem kept leaving batches of the audit trail unread");
+        if (round === 10) throw new Error("BatchGetItem kept leaving items of the audit trail unread");
         const res: BatchGetCommandOutput = await this.doc.send(new BatchGetCommand({ RequestItems: request }));
-        for (const batch of res.Responses?.[this.table] ?? []) out.set(String(batch.pk), batchRecords(batch));
+        for (const item of res.Responses?.[this.table] ?? []) out.set(keyOf(item), item);
         request = res.UnprocessedKeys;
       }
     }, { concurrency: JOIN_CONCURRENCY });
@@ -182,10 +204,11 @@ export class DynamoAuditStore implements AuditReader {
   private async resolvePointers(items: StoredItem[]): Promise<StoredItem[]> {
     const pointers = items.filter((i) => i.item_type === "record_ref");
     if (!pointers.length) return items;
-    const batches = await this.batchItems(pointers.map((p) => String(p.batch)));
+    const batches = await this.batchGet(pointers.map((p) => ({ pk: String(p.batch), sk: "BATCH" })));
     return items.flatMap((item) => {
       if (item.item_type !== "record_ref") return [item];
-      const found = batches.get(String(item.batch))?.find((r) => r.pk === item.pk && r.sk === item.sk);
+      const batch = batches.get(keyOf({ pk: item.batch, sk: "BATCH" }));
+      const found = batch && batchRecords(batch).find((r) => r.pk === item.pk && r.sk === item.sk);
       return found ? [found as StoredItem] : [];
     });
   }
@@ -216,6 +239,18 @@ function laterBy(bound: string, ms: number): string {
   const later = at + ms >= Date.parse(LATEST_SORTABLE) ? LATEST_SORTABLE : new Date(at + ms).toISOString();
   return later > bound ? later : bound;
 }
+
+/**
+ * What the reader needs of an item it reads by key: a row, or a batch's rows and shared attributes —
+ * not an execution's state nor a record as read, which are most of an item's bytes.
+ */
+const ROW_ATTRIBUTES = ["pk", "sk", AUDIT_ROW, AUDIT_FILTERS, AUDIT_SORT, BATCH_ROWS, TTL_ATTRIBUTE, ...Object.values(AUDIT_SLOTS)];
+const ROW_PROJECTION = {
+  ProjectionExpression: ROW_ATTRIBUTES.map((_, i) => `#p${i}`).join(", "),
+  ExpressionAttributeNames: Object.fromEntries(ROW_ATTRIBUTES.map((a, i) => [`#p${i}`, a])),
+};
+
+const keyOf = (k: Record<string, unknown>) => `${String(k.pk)}\u0000${String(k.sk)}`;
 
 const positionOf = (item: Item): IndexPosition => ({ ix_at: item[AUDIT_SORT] as string, pk: item.pk as string, sk: item.sk as string });
 

@@ -12,6 +12,7 @@ import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } f
 import { redact } from "../platform/redact.js";
 import type { Mute } from "../model/notify-store.js";
 import { executionEntryId } from "../model/audit-row.js";
+import { auditRowOf } from "../model/audit-index.js";
 import { DEFAULT_ROUTE, FALLBACK_ROUTE, TERMINAL_PREVIEW_ROUTE } from "../config/route-types.js";
 
 export interface ExplainedRecord {
@@ -104,7 +105,7 @@ export type StoredItem = Record<string, unknown>;
 
 /** The explain id of what raised an alert, from the alert alone. */
 export function alertSourceId(alert: StoredItem): string | undefined {
-  const fromRow = (alert.audit as { source?: string } | undefined)?.source;
+  const fromRow = auditRowOf(alert)?.source;
   if (fromRow) return fromRow;
   const d = alert.detail as LookoutEventDetail | undefined;
   if (d?.kind === "deployment" && d.service?.id && d.deployment?.execution_id) return executionEntryId(d.service.id, d.deployment.execution_id);

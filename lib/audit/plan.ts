@@ -8,7 +8,7 @@
  * "what" partitions); last, every "what" partition merged, filtered by the organization if one is given.
  */
 import { type EventKind, type Transition, severityOf } from "../model/event.js";
-import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, auditIndexName, COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, QUARANTINE_WHAT, dimensionKey } from "../model/audit-index.js";
+import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, auditIndexName, COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, QUARANTINE_WHAT, dimensionKey } from "../model/audit-index.js";
 import type { AuditQuery, FilterName, Filters } from "./model.js";
 import { TRANSITIONS } from "./model.js";
 
@@ -101,7 +101,7 @@ function filterFor(f: Filters, key: Key): Plan["filter"] {
     return name;
   };
   const rowField = (field: string) => {
-    names["#row"] = AUDIT_ROW;
+    names["#row"] = AUDIT_FILTERS;
     names[`#${field}`] = field;
     return `#row.#${field}`;
   };

@@ -38,13 +38,37 @@ export const INDEXED_SLOTS: readonly AuditSlot[] = (Object.keys(AUDIT_SLOTS) as 
 /** The shared sort key of the audit indexes. */
 export const AUDIT_SORT = "ix_at";
 
-/** The audit row: what a query shows and filters on (lib/model/audit-row.ts). */
-export const AUDIT_ROW = "audit";
+/**
+ * The audit row: what a query shows (lib/model/audit-row.ts). Kept on the item only: an index entry
+ * names its item, and the reader fetches the rows of a page together (docs/audit.md, "Lean index entries").
+ */
+export const AUDIT_ROW = "row";
+
+/**
+ * The row's fields a query filters on, under the name every index projects (infra/table.yml). Items
+ * written before the lean entries hold their whole row here; `auditRowOf` reads either.
+ */
+export const AUDIT_FILTERS = "audit";
+
+/** The row fields a filter reads (lib/audit/plan.ts). */
+export const ROW_FILTER_FIELDS = ["type", "kind", "severity", "commit", "status"] as const;
+
+export type AuditFilterRow = Partial<Pick<AuditRow, (typeof ROW_FILTER_FIELDS)[number]>>;
+
+/** The filtered fields of a row: what an index entry carries besides its keys. */
+export const filterRow = (row: Partial<AuditRow> | undefined): AuditFilterRow =>
+  Object.fromEntries(ROW_FILTER_FIELDS.filter((f) => row?.[f] !== undefined).map((f) => [f, row![f]]));
+
+/** The audit row of an item or index entry: on the item, or whole under the projected name (an older item's). */
+export function auditRowOf(item: Record<string, unknown>): AuditRow | undefined {
+  const row = item[AUDIT_ROW] ?? item[AUDIT_FILTERS];
+  return row && typeof row === "object" && "id" in row ? (row as AuditRow) : undefined;
+}
 
 /** The index of a slot. */
 export const auditIndexName = (slot: AuditSlot) => `audit-${slot}`;
 
-/** Rows stay small: they are copied into every index the item is in. */
+/** Rows stay small: a page of them is read with its index entries. */
 const MAX_ROW_BYTES = 16 * 1024;
 
 export type Dimension =
@@ -97,11 +121,12 @@ export const instantOf = (key: string) => {
 export const QUARANTINE_WHAT = "quarantine";
 
 /**
- * What an audited item (record, execution, alert) carries for the audit indexes: the row and one key
- * per index it is in (docs/audit.md).
+ * What an audited item (record, execution, alert) carries for the audit indexes: the row, its filtered
+ * fields and one key per index it is in (docs/audit.md).
  */
 export interface AuditAttributes {
-  audit?: AuditRow;
+  row?: AuditRow;
+  audit?: AuditFilterRow;
   ix_at?: string;
   [indexKey: `ix_${string}`]: string | undefined;
 }
@@ -123,12 +148,13 @@ export function rowDimensions(row: AuditRow): Array<[Dimension, string]> {
 }
 
 /**
- * What an item carries for the audit indexes: the row, the shared sort key and one key per slot it has.
- * Keys come from the full values (hashed when long); the stored row has long names shortened.
+ * What an item carries for the audit indexes: the row, its filtered fields (all an index entry repeats
+ * of it), the shared sort key and one key per slot it has. Keys come from the full values (hashed when
+ * long); the stored row has long names shortened.
  */
 export function auditAttributes(row: AuditRow, pk: string): Record<string, unknown> {
   const stored = clipStrings(row, { maxBytes: MAX_ROW_BYTES, maxFieldBytes: MAX_SHORT_FIELD_BYTES }).value;
-  const attrs: Record<string, unknown> = { [AUDIT_ROW]: stored, [AUDIT_SORT]: sortKey(row.at, pk) };
+  const attrs: Record<string, unknown> = { [AUDIT_ROW]: stored, [AUDIT_FILTERS]: filterRow(stored), [AUDIT_SORT]: sortKey(row.at, pk) };
   for (const [dim, value] of rowDimensions(row)) {
     if (!value) continue;
     const { attr, key } = dimensionKey(dim, value);

@@ -101,7 +101,7 @@ export type ExecutionDecision<T> =
       changed: true;
       /** The execution as it is to be stored; the store keeps its version. */
       execution: Omit<StoredExecution, "version">;
-      /** The execution's audit row, kept in the audit indexes with it. */
+      /** The execution's audit row, found through the audit indexes. */
       audit?: AuditRow;
       /** The service state after this observation; the same object when it does not change. */
       service?: ServiceState;

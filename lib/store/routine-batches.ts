@@ -9,8 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
-import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, instantOf, sortKey } from "../model/audit-index.js";
-import type { AuditRow } from "../model/audit-row.js";
+import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, ROW_FILTER_FIELDS, type AuditFilterRow, filterRow, instantOf, sortKey } from "../model/audit-index.js";
 import type { RecordItem } from "../model/ingest-store.js";
 import { TTL_ATTRIBUTE } from "../model/items.js";
 
@@ -23,30 +22,31 @@ const MAX_BATCH_BYTES = 300 * 1024;
 /** Brotli at a middle quality: about as fast as gzip on JSON and a third smaller. */
 const BROTLI = { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } };
 
+/** The attribute holding a batch's compressed records. */
+export const BATCH_ROWS = "rows";
+
 export const isBatchKey = (pk: unknown): boolean => typeof pk === "string" && pk.startsWith(BATCH_PREFIX);
 
 /** What a batch keeps of each record: its item without the index keys and TTL the batch carries for all. */
 type BatchedRecord = Record<string, unknown> & { pk: string; sk: string };
 
-/** The row fields a filter reads from `audit` (lib/audit/plan.ts): equal across a batch, copied to its summary row. */
-const ROW_FILTER_FIELDS = ["type", "kind", "severity", "commit", "status"] as const;
-
 const SLOT_ATTRS = Object.values(AUDIT_SLOTS);
 
 /** Records that may share a batch: same slots, same filtered row fields, same clock hour. */
 function groupKey(item: RecordItem): string {
-  const row = item[AUDIT_ROW] as AuditRow | undefined;
+  const row = item[AUDIT_FILTERS] as AuditFilterRow | undefined;
   const at = String(item[AUDIT_SORT] ?? "");
   return JSON.stringify([at.slice(0, 13), ...SLOT_ATTRS.map((a) => item[a] ?? null), ...ROW_FILTER_FIELDS.map((f) => row?.[f] ?? null)]);
 }
 
 const compress = (records: BatchedRecord[]) => brotliCompressSync(Buffer.from(JSON.stringify(records)), BROTLI);
 
-/** The records of a batch item, each as the record item it stands for (its slot keys and TTL are the batch's). */
+/** The records of a batch item, each as the record item it stands for (its slot keys, filtered fields and TTL are the batch's). */
 export function batchRecords(batch: Record<string, unknown>): RecordItem[] {
-  const shared = Object.fromEntries([...SLOT_ATTRS, TTL_ATTRIBUTE].filter((a) => batch[a] !== undefined).map((a) => [a, batch[a]]));
-  const rows = JSON.parse(brotliDecompressSync(batch.rows as Uint8Array).toString("utf8")) as BatchedRecord[];
-  return rows.map((r) => ({ ...r, ...shared, item_type: "record" }));
+  const shared = Object.fromEntries([...SLOT_ATTRS, AUDIT_FILTERS, TTL_ATTRIBUTE].filter((a) => batch[a] !== undefined).map((a) => [a, batch[a]]));
+  const rows = JSON.parse(brotliDecompressSync(batch[BATCH_ROWS] as Uint8Array).toString("utf8")) as BatchedRecord[];
+  // A record batched before the lean entries keeps its whole row under the filters' name: it wins.
+  return rows.map((r) => ({ ...shared, ...r, item_type: "record" }));
 }
 
 export interface RoutineWrite {
@@ -87,10 +87,13 @@ function fitted(group: RecordItem[]): Array<{ records: RecordItem[]; rows: Buffe
   return [...fitted(group.slice(0, half)), ...fitted(group.slice(half))];
 }
 
-/** A record as a batch keeps it: the slot keys and the TTL are the batch's. */
+/** Attributes a batch carries once for all its records. */
+const SHARED_ATTRS = new Set<string>([...SLOT_ATTRS, AUDIT_FILTERS, TTL_ATTRIBUTE, "item_type"]);
+
+/** A record as a batch keeps it: the slot keys, filtered fields and TTL are the batch's. */
 function batched(item: RecordItem): BatchedRecord {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(item)) if (!SLOT_ATTRS.includes(k as never) && k !== TTL_ATTRIBUTE && k !== "item_type") out[k] = v;
+  for (const [k, v] of Object.entries(item)) if (!SHARED_ATTRS.has(k)) out[k] = v;
   return out as BatchedRecord;
 }
 
@@ -100,14 +103,12 @@ function batchItem(records: RecordItem[], rows: Buffer, expiresAt: number): Reco
   const id = createHash("sha256").update(groupKey(first)).update("\u0000").update(pks.join("\u0000")).digest("base64url").slice(0, 27);
   const pk = `${BATCH_PREFIX}${id}`;
   const newest = records.map((r) => String(r[AUDIT_SORT])).reduce((a, b) => (a > b ? a : b));
-  const row = first[AUDIT_ROW] as AuditRow | undefined;
-  const summary = Object.fromEntries(ROW_FILTER_FIELDS.filter((f) => row?.[f] !== undefined).map((f) => [f, row![f]]));
   return {
-    pk, sk: "BATCH", item_type: "routine_batch", count: records.length, rows,
+    pk, sk: "BATCH", item_type: "routine_batch", count: records.length, [BATCH_ROWS]: rows,
     ...Object.fromEntries(SLOT_ATTRS.filter((a) => first[a] !== undefined).map((a) => [a, first[a]])),
     // Its newest row's instant: every row it holds sorts at or below it.
     [AUDIT_SORT]: sortKey(instantOf(newest), pk),
-    [AUDIT_ROW]: summary,
+    [AUDIT_FILTERS]: filterRow(first[AUDIT_FILTERS] as AuditFilterRow | undefined),
     [TTL_ATTRIBUTE]: expiresAt,
   };
 }

@@ -10,7 +10,7 @@ import {
   ResourceInUseException,
   UpdateTimeToLiveCommand,
 } from "@aws-sdk/client-dynamodb";
-import { AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, INDEXED_SLOTS, auditIndexName } from "../model/audit-index.js";
+import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, INDEXED_SLOTS, auditIndexName } from "../model/audit-index.js";
 import { TTL_ATTRIBUTE } from "../model/items.js";
 
 export interface IndexDef {
@@ -24,15 +24,15 @@ export interface IndexDef {
 const SLOT_ATTRS: string[] = Object.values(AUDIT_SLOTS);
 
 /**
- * Secondary indexes, keyed by strings. They project only the audit row and the other slots' keys (for
- * filters), not whole items: a GSI write is billed by the projected size, and a stored webhook payload
- * can be tens of KB while a row is a few hundred bytes.
+ * Secondary indexes, keyed by strings. They project only the row's filtered fields and the other slots'
+ * keys (for filters), not whole items nor rows: a GSI entry is billed, stored and written, by its size,
+ * and the reader fetches a page's rows from their items (docs/audit.md, "Lean index entries").
  */
 export const INDEXES: IndexDef[] = INDEXED_SLOTS.map((slot) => ({
   name: auditIndexName(slot),
   pk: AUDIT_SLOTS[slot],
   sk: AUDIT_SORT,
-  include: [AUDIT_ROW, ...SLOT_ATTRS.filter((a) => a !== AUDIT_SLOTS[slot])],
+  include: [AUDIT_FILTERS, ...SLOT_ATTRS.filter((a) => a !== AUDIT_SLOTS[slot])],
 }));
 
 export function tableDefinition(tableName: string): CreateTableCommandInput {

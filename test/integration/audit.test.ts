@@ -11,7 +11,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, PutCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
@@ -35,6 +35,8 @@ import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
 import { freshTable, localDynamoClient, TEST_RETENTION_MS, scanTable } from "../support/dynamodb.js";
 import { expandRecords } from "../../lib/store/routine-batches.js";
 import { recordingChannel } from "../support/recording-channel.js";
+import { beforeLeanEntries } from "../support/earlier-formats.js";
+import { auditRowOf } from "../../lib/model/audit-index.js";
 
 const silent = { info() {}, warn() {}, error() {} };
 const HOUR = 3_600_000;
@@ -133,6 +135,11 @@ beforeAll(async () => {
   await new DynamoDispatchStore({ client, tableName }).update("audit-test", () =>
     initialState(watchlist({ watch: [], platform: { requestsPerHour: 1000 } } as never), sim.clock.nowMs()));
 
+  // Every third execution, alert and record stored whole as the version before lean index entries
+  // wrote it (its row in every index entry): a table upgraded in place, read in both formats at once.
+  const whole = (await scanTable(doc, tableName)).filter((i) => ["execution", "alert", "record"].includes(String(i.item_type)));
+  await pMap(whole.filter((_, n) => n % 3 === 0), (i) => doc.send(new PutCommand({ TableName: tableName, Item: beforeLeanEntries(i) })), { concurrency: 8 });
+
   items = await scanAll();
   // The reader's own client: every command it sends is seen here, and a Scan fails the query.
   readClient = localDynamoClient();
@@ -171,10 +178,10 @@ const entryKey = (r: AuditRow) => `${r.type}:${r.id}`;
 
 function oracle(f: Filters, range: TimeRange): string[] {
   return items
-    .filter((i) => i.audit && matches(i.audit as AuditRow, f, range))
+    .filter((i) => auditRowOf(i) && matches(auditRowOf(i)!, f, range))
     // By code unit, as DynamoDB orders strings (localeCompare would not).
     .sort((a, b) => (String(b.ix_at) < String(a.ix_at) ? -1 : 1))
-    .map((i) => entryKey(i.audit as AuditRow));
+    .map((i) => entryKey(auditRowOf(i)!));
 }
 
 async function allPages(raw: Record<string, string>, limit: number) {
@@ -198,19 +205,24 @@ async function allPages(raw: Record<string, string>, limit: number) {
 
 describe("the stored trail", () => {
   it("holds a few thousand executions, records and alerts from the simulator", () => {
-    const count = (type: string) => items.filter((i) => (i.audit as AuditRow | undefined)?.type === type).length;
+    const count = (type: string) => items.filter((i) => auditRowOf(i)?.type === type).length;
     expect(count("record")).toBeGreaterThan(1200);
     expect(count("execution")).toBeGreaterThan(300);
     expect(count("alert")).toBeGreaterThan(60);
     expect(count("record") + count("execution") + count("alert")).toBeGreaterThan(2000);
     // Every record, execution and alert carries its audit row, and nothing else does.
-    for (const i of items) expect(Boolean(i.audit)).toBe(["record", "execution", "alert"].includes(String(i.item_type)));
+    for (const i of items) expect(Boolean(auditRowOf(i))).toBe(["record", "execution", "alert"].includes(String(i.item_type)));
+    // Both formats: rows on the items (the index entries carry only what filters read), and older items' rows whole in their entries.
+    const lean = items.filter((i) => i.row);
+    expect(lean.length).toBeGreaterThan(items.filter((i) => auditRowOf(i)).length / 2);
+    for (const i of lean) expect(Object.keys(i.audit as object).every((f) => ["type", "kind", "severity", "commit", "status"].includes(f))).toBe(true);
+    expect(items.filter((i) => !i.row && auditRowOf(i)).length).toBeGreaterThan(200);
   });
 });
 
 describe("every filter, alone and combined, over all pages", () => {
   const pick = () => {
-    const rows = items.map((i) => i.audit as AuditRow | undefined).filter((r): r is AuditRow => !!r);
+    const rows = items.map(auditRowOf).filter((r): r is AuditRow => !!r);
     const exec = rows.find((r) => r.type === "execution" && r.actor?.toLowerCase() === "ann@example.com" && r.commit)!;
     const byService = new Map<string, number>();
     for (const r of rows) if (r.service) byService.set(r.service.id, (byService.get(r.service.id) ?? 0) + 1);

@@ -131,8 +131,8 @@ describe("a cluster answer of 20,000 entries, 1,000 of them errors", () => {
     expect(records.length).toBe(ENTRIES);
     const errorRecords = records.filter((i) => (i.record as { failed: boolean }).failed).map((i) => (i.record as { id: string }).id);
     expect(errorRecords.length).toBe(ERRORS);
-    const alerts = await getAll([...new Set(raised)].map((id) => keys.alert(id)), ["detail.transition", "audit.source"]);
-    const raisedBy = alerts.filter((a) => (a.detail as { transition: string }).transition === "cluster_error").map((a) => (a.audit as { source: string }).source);
+    const alerts = await getAll([...new Set(raised)].map((id) => keys.alert(id)), ["detail.transition", "row.source"]);
+    const raisedBy = alerts.filter((a) => (a.detail as { transition: string }).transition === "cluster_error").map((a) => (a.row as { source: string }).source);
     expect(raisedBy.length).toBe(ERRORS);
     expect(new Set(raisedBy)).toEqual(new Set(errorRecords));
     expect((await store.getIncident(`cluster:${src.id}`))?.open?.failures).toBe(ERRORS);

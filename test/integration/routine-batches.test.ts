@@ -12,9 +12,10 @@ import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
 import { recordItem, TTL_ATTRIBUTE } from "../../lib/model/items.js";
 import type { RecordItem } from "../../lib/model/ingest-store.js";
-import type { AuditRow } from "../../lib/model/audit-row.js";
-import { expandRecords } from "../../lib/store/routine-batches.js";
+import { expandRecords, routineWrite } from "../../lib/store/routine-batches.js";
+import { auditRowOf } from "../../lib/model/audit-index.js";
 import { freshTable, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { batchBeforeLeanEntries, beforeLeanEntries } from "../support/earlier-formats.js";
 
 const ORG = randomUUID();
 const CLUSTERS = [randomUUID(), randomUUID(), randomUUID()];
@@ -27,6 +28,8 @@ let store: DynamoIngestStore;
 let oracleItems: Array<Record<string, unknown>>;
 let written: RecordItem[];
 let older: RecordItem;
+/** Batched by the version before lean index entries: each record's whole row in the batch. */
+let olderBatched: RecordItem[];
 
 /** A routine cluster log line at `ms`: info or warning, on one of three clusters. */
 function line(i: number, ms: number): RecordItem {
@@ -49,12 +52,17 @@ beforeAll(async () => {
   // Written again in another chunk (a poll retried after a crash): a stale copy stays in its first batch.
   expect(await store.insertRecords([written[45]!, written[46]!, line(9999, START + 3_000)])).toEqual([]);
   // Stored whole, with its index entries, by the version before batches.
-  older = line(7777, START + 1_500_000);
+  older = beforeLeanEntries(line(7777, START + 1_500_000));
   await doc.send(new PutCommand({ TableName: t.tableName, Item: { ...older, [TTL_ATTRIBUTE]: 1_900_000_000 } }));
+  // Batched by the version before lean index entries.
+  olderBatched = [8880, 8895, 8910].map((i) => line(i, START + 2_000_000 + i));
+  const old = routineWrite(olderBatched, 1_900_000_000);
+  expect(old.batches).toHaveLength(1);
+  for (const item of [...old.batches.map((b) => batchBeforeLeanEntries(b.item)), ...old.pointers]) await doc.send(new PutCommand({ TableName: t.tableName, Item: item }));
   oracleItems = expandRecords(await scanTable(doc, t.tableName));
 }, 120_000);
 
-const rowsOf = (items: Array<Record<string, unknown>>) => items.filter((i) => i.item_type === "record").map((i) => ({ row: i.audit as AuditRow, at: String(i.ix_at) }));
+const rowsOf = (items: Array<Record<string, unknown>>) => items.filter((i) => i.item_type === "record").map((i) => ({ row: auditRowOf(i)!, at: String(i.ix_at) }));
 
 function expected(f: { cluster?: string; status?: string; from?: string; to?: string }): string[] {
   return rowsOf(oracleItems)
@@ -80,11 +88,11 @@ describe("records that raised nothing, in batches", () => {
     const all = await scanTable(doc, (store as unknown as { table: string }).table);
     const batches = all.filter((i) => i.item_type === "routine_batch");
     const pointers = all.filter((i) => i.item_type === "record_ref");
-    expect(pointers).toHaveLength(541);
+    expect(pointers).toHaveLength(544);
     // Three hours × three clusters × two kinds of line, from six writes: far fewer batches than records.
-    expect(batches.length).toBeLessThan(541 / 8);
+    expect(batches.length).toBeLessThan(544 / 8);
     for (const p of pointers) expect(Object.keys(p).sort()).toEqual(["batch", "expires_at", "item_type", "pk", "sk"]);
-    expect(rowsOf(oracleItems)).toHaveLength(542);
+    expect(rowsOf(oracleItems)).toHaveLength(545);
   });
 
   it("answer every filter and time range exactly, page after page, beside records stored whole by an earlier version", async () => {
@@ -107,14 +115,15 @@ describe("records that raised nothing, in batches", () => {
     }
     // The record written twice is one row; the whole one is there.
     const everything = await allPages({}, 1000);
-    expect(everything.filter((id) => id === (written[45]!.audit as AuditRow).id)).toHaveLength(1);
-    expect(everything).toContain((older.audit as AuditRow).id);
+    expect(everything.filter((id) => id === auditRowOf(written[45]!)!.id)).toHaveLength(1);
+    expect(everything).toContain(auditRowOf(older)!.id);
+    for (const r of olderBatched) expect(everything).toContain(auditRowOf(r)!.id);
     expect(await allPages({ status: "error" }, 50)).toEqual([]);
   }, 60_000);
 
   it("are explained by id: the record as read, no alert", async () => {
-    for (const r of [written[3]!, written[45]!, older]) {
-      const id = (r.audit as AuditRow).id;
+    for (const r of [written[3]!, written[45]!, older, olderBatched[1]!]) {
+      const id = auditRowOf(r)!.id;
       const e = (await audit.explain(id))!;
       expect(e, id).toBeDefined();
       expect(e.alerts).toEqual([]);

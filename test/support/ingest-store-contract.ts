@@ -169,8 +169,10 @@ export function ingestStoreContract(adapter: string, open: () => IngestStoreUnde
           service: { id: ref.serviceId }, summary: "api deployed",
         },
       }));
-      const item = (await scan()).find((i) => i.item_type === "execution" && i.audit && (i.audit as { id: string }).id === `${ref.serviceId}:${ref.executionId}`);
-      expect(item).toMatchObject({ audit: { type: "execution", service: { id: ref.serviceId } }, ix_at: expect.any(String) });
+      const item = (await scan()).find((i) => i.item_type === "execution" && (i.row as { id?: string } | undefined)?.id === `${ref.serviceId}:${ref.executionId}`);
+      // The row on the item; what filters read of it (and no more) where every index entry repeats it.
+      expect(item).toMatchObject({ row: { type: "execution", service: { id: ref.serviceId } }, ix_at: expect.any(String) });
+      expect(item!.audit).toEqual({ type: "execution", kind: "deployment" });
     });
 
     it("writes the change without an alert already in the outbox, deciding again", async () => {

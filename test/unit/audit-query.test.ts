@@ -171,7 +171,7 @@ describe("audit rows and index keys", () => {
 
   it("an alert has a key in every slot it has a dimension for: up to seven indexes and the organization", () => {
     const item = newAlertItem(failed, failed.observed_at, 1_900_000_000);
-    expect(item.audit).toMatchObject({
+    expect(item.row).toMatchObject({
       type: "alert", id: failed.id, kind: "deployment", transition: "failed", severity: "critical", status: "BUILD_ERROR",
       at: "2026-03-02T14:07:31.000Z", actor: "dana@acme.io", commit: failed.deployment!.commit!.id, state: "pending",
     });
@@ -181,7 +181,8 @@ describe("audit rows and index keys", () => {
     expect(item.ix_at).toBe(`2026-03-02T14:07:31.000Z#ALERT#${failed.id}`);
     expect(item).toMatchObject({ ix_subject: `SVC#${failed.service!.id}`, ix_who: "ACT#dana@acme.io", ix_commit: "CMT#a94a8fe", ix_what: "TR#failed", ix_status: "ST#BUILD_ERROR" });
     const quiet = newAlertItem(failed, failed.observed_at, 1, { reason: "backfill", detail: "old" });
-    expect(quiet.audit).toMatchObject({ state: "suppressed", suppression: { reason: "backfill", detail: "old" } });
+    expect(item.audit).toEqual({ type: "alert", kind: "deployment", severity: "critical", commit: failed.deployment!.commit!.id, status: "BUILD_ERROR" });
+    expect(quiet.row).toMatchObject({ state: "suppressed", suppression: { reason: "backfill", detail: "old" } });
   });
 
   it("a cluster log entry, the bulk of what is stored, is in four", () => {
@@ -197,7 +198,7 @@ describe("audit rows and index keys", () => {
       services: [{ id: "S", name: "api", type: "APPLICATION", project: { id: "P" }, environment: { id: "E", name: "prod" } }],
     } as never, undefined, "2026-03-01T00:01:00Z");
     expect(item).toMatchObject({ ix_who: "WH#w", ix_subject: "SVC#s", ix_project: "PRJ#p", ix_env: "ENV#e", ix_status: "ST#NO_RESPONSE", ix_what: "KIND#webhook_delivery" });
-    expect(item.audit).toMatchObject({ type: "record", id: "d1", at: "2026-03-01T00:01:00.000Z", environment: { id: "E", name: "prod" } });
+    expect(item.row).toMatchObject({ type: "record", id: "d1", at: "2026-03-01T00:01:00.000Z", environment: { id: "E", name: "prod" } });
   });
 
   it("an execution keeps its place in time as its status changes", () => {

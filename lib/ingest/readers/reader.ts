@@ -54,7 +54,7 @@ export function suppressionFor(occurredAt: string | undefined, cutoff: number | 
 
 /** The alert's audit row names the record that raised it, for `lookout explain <alert>`. */
 export const namingSource = (alert: AlertItem, source: string): AlertItem =>
-  alert.audit && source ? { ...alert, audit: { ...alert.audit, source } } : alert;
+  alert.row && source ? { ...alert, row: { ...alert.row, source } } : alert;
 
 /** Counts an alert this poll raised (pending or suppressed) and tells `onAlert`. */
 export function countAlert({ deps, result }: PollContext, alert: AlertItem): void {

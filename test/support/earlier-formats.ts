@@ -1,0 +1,19 @@
+/**
+ * Items as earlier versions of Lookout wrote them, for tests that upgrade a table: what a reader must
+ * still read (docs/audit.md, "Lean index entries").
+ */
+import { brotliCompressSync, brotliDecompressSync } from "node:zlib";
+import { AUDIT_FILTERS, AUDIT_ROW } from "../../lib/model/audit-index.js";
+
+/** An audited item as written before lean index entries: its whole row under the projected name. */
+export function beforeLeanEntries<T extends Record<string, unknown>>(item: T): T {
+  if (!item[AUDIT_ROW]) return item;
+  const { [AUDIT_ROW]: row, ...rest } = item;
+  return { ...rest, [AUDIT_FILTERS]: row } as unknown as T;
+}
+
+/** A batch of records as written before lean index entries: each record's whole row under the projected name. */
+export function batchBeforeLeanEntries<T extends Record<string, unknown>>(batch: T): T {
+  const records = JSON.parse(brotliDecompressSync(batch.rows as Uint8Array).toString("utf8")) as Array<Record<string, unknown>>;
+  return { ...batch, rows: brotliCompressSync(Buffer.from(JSON.stringify(records.map(beforeLeanEntries)))) };
+}
