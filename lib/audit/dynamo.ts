@@ -1,7 +1,7 @@
 /**
  * The audit trail on DynamoDB: queries through the audit indexes (Query only — never a Scan) and
- * `explain` by key (GetItem, Query on a partition). Read-only: the deployed function may only GetItem
- * and Query.
+ * `explain` by key (GetItem, Query on a partition), a page's rows and batches by key (BatchGetItem).
+ * Read-only: the deployed function may only GetItem, BatchGetItem and Query.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BatchGetCommand, type BatchGetCommandInput, type BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
@@ -84,9 +84,11 @@ export class DynamoAuditStore implements AuditReader {
         ExclusiveStartKey: start,
       }));
       const entries = (res.Items ?? []) as Item[];
-      // One partition: the merge takes what it reads, so its rows come with its batches, in one round
-      // trip. Merged partitions read past what a page takes: their rows wait for the page (rowsOf).
-      const withRows = (e: Item) => isBatchKey(e.pk) || (plan.partitions.length === 1 && !auditRowOf(e));
+      // One partition's first read is at most a page (limit + 1 entries, all of which the merge may take):
+      // its rows come with its batches, in one round trip. Later reads (a sparse filter doubles up to
+      // 1,000) and merged partitions read past what a page takes: their rows wait for the page (rowsOf).
+      const eager = plan.partitions.length === 1 && start === undefined;
+      const withRows = (e: Item) => isBatchKey(e.pk) || (eager && !auditRowOf(e));
       const found = await this.batchGet(entries.filter(withRows).map((e) => ({ pk: String(e.pk), sk: String(e.sk) })));
       const items = entries.flatMap((e): Item[] => {
         if (!withRows(e)) return [e];
