@@ -29,6 +29,26 @@ import { startLambdaAsync, type LambdaAsync } from "../support/lambda-async.js";
 const context = { functionName: "test", awsRequestId: "req-1", invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:test" } as unknown as Context;
 const silent = { info() {}, warn() {}, error() {} };
 
+/**
+ * What a dispatch tick runs against: the simulator, Lambda's asynchronous Invoke as a test server with
+ * a client for it, the watchlist of the simulated organization and a fresh table.
+ */
+async function dispatchWorld(opts: { seed: number; applications: number; table: string; everything?: boolean }) {
+  const [sim, lambda] = await Promise.all([startSimulator({ seed: opts.seed, size: { applications: opts.applications } }), startLambdaAsync()]);
+  const lambdaClient = new LambdaClient(lambda.clientConfig);
+  const { organizationId: organization, applicationIds: applications, webhookIds: webhooks, clusterIds: clusters } = sim.ids;
+  const config = checkConfig({
+    platform: { url: sim.url, token: "env:T" },
+    watch: [opts.everything ? { organization, webhooks, clusters, applications } : { organization, applications }],
+  }, "test", {});
+  const t = await freshTable(opts.table);
+  const close = async () => {
+    lambdaClient.destroy();
+    await Promise.all([sim.close(), lambda.close()]);
+  };
+  return { sim, lambda, lambdaClient, watch: watchlist(config), t, close };
+}
+
 describe("dispatch → Lambda (asynchronous) → poll", () => {
   let sim: Simulator;
   let lambda: LambdaAsync;
@@ -36,16 +56,11 @@ describe("dispatch → Lambda (asynchronous) → poll", () => {
   let watch: Watchlist;
   let dispatch: DynamoDispatchStore;
   let pollDeps: PollDeps;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    [sim, lambda] = await Promise.all([startSimulator({ seed: 5, size: { applications: 3 } }), startLambdaAsync()]);
-    client = new LambdaClient(lambda.clientConfig);
-    const config = checkConfig(
-      { platform: { url: sim.url, token: "env:T" }, watch: [{ organization: sim.ids.organizationId, webhooks: sim.ids.webhookIds, clusters: sim.ids.clusterIds, applications: sim.ids.applicationIds }] },
-      "test", {},
-    );
-    watch = watchlist(config);
-    const t = await freshTable("functions");
+    let t: Awaited<ReturnType<typeof dispatchWorld>>["t"];
+    ({ sim, lambda, lambdaClient: client, watch, t, close } = await dispatchWorld({ seed: 5, applications: 3, table: "functions", everything: true }));
     dispatch = new DynamoDispatchStore({ client: t.client, tableName: t.tableName });
     pollDeps = {
       client: createPlatformClient({ baseUrl: sim.url, token: sim.apiToken, auth: "token" }),
@@ -55,11 +70,7 @@ describe("dispatch → Lambda (asynchronous) → poll", () => {
       log: silent,
     };
   });
-  afterAll(async () => {
-    client?.destroy();
-    await sim?.close();
-    await lambda?.close();
-  });
+  afterAll(async () => close?.());
 
   it("invokes the poll function with the tick's polls, ten an invocation, and the poll handler raises the alert", async () => {
     const tick = createDispatchHandler({ store: dispatch, watch, polls: lambdaPollSender(client, "poll"), now: () => sim.clock.nowMs() });
@@ -118,37 +129,26 @@ describe("dispatch → Lambda (asynchronous) → poll", () => {
 
 describe("dispatch's digest flush", () => {
   it("invokes each kind's notify function where alerts are held; one that cannot be invoked fails the tick after the other was", async () => {
-    const sim = await startSimulator({ seed: 3, size: { applications: 1 } });
-    const lambda = await startLambdaAsync();
-    const lambdaClient = new LambdaClient(lambda.clientConfig);
+    const { sim, lambda, lambdaClient, watch, t, close } = await dispatchWorld({ seed: 3, applications: 1, table: "digest-flush" });
     try {
-      const config = checkConfig({ platform: { url: sim.url, token: "env:T" }, watch: [{ organization: sim.ids.organizationId, applications: sim.ids.applicationIds }] }, "test", {});
-      const t = await freshTable("digest-flush");
       lambda.register("poll", async () => undefined);
       lambda.register("notify-email", async () => ({ flushed: 1 }));
       // The Slack notify function is missing: Lambda answers 404.
       const digests = { held: async () => ["slack", "email"] as Array<"slack" | "email">, ...lambdaDigestFlusher(lambdaClient, { slack: "notify-slack", email: "notify-email" }) };
-      const tick = createDispatchHandler({ store: new DynamoDispatchStore({ client: t.client, tableName: t.tableName }), watch: watchlist(config), polls: lambdaPollSender(lambdaClient, "poll"), digests, now: () => sim.clock.nowMs() });
+      const tick = createDispatchHandler({ store: new DynamoDispatchStore({ client: t.client, tableName: t.tableName }), watch, polls: lambdaPollSender(lambdaClient, "poll"), digests, now: () => sim.clock.nowMs() });
       await expect(tick({}, context)).rejects.toThrow(/notify-slack/);
       expect(lambda.accepted.filter((a) => a.name !== "poll")).toEqual([{ name: "notify-email", event: { lookout: "flush-digests" } }]);
       expect(lambda.accepted.some((a) => a.name === "poll")).toBe(true);
     } finally {
-      lambdaClient.destroy();
-      await lambda.close();
-      await sim.close();
+      await close();
     }
   });
 });
 
 describe("health", () => {
   it("raises one Lookout Health event when the platform rejects the token, not one per tick", async () => {
-    const sim = await startSimulator({ seed: 9, size: { applications: 2 } });
-    const lambda = await startLambdaAsync();
-    const lambdaClient = new LambdaClient(lambda.clientConfig);
+    const { sim, lambda, lambdaClient, watch, t, close } = await dispatchWorld({ seed: 9, applications: 2, table: "health" });
     try {
-      const config = checkConfig({ platform: { url: sim.url, token: "env:T" }, watch: [{ organization: sim.ids.organizationId, applications: sim.ids.applicationIds }] }, "test", {});
-      const watch = watchlist(config);
-      const t = await freshTable("health");
       const dispatch = new DynamoDispatchStore({ client: t.client, tableName: t.tableName });
       const store = new DynamoIngestStore({ client: t.client, tableName: t.tableName, retentionMs: TEST_RETENTION_MS, now: () => sim.clock.now() });
       const pollDeps: PollDeps = {
@@ -175,25 +175,18 @@ describe("health", () => {
       await tick({}, context);
       expect(await healthEvents()).toHaveLength(1);
     } finally {
-      await sim.close();
-      lambdaClient.destroy();
-      await lambda.close();
+      await close();
     }
   });
 
   it.skipIf(!motoAvailable())("watches Lookout's own queues: a dead letter at once, a queue not emptied for 15 minutes, a queue it cannot read fails the tick", async () => {
-    const sim = await startSimulator({ seed: 11, size: { applications: 1 } });
     const moto = await startMoto();
-    const lambda = await startLambdaAsync();
+    const { sim, lambda, lambdaClient, watch, t, close } = await dispatchWorld({ seed: 11, applications: 1, table: "queue-watch" });
     try {
       const sqs = new SQSClient(moto.clientConfig);
       const url = async (name: string) => (await sqs.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl!;
       const [dlqUrl, slackUrl] = [await url("watch-dlq"), await url("watch-slack")];
-      const lambdaClient = new LambdaClient(lambda.clientConfig);
       lambda.register("poll", async () => undefined);
-      const config = checkConfig({ platform: { url: sim.url, token: "env:T" }, watch: [{ organization: sim.ids.organizationId, applications: sim.ids.applicationIds }] }, "test", {});
-      const watch = watchlist(config);
-      const t = await freshTable("queue-watch");
       const dispatch = new DynamoDispatchStore({ client: t.client, tableName: t.tableName });
       const store = new DynamoIngestStore({ client: t.client, tableName: t.tableName, retentionMs: TEST_RETENTION_MS, now: () => sim.clock.now() });
       const gauge = sqsQueueGauge(sqs, [
@@ -253,9 +246,8 @@ describe("health", () => {
       // What could be read is still kept: the dead letters remembered, no episode lost.
       expect(Object.keys((await dispatch.get("default"))?.queues ?? {})).toEqual(["SlackDeadLetterQueue"]);
     } finally {
-      await sim.close();
+      await close();
       await moto.stop();
-      await lambda.close();
     }
   }, 60_000);
 });
