@@ -8,6 +8,16 @@ import type { LookoutEventEnvelope } from "../../model/event.js";
 import type { PollRequest } from "../../model/poll.js";
 import { describeIssue, jsonPath } from "../../model/issues.js";
 
+/** A value of the schema, or `fail`: `<what> <path>: <problem>` (the path from `$`, or from `root`). */
+function checked<T>(value: unknown, schema: z.ZodMiniType, what: string, fail: new (message: string) => Error, root = "$"): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new fail(`${what} ${root}${jsonPath(issue.path).slice(1)}: ${describeIssue(issue, value)}`);
+  }
+  return parsed.data as T;
+}
+
 /** A body that is not JSON or not of the schema: `<what> message <path>: <problem>`. */
 function parseBody<T>(body: string, schema: z.ZodMiniType, what: string, fail: new (message: string) => Error): T {
   let json: unknown;
@@ -16,18 +26,14 @@ function parseBody<T>(body: string, schema: z.ZodMiniType, what: string, fail: n
   } catch {
     throw new fail(`${what} message is not JSON`);
   }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new fail(`${what} message ${jsonPath(issue.path)}: ${describeIssue(issue, json)}`);
-  }
-  return parsed.data as T;
+  return checked(json, schema, `${what} message`, fail);
 }
 
 const PollMessage = z.object({
   source: z.object({ kind: z.enum(["webhook", "deployment", "cluster"]), organizationId: z.string(), id: z.string() }),
   previousPollAt: z.optional(z.string()),
   outage: z.optional(z.object({ from: z.string(), to: z.string() })),
+  large: z.optional(z.boolean()),
 });
 
 export class MalformedPollMessage extends Error {
@@ -50,12 +56,7 @@ export interface PollEvent {
 export function parsePollEvent(event: unknown): PollRequest[] {
   const e = event as Partial<PollEvent> | null;
   if (e?.lookout !== POLL_EVENT || !Array.isArray(e.polls)) throw new MalformedPollMessage(`poll event: not {"lookout": "${POLL_EVENT}", "polls": [...]}`);
-  return e.polls.map((p, i) => {
-    const parsed = PollMessage.safeParse(p);
-    if (parsed.success) return parsed.data as PollRequest;
-    const issue = parsed.error.issues[0]!;
-    throw new MalformedPollMessage(`poll event $.polls[${i}]${jsonPath(issue.path).slice(1)}: ${describeIssue(issue, p)}`);
-  });
+  return e.polls.map((p, i) => checked<PollRequest>(p, PollMessage, "poll event", MalformedPollMessage, `$.polls[${i}]`));
 }
 
 /** What dispatch invokes a notify function with when alerts are held for its receivers: flush their digests. */
