@@ -8,7 +8,7 @@
 import pMap from "p-map";
 import type { Simulator } from "./simulator/index.js";
 import type { Watchlist } from "../lib/model/dispatch.js";
-import { planPolls, POLL_BATCH, pollBatch } from "../lib/ingest/cycle.js";
+import { planPolls, pollBatch, pollBatches } from "../lib/ingest/cycle.js";
 import type { PollDeps } from "../lib/ingest/poll.js";
 import type { PollResult } from "../lib/model/poll.js";
 import type { DispatchStore } from "../lib/model/dispatch-store.js";
@@ -39,8 +39,7 @@ export class TickRunner {
   async tick() {
     const at = this.sim.clock.nowMs();
     const { polls } = await planPolls(this.dispatch, this.watch, at);
-    const batches = Array.from({ length: Math.ceil(polls.length / POLL_BATCH) }, (_, i) => polls.slice(i * POLL_BATCH, (i + 1) * POLL_BATCH));
-    const results = (await pMap(batches, (batch) => pollBatch(batch, this.deps, this.dispatch, this.watch), { concurrency: POLL_CONCURRENCY })).flat();
+    const results = (await pMap(pollBatches(polls), (batch) => pollBatch(batch, this.deps, this.dispatch, this.watch), { concurrency: POLL_CONCURRENCY })).flat();
     this.perTick.push(results.reduce((n, r: PollResult) => n + r.requests, 0));
     for (const r of results) {
       this.polls++;

@@ -85,7 +85,7 @@ export function healthFromFacts(
     out.push(healthDetail({
       check: "polling_stalled", organization: orgOf(s.source), subject: s.source, anchor: s.lastOkAt, now,
       summary: `No successful poll of ${s.source} for ${minutes(s.silentForMs)}`,
-      detail: `Last successful poll at ${s.lastOkAt}. Check the schedule, the poll queue's dead letters and the request budget.`,
+      detail: `Last successful poll at ${s.lastOkAt}. Check the schedule, dispatch's errors (polls it could not send), the poll dead-letter queue and the request budget.`,
     }));
   }
   return out;

@@ -14,7 +14,7 @@ import { sourceKey } from "../model/source.js";
 import { healthFacts } from "./health-facts.js";
 import { planTick, pollRequest } from "./plan.js";
 import { AnswerRoom } from "../platform/answer-memory.js";
-import { applyPollResult, initialState, lastOkAt, polled, recordPollResult, recordPollResults } from "./source-state.js";
+import { applyPollResult, initialState, lastOkAt, notPolled, polled, recordPollResult, recordPollResults } from "./source-state.js";
 import * as budget from "./budget.js";
 import { pollSource, type PollDeps } from "./poll.js";
 
@@ -35,6 +35,19 @@ export async function planPolls(
     return plan.changed ? plan.state : undefined;
   });
   return { polls, state: state ?? initialState(watch, now) };
+}
+
+/** Planned polls that could not be sent: not polled after all, so their sources are due again and their staleness shows. */
+export async function unplanPolls(store: DispatchStore, polls: readonly PollRequest[], name = DISPATCH_NAME): Promise<void> {
+  await store.update(name, (current) => {
+    if (!current) return undefined;
+    const sources = { ...current.sources };
+    for (const p of polls) {
+      const key = sourceKey(p.source);
+      if (sources[key]) sources[key] = notPolled(sources[key]);
+    }
+    return { ...current, sources };
+  });
 }
 
 /**
@@ -158,8 +171,26 @@ export async function pollAndRecord(
 }
 
 
-/** Sources the poll function takes an invocation (its SQS batch size, serverless.yml). */
+/** Sources the poll function takes an invocation (dispatch sends them so: lib/app/cloud/invoke.ts). */
 export const POLL_BATCH = 10;
+
+/**
+ * A tick's polls in batches of at most `POLL_BATCH`, in plan order, but with at most one poll known to
+ * bring a large answer (`large`: deferred last time) a batch: each batch has room for one, so two such
+ * sources are never deferred by each other again.
+ */
+export function pollBatches(polls: readonly PollRequest[]): PollRequest[][] {
+  const large = polls.filter((p) => p.large);
+  const count = Math.max(large.length, Math.ceil(polls.length / POLL_BATCH));
+  const batches: PollRequest[][] = Array.from({ length: count }, (_, i) => (large[i] ? [large[i]!] : []));
+  let next = 0;
+  for (const p of polls) {
+    if (p.large) continue;
+    while (batches[next]!.length >= POLL_BATCH) next++;
+    batches[next]!.push(p);
+  }
+  return batches.filter((b) => b.length);
+}
 
 /**
  * Polls a batch of sources at once, as the poll function does: room for one large answer among them

@@ -37,6 +37,11 @@ export const DISPATCH_POLICY = {
   burstKeptMinutes: 1.5,
   /** Ticks come every minute: this long without one means Lookout was not running. */
   outageAfterMs: 5 * MINUTE,
+  /**
+   * A source deferred this many polls in a row counts the next deferral as a failure (source_failing
+   * says so): its poll has a batch's large-answer room to itself, so it should not happen.
+   */
+  deferralsBeforeFailure: 3,
   backoffBaseMs: MINUTE,
   backoffMaxMs: 30 * MINUTE,
 } as const;

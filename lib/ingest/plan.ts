@@ -90,6 +90,7 @@ export function pollRequest(source: SourceRef, s: SourceState, outage: DispatchS
     source,
     ...(ok !== undefined ? { previousPollAt: new Date(ok).toISOString() } : {}),
     ...(missedOutage ? { outage: { from: new Date(outage.from).toISOString(), to: new Date(outage.to).toISOString() } } : {}),
+    ...(s.deferred ? { large: true } : {}),
   };
 }
 

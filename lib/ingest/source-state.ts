@@ -32,6 +32,9 @@ export function isHot(s: SourceState, now: number): boolean {
  * Marks a source polled now. The previous poll, not known to have failed, becomes the last success; a
  * hot mark that has served (read since, or expired) goes.
  */
+/** A planned poll that did not happen (a 429, a deferred answer, an invocation Lambda refused): due again, its last success as it was. */
+export const notPolled = (s: SourceState): SourceState => tidy({ ...s, last_polled_at: s.last_ok_at });
+
 export function polled(s: SourceState, now: number): SourceState {
   return tidy({ ...s, last_ok_at: lastOkAt(s), last_polled_at: now, hot_until: isHot(s, now) ? s.hot_until : undefined });
 }
@@ -92,13 +95,17 @@ function afterPoll(s: SourceState, r: PollResult, rateLimited: boolean, now: num
   // A 429 is the budget's business, not the source's, and a deferred answer (another poll of the process
   // held a large one: lib/platform/answer-memory.ts) the process's: the source keeps its health, and since
   // the poll did not happen, it is due again with its last success as it was (`polled` kept it in last_ok_at).
-  if (rateLimited || r.error?.kind === "deferred") return tidy({ ...s, last_polled_at: s.last_ok_at });
+  // A deferral is counted: the next poll gets a batch's large-answer room to itself (`pollBatches`), and a
+  // source deferred past `deferralsBeforeFailure` polls in a row fails, so health says so.
+  const deferred = r.error?.kind === "deferred";
+  if (rateLimited) return notPolled(s);
+  if (deferred && (s.deferred ?? 0) < DISPATCH_POLICY.deferralsBeforeFailure) return notPolled({ ...s, deferred: (s.deferred ?? 0) + 1 });
   if (!r.ok) {
     const failures = (s.consecutive_failures ?? 0) + 1;
     const backoff = Math.min(DISPATCH_POLICY.backoffMaxMs, DISPATCH_POLICY.backoffBaseMs * 2 ** (failures - 1));
     // Counted from the failed poll's tick, with the same tolerance as `minIntervalMs`: 1, 2, 4… ticks later.
     const from = (s.last_polled_at ?? now) - (MINUTE - DISPATCH_POLICY.minIntervalMs);
-    return tidy({ ...s, consecutive_failures: failures, next_allowed_at: from + backoff, last_error: r.error?.kind ?? "unknown" });
+    return tidy({ ...s, consecutive_failures: failures, next_allowed_at: from + backoff, last_error: r.error?.kind ?? "unknown", deferred: deferred ? s.deferred : undefined });
   }
   return tidy({
     ...s,
@@ -107,6 +114,7 @@ function afterPoll(s: SourceState, r: PollResult, rateLimited: boolean, now: num
     consecutive_failures: undefined,
     next_allowed_at: undefined,
     last_error: undefined,
+    deferred: undefined,
     in_progress: r.inProgress,
     backlog: r.backlog,
     // What a first sight finds is history, not activity: it must not push never-read sources back.

@@ -43,6 +43,11 @@ export interface SourceState {
   next_allowed_at?: number;
   /** The error kind of the last failure (`PlatformErrorKind`), while failing. */
   last_error?: string;
+  /**
+   * Polls in a row whose answer was deferred (another poll of its batch held the large-answer room,
+   * lib/platform/answer-memory.ts): its next poll gets a batch's room to itself.
+   */
+  deferred?: number;
 }
 
 export interface DispatchState {

@@ -31,6 +31,8 @@ export interface PollRequest {
    * between polls that the request budget chose is not an outage: its failures are alerted.
    */
   outage?: Outage;
+  /** Its last answer was deferred for want of room: it gets a batch's large-answer room to itself (`pollBatches`). */
+  large?: boolean;
 }
 
 export interface PollResult {

@@ -100,7 +100,7 @@ function withFallback(deps: NotifierDeps, mutes: Mute[], out: Delivery[]): Deliv
 
 /**
  * Sends what storms held back for these receivers, one digest each as its budget allows, without
- * waiting for another alert: the local run loop and the cloud's digest schedule call this at least
+ * waiting for another alert: the local run loop and, in the cloud, dispatch's tick (when alerts are held) call this at least
  * every `notify.digest_within`. Returns how many held alerts went out.
  */
 export async function flushDigests(receivers: readonly Receiver[], deps: NotifierDeps): Promise<number> {

@@ -12,6 +12,9 @@ import type { Context } from "aws-lambda";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { checkConfig } from "../../lib/config/load.js";
 import { watchlist } from "../../lib/ingest/watchlist.js";
+import { planPolls } from "../../lib/ingest/cycle.js";
+import { lastOkAt } from "../../lib/ingest/source-state.js";
+import { sourceKey } from "../../lib/model/source.js";
 import type { Watchlist } from "../../lib/model/dispatch.js";
 import { DynamoDispatchStore } from "../../lib/store/dispatch-store.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
@@ -104,7 +107,7 @@ describe("dispatch → Lambda (asynchronous) → poll", () => {
     await expect(poll({ Records: [] }, context)).rejects.toThrow('poll event: not {"lookout": "poll", "polls": [...]}');
     lambda.register("poll-bad", poll);
     const sender = lambdaPollSender(client, "poll-bad");
-    expect(await sender.send([{ source: { kind: "ftp" } } as never])).toEqual([]);
+    expect((await sender.send([{ source: { kind: "ftp" } } as never])).unsent).toEqual([]);
     for (let i = 0; i < 3; i++) await lambda.drain();
     expect(lambda.failed.map((f) => f.name)).toEqual(["poll-bad"]);
     expect(await lambda.drain()).toBe(0);
@@ -123,7 +126,26 @@ describe("dispatch → Lambda (asynchronous) → poll", () => {
     }
     // A function Lambda does not have: every poll comes back to dispatch, to be sent at a later tick.
     const polls = watch.sources.slice(0, 12).map((source) => ({ source }));
-    expect(await lambdaPollSender(client, "no-such-function").send(polls)).toEqual(expect.arrayContaining(polls));
+    const refused = await lambdaPollSender(client, "no-such-function").send(polls);
+    expect(refused.unsent).toEqual(expect.arrayContaining(polls));
+    expect(refused.reasons).toEqual([expect.stringMatching(/^no-such-function: ResourceNotFoundException: /)]);
+  });
+
+  it("a tick whose polls Lambda refuses fails, naming why; the sources were not polled, so they stay due and go stale", async () => {
+    const { sim, watch, t, lambdaClient, close } = await dispatchWorld({ seed: 7, applications: 2, table: "polls-refused" });
+    try {
+      const store = new DynamoDispatchStore({ client: t.client, tableName: t.tableName });
+      const tick = createDispatchHandler({ store, watch, polls: lambdaPollSender(lambdaClient, "missing-poll"), now: () => sim.clock.nowMs() });
+      await expect(tick({}, context)).rejects.toThrow(/^\d+ of \d+ polls could not be sent to the poll function: missing-poll: ResourceNotFoundException: /);
+      const state = (await store.get("default"))!;
+      for (const key of watch.keys) expect(lastOkAt(state.sources[key] ?? {}), key).toBeUndefined();
+      // Due again at the next tick, every one of them.
+      sim.clock.advance(60_000);
+      const { polls } = await planPolls(store, watch, sim.clock.nowMs());
+      expect(polls.map((p) => sourceKey(p.source)).sort()).toEqual([...watch.keys].sort());
+    } finally {
+      await close();
+    }
   });
 });
 
@@ -139,6 +161,22 @@ describe("dispatch's digest flush", () => {
       await expect(tick({}, context)).rejects.toThrow(/notify-slack/);
       expect(lambda.accepted.filter((a) => a.name !== "poll")).toEqual([{ name: "notify-email", event: { lookout: "flush-digests" } }]);
       expect(lambda.accepted.some((a) => a.name === "poll")).toBe(true);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe("dispatch's digest flush, when the rest of the tick fails", () => {
+  it("flushes what is held though the dispatch state cannot be read, then fails the tick", async () => {
+    const { sim, lambda, lambdaClient, watch, t, close } = await dispatchWorld({ seed: 4, applications: 1, table: "flush-regardless" });
+    try {
+      lambda.register("notify-slack", async () => ({ flushed: 1 }));
+      const digests = { held: async () => ["slack"] as Array<"slack" | "email">, ...lambdaDigestFlusher(lambdaClient, { slack: "notify-slack", email: "notify-email" }) };
+      const broken = new DynamoDispatchStore({ client: t.client, tableName: "no-such-table" });
+      const tick = createDispatchHandler({ store: broken, watch, polls: lambdaPollSender(lambdaClient, "poll"), digests, now: () => sim.clock.nowMs() });
+      await expect(tick({}, context)).rejects.toThrow(/non-existent table|ResourceNotFound|not found/i);
+      expect(lambda.accepted).toEqual([{ name: "notify-slack", event: { lookout: "flush-digests" } }]);
     } finally {
       await close();
     }

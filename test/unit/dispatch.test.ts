@@ -9,6 +9,7 @@ import { available, capOf } from "../../lib/ingest/budget.js";
 import type { PollRequest, PollResult } from "../../lib/model/poll.js";
 import { sourceKey } from "../../lib/model/source.js";
 import type { Config } from "../../lib/config/load.js";
+import { POLL_BATCH, pollBatches } from "../../lib/ingest/cycle.js";
 
 const MIN = 60_000;
 const HOUR = 3_600_000;
@@ -349,6 +350,57 @@ describe("applyPollResult: what is worth writing", () => {
     const before = available(base.budget, T0 + MIN + 2_000);
     const r = apply(result(key, { ok: false, requests: 4, retries: 3, error: { kind: "server_error", status: 503, message: "" } }));
     expect(available(r.state.budget, T0 + MIN + 2_000)).toBe(before - 3);
+  });
+});
+
+describe("deferred answers", () => {
+  const deferred = (source: string) => result(source, { ok: false, error: { kind: "deferred", status: 0, message: "another poll held the room" } });
+
+  it("a deferred source is due again at once, no failure counted, and its next poll asks for a batch's large-answer room", () => {
+    const watch = makeWatch({ apps: 3 });
+    const key = depKey(1);
+    let plan = planTick(undefined, watch, T0);
+    let state = plan.state;
+    for (const p of plan.polls) state = applyPollResult(state, sourceKey(p.source) === key ? deferred(key) : result(sourceKey(p.source)), T0 + 1_000, watch).state;
+    expect(state.sources[key]).toMatchObject({ deferred: 1 });
+    expect(state.sources[key]?.consecutive_failures).toBeUndefined();
+    plan = planTick(state, watch, T0 + MIN);
+    expect(plan.polls.find((p) => sourceKey(p.source) === key)).toMatchObject({ large: true });
+    expect(plan.polls.filter((p) => p.large)).toHaveLength(1);
+    state = applyPollResult(plan.state, result(key), T0 + MIN + 1_000, watch).state;
+    expect(state.sources[key]?.deferred).toBeUndefined();
+  });
+
+  it("a source deferred poll after poll is not silent: past the limit its deferrals count as failures, and health says so", () => {
+    const watch = makeWatch({ apps: 2 });
+    const key = depKey(0);
+    const run = simulate(watch, 12 * MIN, (_, k) => (k === key ? deferred(k) : result(k)));
+    expect(run.polls.get(key)!.slice(0, DISPATCH_POLICY.deferralsBeforeFailure + 1).map((t) => (t - T0) / MIN)).toEqual([0, 1, 2, 3]);
+    expect(run.state.sources[key]).toMatchObject({ last_error: "deferred" });
+    const facts = healthFacts(run.state, watch, T0 + 12 * MIN, { stalledAfterMs: HOUR });
+    expect(facts.failing.map((f) => f.source)).toEqual([key]);
+  });
+});
+
+describe("pollBatches", () => {
+  const req = (i: number, large = false): PollRequest => ({ source: { kind: "deployment", organizationId: ORG, id: app(i) }, ...(large ? { large } : {}) });
+  const ids = (batches: PollRequest[][]) => batches.map((b) => b.map((p) => Number(p.source.id.slice(1, 8))));
+
+  it("cuts a tick's polls into batches of ten, in plan order", () => {
+    const batches = pollBatches(Array.from({ length: 23 }, (_, i) => req(i)));
+    expect(batches.map((b) => b.length)).toEqual([10, 10, 3]);
+    expect(ids(batches).flat()).toEqual(Array.from({ length: 23 }, (_, i) => i));
+  });
+
+  it("gives each poll known to bring a large answer a batch of its own room: never two in one batch", () => {
+    const polls = Array.from({ length: 15 }, (_, i) => req(i, i === 1 || i === 4 || i === 9));
+    const batches = pollBatches(polls);
+    for (const b of batches) expect(b.filter((p) => p.large).length).toBeLessThanOrEqual(1);
+    expect(batches.every((b) => b.length <= POLL_BATCH)).toBe(true);
+    expect(batches).toHaveLength(3);
+    expect(ids(batches).flat().sort((x, y) => x - y)).toEqual(Array.from({ length: 15 }, (_, i) => i));
+    // More large ones than ten polls need batches: more batches.
+    expect(pollBatches([req(0, true), req(1, true), req(2)]).map((b) => b.length)).toEqual([2, 1]);
   });
 });
 

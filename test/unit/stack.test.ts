@@ -352,6 +352,11 @@ describe("the packaged stack", () => {
     expect(env.NOTIFY_SLACK_FUNCTION_NAME).toEqual({ Ref: "NotifySlackLambdaFunction" });
     expect(env.NOTIFY_EMAIL_FUNCTION_NAME).toEqual({ Ref: "NotifyEmailLambdaFunction" });
     expect(ofType("AWS::Lambda::EventSourceMapping").map(([, m]) => text(m.Properties.FunctionName))).not.toContain("${PollLambdaFunction.Arn}");
+    // A digest flush is sent again every tick while alerts are held: not retried, not kept past a minute.
+    for (const fn of ["NotifySlack", "NotifyEmail"]) {
+      const flush = ofType("AWS::Lambda::EventInvokeConfig").map(([, r]) => r.Properties).find((p) => text(p.FunctionName) === `\${${fn}LambdaFunction}`);
+      expect(flush, fn).toMatchObject({ MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 });
+    }
   });
 
   it("feeds the notifiers from SQS with partial batch failures, and dead-letters what keeps failing", () => {

@@ -7,7 +7,7 @@
  */
 import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
 import type { PollRequest } from "../../model/poll.js";
-import { POLL_BATCH } from "../../ingest/cycle.js";
+import { pollBatches } from "../../ingest/cycle.js";
 import { type DigestFlusher, heldKinds, type PollSender } from "../lambda/dispatch.js";
 import { allReceivers } from "../../config/routes.js";
 import type { Config } from "../../config/load.js";
@@ -22,17 +22,20 @@ export async function invokeAsync(lambda: LambdaClient, functionName: string, ev
   return res.StatusCode === 202;
 }
 
-/** The poll function, ten polls an invocation; the polls whose invocation Lambda refused or failed are returned. */
+/** The poll function, ten polls an invocation; the polls whose invocation Lambda refused or failed are returned, with why. */
 export function lambdaPollSender(lambda: LambdaClient, functionName: string): PollSender {
   return {
     async send(polls) {
-      const failed: PollRequest[] = [];
-      const batches = Array.from({ length: Math.ceil(polls.length / POLL_BATCH) }, (_, i) => polls.slice(i * POLL_BATCH, (i + 1) * POLL_BATCH));
-      await Promise.all(batches.map(async (batch) => {
-        const accepted = await invokeAsync(lambda, functionName, { lookout: POLL_EVENT, polls: batch }).catch(() => false);
-        if (!accepted) failed.push(...batch);
+      const unsent: PollRequest[] = [];
+      const reasons = new Set<string>();
+      await Promise.all(pollBatches(polls).map(async (batch) => {
+        const reason = await invokeAsync(lambda, functionName, { lookout: POLL_EVENT, polls: batch })
+          .then((accepted) => (accepted ? undefined : "Lambda did not accept the event"), (err: Error) => `${err.name}: ${err.message}`);
+        if (reason === undefined) return;
+        unsent.push(...batch);
+        reasons.add(`${functionName}: ${reason}`);
       }));
-      return failed;
+      return { unsent, reasons: [...reasons] };
     },
   };
 }

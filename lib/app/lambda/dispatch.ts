@@ -9,7 +9,7 @@ import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import type { Context } from "aws-lambda";
-import { planPolls, raiseHealth, watchQueues } from "../../ingest/cycle.js";
+import { planPolls, raiseHealth, unplanPolls, watchQueues } from "../../ingest/cycle.js";
 import type { QueueSample } from "../../alerts/health.js";
 import type { IngestStore } from "../../model/ingest-store.js";
 import type { HealthSettings } from "../../config/load.js";
@@ -24,10 +24,16 @@ import { receiverId } from "../../config/receivers.js";
 import type { ReceiverKind } from "./messages.js";
 import { resolveDeps, telemetryOr, type Deps, type Telemetry } from "./telemetry.js";
 
+/** Polls that could not be sent, and why (each distinct reason once). */
+export interface UnsentPolls {
+  unsent: PollRequest[];
+  reasons: string[];
+}
+
 /** Where planned polls go: the poll function, invoked asynchronously in the cloud (lib/app/cloud/invoke.ts). */
 export interface PollSender {
   /** Sends the polls; returns those that could not be sent. */
-  send(polls: PollRequest[]): Promise<PollRequest[]>;
+  send(polls: PollRequest[]): Promise<UnsentPolls>;
 }
 
 /**
@@ -43,11 +49,9 @@ export interface DigestFlusher {
 /** The kinds among these receivers that have an alert held (one key read a receiver). */
 export function heldKinds(store: Pick<NotifyStore, "heldFor">, receivers: readonly Receiver[]): () => Promise<ReceiverKind[]> {
   return async () => {
-    const kinds = new Set<ReceiverKind>();
-    await Promise.all(receivers.map(async (r) => {
-      if (!kinds.has(r.type) && (await store.heldFor(receiverId(r), 1)).length) kinds.add(r.type);
-    }));
-    return [...kinds];
+    // One key-only Query a receiver, all at once (receivers are few).
+    const held = await Promise.all(receivers.map(async (r) => ((await store.heldFor(receiverId(r), 1)).length ? [r.type] : [])));
+    return [...new Set(held.flat())];
   };
 }
 
@@ -116,31 +120,47 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
         unread ??= err;
       }
     }
+    // Polls first; held digests are flushed whatever became of them (a store or platform failure does
+    // not hold back what a person is waiting for), and any failure fails the tick after both.
+    const outcome = await sendPolls(d, now, logger).catch((err: unknown) => {
+      unread ??= err;
+      return { planned: 0, sent: 0 };
+    });
+    const flushed = d.digests ? await flushHeld(d.digests, (err) => void (unread ??= err)) : [];
+    logger.info("tick planned", { ...outcome, flushed });
+    // Queues that could not be watched, polls not sent, or held digests not flushed fail the tick, so
+    // its errors alarm says so (a digest not flushed is tried again at the next tick).
+    if (unread) throw unread;
+    return { ...outcome, flushed };
+  };
+  /** Plans the tick's polls, raises what the state says of polling's health, and sends the polls. */
+  async function sendPolls(d: DispatchHandlerDeps, now: number, log: typeof logger): Promise<{ planned: number; sent: number }> {
     const { polls, state } = await planPolls(d.store, d.watch, now);
     if (d.outbox) await raiseHealth(state, d.watch, new Date(now), d.outbox, undefined, d.health);
-    // A send that fails is retried once; what still fails is picked up by a later tick (its source stays stale).
-    let failed = await d.polls.send(polls);
-    if (failed.length) failed = await d.polls.send(failed);
-    if (failed.length) logger.warn("polls not sent", { sources: failed.map((p) => sourceKey(p.source)) });
+    // A send that fails is retried once. What still fails was not polled after all: its sources are due
+    // again and stay stale (polling_stalled), and the tick fails, naming why, so its errors alarm says so.
+    let { unsent, reasons } = await d.polls.send(polls);
+    if (unsent.length) ({ unsent, reasons } = await d.polls.send(unsent));
     metrics.addMetric("PollsPlanned", MetricUnit.Count, polls.length);
-    metrics.addMetric("PollsNotSent", MetricUnit.Count, failed.length);
-    const flushed: ReceiverKind[] = [];
-    if (d.digests) {
-      // Each kind on its own: one notify function that cannot be invoked does not hold back the other's digests.
-      const digests = d.digests;
-      const kinds = await digests.held().catch((err: unknown): ReceiverKind[] => {
-        unread ??= err;
-        return [];
-      });
-      for (const kind of kinds) {
-        await digests.flush(kind).then(() => void flushed.push(kind), (err: unknown) => void (unread ??= err));
-      }
+    metrics.addMetric("PollsNotSent", MetricUnit.Count, unsent.length);
+    if (unsent.length) {
+      log.error("polls not sent", { sources: unsent.map((p) => sourceKey(p.source)), reasons });
+      await unplanPolls(d.store, unsent);
+      throw new Error(`${unsent.length} of ${polls.length} polls could not be sent to the poll function: ${reasons.join("; ")}`);
     }
-    logger.info("tick planned", { planned: polls.length, sent: polls.length - failed.length, flushed });
-    // The polls are sent; queues that could not be watched, or held digests that could not be flushed,
-    // fail the tick, so its errors alarm says so (a digest not flushed is tried again at the next tick).
-    if (unread) throw unread;
-    return { planned: polls.length, sent: polls.length - failed.length, flushed };
-  };
+    return { planned: polls.length, sent: polls.length };
+  }
+
   return middy(base).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+}
+
+/** Flushes the held digests of each kind of receiver on its own: one notify function that cannot be invoked does not hold back the other's. */
+async function flushHeld(digests: DigestFlusher, failed: (err: unknown) => void): Promise<ReceiverKind[]> {
+  const flushed: ReceiverKind[] = [];
+  const kinds = await digests.held().catch((err: unknown): ReceiverKind[] => {
+    failed(err);
+    return [];
+  });
+  for (const kind of kinds) await digests.flush(kind).then(() => void flushed.push(kind), failed);
+  return flushed;
 }
