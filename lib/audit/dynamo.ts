@@ -12,7 +12,7 @@ import type { Mute } from "../model/notify-store.js";
 import type { AuditPage, AuditQuery, IndexPosition } from "./model.js";
 import type { AuditRow, DeliveryRow } from "../model/audit-row.js";
 import { keyCondition, planQuery, type Plan } from "./plan.js";
-import { readMerged, type Item, type QueryFn } from "./merge.js";
+import { readMerged, streamsOf, type Item, type QueryFn } from "./merge.js";
 import { encodeCursor } from "./cursor.js";
 import { BATCH_ROWS, BATCH_SPAN_MS, batchRecords, isBatchKey } from "../store/routine-batches.js";
 import { parseExecutionEntryId } from "../model/audit-row.js";
@@ -55,7 +55,8 @@ export class DynamoAuditStore implements AuditReader {
   async query(q: AuditQuery, opts: { deliveries?: boolean } = {}): Promise<AuditPage> {
     const plan = planQuery(q);
     // One more than a page: when it exists there is a next page, and the cursor is not a dead end.
-    const items = await readMerged(plan, this.partitionQuery(plan), q.limit + 1);
+    const streams = streamsOf(plan);
+    const items = await readMerged(streams, { lo: plan.lo, hi: plan.hi }, this.streamQuery(plan, streams.length), q.limit + 1);
     const page = items.slice(0, q.limit);
     const rows = await this.rowsOf(page);
     if (opts.deliveries ?? true) await this.joinDeliveries(rows);
@@ -63,22 +64,25 @@ export class DynamoAuditStore implements AuditReader {
     return {
       rows,
       ...(items.length > q.limit && last ? { cursor: encodeCursor(q.identity, positionOf(last), q.range) } : {}),
-      plan: { index: plan.index, partitions: plan.partitions, ...(plan.filter ? { filter: plan.filter.expression } : {}) },
+      plan: {
+        index: plan.index, partitions: plan.partitions, ...(plan.filter ? { filter: plan.filter.expression } : {}),
+        ...(plan.batches ? { batches: { index: plan.batches.index, partitions: plan.batches.partitions, filter: plan.batches.filter.expression } } : {}),
+      },
     };
   }
 
-  private partitionQuery(plan: Plan): QueryFn {
+  private streamQuery(plan: Plan, streams: number): QueryFn {
     // A batch sorts by its newest row: one holding rows below `hi` may sort up to its span above it.
-    const widened = { ...plan, ...(plan.hi !== undefined ? { hi: laterBy(plan.hi, BATCH_SPAN_MS) } : {}) };
-    return async (partition, start, limit) => {
-      const key = keyCondition(widened, partition);
+    const widened = { lo: plan.lo, ...(plan.hi !== undefined ? { hi: laterBy(plan.hi, BATCH_SPAN_MS) } : {}) };
+    return async (stream, start, limit) => {
+      const key = keyCondition({ ...widened, keyAttr: stream.keyAttr }, stream.partition);
       const res = await this.doc.send(new QueryCommand({
         TableName: this.table,
-        IndexName: plan.index,
+        IndexName: stream.index,
         KeyConditionExpression: key.expression,
-        ...(plan.filter ? { FilterExpression: plan.filter.expression } : {}),
-        ExpressionAttributeNames: { ...key.names, ...plan.filter?.names },
-        ExpressionAttributeValues: { ...key.values, ...plan.filter?.values },
+        ...(stream.filter ? { FilterExpression: stream.filter.expression } : {}),
+        ExpressionAttributeNames: { ...key.names, ...stream.filter?.names },
+        ExpressionAttributeValues: { ...key.values, ...stream.filter?.values },
         ScanIndexForward: false,
         Limit: limit,
         ExclusiveStartKey: start,
@@ -87,7 +91,7 @@ export class DynamoAuditStore implements AuditReader {
       // One partition's first read is at most a page (limit + 1 entries, all of which the merge may take):
       // its rows come with its batches, in one round trip. Later reads (a sparse filter doubles up to
       // 1,000) and merged partitions read past what a page takes: their rows wait for the page (rowsOf).
-      const eager = plan.partitions.length === 1 && start === undefined;
+      const eager = streams === 1 && start === undefined;
       const withRows = (e: Item) => isBatchKey(e.pk) || (eager && !auditRowOf(e));
       const found = await this.batchGet(entries.filter(withRows).map((e) => ({ pk: String(e.pk), sk: String(e.sk) })));
       const items = entries.flatMap((e): Item[] => {

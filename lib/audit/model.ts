@@ -77,5 +77,5 @@ export interface AuditPage {
   /** Present when there may be more: pass it back for the next page of the same query. */
   cursor?: string;
   /** Which index answered and how (for people and tests). */
-  plan: { index: string; partitions: string[]; filter?: string };
+  plan: { index: string; partitions: string[]; filter?: string; batches?: { index: string; partitions: string[]; filter: string } };
 }

@@ -8,7 +8,9 @@
  * "what" partitions); last, every "what" partition merged, filtered by the organization if one is given.
  */
 import { type EventKind, type Transition, severityOf } from "../model/event.js";
-import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, auditIndexName, COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, QUARANTINE_WHAT, dimensionKey } from "../model/audit-index.js";
+import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, auditIndexName, BATCH_FILTERED_DIMENSIONS, BATCH_KEY_DIMENSIONS, COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, QUARANTINE_WHAT, dimensionKey, normalizeValue } from "../model/audit-index.js";
+import { isDeliveryStatus } from "../model/audit-row.js";
+import { BATCH_PREFIX } from "../model/items.js";
 import type { AuditQuery, FilterName, Filters } from "./model.js";
 import { TRANSITIONS } from "./model.js";
 
@@ -21,10 +23,18 @@ export interface Plan {
   /** Sort-key bounds: `lo` inclusive, `hi` exclusive. */
   lo?: string;
   hi?: string;
-  filter?: { expression: string; names: Record<string, string>; values: Record<string, string> };
+  filter?: Filter;
   /** What chose the key, for people: `service`, `kind`, `everything`. */
   by: string;
+  /**
+   * Batches of records that raised nothing are not in the key's index when the key is one of their
+   * filtered dimensions (a project, a status): they are read from their kinds' "what" partitions, this
+   * filter keeping the batches that match, merged with the key's partitions.
+   */
+  batches?: { index: string; keyAttr: string; partitions: string[]; filter: Filter };
 }
+
+export type Filter = { expression: string; names: Record<string, string>; values: Record<string, string> };
 
 /** A partition of the "what" slot and what every item in it is. */
 interface WhatPartition {
@@ -90,8 +100,11 @@ function chooseKey(f: Filters): Key {
   return what("everything");
 }
 
+/** The kinds of records stored in batches, and where a batch of each is in the "what" index. */
+const BATCHED_KINDS = Object.keys(BATCH_FILTERED_DIMENSIONS) as Array<keyof typeof BATCH_FILTERED_DIMENSIONS>;
+
 /** The filter expression of the dimensions the key does not cover. */
-function filterFor(f: Filters, key: Key): Plan["filter"] {
+function filterFor(f: Filters, key: Key, batches?: "also" | "only"): Plan["filter"] {
   const clauses: string[] = [];
   const names: Record<string, string> = {};
   const values: Record<string, string> = {};
@@ -105,6 +118,23 @@ function filterFor(f: Filters, key: Key): Plan["filter"] {
     names[`#${field}`] = field;
     return `#row.#${field}`;
   };
+  // A batch holds the keys of the dimensions it is not found by among its filtered fields.
+  const slotClause = (dim: Dimension, attr: string, k: string) => {
+    names[`#${attr}`] = attr;
+    const v = value(k);
+    if (!batches || BATCH_KEY_DIMENSIONS.includes(dim)) return `#${attr} = ${v}`;
+    const filtered = `${rowField(attr)} = ${v}`;
+    return batches === "only" ? filtered : `(#${attr} = ${v} OR ${filtered})`;
+  };
+  if (batches === "only") {
+    // Not `#pk`: the key condition names the index's key so.
+    names["#item"] = "pk";
+    clauses.push(`begins_with(#item, ${value(BATCH_PREFIX)})`);
+    if (key.dim !== "what") {
+      const { attr, key: k } = dimensionKey(key.dim, f[key.dim as FilterName]!);
+      clauses.push(slotClause(key.dim, attr, k));
+    }
+  }
   for (const name of Object.keys(f) as FilterName[]) {
     const v = f[name]!;
     const partitionsSay = key.dim === "what" && (WHAT_FILTERS as readonly string[]).includes(name);
@@ -118,8 +148,7 @@ function filterFor(f: Filters, key: Key): Plan["filter"] {
     if (dim !== key.dim && key.dim !== "what" && DIMENSIONS[dim].slot === DIMENSIONS[key.dim].slot) continue;
     if (dim !== key.dim) {
       const { attr, key: k } = dimensionKey(dim, v);
-      names[`#${attr}`] = attr;
-      clauses.push(`#${attr} = ${value(k)}`);
+      clauses.push(slotClause(dim, attr, k));
     }
     // Commits are keyed by their short id: a longer one is checked against the full id.
     if (dim === "commit" && v.length > COMMIT_KEY_LENGTH) clauses.push(`begins_with(${rowField("commit")}, ${value(v)})`);
@@ -140,7 +169,14 @@ export function planQuery(q: AuditQuery): Plan {
     return dim !== key.dim && dim in DIMENSIONS && DIMENSIONS[dim].slot === DIMENSIONS[key.dim as Dimension].slot;
   });
   const empty = clash || (lo !== undefined && hi !== undefined && lo >= hi);
-  const filter = filterFor(q.filters, key);
+  // The key's partitions hold batches when it is a dimension batches are keyed by (a source, a service) or a kind of record.
+  const keyHoldsBatches = (key.dim !== "what" && BATCH_KEY_DIMENSIONS.includes(key.dim)) ||
+    (key.dim === "what" && key.partitions.some((p) => BATCHED_KINDS.some((k) => p === dimensionKey("kind", k).key)));
+  const filter = filterFor(q.filters, key, keyHoldsBatches ? "also" : undefined);
+  const batchKinds = key.dim === "what" ? [] : BATCHED_KINDS.filter((k) => BATCH_FILTERED_DIMENSIONS[k].includes(key.dim as Dimension) &&
+    // A delivery's status is an HTTP status code: a deployment's status reads no delivery batch.
+    !(k === "webhook_delivery" && key.dim === "status" && !isDeliveryStatus(normalizeValue("status", q.filters.status!))));
+  const batchPartitions = whatPartitions(q.filters).filter((p) => batchKinds.some((k) => p === dimensionKey("kind", k).key));
   return {
     index: auditIndexName(slot),
     keyAttr: key.attr,
@@ -149,11 +185,14 @@ export function planQuery(q: AuditQuery): Plan {
     ...(hi !== undefined ? { hi } : {}),
     ...(filter ? { filter } : {}),
     by: key.by,
+    ...(batchPartitions.length && !empty
+      ? { batches: { index: auditIndexName("what"), keyAttr: AUDIT_SLOTS.what, partitions: batchPartitions, filter: filterFor(q.filters, key, "only")! } }
+      : {}),
   };
 }
 
 /** The key condition of one partition's Query (BETWEEN is inclusive: the reader drops a row at `hi`). */
-export function keyCondition(plan: Plan, partition: string): { expression: string; names: Record<string, string>; values: Record<string, string> } {
+export function keyCondition(plan: Pick<Plan, "keyAttr" | "lo" | "hi">, partition: string): { expression: string; names: Record<string, string>; values: Record<string, string> } {
   const names: Record<string, string> = { "#pk": plan.keyAttr };
   const values: Record<string, string> = { ":pk": partition };
   let range = "";

@@ -100,6 +100,12 @@ export function parseExecutionEntryId(id: string): { serviceId: string; executio
 
 type StoredRecord = { record_kind: string; id: string; organization_id: string };
 
+/** A webhook delivery's status: its target's HTTP status code, or this. */
+const NO_RESPONSE = "NO_RESPONSE";
+
+/** Whether a webhook delivery's row can have this status (upper case): a number, or no response. */
+export const isDeliveryStatus = (status: string) => status === NO_RESPONSE || !/^[A-Z_]*$/.test(status);
+
 /** A webhook delivery or cluster log entry as read. */
 export function recordRow(record: StoredRecord, occurredAt: string, observedAt: string): AuditRow {
   const at = isoInstant(occurredAt, observedAt);
@@ -120,7 +126,7 @@ export function recordRow(record: StoredRecord, occurredAt: string, observedAt: 
   const answered = code === null || code === undefined || code === 0 ? "got no answer" : `answered HTTP ${code}`;
   return compact<AuditRow>({
     type: "record", id: r.id, kind: "webhook_delivery", at, observed_at: observedAt,
-    status: code === null || code === undefined ? "NO_RESPONSE" : String(code),
+    status: code === null || code === undefined ? NO_RESPONSE : String(code),
     organization: r.organization_id,
     project: ref(svc?.project),
     environment: ref(svc?.environment),

@@ -16,6 +16,9 @@ export const expiresAfter = (atMs: number, retentionMs: number): number => Math.
 
 export type ItemType = "cursor" | "seen" | "record" | "record_ref" | "routine_batch" | "execution" | "service" | "incident" | "alert" | "directory" | "names" | "dispatch" | "quarantine";
 
+/** The key prefix of a batch of records that raised nothing (lib/store/routine-batches.ts): an index entry whose pk starts with it is a batch to expand. */
+export const BATCH_PREFIX = "RTN#";
+
 export const keys = {
   /** Per polled source: what was seen, paging state, budget facts. */
   cursor: (sourceKey: string) => ({ pk: `SRC#${keyPart(sourceKey)}`, sk: "CURSOR" }),

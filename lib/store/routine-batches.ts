@@ -1,20 +1,19 @@
 /**
  * Records that raised nothing, stored compactly (docs/audit.md, "Records that raised nothing"): the
  * records of one write that share every audit dimension and one clock hour go into one compressed
- * batch item, which stands in the audit indexes for all of them (every row it holds matches a filter
- * exactly when the batch does); each record keeps a small item under its own key that points to its
+ * batch item, which stands for all of them in the index of their source (cluster, webhook) and in their
+ * kind's partition, with their other dimensions among its filtered fields (every row it holds matches
+ * a filter exactly when the batch does); each record keeps a small item under its own key that points to its
  * batch, so `explain` finds it by id. A batch sorts by its newest row, so a reader widens its upper
  * time bound by the span a batch may cover (`BATCH_SPAN_MS`) and holds expanded rows until nothing
  * unread can be newer.
  */
 import { createHash } from "node:crypto";
 import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
-import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, ROW_FILTER_FIELDS, type AuditFilterRow, filterRow, instantOf, sortKey } from "../model/audit-index.js";
+import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, BATCH_KEY_DIMENSIONS, ROW_FILTER_FIELDS, type AuditFilterRow, dimensionOfKey, filterRow, instantOf, sortKey } from "../model/audit-index.js";
 import type { RecordItem } from "../model/ingest-store.js";
-import { TTL_ATTRIBUTE } from "../model/items.js";
+import { BATCH_PREFIX, TTL_ATTRIBUTE } from "../model/items.js";
 
-/** The key prefix of batch items: an index entry whose pk starts with it is a batch to expand. */
-export const BATCH_PREFIX = "RTN#";
 /** A batch holds rows of one clock hour: its sort key (its newest row's) is less than an hour past any row's. */
 export const BATCH_SPAN_MS = 3_600_000;
 /** Compressed rows per item, well under DynamoDB's 400 KB with the keys beside them. */
@@ -43,7 +42,14 @@ const compress = (records: BatchedRecord[]) => brotliCompressSync(Buffer.from(JS
 
 /** The records of a batch item, each as the record item it stands for (its slot keys, filtered fields and TTL are the batch's). */
 export function batchRecords(batch: Record<string, unknown>): RecordItem[] {
-  const shared = Object.fromEntries([...SLOT_ATTRS, AUDIT_FILTERS, TTL_ATTRIBUTE].filter((a) => batch[a] !== undefined).map((a) => [a, batch[a]]));
+  const shared: Record<string, unknown> = Object.fromEntries([...SLOT_ATTRS, AUDIT_FILTERS, TTL_ATTRIBUTE].filter((a) => batch[a] !== undefined).map((a) => [a, batch[a]]));
+  // The slot keys a batch carries among its filtered fields are its records' keys.
+  const filters = batch[AUDIT_FILTERS] as Record<string, unknown> | undefined;
+  if (filters && !("id" in filters)) {
+    const slots = SLOT_ATTRS.filter((a) => filters[a] !== undefined);
+    for (const a of slots) shared[a] = filters[a];
+    if (slots.length) shared[AUDIT_FILTERS] = filterRow(filters as AuditFilterRow);
+  }
   const rows = JSON.parse(brotliDecompressSync(batch[BATCH_ROWS] as Uint8Array).toString("utf8")) as BatchedRecord[];
   // A record batched before the lean entries keeps its whole row under the filters' name: it wins.
   return rows.map((r) => ({ ...shared, ...r, item_type: "record" }));
@@ -103,12 +109,17 @@ function batchItem(records: RecordItem[], rows: Buffer, expiresAt: number): Reco
   const id = createHash("sha256").update(groupKey(first)).update("\u0000").update(pks.join("\u0000")).digest("base64url").slice(0, 27);
   const pk = `${BATCH_PREFIX}${id}`;
   const newest = records.map((r) => String(r[AUDIT_SORT])).reduce((a, b) => (a > b ? a : b));
+  const slots = SLOT_ATTRS.filter((a) => first[a] !== undefined);
+  const isKey = (a: string) => BATCH_KEY_DIMENSIONS.includes(dimensionOfKey(first[a])!);
+  const keyed = slots.filter(isKey);
+  const filtered = slots.filter((a) => !isKey(a));
   return {
     pk, sk: "BATCH", item_type: "routine_batch", count: records.length, [BATCH_ROWS]: rows,
-    ...Object.fromEntries(SLOT_ATTRS.filter((a) => first[a] !== undefined).map((a) => [a, first[a]])),
+    // Keys of its source and kind only; its other dimensions are filtered fields (docs/audit.md).
+    ...Object.fromEntries(keyed.map((a) => [a, first[a]])),
     // Its newest row's instant: every row it holds sorts at or below it.
     [AUDIT_SORT]: sortKey(instantOf(newest), pk),
-    [AUDIT_FILTERS]: filterRow(first[AUDIT_FILTERS] as AuditFilterRow | undefined),
+    [AUDIT_FILTERS]: { ...filterRow(first[AUDIT_FILTERS] as AuditFilterRow | undefined), ...Object.fromEntries(filtered.map((a) => [a, first[a]])) },
     [TTL_ATTRIBUTE]: expiresAt,
   };
 }

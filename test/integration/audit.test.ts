@@ -35,7 +35,7 @@ import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
 import { freshTable, localDynamoClient, TEST_RETENTION_MS, scanTable } from "../support/dynamodb.js";
 import { expandRecords } from "../../lib/store/routine-batches.js";
 import { recordingChannel } from "../support/recording-channel.js";
-import { beforeLeanEntries } from "../support/earlier-formats.js";
+import { batchBeforeLeanEntries, batchBeforeSourceKeys, beforeLeanEntries } from "../support/earlier-formats.js";
 import { auditRowOf } from "../../lib/model/audit-index.js";
 
 const silent = { info() {}, warn() {}, error() {} };
@@ -139,6 +139,12 @@ beforeAll(async () => {
   // wrote it (its row in every index entry): a table upgraded in place, read in both formats at once.
   const whole = (await scanTable(doc, tableName)).filter((i) => ["execution", "alert", "record"].includes(String(i.item_type)));
   await pMap(whole.filter((_, n) => n % 3 === 0), (i) => doc.send(new PutCommand({ TableName: tableName, Item: beforeLeanEntries(i) })), { concurrency: 8 });
+  // Every third batch of records that raised nothing as the version before found them by source and
+  // kind wrote it (in every index of its records' dimensions); every fifth as the one before lean entries.
+  const batches = (await scanTable(doc, tableName)).filter((i) => i.item_type === "routine_batch");
+  expect(batches.length).toBeGreaterThan(30);
+  const earlier = batches.flatMap((b, n) => (n % 5 === 0 ? [batchBeforeLeanEntries(b)] : n % 3 === 0 ? [batchBeforeSourceKeys(b)] : []));
+  await pMap(earlier, (Item) => doc.send(new PutCommand({ TableName: tableName, Item })), { concurrency: 8 });
 
   items = await scanAll();
   // The reader's own client: every command it sends is seen here, and a Scan fails the query.
@@ -277,6 +283,11 @@ describe("every filter, alone and combined, over all pages", () => {
       [{ kind: "cluster_log", severity: "error", cluster: c0 }, 2],
       [{ kind: "cluster_log", type: "alert" }, 3],
       [{ project: p.project, environment: p.env, kind: "webhook_delivery", status: "200" }, 100],
+      // records that raised nothing: found by their source and kind, their other dimensions filtered
+      [{ status: "200" }, 60],
+      [{ service: p.busiest, status: "200" }, 3],
+      [{ webhook: wh, project: p.project, environment: p.env }, 40],
+      [{ cluster: c0, status: "INFO" }, 20],
     ];
     await pMap(cases, async ([raw, limit]) => {
       const { keys, pages, query } = await allPages(raw, limit);

@@ -92,6 +92,11 @@ describe("records that raised nothing, in batches", () => {
     // Three hours × three clusters × two kinds of line, from six writes: far fewer batches than records.
     expect(batches.length).toBeLessThan(544 / 8);
     for (const p of pointers) expect(Object.keys(p).sort()).toEqual(["batch", "expires_at", "item_type", "pk", "sk"]);
+    // Found by its source and kind: in those indexes only; its status is a filtered field.
+    for (const b of batches.filter((b) => b.expires_at !== 1_900_000_000)) { // not the earlier version's
+      expect(Object.keys(b).filter((k) => k.startsWith("ix_")).sort()).toEqual(["ix_at", "ix_org", "ix_subject", "ix_what"]);
+      expect(b.audit).toMatchObject({ ix_status: expect.stringMatching(/^ST#(INFO|WARNING)$/) });
+    }
     expect(rowsOf(oracleItems)).toHaveLength(545);
   });
 

@@ -18,6 +18,7 @@ import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 const now = new Date("2026-03-10T12:00:00Z");
 const SVC = "3f2e1d0c-9b8a-4765-8432-10fedcba9876";
 const ENV = "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b";
+const PRJ = "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f";
 const parse = (raw: Record<string, string | undefined>) => parseAuditQuery(raw, now);
 const problem = (raw: Record<string, string | undefined>) => {
   try {
@@ -100,7 +101,8 @@ describe("the planner", () => {
   it("keys on the most selective filter and filters the rest", () => {
     const p = plan({ environment: ENV, service: SVC, status: "BUILD_ERROR", severity: "error" });
     expect(p).toMatchObject({ index: "audit-subject", keyAttr: "ix_subject", partitions: [`SVC#${SVC}`], by: "service" });
-    expect(p.filter?.expression).toBe("#ix_env = :f0 AND #ix_status = :f1 AND #row.#severity = :f2");
+    // A service's partition holds batches of deliveries, which carry an environment and a status as filtered fields.
+    expect(p.filter?.expression).toBe("(#ix_env = :f0 OR #row.#ix_env = :f0) AND (#ix_status = :f1 OR #row.#ix_status = :f1) AND #row.#severity = :f2");
     expect(p.filter?.values).toEqual({ ":f0": `ENV#${ENV}`, ":f1": "ST#BUILD_ERROR", ":f2": "error" });
     expect(plan({ actor: "Ann", service: SVC }).index).toBe("audit-who");
     expect(plan({ commit: "a94a8fe5ccb19ba61c4c0873d391e987982fbbd3" })).toMatchObject({
@@ -142,6 +144,35 @@ describe("the planner", () => {
     expect(plan({ kind: "deployment" }).filter).toBeUndefined();
     // Not the key: the row says it.
     expect(plan({ service: SVC, kind: "deployment", type: "alert" }).filter?.expression).toBe("#row.#kind = :f0 AND #row.#type = :f1");
+  });
+
+  it("reads batches of records that raised nothing by their kind where the key is a dimension they are not found by", () => {
+    const WH = "5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01";
+    // A project: its partition, and the webhook deliveries' batches that carry its key among their filtered fields.
+    expect(plan({ project: PRJ }).batches).toEqual({
+      index: "audit-what", keyAttr: "ix_what", partitions: ["KIND#webhook_delivery"],
+      filter: { expression: "begins_with(#item, :f0) AND #row.#ix_project = :f1", names: { "#item": "pk", "#row": "audit", "#ix_project": "ix_project" }, values: { ":f0": "RTN#", ":f1": `PRJ#${PRJ}` } },
+    });
+    // A status: both kinds' batches, deliveries' only for an HTTP status code; the other filters apply to them too.
+    expect(plan({ status: "200", kind: "webhook_delivery", environment: ENV }).batches).toMatchObject({ partitions: ["KIND#webhook_delivery"] });
+    expect(plan({ status: "204" }).batches?.partitions).toEqual(["KIND#webhook_delivery", "KIND#cluster_log"]);
+    expect(plan({ status: "no_response" }).batches?.partitions).toEqual(["KIND#webhook_delivery", "KIND#cluster_log"]);
+    expect(plan({ status: "info" }).batches?.partitions).toEqual(["KIND#cluster_log"]);
+    expect(plan({ status: "DEPLOYMENT_ERROR" }).batches?.partitions).toEqual(["KIND#cluster_log"]);
+    expect(plan({ status: "200", environment: ENV }).batches?.filter.expression).toBe("begins_with(#item, :f0) AND #row.#ix_env = :f1 AND #row.#ix_status = :f2");
+    // Their source's partition holds them (a service's too): its other dimensions are the entry's key or the batch's filtered field.
+    expect(plan({ webhook: WH, project: PRJ })).toMatchObject({ index: "audit-who", filter: { expression: "(#ix_project = :f0 OR #row.#ix_project = :f0)" } });
+    expect(plan({ service: SVC, status: "200" })).toMatchObject({ index: "audit-subject", filter: { expression: "(#ix_status = :f0 OR #row.#ix_status = :f0)" } });
+    expect(plan({ webhook: WH, project: PRJ }).batches).toBeUndefined();
+    // No batch can match: alerts, executions, a source's or service's own partition, the "what" partitions themselves.
+    const none: Array<Record<string, string>> = [
+      { project: PRJ, type: "alert" }, { project: PRJ, kind: "deployment" }, { environment: ENV, transition: "failed" }, { cluster: WH },
+      { service: SVC }, { kind: "cluster_log" }, { actor: "ann" },
+    ];
+    for (const raw of none) {
+      expect(plan(raw).batches, JSON.stringify(raw)).toBeUndefined();
+    }
+    expect(plan({ project: PRJ, kind: "cluster_log" }).batches).toBeUndefined();
   });
 
   it("bounds the sort key by the time range and the previous page", () => {
