@@ -125,7 +125,7 @@ export interface CostLine {
  * A month's bill from one simulated period, once the table holds what the period stored kept for its
  * retention (`storedByteMonths`: bytes stored over the period times the months they are kept).
  */
-export function monthlyCost(r: DayResult, hours: number, storedByteMonths: number): { lines: CostLine[]; total: number } {
+export function monthlyCost(r: DayResult, hours: number, storedByteMonths: number, opts: { pitr?: boolean } = {}): { lines: CostLine[]; total: number } {
   const scale = MONTH_HOURS / hours;
   const ticks = r.ticks * scale;
   const alerts = r.messages.alerts * scale;
@@ -164,7 +164,7 @@ export function monthlyCost(r: DayResult, hours: number, storedByteMonths: numbe
     { item: "CloudWatch Logs ingestion", dollars: (logBytes / 1024 ** 3) * PRICES.logsGb },
     { item: `CloudWatch alarms (${ALARMS})`, dollars: ALARMS * PRICES.alarmMonth },
     { item: "KMS keys of the stack", dollars: KMS_KEYS * PRICES.kmsKeyMonth },
-    { item: "DynamoDB storage and point-in-time backups", dollars: ((storedByteMonths * scale) / 1024 ** 3) * (PRICES.dynamoStorageGbMonth + PRICES.dynamoPitrGbMonth) },
+    { item: "DynamoDB storage and point-in-time backups", dollars: ((storedByteMonths * scale) / 1024 ** 3) * (PRICES.dynamoStorageGbMonth + (opts.pitr === false ? 0 : PRICES.dynamoPitrGbMonth)) },
   ];
   return { lines, total: lines.reduce((s, l) => s + l.dollars, 0) };
 }
@@ -209,6 +209,13 @@ export async function benchCost(): Promise<void> {
     const { lines, total } = monthlyCost(r, HOURS, steadyBytes);
     const firstMonth = monthlyCost(r, HOURS, (stored.routine + stored.kept) * 0.5).total;
     const keptAll = monthlyCost(r, HOURS, (stored.routine + stored.kept) * (RETENTION_DAYS / MONTH_DAYS)).total;
+    // What the product's own choices cost: point-in-time recovery on, the rest kept 400 days (docs/architecture.md, "Storage").
+    const kept90 = stored.routine * (ROUTINE_RETENTION_DAYS / MONTH_DAYS) + stored.kept * (90 / MONTH_DAYS);
+    const choices = [
+      ["without point-in-time backups", monthlyCost(r, HOURS, steadyBytes, { pitr: false }).total],
+      ["and what raised something kept 90 days", monthlyCost(r, HOURS, kept90, { pitr: false }).total],
+      ["and nothing stored at all", monthlyCost(r, HOURS, 0, { pitr: false }).total - (lines.find((l) => l.item === "DynamoDB writes")?.dollars ?? 0)],
+    ] as const;
     const top = [...lines].sort((a, b) => b.dollars - a.dollars);
     const method = `${HOURS} simulated hours at ${applications} applications, ${size.clusters} clusters, ${size.webhooks} webhooks (${r.polls} polls, ${r.messages.alerts} alerts, ${r.ticks} ticks), scaled to a month`;
     const steady = `once the table is full: what raised nothing kept ${ROUTINE_RETENTION_DAYS} days, the rest ${RETENTION_DAYS} (the defaults)`;
@@ -237,6 +244,11 @@ export async function benchCost(): Promise<void> {
         .map(([item, units]) => `${ITEM_NAMES[item] ?? item} $${((units * MONTH_HOURS) / HOURS * PRICES.dynamoWru).toFixed(2)}`).join("; "),
       method: `${method}; write units as DynamoDB Local reported them, by the key of the item written (a transaction by its first item); records: ${(
         (r.dynamoUnits.writesByItem.REC ?? 0) / Math.max(1, r.newRecords)).toFixed(1)} units a new record (the item and its audit index entries)`,
+    });
+    report({
+      name: `${applications} applications: dollars a month if the product chose otherwise`,
+      value: choices.map(([what, dollars]) => `${what} $${dollars.toFixed(2)}`).join("; "),
+      method: `${method}; cumulative: point-in-time recovery off; then failures, deployments and alerts kept 90 days instead of ${RETENTION_DAYS}; then no table writes or storage (the rest of the stack alone)`,
     });
     report({
       name: `${applications} applications: what dominates`,
