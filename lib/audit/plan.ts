@@ -8,7 +8,7 @@
  * "what" partitions); last, every "what" partition merged, filtered by the organization if one is given.
  */
 import { type EventKind, type Transition, severityOf } from "../model/event.js";
-import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, auditIndexName, BATCH_FILTERED_DIMENSIONS, BATCH_KEY_DIMENSIONS, COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, QUARANTINE_WHAT, dimensionKey, normalizeValue } from "../model/audit-index.js";
+import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, auditIndexName, BATCH_FILTERED_DIMENSIONS, batchFilters, COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, QUARANTINE_WHAT, dimensionKey, normalizeValue } from "../model/audit-index.js";
 import { isDeliveryStatus } from "../model/audit-row.js";
 import { BATCH_PREFIX } from "../model/items.js";
 import type { AuditQuery, FilterName, Filters } from "./model.js";
@@ -122,7 +122,7 @@ function filterFor(f: Filters, key: Key, batches?: "also" | "only"): Plan["filte
   const slotClause = (dim: Dimension, attr: string, k: string) => {
     names[`#${attr}`] = attr;
     const v = value(k);
-    if (!batches || BATCH_KEY_DIMENSIONS.includes(dim)) return `#${attr} = ${v}`;
+    if (!batches || !batchFilters(dim)) return `#${attr} = ${v}`;
     const filtered = `${rowField(attr)} = ${v}`;
     return batches === "only" ? filtered : `(#${attr} = ${v} OR ${filtered})`;
   };
@@ -170,7 +170,7 @@ export function planQuery(q: AuditQuery): Plan {
   });
   const empty = clash || (lo !== undefined && hi !== undefined && lo >= hi);
   // The key's partitions hold batches when it is a dimension batches are keyed by (a source, a service) or a kind of record.
-  const keyHoldsBatches = (key.dim !== "what" && BATCH_KEY_DIMENSIONS.includes(key.dim)) ||
+  const keyHoldsBatches = (key.dim !== "what" && !batchFilters(key.dim)) ||
     (key.dim === "what" && key.partitions.some((p) => BATCHED_KINDS.some((k) => p === dimensionKey("kind", k).key)));
   const filter = filterFor(q.filters, key, keyHoldsBatches ? "also" : undefined);
   const batchKinds = key.dim === "what" ? [] : BATCHED_KINDS.filter((k) => BATCH_FILTERED_DIMENSIONS[k].includes(key.dim as Dimension) &&

@@ -91,22 +91,20 @@ export const DIMENSIONS: Record<Dimension, { slot: AuditSlot; prefix: string }> 
 };
 
 /**
- * Records that raised nothing are stored in batches (lib/store/routine-batches.ts) found by their source
- * and kind (docs/audit.md, "Records that raised nothing"): a batch is in the index of its cluster, or of
- * its webhook and service, and in its kind's "what" partition, and carries its other dimensions' keys
- * among its filtered fields (`audit`), where a query of one of them finds it through its kind's partition.
- */
-export const BATCH_KEY_DIMENSIONS: readonly Dimension[] = ["organization", "cluster", "webhook", "service", "kind"];
-
-/**
- * The dimensions a batch of each kind of record carries as filtered fields rather than keys: those with
- * few values (a project, an environment, a status), so a query of one finds a fair share of the batches
- * it reads. A service is a key: there are many, and a quiet one would read every batch of the period.
+ * Records that raised nothing are stored in batches (lib/store/routine-batches.ts) found by their source,
+ * service and kind (docs/audit.md, "Records that raised nothing"). A batch of each kind carries these
+ * dimensions' keys among its filtered fields (`audit`) rather than as keys — those with few values (a
+ * project, an environment, a status), so a query of one, which reads the kind's batches, finds a fair
+ * share of what it reads — and every other dimension as a key, in its index (a service: there are many,
+ * and a quiet one would read every batch of the period).
  */
 export const BATCH_FILTERED_DIMENSIONS: Readonly<Record<"webhook_delivery" | "cluster_log", readonly Dimension[]>> = {
   webhook_delivery: ["project", "environment", "status"],
   cluster_log: ["status"],
 };
+
+/** Whether a batch can carry this dimension as a filtered field rather than a key. */
+export const batchFilters = (dim: Dimension): boolean => Object.values(BATCH_FILTERED_DIMENSIONS).some((dims) => dims.includes(dim));
 
 /** The dimension of an index key value (`PRJ#…` is a project's). */
 export function dimensionOfKey(key: unknown): Dimension | undefined {

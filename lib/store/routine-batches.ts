@@ -10,7 +10,7 @@
  */
 import { createHash } from "node:crypto";
 import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
-import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, BATCH_KEY_DIMENSIONS, ROW_FILTER_FIELDS, type AuditFilterRow, dimensionOfKey, filterRow, instantOf, sortKey } from "../model/audit-index.js";
+import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, BATCH_FILTERED_DIMENSIONS, ROW_FILTER_FIELDS, type AuditFilterRow, dimensionOfKey, filterRow, instantOf, sortKey } from "../model/audit-index.js";
 import type { RecordItem } from "../model/ingest-store.js";
 import { BATCH_PREFIX, TTL_ATTRIBUTE } from "../model/items.js";
 
@@ -110,7 +110,8 @@ function batchItem(records: RecordItem[], rows: Buffer, expiresAt: number): Reco
   const pk = `${BATCH_PREFIX}${id}`;
   const newest = records.map((r) => String(r[AUDIT_SORT])).reduce((a, b) => (a > b ? a : b));
   const slots = SLOT_ATTRS.filter((a) => first[a] !== undefined);
-  const isKey = (a: string) => BATCH_KEY_DIMENSIONS.includes(dimensionOfKey(first[a])!);
+  const filters = BATCH_FILTERED_DIMENSIONS[first.record_kind as keyof typeof BATCH_FILTERED_DIMENSIONS] ?? [];
+  const isKey = (a: string) => !filters.includes(dimensionOfKey(first[a])!);
   const keyed = slots.filter(isKey);
   const filtered = slots.filter((a) => !isKey(a));
   return {
