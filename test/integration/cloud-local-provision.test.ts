@@ -1,0 +1,133 @@
+/**
+ * `lookout cloud-local`'s first step (docs/cloud-local.md): the packaged template's resources created
+ * from the template itself — the table on DynamoDB Local, the queues, bus, rules and log groups on
+ * moto_server — and every other resource accounted for; an event put on the bus reaches the queues the
+ * deployed rules name, in the shape their input transformers give it.
+ */
+import { randomUUID } from "node:crypto";
+import { rmSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DescribeTableCommand, DescribeTimeToLiveCommand } from "@aws-sdk/client-dynamodb";
+import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
+import { GetQueueAttributesCommand, type Message, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { packageStack } from "../../scripts/package.js";
+import { type Provisioned, provision } from "../../local/cloud-local/provision.js";
+import { readPackagedTemplate, type Template } from "../../local/cloud-local/template.js";
+import { detailTypeOf, type LookoutEventDetail } from "../../lib/model/event.js";
+import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
+import { localDynamoClient } from "../support/dynamodb.js";
+import { MOTO_ABSENT, MOTO_ACCOUNT, MOTO_REGION, type MotoServer, motoAvailable, startMoto } from "../support/moto.js";
+
+const available = motoAvailable();
+if (!available) console.warn(MOTO_ABSENT);
+
+let moto: MotoServer;
+let sqs: SQSClient;
+let events: EventBridgeClient;
+let template: Template;
+let stack: Provisioned;
+let packaged: string | undefined;
+const dynamodb = localDynamoClient();
+// The table's name comes from the stack's: one of its own, on the run's shared DynamoDB Local.
+const account = { region: MOTO_REGION, accountId: MOTO_ACCOUNT, stackName: `lookout-prod-${randomUUID().slice(0, 8)}` };
+
+beforeAll(async () => {
+  if (!available) return;
+  const p = await packageStack({ isolated: true, config: "lookout.example.yaml", stage: "prod" });
+  packaged = p.serviceDir;
+  template = readPackagedTemplate(p.outDir);
+  moto = await startMoto();
+  sqs = new SQSClient(moto.clientConfig);
+  events = new EventBridgeClient(moto.clientConfig);
+  stack = await provision(template, account, { dynamodb, sqs, events, motoEndpoint: moto.endpoint });
+}, 240_000);
+
+afterAll(async () => {
+  sqs?.destroy();
+  events?.destroy();
+  dynamodb.destroy();
+  await moto?.stop();
+  if (packaged) rmSync(packaged, { recursive: true, force: true });
+});
+
+const ofType = (type: string) => Object.entries(template.Resources).filter(([, r]) => r.Type === type).map(([id]) => id).sort();
+const url = (id: string) => stack.resolver.get(id)!.ref;
+const receiveAll = async (queueUrl: string): Promise<Message[]> =>
+  (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ["All"] }))).Messages ?? [];
+
+describe.skipIf(!available)("the packaged stack's resources, created from its template", () => {
+  it("accounts for every resource: created, played by the runner, or named as not emulated with why", () => {
+    const { created, played, notEmulated } = stack.report;
+    const all = [...created, ...played, ...notEmulated].map((r) => r.id).sort();
+    expect(all).toEqual(Object.keys(template.Resources).sort());
+    const createdOf = (type: string) => created.filter((r) => r.type === type).map((r) => r.id).sort();
+    for (const type of ["AWS::DynamoDB::Table", "AWS::SQS::Queue", "AWS::Events::EventBus", "AWS::Events::Rule", "AWS::Logs::LogGroup"]) {
+      expect(createdOf(type), type).toEqual(ofType(type));
+    }
+    expect(played.filter((r) => r.type === "AWS::Lambda::Function").map((r) => r.id).sort()).toEqual(ofType("AWS::Lambda::Function"));
+    for (const type of ["AWS::Lambda::EventSourceMapping", "AWS::Pipes::Pipe", "AWS::Scheduler::Schedule"]) {
+      expect(played.map((r) => r.type)).toContain(type);
+    }
+    for (const r of notEmulated) expect(r.why, r.id).toMatch(/\w/);
+    expect(notEmulated.map((r) => r.type)).toContain("AWS::IAM::Role");
+  });
+
+  it("makes the table the template defines: keys, every index with its projection, the stream, the TTL", async () => {
+    const want = template.Resources.LookoutTable!.Properties!;
+    const name = url("LookoutTable");
+    expect(name).toBe(`${account.stackName}-LookoutTable`);
+    const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: name }));
+    expect(Table!.KeySchema).toEqual(want.KeySchema);
+    const indexes = Object.fromEntries((Table!.GlobalSecondaryIndexes ?? []).map((i) => [i.IndexName, { KeySchema: i.KeySchema, Projection: i.Projection }]));
+    expect(indexes).toEqual(Object.fromEntries(want.GlobalSecondaryIndexes.map((i: any) => [i.IndexName, { KeySchema: i.KeySchema, Projection: i.Projection }])));
+    expect(Table!.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: want.StreamSpecification.StreamViewType });
+    expect(stack.resolver.get("LookoutTable")!.attrs.StreamArn).toBe(Table!.LatestStreamArn);
+    const ttl = await dynamodb.send(new DescribeTimeToLiveCommand({ TableName: name }));
+    expect(ttl.TimeToLiveDescription?.AttributeName).toBe(want.TimeToLiveSpecification.AttributeName);
+  });
+
+  it("makes the queues with the template's attributes and redrive, and resolves the functions' environment against them", async () => {
+    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url("SlackQueue"), AttributeNames: ["All"] }));
+    expect(Attributes).toMatchObject({ FifoQueue: "true", VisibilityTimeout: "360", ContentBasedDeduplication: "false" });
+    expect(JSON.parse(Attributes!.RedrivePolicy!)).toEqual({ deadLetterTargetArn: stack.resolver.get("SlackDeadLetterQueue")!.attrs.Arn, maxReceiveCount: 5 });
+    const env = stack.resolver.resolve(template.Resources.DispatchLambdaFunction!.Properties!.Environment.Variables, "dispatch.Environment");
+    expect(env).toMatchObject({ TABLE_NAME: url("LookoutTable"), POLL_FUNCTION_NAME: "lookout-prod-poll", NOTIFY_SLACK_FUNCTION_NAME: "lookout-prod-notify-slack" });
+    // The queues dispatch watches, named by their URLs on moto_server.
+    const watched = JSON.parse(env.WATCHED_QUEUES) as Array<{ queue: string; url: string }>;
+    expect(watched.find((q) => q.queue === "SlackQueue")?.url).toBe(url("SlackQueue"));
+    expect(watched.length).toBe(ofType("AWS::SQS::Queue").length);
+    expect(watched.every((q) => q.url.startsWith(moto.endpoint))).toBe(true);
+  });
+
+  it("routes an event on the bus as the deployed rules do: to each route's inboxes, in the transformer's shape; a health event to its log group too", async () => {
+    const failed = { ...EXAMPLE_DETAILS["Deployment Failed"], id: "a1", incident_id: "a1", environment: { id: "env-1", name: "prod" } } as LookoutEventDetail;
+    const bus = url("LookoutBus");
+    const put = await events.send(new PutEventsCommand({
+      Entries: [
+        { EventBusName: bus, Source: "lookout", DetailType: detailTypeOf(failed.kind, failed.transition), Detail: JSON.stringify(failed) },
+        { EventBusName: bus, Source: "lookout", DetailType: "Lookout Health", Detail: JSON.stringify({ ...EXAMPLE_DETAILS["Lookout Health"], id: "h1" }) },
+      ],
+    }));
+    expect(put.FailedEntryCount).toBe(0);
+    for (const inbox of ["SlackInbox", "EmailInbox"]) {
+      const got = await receiveAll(url(inbox));
+      const bodies = got.map((m) => JSON.parse(m.Body!) as { group?: string; event?: { detail?: { id?: string } } });
+      const a1 = bodies.filter((b) => b.event?.detail?.id === "a1");
+      // Each route that matches sends it once: here the prod-failures route (the default route only as a fallback, decided by notify).
+      expect(a1.length, inbox).toBeGreaterThanOrEqual(1);
+      expect(a1[0]!.group, inbox).toBe("a1");
+      expect(got.every((m) => m.Attributes?.MessageGroupId === "inbox"), inbox).toBe(true);
+    }
+    // The health rule's target: the log group, as moto_server's CloudWatch Logs holds it.
+    const res = await fetch(moto.endpoint, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-amz-json-1.1", "x-amz-target": "Logs_20140328.FilterLogEvents",
+        authorization: `AWS4-HMAC-SHA256 Credential=testing/20260101/${MOTO_REGION}/logs/aws4_request, SignedHeaders=host, Signature=0`,
+      },
+      body: JSON.stringify({ logGroupName: url("HealthLogGroup") }),
+    });
+    const logged = ((await res.json()) as { events?: Array<{ message: string }> }).events ?? [];
+    expect(logged.map((e) => (JSON.parse(e.message) as { detail: { id: string } }).detail.id)).toEqual(["h1"]);
+  });
+});
