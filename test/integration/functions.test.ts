@@ -13,7 +13,7 @@ import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { checkConfig } from "../../lib/config/load.js";
 import { watchlist } from "../../lib/ingest/watchlist.js";
 import { planPolls } from "../../lib/ingest/cycle.js";
-import { lastOkAt } from "../../lib/ingest/source-state.js";
+import { initialState, lastOkAt } from "../../lib/ingest/source-state.js";
 import { sourceKey } from "../../lib/model/source.js";
 import type { Watchlist } from "../../lib/model/dispatch.js";
 import { DynamoDispatchStore } from "../../lib/store/dispatch-store.js";
@@ -143,6 +143,29 @@ describe("dispatch → Lambda (asynchronous) → poll", () => {
       sim.clock.advance(60_000);
       const { polls } = await planPolls(store, watch, sim.clock.nowMs());
       expect(polls.map((p) => sourceKey(p.source)).sort()).toEqual([...watch.keys].sort());
+    } finally {
+      await close();
+    }
+  });
+  it("health that cannot be raised fails the tick only after its polls were sent, and leaves them marked polled", async () => {
+    const { sim, lambda, watch, t, lambdaClient, close } = await dispatchWorld({ seed: 9, applications: 2, table: "health-refused" });
+    try {
+      lambda.register("poll", async () => undefined);
+      const store = new DynamoDispatchStore({ client: t.client, tableName: t.tableName });
+      // A source that failed three times in a row: the tick has a source_failing event to raise.
+      const now = sim.clock.nowMs();
+      await store.update("default", () => {
+        const state = initialState(watch, now);
+        const key = [...watch.keys][0]!;
+        return { ...state, sources: { ...state.sources, [key]: { ...state.sources[key], consecutive_failures: 3, last_polled_at: now - 60_000 } } };
+      });
+      const outbox = { expiresAt: () => 1, raiseAlert: async () => { throw new Error("the outbox is unreachable"); } };
+      const tick = createDispatchHandler({ store, watch, polls: lambdaPollSender(lambdaClient, "poll"), outbox, now: () => sim.clock.nowMs() });
+      await expect(tick({}, context)).rejects.toThrow("the outbox is unreachable");
+      const sent = lambda.accepted.filter((a) => a.name === "poll").flatMap((a) => parsePollEvent(a.event));
+      expect(sent.length).toBeGreaterThan(0);
+      const state = (await store.get("default"))!;
+      for (const p of sent) expect(state.sources[sourceKey(p.source)]?.last_polled_at, sourceKey(p.source)).toBe(sim.clock.nowMs());
     } finally {
       await close();
     }

@@ -16,10 +16,18 @@ import { FLUSH_DIGESTS, POLL_EVENT, type ReceiverKind } from "../lambda/messages
 import { requiredEnv } from "../env.js";
 import { cloudTable, coldStart } from "./container.js";
 
-/** Invokes a function with an event, not waiting for it: whether Lambda accepted the event. */
-export async function invokeAsync(lambda: LambdaClient, functionName: string, event: unknown): Promise<boolean> {
-  const res = await lambda.send(new InvokeCommand({ FunctionName: functionName, InvocationType: "Event", Payload: Buffer.from(JSON.stringify(event)) }));
-  return res.StatusCode === 202;
+/**
+ * Invokes a function with an event, not waiting for it: undefined when Lambda accepted the event (202),
+ * otherwise why not, naming the function (its status and error, or the call's own error).
+ */
+export async function invokeAsync(lambda: LambdaClient, functionName: string, event: unknown): Promise<string | undefined> {
+  try {
+    const res = await lambda.send(new InvokeCommand({ FunctionName: functionName, InvocationType: "Event", Payload: Buffer.from(JSON.stringify(event)) }));
+    if (res.StatusCode === 202) return undefined;
+    return `${functionName}: Lambda did not accept the event (status ${res.StatusCode ?? "none"}${res.FunctionError ? `, ${res.FunctionError}` : ""})`;
+  } catch (err) {
+    return `${functionName}: ${(err as Error).name}: ${(err as Error).message}`;
+  }
 }
 
 /** The poll function, ten polls an invocation; the polls whose invocation Lambda refused or failed are returned, with why. */
@@ -29,11 +37,10 @@ export function lambdaPollSender(lambda: LambdaClient, functionName: string): Po
       const unsent: PollRequest[] = [];
       const reasons = new Set<string>();
       await Promise.all(pollBatches(polls).map(async (batch) => {
-        const reason = await invokeAsync(lambda, functionName, { lookout: POLL_EVENT, polls: batch })
-          .then((accepted) => (accepted ? undefined : "Lambda did not accept the event"), (err: Error) => `${err.name}: ${err.message}`);
+        const reason = await invokeAsync(lambda, functionName, { lookout: POLL_EVENT, polls: batch });
         if (reason === undefined) return;
         unsent.push(...batch);
-        reasons.add(`${functionName}: ${reason}`);
+        reasons.add(reason);
       }));
       return { unsent, reasons: [...reasons] };
     },
@@ -44,7 +51,8 @@ export function lambdaPollSender(lambda: LambdaClient, functionName: string): Po
 export function lambdaDigestFlusher(lambda: LambdaClient, functions: Record<ReceiverKind, string>): Pick<DigestFlusher, "flush"> {
   return {
     async flush(kind) {
-      if (!(await invokeAsync(lambda, functions[kind], { lookout: FLUSH_DIGESTS }))) throw new Error(`the ${kind} notify function did not accept a digest flush`);
+      const reason = await invokeAsync(lambda, functions[kind], { lookout: FLUSH_DIGESTS });
+      if (reason !== undefined) throw new Error(`the ${kind} notify function's digest flush was not sent: ${reason}`);
     },
   };
 }

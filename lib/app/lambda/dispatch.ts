@@ -49,7 +49,7 @@ export interface DigestFlusher {
 /** The kinds among these receivers that have an alert held (one key read a receiver). */
 export function heldKinds(store: Pick<NotifyStore, "heldFor">, receivers: readonly Receiver[]): () => Promise<ReceiverKind[]> {
   return async () => {
-    // One key-only Query a receiver, all at once (receivers are few).
+    // One Query of at most one item a receiver, all at once (receivers are few).
     const held = await Promise.all(receivers.map(async (r) => ((await store.heldFor(receiverId(r), 1)).length ? [r.type] : [])));
     return [...new Set(held.flat())];
   };
@@ -136,18 +136,21 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
   /** Plans the tick's polls, raises what the state says of polling's health, and sends the polls. */
   async function sendPolls(d: DispatchHandlerDeps, now: number, log: typeof logger): Promise<{ planned: number; sent: number }> {
     const { polls, state } = await planPolls(d.store, d.watch, now);
-    if (d.outbox) await raiseHealth(state, d.watch, new Date(now), d.outbox, undefined, d.health);
     // A send that fails is retried once. What still fails was not polled after all: its sources are due
     // again and stay stale (polling_stalled), and the tick fails, naming why, so its errors alarm says so.
     let { unsent, reasons } = await d.polls.send(polls);
     if (unsent.length) ({ unsent, reasons } = await d.polls.send(unsent));
     metrics.addMetric("PollsPlanned", MetricUnit.Count, polls.length);
     metrics.addMetric("PollsNotSent", MetricUnit.Count, unsent.length);
+    // After the sends: health that cannot be raised neither keeps planned polls from being sent nor
+    // leaves unsent ones marked polled; it fails the tick all the same.
+    const health = d.outbox ? await raiseHealth(state, d.watch, new Date(now), d.outbox, undefined, d.health).then(() => undefined, (err: unknown) => err) : undefined;
     if (unsent.length) {
       log.error("polls not sent", { sources: unsent.map((p) => sourceKey(p.source)), reasons });
-      await unplanPolls(d.store, unsent);
+      await unplanPolls(d.store, unsent).catch((err: Error) => void reasons.push(`and their sources could not be made due again: ${err.message}`));
       throw new Error(`${unsent.length} of ${polls.length} polls could not be sent to the poll function: ${reasons.join("; ")}`);
     }
+    if (health) throw health;
     return { planned: polls.length, sent: polls.length };
   }
 
