@@ -199,7 +199,7 @@ export function pollBatches(polls: readonly PollRequest[]): PollRequest[][] {
  */
 export async function pollBatch(reqs: readonly PollRequest[], deps: PollDeps, store: DispatchStore, watch: Watchlist, name = DISPATCH_NAME): Promise<PollResult[]> {
   const room = new AnswerRoom(deps.bounds?.smallAnswerBytes);
-  const results = await Promise.all(reqs.map((req) => room.run(() => pollSource(req, deps))));
+  const results = await Promise.all(reqs.map((req) => room.run(() => pollSource(req, deps), { reserve: req.large })));
   await recordPollResults(store, name, results, deps.now().getTime(), watch);
   return results;
 }

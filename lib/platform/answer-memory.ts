@@ -31,9 +31,15 @@ export class AnswerRoom {
 
   constructor(readonly smallBytes = SMALL_ANSWER_BYTES) {}
 
-  /** Runs one poll in this room; a lease it took is given back when it ends, however it ends. */
-  async run<T>(poll: () => Promise<T>): Promise<T> {
-    const ticket: PollTicket = { room: this, holdsLease: false };
+  /**
+   * Runs one poll in this room; a lease it took is given back when it ends, however it ends. A poll
+   * known to bring a large answer (`reserve`: deferred last time) takes the lease before it reads, so
+   * another poll's large answer cannot defer it again.
+   */
+  async run<T>(poll: () => Promise<T>, opts: { reserve?: boolean } = {}): Promise<T> {
+    const reserved = !!opts.reserve && !this.leaseHeld;
+    if (reserved) this.leaseHeld = true;
+    const ticket: PollTicket = { room: this, holdsLease: reserved };
     try {
       return await current.run(ticket, poll);
     } finally {

@@ -28,6 +28,22 @@ describe("AnswerRoom", () => {
     expect(await room.run(async () => mayHoldAnswer(30 * MB))).toBe(true);
   });
 
+  it("gives a poll known to bring a large answer the lease before it reads: another's large answer is deferred instead", async () => {
+    const room = new AnswerRoom(MB);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const reserved = room.run(async () => {
+      await held;
+      return mayHoldAnswer(40 * MB);
+    }, { reserve: true });
+    // The other poll's answer comes first, and is large: the reserved poll holds the room.
+    expect(await room.run(async () => mayHoldAnswer(2 * MB))).toBe(false);
+    release();
+    expect(await reserved).toBe(true);
+    expect(room.deferred).toBe(1);
+    expect(await room.run(async () => mayHoldAnswer(2 * MB))).toBe(true);
+  });
+
   it("gives the lease back when the poll that held it throws", async () => {
     const room = new AnswerRoom(MB);
     await expect(room.run(async () => {
