@@ -6,7 +6,8 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BatchGetCommand, type BatchGetCommandInput, type BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import pMap from "p-map";
-import { keys, TTL_ATTRIBUTE } from "../model/items.js";
+import { itemKeyString, keys, TTL_ATTRIBUTE } from "../model/items.js";
+import { fullJitterMs, UNPROCESSED_BACKOFF } from "../model/backoff.js";
 import { AUDIT_FILTERS, AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, auditRowOf, instantOf } from "../model/audit-index.js";
 import type { Mute } from "../model/notify-store.js";
 import type { AuditPage, AuditQuery, IndexPosition } from "./model.js";
@@ -42,6 +43,8 @@ export interface DynamoAuditStoreOptions {
 type Key = { pk: string; sk: string };
 
 const JOIN_CONCURRENCY = 8;
+/** BatchGetItem requests for one group of keys before what it leaves unprocessed fails the query. */
+const BATCH_GET_ROUNDS = 10;
 
 export class DynamoAuditStore implements AuditReader {
   private readonly doc: DynamoDBDocumentClient;
@@ -93,10 +96,10 @@ export class DynamoAuditStore implements AuditReader {
       // 1,000) and merged partitions read past what a page takes: their rows wait for the page (rowsOf).
       const eager = streams === 1 && start === undefined;
       const withRows = (e: Item) => isBatchKey(e.pk) || (eager && !auditRowOf(e));
-      const found = await this.batchGet(entries.filter(withRows).map((e) => ({ pk: String(e.pk), sk: String(e.sk) })));
+      const found = await this.batchGet(entries.filter(withRows));
       const items = entries.flatMap((e): Item[] => {
         if (!withRows(e)) return [e];
-        const item = found.get(keyOf(e));
+        const item = found.get(itemKeyString(e));
         if (!item) return [];
         return isBatchKey(e.pk) ? batchRecords(item) : [{ ...e, ...item }];
       });
@@ -111,25 +114,29 @@ export class DynamoAuditStore implements AuditReader {
    * its row. An item gone since (its retention) is left out.
    */
   private async rowsOf(page: Item[]): Promise<AuditRow[]> {
-    const found = await this.batchGet(page.filter((e) => !auditRowOf(e)).map((e) => ({ pk: String(e.pk), sk: String(e.sk) })));
+    const found = await this.batchGet(page.filter((e) => !auditRowOf(e)));
     return page.flatMap((e) => {
-      const row = auditRowOf(e) ?? auditRowOf(found.get(keyOf(e)) ?? {});
+      const row = auditRowOf(e) ?? auditRowOf(found.get(itemKeyString(e)) ?? {});
       return row ? [row] : [];
     });
   }
 
-  /** The items of these keys that exist, by key, read together (BatchGetItem, 100 a request). */
-  private async batchGet(keyList: Key[]): Promise<Map<string, Item>> {
+  /** The items of these keys (or of the items these entries name) that exist, by key, read together (BatchGetItem, 100 a request). */
+  private async batchGet(keyList: Array<Record<string, unknown>>): Promise<Map<string, Item>> {
     const out = new Map<string, Item>();
-    const unique = [...new Map(keyList.map((k) => [keyOf(k), k])).values()];
+    const unique = [...new Map(keyList.map((k): [string, Key] => [itemKeyString(k), { pk: String(k.pk), sk: String(k.sk) }])).values()];
     const groups = Array.from({ length: Math.ceil(unique.length / 100) }, (_, i) => unique.slice(i * 100, i * 100 + 100));
     await pMap(groups, async (group) => {
       let request: BatchGetCommandInput["RequestItems"] = { [this.table]: { Keys: group, ...ROW_PROJECTION } };
       // BatchGet may answer part of the keys (its 16 MB limit, throttling): ask again for the rest.
       for (let round = 0; request && Object.keys(request).length; round++) {
-        if (round === 10) throw new Error("BatchGetItem kept leaving items of the audit trail unread");
+        if (round === BATCH_GET_ROUNDS) {
+          const left = request[this.table]?.Keys?.length ?? 0;
+          throw new Error(`${left} of ${group.length} items of table ${this.table} were still unread after ${BATCH_GET_ROUNDS} BatchGetItem requests (throttled or over its 16 MB): try the query again`);
+        }
+        if (round) await new Promise((r) => setTimeout(r, fullJitterMs(round, UNPROCESSED_BACKOFF, Math.random)));
         const res: BatchGetCommandOutput = await this.doc.send(new BatchGetCommand({ RequestItems: request }));
-        for (const item of res.Responses?.[this.table] ?? []) out.set(keyOf(item), item);
+        for (const item of res.Responses?.[this.table] ?? []) out.set(itemKeyString(item), item);
         request = res.UnprocessedKeys;
       }
     }, { concurrency: JOIN_CONCURRENCY });
@@ -213,7 +220,7 @@ export class DynamoAuditStore implements AuditReader {
     const batches = await this.batchGet(pointers.map((p) => ({ pk: String(p.batch), sk: "BATCH" })));
     return items.flatMap((item) => {
       if (item.item_type !== "record_ref") return [item];
-      const batch = batches.get(keyOf({ pk: item.batch, sk: "BATCH" }));
+      const batch = batches.get(itemKeyString({ pk: item.batch, sk: "BATCH" }));
       const found = batch && batchRecords(batch).find((r) => r.pk === item.pk && r.sk === item.sk);
       return found ? [found as StoredItem] : [];
     });
@@ -226,7 +233,7 @@ export class DynamoAuditStore implements AuditReader {
 
   /** The items of these keys that exist, in the keys' order (a handful: GetItem each, in parallel). */
   private async getMany(keyList: Key[]): Promise<StoredItem[]> {
-    const unique = [...new Map(keyList.map((k) => [`${k.pk}\u0000${k.sk}`, k])).values()];
+    const unique = [...new Map(keyList.map((k) => [itemKeyString(k), k])).values()];
     const items = await pMap(unique, (k) => this.get(k), { concurrency: JOIN_CONCURRENCY });
     return items.filter((i): i is StoredItem => i !== undefined);
   }
@@ -256,7 +263,6 @@ const ROW_PROJECTION = {
   ExpressionAttributeNames: Object.fromEntries(ROW_ATTRIBUTES.map((a, i) => [`#p${i}`, a])),
 };
 
-const keyOf = (k: Record<string, unknown>) => `${String(k.pk)}\u0000${String(k.sk)}`;
 
 const positionOf = (item: Item): IndexPosition => ({ ix_at: item[AUDIT_SORT] as string, pk: item.pk as string, sk: item.sk as string });
 

@@ -46,7 +46,6 @@ class StreamReader {
   private buf: Item[] = [];
   private start: Item | undefined;
   private done = false;
-  private read = false;
   private evaluate: number;
   /** Every entry not yet read sorts below this. */
   private frontier: string | undefined;
@@ -68,7 +67,8 @@ class StreamReader {
   /** Whether an entry not yet read can hold a row newer than `row` (or any row, without one). */
   mayHoldNewer(row: Item | undefined): boolean {
     if (this.done) return false;
-    return !this.read || row === undefined || this.frontier === undefined || this.frontier > sortOf(row);
+    // Not yet read, or read to a frontier above the row (a read leaves the stream done or with a frontier).
+    return row === undefined || this.frontier === undefined || this.frontier > sortOf(row);
   }
 
   take(): Item | undefined {
@@ -82,7 +82,6 @@ class StreamReader {
     // BETWEEN includes its upper bound (that row is the previous page's last); a batch's rows reach outside the range.
     const rows = res.items.filter((i) => (hi === undefined || sortOf(i) < hi) && (lo === undefined || sortOf(i) >= lo));
     if (rows.length) this.buf = [...this.buf, ...rows].sort(newestFirst);
-    this.read = true;
     this.start = res.last;
     this.frontier = res.last?.[AUDIT_SORT] as string | undefined;
     if (!res.last) this.done = true;

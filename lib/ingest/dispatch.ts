@@ -38,8 +38,9 @@ export const DISPATCH_POLICY = {
   /** Ticks come every minute: this long without one means Lookout was not running. */
   outageAfterMs: 5 * MINUTE,
   /**
-   * A source deferred this many polls in a row counts the next deferral as a failure (source_failing
-   * says so): its poll has a batch's large-answer room to itself, so it should not happen.
+   * A source deferred this many polls in a row counts the next deferral as a failure, with its backoff
+   * (source_failing says so once `failingAfter` failures follow): its poll takes a batch's large-answer
+   * room before it reads, so it should not happen.
    */
   deferralsBeforeFailure: 3,
   backoffBaseMs: MINUTE,

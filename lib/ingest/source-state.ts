@@ -28,13 +28,13 @@ export function isHot(s: SourceState, now: number): boolean {
   return !readSince;
 }
 
+/** A planned poll that did not happen (a 429, a deferred answer, an invocation Lambda refused): due again, its last success as it was. */
+export const notPolled = (s: SourceState): SourceState => tidy({ ...s, last_polled_at: s.last_ok_at });
+
 /**
  * Marks a source polled now. The previous poll, not known to have failed, becomes the last success; a
  * hot mark that has served (read since, or expired) goes.
  */
-/** A planned poll that did not happen (a 429, a deferred answer, an invocation Lambda refused): due again, its last success as it was. */
-export const notPolled = (s: SourceState): SourceState => tidy({ ...s, last_polled_at: s.last_ok_at });
-
 export function polled(s: SourceState, now: number): SourceState {
   return tidy({ ...s, last_ok_at: lastOkAt(s), last_polled_at: now, hot_until: isHot(s, now) ? s.hot_until : undefined });
 }

@@ -19,6 +19,9 @@ export interface BackoffPolicy {
   maxWaitMs: number;
 }
 
+/** Between DynamoDB batch requests asked again for what they left unprocessed (throttling, size limits). */
+export const UNPROCESSED_BACKOFF = { baseDelayMs: 50, maxDelayMs: 2_000 } as const;
+
 /**
  * "Full jitter" (AWS Architecture Blog, "Exponential Backoff And Jitter"): anywhere from 0 to the
  * ceiling base·2ⁿ (capped), so many clients failing together do not come back together. Unrounded.

@@ -19,6 +19,9 @@ export type ItemType = "cursor" | "seen" | "record" | "record_ref" | "routine_ba
 /** The key prefix of a batch of records that raised nothing (lib/store/routine-batches.ts): an index entry whose pk starts with it is a batch to expand. */
 export const BATCH_PREFIX = "RTN#";
 
+/** An item's key as one string, for maps and sets of items. */
+export const itemKeyString = (k: { pk?: unknown; sk?: unknown }): string => `${String(k.pk)}\u0000${String(k.sk)}`;
+
 export const keys = {
   /** Per polled source: what was seen, paging state, budget facts. */
   cursor: (sourceKey: string) => ({ pk: `SRC#${keyPart(sourceKey)}`, sk: "CURSOR" }),

@@ -14,11 +14,11 @@ import {
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
 import type { AlertItem } from "../model/alert-item.js";
-import { expiresAfter, keys, TTL_ATTRIBUTE } from "../model/items.js";
+import { expiresAfter, itemKeyString, keys, TTL_ATTRIBUTE } from "../model/items.js";
 import type { ServiceContext } from "../model/observations.js";
 import { type IncidentState, type ServiceState, emptyServiceState } from "../model/transitions.js";
 import { DynamoQuarantine, isUnwritable } from "./quarantine.js";
-import { fullJitterMs } from "../model/backoff.js";
+import { fullJitterMs, UNPROCESSED_BACKOFF } from "../model/backoff.js";
 import type { QuarantineWrite } from "../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "./optimistic.js";
 import { routineWrite } from "./routine-batches.js";
@@ -70,11 +70,8 @@ const BATCH_SIZE = 25;
 const BATCHES_IN_FLIGHT = 16;
 /** Requests for one batch before what DynamoDB still leaves unprocessed is given up on (the poll fails; the next reads it again). */
 const UNPROCESSED_ATTEMPTS = 8;
-const UNPROCESSED_BACKOFF = { baseDelayMs: 50, maxDelayMs: 2_000 };
 /** Seen parts read or written at once: a flood's are a few dozen items of up to 200 KB. */
 const PARTS_IN_FLIGHT = 8;
-
-const keyString = (item: Record<string, unknown>) => `${String(item.pk)}\u0000${String(item.sk)}`;
 
 const isConditionFailure = (err: unknown) =>
   err instanceof ConditionalCheckFailedException ||
@@ -193,22 +190,22 @@ export class DynamoIngestStore implements IngestStore {
   async insertRecords(records: RecordItem[]): Promise<RecordRefusal[]> {
     const expiresAt = expiresAfter((this.opts.now?.() ?? new Date()).getTime(), this.opts.routineRetentionMs ?? this.opts.retentionMs);
     // One key twice is one record: the later write of a key wins, as one by one it would.
-    const unique = [...new Map(records.map((r) => [keyString(r), r])).values()];
+    const unique = [...new Map(records.map((r) => [itemKeyString(r), r])).values()];
     const { batches, pointers } = routineWrite(unique, expiresAt);
     const refusals = await this.writeAll(batches.map((b) => b.item));
-    const failed = new Map(refusals.map((r) => [keyString(r.record), r.error]));
+    const failed = new Map(refusals.map((r) => [itemKeyString(r.record), r.error]));
     const out: RecordRefusal[] = [];
     const whole: RecordItem[] = [];
     const pointed = new Set<string>();
     for (const b of batches) {
-      const error = failed.get(keyString(b.item));
-      if (error === undefined) for (const r of b.records) pointed.add(keyString(r));
+      const error = failed.get(itemKeyString(b.item));
+      if (error === undefined) for (const r of b.records) pointed.add(itemKeyString(r));
       else if (isUnwritable(error)) whole.push(...b.records);
       else out.push(...b.records.map((record) => ({ record, error })));
     }
-    const pointerRefusals = await this.writeAll(pointers.filter((p) => pointed.has(keyString(p))));
-    const byKey = new Map(unique.map((r) => [keyString(r), r]));
-    out.push(...pointerRefusals.map((r) => ({ record: byKey.get(keyString(r.record))!, error: r.error })));
+    const pointerRefusals = await this.writeAll(pointers.filter((p) => pointed.has(itemKeyString(p))));
+    const byKey = new Map(unique.map((r) => [itemKeyString(r), r]));
+    out.push(...pointerRefusals.map((r) => ({ record: byKey.get(itemKeyString(r.record))!, error: r.error })));
     if (whole.length) out.push(...(await this.writeAll(whole.map((r) => ({ ...r, [TTL_ATTRIBUTE]: expiresAt })))));
     return out;
   }
@@ -239,8 +236,8 @@ export class DynamoIngestStore implements IngestStore {
       return (await Promise.all(items.map((item) => this.putAlone(item)))).filter((r) => r !== undefined);
     }
     const error = Object.assign(new Error(`${pending.length} records still unprocessed after ${UNPROCESSED_ATTEMPTS} BatchWriteItem requests`), { name: "UnprocessedItems" });
-    const left = new Set(pending.map(keyString));
-    return items.filter((i) => left.has(keyString(i))).map((record) => ({ record, error }));
+    const left = new Set(pending.map(itemKeyString));
+    return items.filter((i) => left.has(itemKeyString(i))).map((record) => ({ record, error }));
   }
 
   /** One record put alone, without a condition: its refusal, if DynamoDB refuses it. */

@@ -19,7 +19,7 @@ import type {
 } from "../../model/ingest-store.js";
 import { type IncidentState, type ServiceState, emptyServiceState } from "../../model/transitions.js";
 import type { AlertItem } from "../../model/alert-item.js";
-import { TTL_ATTRIBUTE, expiresAfter, keys } from "../../model/items.js";
+import { TTL_ATTRIBUTE, expiresAfter, itemKeyString, keys } from "../../model/items.js";
 import type { QuarantineWrite } from "../../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "../optimistic.js";
 import { type ConditionalWrite, cursorItem, incidentItem, learnServicesInto, namesItem, observationWrites, seenPartItem } from "../ingest-items.js";
@@ -76,13 +76,13 @@ export class MemoryIngestStore implements IngestStore {
     this.writes.count += parts.length;
     for (const p of parts) {
       const item = seenPartItem(source, p, this.expiresAt());
-      this.items.set(keyOf(item), structuredClone(item));
+      this.items.set(itemKeyString(item), structuredClone(item));
     }
   }
 
   async deleteSeenParts(source: string, parts: string[]): Promise<void> {
     this.writes.count += parts.length;
-    for (const part of parts) this.items.delete(keyOf(keys.seenPart(source, part)));
+    for (const part of parts) this.items.delete(itemKeyString(keys.seenPart(source, part)));
   }
 
   async getIncident(subject: string): Promise<IncidentState | undefined> {
@@ -102,9 +102,9 @@ export class MemoryIngestStore implements IngestStore {
 
   /** Each record put without a condition, as DynamoIngestStore's batches do; nothing is refused in memory. */
   async insertRecords(records: RecordItem[]): Promise<RecordRefusal[]> {
-    this.writes.count += new Set(records.map(keyOf)).size;
+    this.writes.count += new Set(records.map(itemKeyString)).size;
     const expiresAt = expiresAfter((this.opts.now?.() ?? new Date()).getTime(), this.opts.routineRetentionMs ?? this.opts.retentionMs);
-    for (const r of records) this.items.set(keyOf(r), structuredClone({ ...r, [TTL_ATTRIBUTE]: expiresAt }));
+    for (const r of records) this.items.set(itemKeyString(r), structuredClone({ ...r, [TTL_ATTRIBUTE]: expiresAt }));
     return [];
   }
 
@@ -147,7 +147,7 @@ export class MemoryIngestStore implements IngestStore {
   learnServices(entries: Array<{ id: string; ctx: ServiceContext }>): Promise<number> {
     return learnServicesInto(entries, {
       known: (ids) => this.getServiceContexts(ids),
-      put: (item) => void this.items.set(keyOf(item), structuredClone(item)),
+      put: (item) => void this.items.set(itemKeyString(item), structuredClone(item)),
       expiresAt: () => this.expiresAt(),
       writes: this.writes,
     });
@@ -160,33 +160,33 @@ export class MemoryIngestStore implements IngestStore {
   async saveOrganizationNames(names: OrganizationNames): Promise<void> {
     this.writes.count++;
     const item = namesItem(names, this.expiresAt());
-    this.items.set(keyOf(item), structuredClone(item));
+    this.items.set(itemKeyString(item), structuredClone(item));
   }
 
   /** A copy of the item, as a consistent read gives. */
   private async get(key: Key): Promise<Item | undefined> {
     // A read is a round trip: other writers may go between it and the write that follows.
     await Promise.resolve();
-    const item = this.items.get(keyOf(key));
+    const item = this.items.get(itemKeyString(key));
     return item && structuredClone(item);
   }
 
   /** Whether a write's condition holds: the item's version as read, or no item where none was read. */
   private holds(w: ConditionalWrite): boolean {
-    const stored = this.items.get(keyOf(keyOfWrite(w)));
+    const stored = this.items.get(itemKeyString(keyOfWrite(w)));
     return w.version === undefined ? !stored : stored?.version === w.version;
   }
 
   /** Every write whose condition holds, or none: false when one does not. */
   private writeAll(writes: ConditionalWrite[]): boolean {
     if (!writes.every((w) => this.holds(w))) return false;
-    for (const w of writes) if ("put" in w) this.items.set(keyOf(w.put), structuredClone(w.put));
+    for (const w of writes) if ("put" in w) this.items.set(itemKeyString(w.put), structuredClone(w.put));
     return true;
   }
 }
 
 const keyOfWrite = (w: ConditionalWrite): Key => ("put" in w ? w.put : w.check);
 
-const keyOf = (k: Key) => `${k.pk}\u0000${k.sk}`;
+
 
 const asItem = (alert: AlertItem) => alert as unknown as Item;
