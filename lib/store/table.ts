@@ -8,6 +8,7 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
   ResourceInUseException,
+  type TableDescription,
   UpdateTimeToLiveCommand,
 } from "@aws-sdk/client-dynamodb";
 import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, INDEXED_SLOTS, auditIndexName } from "../model/audit-index.js";
@@ -64,21 +65,46 @@ export function tableDefinition(tableName: string): CreateTableCommandInput {
 
 /** Creates the table if it does not exist, and waits until it is active. */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  await ensureTableFrom(client, tableDefinition(tableName), TTL_ATTRIBUTE);
+}
+
+/**
+ * Creates a table from its definition (with its TTL) if it does not exist, and waits until it is
+ * active: the table as it is then.
+ */
+export async function ensureTableFrom(client: DynamoDBClient, input: CreateTableCommandInput, ttlAttribute?: string): Promise<TableDescription> {
+  const tableName = input.TableName!;
   try {
-    await client.send(new CreateTableCommand(tableDefinition(tableName)));
-    await client.send(
-      new UpdateTimeToLiveCommand({
-        TableName: tableName,
-        TimeToLiveSpecification: { Enabled: true, AttributeName: TTL_ATTRIBUTE },
-      }),
-    );
+    await client.send(new CreateTableCommand(input));
+    if (ttlAttribute) {
+      await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { Enabled: true, AttributeName: ttlAttribute } }));
+    }
   } catch (err) {
     if (!(err instanceof ResourceInUseException)) throw err;
   }
   for (let i = 0; i < 100; i++) {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    if (Table?.TableStatus === "ACTIVE") return;
+    if (Table?.TableStatus === "ACTIVE") return Table;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`DynamoDB table ${tableName} did not become active`);
+}
+
+/** How a table differs from its definition in what queries rely on: keys, indexes (keys and projections), stream. */
+export function tableDifferences(table: TableDescription, want: CreateTableCommandInput): string[] {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  const out: string[] = [];
+  if (!same(table.KeySchema, want.KeySchema)) out.push("its key schema");
+  const indexes = new Map((table.GlobalSecondaryIndexes ?? []).map((i) => [i.IndexName, i]));
+  for (const i of want.GlobalSecondaryIndexes ?? []) {
+    const have = indexes.get(i.IndexName);
+    if (!have) out.push(`index ${i.IndexName} is missing`);
+    else if (!same(have.KeySchema, i.KeySchema) || !same(have.Projection, i.Projection)) out.push(`index ${i.IndexName} has other keys or projection`);
+    indexes.delete(i.IndexName);
+  }
+  for (const name of indexes.keys()) out.push(`index ${name} is not in the definition`);
+  const stream = want.StreamSpecification?.StreamEnabled ? want.StreamSpecification.StreamViewType : undefined;
+  const hasStream = table.StreamSpecification?.StreamEnabled ? table.StreamSpecification.StreamViewType : undefined;
+  if (stream !== hasStream) out.push(`its stream is ${hasStream ?? "off"}, not ${stream ?? "off"}`);
+  return out;
 }

@@ -7,25 +7,24 @@
  * one machine does not enforce (IAM roles, alarms, encryption, backups, the bucket, the topic) is listed
  * as such, so that nothing of the template is passed over in silence.
  */
-import {
-  CreateTableCommand, type CreateTableCommandInput, DescribeTableCommand, type DynamoDBClient, ResourceInUseException, UpdateTimeToLiveCommand,
-} from "@aws-sdk/client-dynamodb";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { CreateEventBusCommand, type EventBridgeClient, PutRuleCommand, PutTargetsCommand, ResourceAlreadyExistsException } from "@aws-sdk/client-eventbridge";
+import { CreateEventBusCommand, type EventBridgeClient, PutRuleCommand, PutTargetsCommand, ResourceAlreadyExistsException as BusExists } from "@aws-sdk/client-eventbridge";
+import { type CloudWatchLogsClient, CreateLogGroupCommand, ResourceAlreadyExistsException as LogGroupExists } from "@aws-sdk/client-cloudwatch-logs";
+import { ensureTableFrom, tableDifferences } from "../../lib/store/table.js";
 import { type Account, type Cfn, creationOrder, type Physical, Resolver, type Template, TemplateError } from "./template.js";
 
 export interface ProvisionClients {
   dynamodb: DynamoDBClient;
   sqs: SQSClient;
   events: EventBridgeClient;
-  /** moto_server's endpoint: log groups are created through its JSON API (no logs client is bundled). */
-  motoEndpoint: string;
+  logs: CloudWatchLogsClient;
 }
 
 /** What became of each resource of the template. */
 export interface ProvisionReport {
-  /** Created on DynamoDB Local or moto_server. */
-  created: Array<{ id: string; type: string; name: string }>;
+  /** Created on DynamoDB Local or moto_server, with the properties one machine does not apply (encryption, backups, tags). */
+  created: Array<{ id: string; type: string; ref: string; ignored: string[] }>;
   /** Played by the cloud-local runner (functions, mappings, pipes, schedule, HTTP API). */
   played: Array<{ id: string; type: string }>;
   /** Not enforced on one machine, and why. */
@@ -34,7 +33,6 @@ export interface ProvisionReport {
 
 export interface Provisioned {
   resolver: Resolver;
-  template: Template;
   report: ProvisionReport;
 }
 
@@ -60,6 +58,18 @@ const arn = (a: Account, service: string, resource: string) => `arn:aws:${servic
 /** The physical name CloudFormation gives a resource without one: the stack's name and the logical id (without its random suffix). */
 const generatedName = (a: Account, id: string) => `${a.stackName}-${id}`;
 
+/** The properties of each created type that are applied; the others are reported as ignored. */
+const APPLIED: Record<string, readonly string[]> = {
+  "AWS::DynamoDB::Table": ["TableName", "BillingMode", "KeySchema", "AttributeDefinitions", "GlobalSecondaryIndexes", "LocalSecondaryIndexes", "ProvisionedThroughput", "StreamSpecification", "TimeToLiveSpecification"],
+  "AWS::SQS::Queue": ["QueueName", "FifoQueue", "ContentBasedDeduplication", "VisibilityTimeout", "MessageRetentionPeriod", "DelaySeconds", "ReceiveMessageWaitTimeSeconds", "MaximumMessageSize", "RedrivePolicy"],
+  "AWS::Events::EventBus": ["Name"],
+  "AWS::Events::Rule": ["Name", "Description", "EventBusName", "EventPattern", "State", "ScheduleExpression", "Targets"],
+  "AWS::Logs::LogGroup": ["LogGroupName"],
+};
+
+/** The property that names a resource of a type not created here, for the physical id others refer to. */
+const NAME_PROPERTY: Record<string, string> = { "AWS::Lambda::Function": "FunctionName", "AWS::IAM::Role": "RoleName" };
+
 /** Creates what the template defines, in CloudFormation's order; the report says what became of each resource. */
 export async function provision(template: Template, account: Account, clients: ProvisionClients): Promise<Provisioned> {
   const resolver = new Resolver(account);
@@ -67,34 +77,58 @@ export async function provision(template: Template, account: Account, clients: P
   for (const id of creationOrder(template)) {
     const resource = template.Resources[id]!;
     const path = `Resources.${id}.Properties`;
-    const props = (resolver.resolve(resource.Properties ?? {}, path) ?? {}) as Cfn;
-    const made = await create(id, resource.Type, props, account, clients, path);
-    resolver.set(id, made.physical);
-    if (made.created) report.created.push({ id, type: resource.Type, name: made.physical.ref });
-    else if (PLAYED.has(resource.Type)) report.played.push({ id, type: resource.Type });
+    const applied = APPLIED[resource.Type];
+    if (applied) {
+      // Only what is created is resolved whole: an intrinsic in a resource not made here cannot stop the run.
+      const props = (resolver.resolve(resource.Properties ?? {}, path) ?? {}) as Cfn;
+      let physical: Physical;
+      try {
+        physical = await create(id, resource.Type, props, account, clients, path);
+      } catch (err) {
+        if (err instanceof TemplateError) throw err;
+        const where = resource.Type === "AWS::DynamoDB::Table" ? "DynamoDB Local" : "moto_server";
+        const e = err as Error & { code?: string };
+        const unreachable = /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ECONNRESET|socket hang up|fetch failed/.test(`${e.code ?? ""} ${e.message}`);
+        throw new TemplateError(path, `${resource.Type} could not be created on ${where}: ${e.name}: ${e.message}${unreachable ? ` (is ${where} running and reachable?)` : ""}`);
+      }
+      resolver.set(id, physical);
+      report.created.push({ id, type: resource.Type, ref: physical.ref, ignored: Object.keys(props).filter((k) => !applied.includes(k)) });
+      continue;
+    }
+    const nameProp = NAME_PROPERTY[resource.Type] ?? "Name";
+    const named = resource.Properties?.[nameProp];
+    const name = named === undefined ? generatedName(account, id) : String(resolver.resolve(named, `${path}.${nameProp}`));
+    resolver.set(id, notCreated(resource.Type, name, account));
+    if (PLAYED.has(resource.Type)) report.played.push({ id, type: resource.Type });
     else report.notEmulated.push({ id, type: resource.Type, why: NOT_EMULATED[resource.Type] ?? "not emulated by cloud-local" });
   }
-  return { resolver, template, report };
+  return { resolver, report };
 }
 
-async function create(id: string, type: string, p: Cfn, a: Account, c: ProvisionClients, path: string): Promise<{ physical: Physical; created: boolean }> {
+/** What a resource not created here answers to references: its name and an ARN of its kind. */
+function notCreated(type: string, name: string, a: Account): Physical {
+  if (type === "AWS::Lambda::Function") return { ref: name, attrs: { Arn: arn(a, "lambda", `function:${name}`) } };
+  if (type === "AWS::IAM::Role") return { ref: name, attrs: { Arn: `arn:aws:iam::${a.accountId}:role/${name}`, RoleId: name } };
+  return { ref: name, attrs: { Arn: arn(a, type.split("::")[1]!.toLowerCase(), name) } };
+}
+
+async function create(id: string, type: string, p: Cfn, a: Account, c: ProvisionClients, path: string): Promise<Physical> {
   switch (type) {
     case "AWS::DynamoDB::Table": {
       const name = String(p.TableName ?? generatedName(a, id));
       const streamArn = await createTable(name, p, c.dynamodb, path);
-      return { created: true, physical: { ref: name, attrs: { Arn: arn(a, "dynamodb", `table/${name}`), ...(streamArn ? { StreamArn: streamArn } : {}) } } };
+      return { ref: name, attrs: { Arn: arn(a, "dynamodb", `table/${name}`), ...(streamArn ? { StreamArn: streamArn } : {}) } };
     }
     case "AWS::SQS::Queue": {
-      const name = String(p.QueueName ?? generatedName(a, id));
+      const name = String(p.QueueName ?? `${generatedName(a, id)}${p.FifoQueue ? ".fifo" : ""}`);
       const { QueueUrl } = await c.sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: queueAttributes(p) }));
       const { Attributes } = await c.sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["QueueArn"] }));
-      const queueArn = Attributes?.QueueArn ?? arn(a, "sqs", name);
-      return { created: true, physical: { ref: QueueUrl!, attrs: { Arn: queueArn, QueueName: name, QueueUrl: QueueUrl! } } };
+      return { ref: QueueUrl!, attrs: { Arn: Attributes?.QueueArn ?? arn(a, "sqs", name), QueueName: name, QueueUrl: QueueUrl! } };
     }
     case "AWS::Events::EventBus": {
       const name = String(p.Name);
-      await ignoreExisting(() => c.events.send(new CreateEventBusCommand({ Name: name })));
-      return { created: true, physical: { ref: name, attrs: { Arn: arn(a, "events", `event-bus/${name}`), Name: name } } };
+      await ignoreExisting(() => c.events.send(new CreateEventBusCommand({ Name: name })), BusExists);
+      return { ref: name, attrs: { Arn: arn(a, "events", `event-bus/${name}`), Name: name } };
     }
     case "AWS::Events::Rule": {
       const name = String(p.Name ?? generatedName(a, id));
@@ -104,57 +138,31 @@ async function create(id: string, type: string, p: Cfn, a: Account, c: Provision
         State: p.State, Description: p.Description, ScheduleExpression: p.ScheduleExpression,
       }));
       if (Array.isArray(p.Targets) && p.Targets.length) await c.events.send(new PutTargetsCommand({ Rule: name, EventBusName: bus, Targets: p.Targets }));
-      const ruleArn = arn(a, "events", `rule/${bus ? `${bus}/` : ""}${name}`);
-      return { created: true, physical: { ref: bus ? `${bus}|${name}` : name, attrs: { Arn: ruleArn } } };
+      return { ref: bus ? `${bus}|${name}` : name, attrs: { Arn: arn(a, "events", `rule/${bus ? `${bus}/` : ""}${name}`) } };
     }
     case "AWS::Logs::LogGroup": {
       const name = String(p.LogGroupName ?? generatedName(a, id));
-      await createLogGroup(c.motoEndpoint, a, name, path);
-      return { created: true, physical: { ref: name, attrs: { Arn: arn(a, "logs", `log-group:${name}:*`) } } };
+      await ignoreExisting(() => c.logs.send(new CreateLogGroupCommand({ logGroupName: name })), LogGroupExists);
+      return { ref: name, attrs: { Arn: arn(a, "logs", `log-group:${name}:*`) } };
     }
-    case "AWS::Lambda::Function": {
-      const name = String(p.FunctionName ?? generatedName(a, id));
-      return { created: false, physical: { ref: name, attrs: { Arn: arn(a, "lambda", `function:${name}`) } } };
-    }
-    case "AWS::IAM::Role": {
-      const name = String(p.RoleName ?? generatedName(a, id));
-      return { created: false, physical: { ref: name, attrs: { Arn: `arn:aws:iam::${a.accountId}:role/${name}`, RoleId: name } } };
-    }
-    default: {
-      const name = String(p.Name ?? generatedName(a, id));
-      return { created: false, physical: { ref: name, attrs: { Arn: arn(a, type.split("::")[1]!.toLowerCase(), name) } } };
-    }
+    default:
+      throw new TemplateError(path, `${type} is not created by cloud-local`);
   }
 }
 
-/** The table as the template defines it; an existing one (a run before) must have the same keys and indexes. */
+/** The table as the template defines it; one left by an earlier run must be the template's in keys, indexes and stream. */
 async function createTable(name: string, p: Cfn, client: DynamoDBClient, path: string): Promise<string | undefined> {
-  const input: CreateTableCommandInput = {
+  const input = {
     TableName: name, BillingMode: p.BillingMode, KeySchema: p.KeySchema, AttributeDefinitions: p.AttributeDefinitions,
     GlobalSecondaryIndexes: p.GlobalSecondaryIndexes, LocalSecondaryIndexes: p.LocalSecondaryIndexes, ProvisionedThroughput: p.ProvisionedThroughput,
     ...(p.StreamSpecification ? { StreamSpecification: { StreamEnabled: true, StreamViewType: p.StreamSpecification.StreamViewType } } : {}),
   };
-  try {
-    await client.send(new CreateTableCommand(input));
-  } catch (err) {
-    if (!(err instanceof ResourceInUseException)) throw err;
+  const table = await ensureTableFrom(client, input, p.TimeToLiveSpecification?.Enabled ? p.TimeToLiveSpecification.AttributeName : undefined);
+  const differences = tableDifferences(table, input);
+  if (differences.length) {
+    throw new TemplateError(path, `table ${name} exists and differs from the template: ${differences.join("; ")}. Remove the data folder it lives in, or use another`);
   }
-  const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
-  const want = (p.GlobalSecondaryIndexes ?? []).map((i: Cfn) => String(i.IndexName)).sort();
-  const have = (Table?.GlobalSecondaryIndexes ?? []).map((i) => String(i.IndexName)).sort();
-  if (JSON.stringify(want) !== JSON.stringify(have)) {
-    throw new TemplateError(`${path}.GlobalSecondaryIndexes`, `table ${name} exists with indexes ${have.join(", ") || "none"}, the template has ${want.join(", ")}: remove its data folder or use another`);
-  }
-  const ttl = p.TimeToLiveSpecification;
-  if (ttl?.Enabled) {
-    try {
-      await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: ttl.AttributeName, Enabled: true } }));
-    } catch (err) {
-      // Already on (a run before): DynamoDB refuses to enable it twice.
-      if (!/already enabled/i.test((err as Error).message)) throw err;
-    }
-  }
-  return Table?.LatestStreamArn;
+  return table.LatestStreamArn;
 }
 
 /** A queue's CloudFormation properties as CreateQueue attributes (all strings; the redrive policy as JSON). */
@@ -168,24 +176,10 @@ function queueAttributes(p: Cfn): Record<string, string> {
   return out;
 }
 
-async function ignoreExisting(send: () => Promise<unknown>): Promise<void> {
+async function ignoreExisting(send: () => Promise<unknown>, exists: abstract new (...args: never[]) => Error): Promise<void> {
   try {
     await send();
   } catch (err) {
-    if (!(err instanceof ResourceAlreadyExistsException)) throw err;
+    if (!(err instanceof exists)) throw err;
   }
-}
-
-/** CloudWatch Logs' CreateLogGroup on moto_server, by its JSON protocol; an existing group is kept. */
-async function createLogGroup(endpoint: string, a: Account, name: string, path: string): Promise<void> {
-  const res = await fetch(endpoint, {
-    method: "POST",
-    headers: {
-      "content-type": "application/x-amz-json-1.1", "x-amz-target": "Logs_20140328.CreateLogGroup",
-      authorization: `AWS4-HMAC-SHA256 Credential=testing/20260101/${a.region}/logs/aws4_request, SignedHeaders=host, Signature=0`,
-    },
-    body: JSON.stringify({ logGroupName: name }),
-  });
-  if (res.ok || (await res.text()).includes("ResourceAlreadyExists")) return;
-  throw new TemplateError(path, `moto_server refused the log group ${name}: HTTP ${res.status}`);
 }

@@ -7,7 +7,6 @@
  * the part we need and fails naming the path of anything it cannot resolve.
  */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 
 export type Cfn = Record<string, any>;
 
@@ -16,10 +15,8 @@ export interface Template {
   Outputs?: Cfn;
 }
 
-export const PACKAGED_TEMPLATE = "cloudformation-template-update-stack.json";
-
-export function readPackagedTemplate(outDir: string): Template {
-  const file = join(outDir, PACKAGED_TEMPLATE);
+/** The template `serverless package` wrote (scripts/package.ts gives its path). */
+export function readPackagedTemplate(file: string): Template {
   const parsed = JSON.parse(readFileSync(file, "utf8")) as Template;
   if (!parsed?.Resources || typeof parsed.Resources !== "object") throw new Error(`${file}: no Resources: is it a packaged CloudFormation template?`);
   return parsed;
@@ -93,12 +90,13 @@ export class Resolver {
     const values: Record<string, string> = {
       "AWS::Region": region, "AWS::AccountId": accountId, "AWS::Partition": "aws", "AWS::URLSuffix": "amazonaws.com",
       "AWS::StackName": stackName, "AWS::StackId": `arn:aws:cloudformation:${region}:${accountId}:stack/${stackName}/cloud-local`,
-      "AWS::NoValue": "",
     };
     return values[name];
   }
 
   private ref(name: string, path: string): string {
+    // It removes the property it stands in: only with Fn::If, which is not supported either.
+    if (name === "AWS::NoValue") throw new TemplateError(path, "AWS::NoValue is not supported by cloud-local");
     const pseudo = this.pseudo(name);
     if (pseudo !== undefined) return pseudo;
     const p = this.physical.get(name);
@@ -127,7 +125,7 @@ export class Resolver {
 }
 
 /** The logical ids a value refers to (Ref, Fn::GetAtt, names in Fn::Sub). */
-export function referencesOf(value: unknown, out = new Set<string>()): Set<string> {
+function referencesOf(value: unknown, out = new Set<string>()): Set<string> {
   if (Array.isArray(value)) for (const v of value) referencesOf(v, out);
   else if (value && typeof value === "object") {
     const o = value as Cfn;
