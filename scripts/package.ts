@@ -5,7 +5,7 @@
  * unless told otherwise (the example's parameters are /lookout/prod/…).
  */
 import { spawn } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, symlinkSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -62,7 +62,13 @@ function isolatedCopy(): string {
 }
 
 export function packageStack(opts: PackageOptions = {}): Promise<Packaged> {
-  const serviceDir = opts.serviceDir ?? (opts.isolated ? isolatedCopy() : ROOT);
+  const copied = !opts.serviceDir && opts.isolated;
+  const serviceDir = opts.serviceDir ?? (copied ? isolatedCopy() : ROOT);
+  // A failed package leaves no copy of the project behind (a packaged one is the caller's to remove).
+  const failed = (err: Error) => {
+    if (copied) rmSync(serviceDir, { recursive: true, force: true });
+    return err;
+  };
   const outDir = resolve(serviceDir, opts.outDir ?? ".serverless");
   const args = [serverlessBin(), "package", "--stage", opts.stage ?? DEFAULT_STAGE, ...(opts.outDir ? ["--package", outDir] : []), ...(opts.args ?? [])];
   const env: NodeJS.ProcessEnv = {
@@ -79,10 +85,10 @@ export function packageStack(opts: PackageOptions = {}): Promise<Packaged> {
     let output = "";
     child.stdout?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
     child.stderr?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
-    child.once("error", fail);
+    child.once("error", (err) => fail(failed(err)));
     child.once("exit", (code, signal) => {
       if (code === 0) done({ serviceDir, outDir, template: resolve(outDir, "cloudformation-template-update-stack.json"), ms: Date.now() - started });
-      else fail(new Error(`serverless package failed (${signal ?? `exit ${code}`})${output ? `:\n${output.trim()}` : ""}`));
+      else fail(failed(new Error(`serverless package failed (${signal ?? `exit ${code}`})${output ? `:\n${output.trim()}` : ""}`)));
     });
   });
 }

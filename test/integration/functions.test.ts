@@ -44,10 +44,18 @@ async function dispatchWorld(opts: { seed: number; applications: number; table: 
     platform: { url: sim.url, token: "env:T" },
     watch: [opts.everything ? { organization, webhooks, clusters, applications } : { organization, applications }],
   }, "test", {});
-  const t = await freshTable(opts.table);
-  const close = async () => {
+  const closeServers = async () => {
     lambdaClient.destroy();
     await Promise.all([sim.close(), lambda.close()]);
+  };
+  // The servers are closed when the table cannot be made, as when the test ends.
+  const t = await freshTable(opts.table).catch(async (err: unknown) => {
+    await closeServers();
+    throw err;
+  });
+  const close = async () => {
+    t.client.destroy();
+    await closeServers();
   };
   return { sim, lambda, lambdaClient, watch: watchlist(config), t, close };
 }
@@ -242,7 +250,10 @@ describe("health", () => {
 
   it.skipIf(!motoAvailable())("watches Lookout's own queues: a dead letter at once, a queue not emptied for 15 minutes, a queue it cannot read fails the tick", async () => {
     const moto = await startMoto();
-    const { sim, lambda, lambdaClient, watch, t, close } = await dispatchWorld({ seed: 11, applications: 1, table: "queue-watch" });
+    const { sim, lambda, lambdaClient, watch, t, close } = await dispatchWorld({ seed: 11, applications: 1, table: "queue-watch" }).catch(async (err: unknown) => {
+      await moto.stop();
+      throw err;
+    });
     try {
       const sqs = new SQSClient(moto.clientConfig);
       const url = async (name: string) => (await sqs.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl!;
