@@ -9,6 +9,7 @@ import { simulateCommand } from "./simulator/command.js";
 import { EXIT, runCommand } from "./commands.js";
 import { checkConfigCommand, routesTestCommand } from "./routes-commands.js";
 import { startCommand } from "./start.js";
+import { cloudLocalCommand } from "./cloud-local/command.js";
 import { muteCommand, mutesCommand, unmuteCommand } from "./mute-commands.js";
 import { AUDIT_FORMATS, auditCommand, auditServeCommand, DEFAULT_SERVE_PORT, explainCommand } from "./audit-commands.js";
 import { statusCommand } from "./status-command.js";
@@ -86,6 +87,12 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
     .description("run Lookout on its embedded default: the simulator with a demo, or the configured platform")
     .option("--config <file>", "configuration file (YAML or JSON), used when it exists", "lookout.yaml")
     .action((opts: { config: string }) => run(() => startCommand({ configFile: opts.config }))());
+
+  program
+    .command("cloud-local")
+    .description("rehearse the deployment: the packaged stack's zips and template on DynamoDB Local and moto_server, against the simulator's demo or the configured platform")
+    .option("--config <file>", "the configuration to package (default: a demo watching the simulator)")
+    .action((opts: { config?: string }) => run(() => cloudLocalCommand(opts.config ? { configFile: opts.config } : {}))());
 
   const storeOptions = (cmd: Command) =>
     cmd

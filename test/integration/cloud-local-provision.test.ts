@@ -18,7 +18,7 @@ import { readPackagedTemplate, type Template } from "../../local/cloud-local/tem
 import { detailTypeOf, type LookoutEventDetail } from "../../lib/model/event.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { localDynamoClient } from "../support/dynamodb.js";
-import { MOTO_ABSENT, MOTO_ACCOUNT, MOTO_REGION, type MotoServer, motoAvailable, startMoto } from "../support/moto.js";
+import { MOTO_ABSENT, MOTO_ACCOUNT, MOTO_REGION, type MotoServer, motoAvailable, startMoto } from "../../local/moto.js";
 
 const available = motoAvailable();
 if (!available) console.warn(MOTO_ABSENT);

@@ -32,7 +32,7 @@ import { OutboxStreamReader, outboxPublisher } from "../../local/stream.js";
 import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { FakeEventBridge, byId } from "../support/fake-eventbridge.js";
 import { freshTable, TEST_RETENTION_MS, scanTable } from "../support/dynamodb.js";
-import { startSlackReceiver, type SlackReceiver } from "../support/slack-receiver.js";
+import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
 import { startSmtpReceiver, type SmtpReceiver } from "../support/smtp-receiver.js";
 
 const log = { info() {}, warn() {}, error() {} };

@@ -15,7 +15,7 @@ import { simpleParser } from "mailparser";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { checkConfig, type Config } from "../../lib/config/load.js";
 import { runLookout } from "../../local/run.js";
-import { startSlackReceiver, type SlackReceiver } from "../support/slack-receiver.js";
+import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
 import { isChangesMessage } from "../support/amendment.js";
 
 const silent = { info() {}, warn() {}, error() {} };

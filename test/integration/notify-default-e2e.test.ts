@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { checkConfig, type Config } from "../../lib/config/load.js";
 import { runLookout } from "../../local/run.js";
-import { startSlackReceiver, type SlackReceiver } from "../support/slack-receiver.js";
+import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
 
 let sim: Simulator;
 let slack: SlackReceiver;

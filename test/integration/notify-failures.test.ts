@@ -38,7 +38,7 @@ import { LambdaClient } from "@aws-sdk/client-lambda";
 import { startLambdaAsync } from "../support/lambda-async.js";
 import { PreflightError, runLookout } from "../../local/run.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import { startSlackReceiver, type SlackReceiver } from "../support/slack-receiver.js";
+import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
 const context = { functionName: "notify", awsRequestId: "r", invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:notify" } as unknown as Context;

@@ -2,7 +2,7 @@
  * Order per incident on moto_server (docs/architecture.md, "Order per incident"): the bus, the route
  * rules, the Slack inbox and queue and their dead-letter queues are created as the stack's template
  * defines them (infra/*.yml and what infra/stack.ts generates from a configuration), the Slack pipe's
- * definition is run by test/support/sqs-pipe.ts (moto stores pipes but does not run them), and two
+ * definition is run by local/cloud-local/pipe.ts (moto stores pipes but does not run them), and two
  * incidents' events are put on the bus interleaved, with events of no incident among them. The queue
  * then holds each incident's messages in publish order, each incident one message group, every event
  * of no incident a group of its own; and a group held by a failure does not hold the others.
@@ -22,10 +22,10 @@ import { detailTypeOf, type LookoutEventDetail } from "../../lib/model/event.js"
 import type { Cfn } from "../../infra/stack.js";
 import { INBOX_GROUP } from "../../infra/stack.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import { MOTO_ABSENT, motoAvailable } from "../support/moto.js";
+import { MOTO_ABSENT, motoAvailable } from "../../local/moto.js";
 import { motoBusAndQueues } from "../support/moto-bus.js";
 import { resolveRefs, stackResources } from "../support/stack-template.js";
-import { runSqsPipe, type SqsPipeDefinition } from "../support/sqs-pipe.js";
+import { runSqsPipe, type SqsPipeDefinition } from "../../local/cloud-local/pipe.js";
 
 const available = motoAvailable();
 if (!available) console.warn(MOTO_ABSENT);

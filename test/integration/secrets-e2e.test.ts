@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { startDynamoDbLocal, type DynamoDbLocal } from "../../local/dynamodb-local.js";
-import { startSlackReceiver, type SlackReceiver } from "../support/slack-receiver.js";
+import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
 import { plantAll, plantSecret, SecretScanner, textWith, type PlantedSecret, type SecretHit } from "../support/secret-scan.js";
 
 const BIN = new URL("../../bin/lookout.mjs", import.meta.url).pathname;

@@ -25,7 +25,7 @@ import { receiverId } from "../../lib/config/receivers.js";
 import { allReceivers } from "../../lib/config/routes.js";
 import { sourceKey } from "../../lib/model/source.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import { startSlackReceiver, type SlackReceiver } from "../support/slack-receiver.js";
+import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
 import type { StatusReport } from "../../lib/audit/status.js";
 
 const unwrap = <T>(m: unknown): T => ((m as { default?: { default?: T } }).default?.default ?? (m as { default: T }).default) as T;

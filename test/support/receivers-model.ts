@@ -30,7 +30,7 @@ import { ensureTable } from "../../lib/store/table.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
 import { allReceivers } from "../../lib/config/routes.js";
 import { receiverId } from "../../lib/config/receivers.js";
-import { startSlackReceiver, type SlackReceiver, type ReceivedSlackMessage } from "./slack-receiver.js";
+import { startSlackReceiver, type SlackReceiver, type ReceivedSlackMessage } from "../../local/slack-receiver.js";
 import { startSmtpReceiver, type SmtpReceiver, type ReceivedMail } from "./smtp-receiver.js";
 
 const MIN = 60_000;

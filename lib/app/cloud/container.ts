@@ -20,6 +20,13 @@ export function coldStart<A extends unknown[], T>(build: (...args: A) => Promise
   };
 }
 
+/**
+ * The Slack Web API's base URL: Slack's own unless LOOKOUT_SLACK_API_URL names another, as
+ * AWS_ENDPOINT_URL does for AWS (docs/cloud-local.md: the rehearsal points it at its local Slack).
+ */
+export const cloudSlackApiUrl = (env: NodeJS.ProcessEnv = process.env): { slackApiUrl?: string } =>
+  env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {};
+
 /** The table named by TABLE_NAME (serverless.yml), through one client. */
 export function cloudTable(): { dynamodb: DynamoDBClient; tableName: string } {
   return { dynamodb: new DynamoDBClient({}), tableName: requiredEnv("TABLE_NAME") };

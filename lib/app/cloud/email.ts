@@ -11,7 +11,7 @@ import { sesTransport } from "../../notify/email/transport.js";
 import { slackSender } from "../../notify/slack/send.js";
 import { composeNotify } from "../notify.js";
 import { packagedConfig } from "./config.js";
-import { cloudAdapters, coldStart } from "./container.js";
+import { cloudAdapters, cloudSlackApiUrl, coldStart } from "./container.js";
 import { cloudSecret } from "./secrets.js";
 
 /** Set by the packaging: whether notify.fallback names a Slack receiver. Unpackaged: assume it may. */
@@ -23,7 +23,7 @@ export const cloudEmailNotify = coldStart((logger: Logger) => {
   // Email receivers name no secret: only Slack's need SSM or Secrets Manager.
   return composeNotify(config, {
     ...cloudAdapters(logger, fallbackSlack ? cloudSecret : (ref) => resolveSecret(ref, process.env)),
-    ...(fallbackSlack ? { slack: slackSender() } : {}),
+    ...(fallbackSlack ? { slack: slackSender(cloudSlackApiUrl()) } : {}),
     ...(config.notify.email ? { emailTransport: sesTransport(new SESv2Client({})) } : {}),
   });
 });

@@ -9,7 +9,7 @@ import { sesTransport } from "../../notify/email/transport.js";
 import { slackSender } from "../../notify/slack/send.js";
 import { composeNotify } from "../notify.js";
 import { packagedConfig } from "./config.js";
-import { cloudAdapters, coldStart } from "./container.js";
+import { cloudAdapters, cloudSlackApiUrl, coldStart } from "./container.js";
 import { cloudSecret } from "./secrets.js";
 
 /** Set by the packaging: whether notify.fallback names an email receiver. Unpackaged: assume it may. */
@@ -20,7 +20,7 @@ export const cloudSlackNotify = coldStart((logger: Logger) => {
   const config = packagedConfig();
   return composeNotify(config, {
     ...cloudAdapters(logger, cloudSecret),
-    slack: slackSender(),
+    slack: slackSender(cloudSlackApiUrl()),
     ...(fallbackEmail && config.notify.email ? { emailTransport: sesTransport(new SESv2Client({})) } : {}),
   });
 });

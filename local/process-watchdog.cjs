@@ -1,7 +1,7 @@
-// Kills DynamoDB Local's process group when the Lookout process that started it is gone, however it
-// went (SIGKILL included). `node dynamodb-watchdog.cjs <pgid>`, its stdin a pipe from Lookout: only
+// Kills a helper's process group (DynamoDB Local's Java, moto_server) when the Lookout process that
+// started it is gone, however it went (SIGKILL included). `node process-watchdog.cjs <pgid>`, its stdin a pipe from Lookout: only
 // Lookout holds the other end, so the pipe closes exactly when Lookout exits or dies — no pid polling,
-// no pid reuse. Plain CommonJS so that it starts in milliseconds without tsx. See local/dynamodb-local.ts.
+// no pid reuse. Plain CommonJS so that it starts in milliseconds without tsx. See local/process-group.ts.
 "use strict";
 
 const pgid = Number(process.argv[2]);
@@ -28,7 +28,7 @@ function stop() {
   const since = Date.now();
   setInterval(() => {
     if (!alive()) process.exit(0);
-    // Java that ignores SIGTERM for 3 s is killed outright.
+    // A process that ignores SIGTERM for 3 s is killed outright.
     if (Date.now() - since > 3000) {
       try {
         process.kill(-pgid, "SIGKILL");
@@ -44,7 +44,7 @@ process.stdin.on("close", stop);
 process.stdin.on("error", stop);
 process.stdin.resume();
 for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(signal, stop);
-// DynamoDB Local stopped on its own (or by Lookout): nothing left to watch.
+// The helper stopped on its own (or by Lookout): nothing left to watch.
 setInterval(() => {
   if (!stopping && !alive()) process.exit(0);
 }, 1000).unref();

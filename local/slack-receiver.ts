@@ -20,7 +20,7 @@
  *    the message keeps its ts and is replaced in place (`edits` counts them); an unknown ts answers
  *    `message_not_found`, a channel name `channel_not_found`. `reply_broadcast` on a thread reply is
  *    recorded, and the reply then shows in conversations.history too, as Slack does.
- * It checks Block Kit's limits on blocks and attachments (test/support/block-kit.ts) and answers
+ * It checks Block Kit's limits on blocks and attachments (local/block-kit.ts) and answers
  * `invalid_blocks` like Slack would, records every accepted message, and can be told to fail the next N
  * requests with a 429, a 5xx or a given error.
  */
@@ -115,7 +115,7 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** Block Kit's limits (test/support/block-kit.ts); re-exported for the tests that check blocks alone. */
+/** Block Kit's limits (local/block-kit.ts); re-exported for the tests that check blocks alone. */
 export { blockKitProblem, slackMessageProblem };
 
 const CHANNEL_ID = /^[CGD][A-Z0-9]{6,}$/;
@@ -124,7 +124,7 @@ const CHANNEL_ID = /^[CGD][A-Z0-9]{6,}$/;
  * `now`: the receiver's clock for message ts (default: the real one); tests on a simulated clock pass
  * theirs, so that `oldest` compares with the times the pipeline believes it is.
  */
-export async function startSlackReceiver(opts: { now?: () => number } = {}): Promise<SlackReceiver> {
+export async function startSlackReceiver(opts: { now?: () => number; onMessage?: (m: ReceivedSlackMessage, how: "posted" | "updated") => void } = {}): Promise<SlackReceiver> {
   const faults: SlackFault[] = [];
   const channelTs = new Map<string, Set<string>>();
   /** Channel name (no `#`) → id. */
@@ -205,6 +205,7 @@ export async function startSlackReceiver(opts: { now?: () => number } = {}): Pro
     if (Array.isArray(body.attachments)) m.attachments = body.attachments as ReceivedSlackMessage["attachments"];
     if (typeof body.thread_ts === "string") m.thread_ts = body.thread_ts; // recorded; Slack ignores it here
     receiver.messages.push(m);
+    opts.onMessage?.(m, "posted");
     return webhookText(res, 200, "ok");
   }
 
@@ -243,6 +244,7 @@ export async function startSlackReceiver(opts: { now?: () => number } = {}): Pro
     if (Array.isArray(body.attachments)) m.attachments = body.attachments as ReceivedSlackMessage["attachments"];
     if (body.metadata && typeof body.metadata === "object") m.metadata = body.metadata as ReceivedSlackMessage["metadata"];
     receiver.messages.push(m);
+    opts.onMessage?.(m, "posted");
     return apiJson(res, 200, {
       ok: true,
       channel: channelId,
@@ -275,6 +277,7 @@ export async function startSlackReceiver(opts: { now?: () => number } = {}): Pro
     m.body = { ...m.body, ...body };
     m.edits = (m.edits ?? 0) + 1;
     receiver.updates.push({ channelId: channel, ts: m.ts!, ...(m.text !== undefined ? { text: m.text } : {}), ...(m.attachments ? { attachments: m.attachments } : {}) });
+    opts.onMessage?.(m, "updated");
     return apiJson(res, 200, { ok: true, channel, ts: m.ts, text: m.text });
   }
 

@@ -1,13 +1,15 @@
 /**
- * moto_server (Python, preinstalled on these machines, not an npm package) for the tests that need AWS
- * services with behaviour: EventBridge rules delivering to SQS, SES v2 sends. Uses the run's moto_server
- * when MOTO_ENDPOINT is set; otherwise starts one for the calling test file. Tests skip, saying why, when
- * moto_server is absent (`it.skipIf(!motoAvailable())`).
+ * moto_server (Python, `pip install 'moto[server]'`, not an npm package): the AWS services with behaviour
+ * that `lookout cloud-local` and the tests need — EventBridge rules delivering to SQS, SQS, SES v2 sends,
+ * SSM and Secrets Manager. Uses the one at MOTO_ENDPOINT when set; otherwise starts one in a process
+ * group of its own, watched so that it never outlives the process that started it (process-group.ts).
+ * Tests skip, saying why, when moto_server is absent (`it.skipIf(!motoAvailable())`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
-import { freePort } from "../../local/dynamodb-local.js";
+import { freePort } from "./dynamodb-local.js";
+import { killGroup, startWatchdog } from "./process-group.js";
 
 /** moto rejects made-up region names (docs/architecture.md, "Tests on moto_server"): use a real one. */
 export const MOTO_REGION = "us-east-1";
@@ -46,7 +48,8 @@ export async function startMoto(opts: { readyTimeoutMs?: number } = {}): Promise
     return server(shared, async () => undefined);
   }
   const port = await freePort();
-  const child = spawn("moto_server", ["-H", "127.0.0.1", "-p", String(port)], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn("moto_server", ["-H", "127.0.0.1", "-p", String(port)], { stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const watchdog = child.pid ? startWatchdog(child.pid) : undefined;
   let output = "";
   child.stdout?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
   child.stderr?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
@@ -59,9 +62,13 @@ export async function startMoto(opts: { readyTimeoutMs?: number } = {}): Promise
     await waitReady(endpoint, opts.readyTimeoutMs ?? 20_000, () => exited);
   } catch (err) {
     await kill(child);
+    watchdog?.stdin?.end();
     throw err;
   }
-  return server(endpoint, () => kill(child));
+  return server(endpoint, async () => {
+    await kill(child);
+    watchdog?.stdin?.end();
+  });
 }
 
 function server(endpoint: string, stop: () => Promise<void>): MotoServer {
@@ -95,8 +102,8 @@ async function waitReady(endpoint: string, timeoutMs: number, exited: () => stri
 async function kill(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const gone = new Promise<void>((r) => child.once("exit", () => r()));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 3_000);
+  killGroup(child, "SIGTERM");
+  const timer = setTimeout(() => killGroup(child, "SIGKILL"), 3_000);
   await gone;
   clearTimeout(timer);
 }

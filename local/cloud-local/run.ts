@@ -1,0 +1,161 @@
+/**
+ * `lookout cloud-local` on one machine (docs/cloud-local.md): DynamoDB Local, moto_server, a local
+ * Slack and, by default, the platform simulator with its demo; the stack packaged as `serverless
+ * package` packages it, with a configuration that watches the simulator (or the one given); then the
+ * packaged stack running on them (stack.ts). Email goes to SES on moto_server and is copied out as
+ * `.eml` files; Slack goes to the local Slack, which the command prints.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import YAML from "yaml";
+import { packageStack, ROOT } from "../../scripts/package.js";
+import { loadConfigFile, type Config } from "../../lib/config/load.js";
+import { receiverSecretRefs } from "../../lib/config/routes.js";
+import { startDynamoDbLocal, type DynamoDbLocal } from "../dynamodb-local.js";
+import { MOTO_ACCOUNT, MOTO_REGION, type MotoServer, startMoto } from "../moto.js";
+import { type ReceivedSlackMessage, type SlackReceiver, startSlackReceiver } from "../slack-receiver.js";
+import type { Simulator } from "../simulator/index.js";
+import { readPackagedTemplate } from "./template.js";
+import { CloudLocalStack } from "./stack.js";
+import type { Activity } from "./invoke.js";
+
+export const CLOUD_LOCAL_STAGE = "local";
+/** The generated configuration, inside the packaged copy of the project (it must lie in the service). */
+const GENERATED_CONFIG = "lookout.cloud-local.yaml";
+/** The bot token the local Slack accepts for the Web API form. */
+const LOCAL_SLACK_TOKEN = "xoxb-cloud-local";
+const PLATFORM_TOKEN_REF = "ssm:/lookout/cloud-local/platform-token";
+
+export interface CloudLocalOptions {
+  /** Where DynamoDB Local keeps its files, the task roots, the functions' logs and the `.eml` copies. */
+  workDir: string;
+  /** The platform the generated configuration watches (the simulator); or `configFile`. */
+  simulator?: Simulator;
+  /** A configuration to package as it is (its platform, its sources); its receivers go to the local Slack and SES. */
+  configFile?: string;
+  /** The configuration to generate for the simulator (default: the demo's, every failure to #oncall and by email). */
+  demoConfig?: (sim: Simulator) => Record<string, unknown>;
+  /** An already running DynamoDB Local (tests share the run's); default one of its own in workDir. */
+  dynamodbEndpoint?: string;
+  /** Run the schedules at their rate (the command) or only when fired (tests). */
+  schedules?: boolean;
+  asyncRetryDelaysMs?: readonly number[];
+  activity?: Activity;
+  onSlack?: (m: ReceivedSlackMessage, how: "posted" | "updated") => void;
+}
+
+export interface CloudLocal {
+  stack: CloudLocalStack;
+  config: Config;
+  slack: SlackReceiver;
+  moto: MotoServer;
+  /** The SES messages moto_server accepted, as raw MIME, oldest first (also written to workDir/outbox). */
+  emails(): Promise<Array<{ raw: string; destinations: string[] }>>;
+  /** The packaged template and zips. */
+  packageDir: string;
+  stop(): Promise<void>;
+}
+
+/** The demo's configuration, deploy-shaped: its secrets in SSM, Slack in the Web API form (threads, edits), email through SES. */
+export function demoCloudConfig(sim: Simulator): Record<string, unknown> {
+  return {
+    platform: { url: sim.url, token: PLATFORM_TOKEN_REF, auth: "token" },
+    watch: [{ organization: sim.ids.organizationId, webhooks: sim.ids.webhookIds, clusters: sim.ids.clusterIds, applications: sim.ids.applicationIds }],
+    backfill_window: "15m",
+    routes: [{
+      name: "oncall",
+      match: { kind: ["deployment", "webhook_delivery", "cluster_log"] },
+      slack: { channel: "#oncall", token: "ssm:/lookout/cloud-local/slack-bot-token" },
+      email: { to: ["oncall@example.com"] },
+    }],
+    notify: { email: { from: "lookout@example.com" }, digest_within: "1m" },
+  };
+}
+
+/** What the local stand-ins answer for each secret the configuration names. */
+function localSecrets(config: Config, slack: SlackReceiver, sim: Simulator | undefined, env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  const platformRef = config.platform.tokenRef;
+  if (platformRef && /^(ssm|secretsmanager):/.test(platformRef)) {
+    const token = sim?.apiToken ?? env.PLATFORM_API_TOKEN;
+    if (!token) throw new Error(`platform.token: ${platformRef} is read from SSM or Secrets Manager; give its value in PLATFORM_API_TOKEN for the rehearsal`);
+    out[platformRef] = token;
+  }
+  for (const { field, ref } of receiverSecretRefs(config.routes, config.notify)) {
+    if (!/^(ssm|secretsmanager):/.test(ref)) continue;
+    // A webhook's secret is a URL on the local Slack; a bot token the one it accepts (LOOKOUT_SLACK_API_URL points the Web API there).
+    out[ref] = field.endsWith(".webhook_url") ? slack.webhookUrl(ref.replace(/\W+/g, "-")) : LOCAL_SLACK_TOKEN;
+  }
+  return out;
+}
+
+export async function startCloudLocal(opts: CloudLocalOptions): Promise<CloudLocal> {
+  const workDir = resolve(opts.workDir);
+  mkdirSync(workDir, { recursive: true });
+  const started: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of started.reverse()) await stop().catch(() => undefined);
+  };
+  try {
+    let ddb: DynamoDbLocal | undefined;
+    if (!opts.dynamodbEndpoint) {
+      ddb = await startDynamoDbLocal({ dataDir: join(workDir, "dynamodb") });
+      started.push(() => ddb!.stop());
+    }
+    const moto = await startMoto();
+    started.push(() => moto.stop());
+    const slack = await startSlackReceiver(opts.onSlack ? { onMessage: opts.onSlack } : {});
+    started.push(() => slack.close());
+
+    // The configuration to package: generated for the simulator, or the one given, copied into the package.
+    const text = opts.configFile
+      ? readFileSync(opts.configFile, "utf8")
+      : YAML.stringify((opts.demoConfig ?? demoCloudConfig)(opts.simulator ?? missing("a simulator or a configuration file")));
+    const configName = opts.configFile ? relative(ROOT, resolve(opts.configFile)) : GENERATED_CONFIG;
+    const inProject = opts.configFile && !configName.startsWith("..");
+    const packaged = await packageStack({
+      isolated: true,
+      stage: CLOUD_LOCAL_STAGE,
+      config: inProject ? configName : GENERATED_CONFIG,
+      ...(inProject ? {} : { files: { [GENERATED_CONFIG]: text } }),
+    });
+    started.push(async () => rmSync(packaged.serviceDir, { recursive: true, force: true }));
+    const config = loadConfigFile(join(packaged.serviceDir, inProject ? configName : GENERATED_CONFIG), {});
+
+    const template = readPackagedTemplate(packaged.template);
+    const stack = new CloudLocalStack({
+      template,
+      packageDir: packaged.outDir,
+      account: { region: MOTO_REGION, accountId: MOTO_ACCOUNT, stackName: `lookout-${CLOUD_LOCAL_STAGE}` },
+      emulators: { dynamodb: opts.dynamodbEndpoint ?? ddb!.endpoint, moto: moto.endpoint },
+      workDir,
+      secrets: localSecrets(config, slack, opts.simulator, process.env),
+      sesIdentities: config.notify.email?.from ? [config.notify.email.from] : [],
+      env: { LOOKOUT_SLACK_API_URL: slack.apiUrl },
+      ...(opts.schedules !== undefined ? { schedules: opts.schedules } : {}),
+      ...(opts.asyncRetryDelaysMs ? { asyncRetryDelaysMs: opts.asyncRetryDelaysMs } : {}),
+      ...(opts.activity ? { activity: opts.activity } : {}),
+    });
+    started.push(() => stack.stop());
+    await stack.start();
+
+    const outbox = join(workDir, "outbox");
+    mkdirSync(outbox, { recursive: true });
+    let copied = 0;
+    const emails = async () => {
+      const res = await fetch(`${moto.endpoint}/moto-api/data.json`);
+      const data = (await res.json()) as { ses?: { RawMessage?: Array<{ raw_data: string; destinations: string[] }> } };
+      const all = (data.ses?.RawMessage ?? []).map((m) => ({ raw: m.raw_data, destinations: m.destinations }));
+      for (; copied < all.length; copied++) writeFileSync(join(outbox, `${String(copied + 1).padStart(4, "0")}.eml`), all[copied]!.raw);
+      return all;
+    };
+    return { stack, config, slack, moto, emails, packageDir: packaged.outDir, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+function missing(what: string): never {
+  throw new Error(`cloud-local needs ${what}`);
+}
