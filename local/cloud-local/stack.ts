@@ -93,6 +93,14 @@ export class CloudLocalStack {
     };
   }
 
+  get template(): Template {
+    return this.opts.template;
+  }
+
+  get emulators(): Emulators {
+    return this.opts.emulators;
+  }
+
   /** The environment every container gets besides its own: the account, and the emulators as AWS's endpoints. */
   private baseEnv(lambdaUrl: string): Record<string, string> {
     const { region } = this.opts.account;
