@@ -185,6 +185,8 @@ export class FunctionHost {
       AWS_EXECUTION_ENV: `AWS_Lambda_${def.runtime}`,
       AWS_LAMBDA_FUNCTION_NAME: def.name,
       AWS_LAMBDA_FUNCTION_VERSION: "$LATEST",
+      // Powertools reports a cold start only when Lambda says the sandbox was started on demand.
+      AWS_LAMBDA_INITIALIZATION_TYPE: "on-demand",
       AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(def.memoryMb),
       AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${def.name}`,
       AWS_LAMBDA_LOG_STREAM_NAME: `cloud-local/${randomUUID()}`,

@@ -7,7 +7,7 @@
  * a recovery turns the Slack message green, the audit API answers for them, and a poll function killed
  * mid-poll loses and repeats nothing.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -85,7 +85,12 @@ describe.skipIf(!available)("the packaged stack on one machine", () => {
   it("first sight: what the platform already holds is read, and nothing is delivered", async () => {
     sim.clock.set(new Date(T0 + 2 * MINUTE));
     await pass();
-    expect(cl.stack.functions.get("lookout-local-poll")!.counts.invocations).toBeGreaterThan(0);
+    const poll = cl.stack.functions.get("lookout-local-poll")!;
+    expect(poll.counts).toMatchObject({ invocations: 1, errors: 0, coldStarts: 1 });
+    // Its log as CloudWatch would hold it: Powertools' lines (a cold start, as Lambda's variables tell it) and a REPORT line.
+    const log = readFileSync(poll.logFile, "utf8");
+    expect(log).toContain('"cold_start":true');
+    expect(log).toMatch(/^REPORT RequestId: \S+ Duration: \d+ ms Init Duration: \d+ ms$/m);
     expect(cl.slack.messages).toEqual([]);
     expect(await cl.emails()).toEqual([]);
   });
