@@ -131,6 +131,14 @@ export async function startSlackReceiver(opts: { now?: () => number; onMessage?:
   const channelIds = new Map<string, string>();
   let seq = 0;
   const now = opts.now ?? Date.now;
+  /** Tells the watcher (a terminal view); a watcher that throws never changes what Slack answers. */
+  const shown = (m: ReceivedSlackMessage, how: "posted" | "updated") => {
+    try {
+      opts.onMessage?.(m, how);
+    } catch {
+      // the view's problem, not the sender's: the message was accepted
+    }
+  };
   const idOf = (channel: string): string => {
     if (CHANNEL_ID.test(channel)) return channel;
     const name = channel.replace(/^#/, "");
@@ -205,7 +213,7 @@ export async function startSlackReceiver(opts: { now?: () => number; onMessage?:
     if (Array.isArray(body.attachments)) m.attachments = body.attachments as ReceivedSlackMessage["attachments"];
     if (typeof body.thread_ts === "string") m.thread_ts = body.thread_ts; // recorded; Slack ignores it here
     receiver.messages.push(m);
-    opts.onMessage?.(m, "posted");
+    shown(m, "posted");
     return webhookText(res, 200, "ok");
   }
 
@@ -244,7 +252,7 @@ export async function startSlackReceiver(opts: { now?: () => number; onMessage?:
     if (Array.isArray(body.attachments)) m.attachments = body.attachments as ReceivedSlackMessage["attachments"];
     if (body.metadata && typeof body.metadata === "object") m.metadata = body.metadata as ReceivedSlackMessage["metadata"];
     receiver.messages.push(m);
-    opts.onMessage?.(m, "posted");
+    shown(m, "posted");
     return apiJson(res, 200, {
       ok: true,
       channel: channelId,
@@ -277,7 +285,7 @@ export async function startSlackReceiver(opts: { now?: () => number; onMessage?:
     m.body = { ...m.body, ...body };
     m.edits = (m.edits ?? 0) + 1;
     receiver.updates.push({ channelId: channel, ts: m.ts!, ...(m.text !== undefined ? { text: m.text } : {}), ...(m.attachments ? { attachments: m.attachments } : {}) });
-    opts.onMessage?.(m, "updated");
+    shown(m, "updated");
     return apiJson(res, 200, { ok: true, channel, ts: m.ts, text: m.text });
   }
 

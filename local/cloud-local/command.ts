@@ -43,7 +43,9 @@ export async function cloudLocalCommand(opts: { configFile?: string }): Promise<
       ...(given ? { configFile: given } : { simulator: sim! }),
       activity: (line) => print(`${time()} ${line}`),
       onSlack: (m, how) => {
-        for (const l of slackAsText(m as unknown as SlackMessage, { receiver: `slack ${m.channel ?? m.path ?? ""}`.trim(), as: how === "updated" ? "update" : m.thread_ts ? "reply" : "message" })) print(l);
+        const message: SlackMessage = { text: m.text ?? "", blocks: m.blocks ?? [], ...(m.attachments ? { attachments: m.attachments.map((x) => ({ color: x.color ?? "", blocks: x.blocks ?? [] })) } : {}), ...(m.thread_ts ? { thread_ts: m.thread_ts } : {}), ...(m.reply_broadcast ? { reply_broadcast: true } : {}) };
+        const receiver = `slack ${m.channel ?? m.path ?? ""}`.trim();
+        for (const l of slackAsText(message, { receiver, as: how === "updated" ? "update" : m.thread_ts ? "reply" : "message" })) print(l);
       },
     });
     const { report } = cl.stack;

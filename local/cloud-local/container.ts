@@ -54,6 +54,8 @@ interface Container {
   child: ChildProcess;
   ready: Promise<{ initMs: number }>;
   busy: boolean;
+  /** It has run an event: the next one is not a cold start. */
+  warm: boolean;
   /** The invocation under way: settles it when the process dies. */
   pending?: (outcome: Invocation) => void;
 }
@@ -137,8 +139,8 @@ export class FunctionHost {
 
   private run(c: Container, event: unknown, requestId: string, initMs: number): Promise<Invocation> {
     const started = Date.now();
-    const cold = !(c as { warm?: boolean }).warm;
-    (c as { warm?: boolean }).warm = true;
+    const cold = !c.warm;
+    c.warm = true;
     if (cold) this.counts.coldStarts++;
     return new Promise<Invocation>((resolve) => {
       const timeoutMs = this.def.timeoutSec * 1000;
@@ -200,7 +202,7 @@ export class FunctionHost {
       stdio: ["ignore", "pipe", "pipe", "ipc"],
       serialization: "json",
     });
-    const c: Container = { child, busy: false, ready: undefined as never };
+    const c: Container = { child, busy: false, warm: false, ready: undefined as never };
     this.all.add(c);
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on("line", (line) => this.log.write(`${line}\n`));

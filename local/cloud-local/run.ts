@@ -37,8 +37,8 @@ export interface CloudLocalOptions {
   demoConfig?: (sim: Simulator) => Record<string, unknown>;
   /** An already running DynamoDB Local (tests share the run's); default one of its own in workDir. */
   dynamodbEndpoint?: string;
-  /** Run the schedules at their rate (the command) or only when fired (tests). */
-  schedules?: boolean;
+  /** Run on its own (the command), or only when told (tests): see CloudLocalStackOptions.continuous. */
+  continuous?: boolean;
   asyncRetryDelaysMs?: readonly number[];
   activity?: Activity;
   onSlack?: (m: ReceivedSlackMessage, how: "posted" | "updated") => void;
@@ -132,7 +132,7 @@ export async function startCloudLocal(opts: CloudLocalOptions): Promise<CloudLoc
       secrets: localSecrets(config, slack, opts.simulator, process.env),
       sesIdentities: config.notify.email?.from ? [config.notify.email.from] : [],
       env: { LOOKOUT_SLACK_API_URL: slack.apiUrl },
-      ...(opts.schedules !== undefined ? { schedules: opts.schedules } : {}),
+      ...(opts.continuous !== undefined ? { continuous: opts.continuous } : {}),
       ...(opts.asyncRetryDelaysMs ? { asyncRetryDelaysMs: opts.asyncRetryDelaysMs } : {}),
       ...(opts.activity ? { activity: opts.activity } : {}),
     });

@@ -58,8 +58,11 @@ export interface CloudLocalStackOptions {
   asyncRetryDelaysMs?: readonly number[];
   /** The HTTP API's port (default a free one). */
   httpPort?: number;
-  /** Run the schedules at their rate (the command) or only when fired (tests). Default true. */
-  schedules?: boolean;
+  /**
+   * Run on its own (the command): the schedules at their rate, the stream, queues and pipes polled. Or
+   * only when told (tests): `fireSchedules()` and `settle()`. Default true.
+   */
+  continuous?: boolean;
   activity?: Activity;
 }
 
@@ -161,8 +164,8 @@ export class CloudLocalStack {
     await this.startHttpApi((v, p) => resolver.resolve(v, p));
     this.startMovers(ofType, resolved);
     for (const id of ofType("AWS::Scheduler::Schedule")) {
-      const p = resolved(id, ["Target"]);
-      const target = resolved(id).Target as Cfn;
+      const p = resolved(id);
+      const target = p.Target as Cfn;
       if (p.State === "DISABLED") continue;
       const name = functionNameOf(String(target.Arn));
       if (!this.functions.has(name)) throw new TemplateError(`Resources.${id}.Properties.Target.Arn`, `${target.Arn} is not a function of this template`);
@@ -171,7 +174,7 @@ export class CloudLocalStack {
       this.schedules.push(runSchedule(period, () => {
         this.opts.activity?.(`schedule ${p.Name ?? id} → ${name}`);
         this.lambda.enqueue(name, input);
-      }, { running: this.opts.schedules ?? true }));
+      }, { running: this.opts.continuous ?? true }));
     }
   }
 
@@ -206,7 +209,7 @@ export class CloudLocalStack {
       } else throw new TemplateError(`Resources.${id}.Properties.EventSourceArn`, `${source}: cloud-local plays DynamoDB stream and SQS mappings only`);
     }
     for (const id of ofType("AWS::Pipes::Pipe")) this.movers.push(new SqsPipe(resolved(id) as SqsPipeProperties, common));
-    if (this.opts.schedules ?? true) for (const m of this.movers) m.start();
+    if (this.opts.continuous ?? true) for (const m of this.movers) m.start();
   }
 
   /**

@@ -41,7 +41,7 @@ beforeAll(async () => {
   if (!available) return;
   sim = await startSimulator({ seed: 23, startTime: new Date(T0).toISOString(), size: { applications: 2, clusters: 1, webhooks: 1 } });
   workDir = mkdtempSync(join(tmpdir(), "lookout-cloud-local-test-"));
-  cl = await startCloudLocal({ workDir, simulator: sim, schedules: false, asyncRetryDelaysMs: [300, 600], activity: (l) => activity.push(l) });
+  cl = await startCloudLocal({ workDir, simulator: sim, continuous: false, asyncRetryDelaysMs: [300, 600], activity: (l) => activity.push(l) });
   tableName = cl.stack.functions.get("lookout-local-dispatch")!.def.environment.TABLE_NAME!;
   doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: cl.stack.emulators.dynamodb, region: "us-east-1", credentials: { accessKeyId: "test", secretAccessKey: "test" } }));
 }, 180_000);
