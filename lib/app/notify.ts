@@ -41,6 +41,7 @@ export function composeNotify(config: Config, a: NotifyAdapters): NotifyServices
     routes: config.routes,
     notifier: {
       settings: config.notify,
+      routes: config.routes,
       store: new DynamoNotifyStore(store),
       outbox: a.outbox ?? new DynamoIngestStore(store),
       channelFor: channelResolver({

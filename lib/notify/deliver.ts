@@ -46,12 +46,16 @@ const deliverDigest = chain<DigestAttempt, number>(
   recordDigestStage,
 );
 
+/** How many alerts deep one delivery may deliver what it follows first (an amendment of a follow-up, then its opening). */
+const PREDECESSORS_DEEP = 2;
+
 export function deliver(
   detail: LookoutEventDetail,
   route: string,
   channel: Channel,
   mutes: readonly Mute[],
   deps: DeliverDeps,
+  depth = 0,
 ): Promise<DeliveryOutcome> {
   // Read only when needed (a retry, a send): a storm holds most alerts without looking.
   let incident: Promise<IncidentRef | undefined> | undefined;
@@ -61,6 +65,7 @@ export function deliver(
     ...(presentation ? { presentation } : {}),
     incident: () => (incident ??= incidentOf(detail, channel, deps.store)),
     rereadIncident: () => void (incident = undefined),
+    ...(depth < PREDECESSORS_DEEP ? { deliverFirst: (p: LookoutEventDetail) => deliver(p, route, channel, mutes, deps, depth + 1) } : {}),
   });
 }
 

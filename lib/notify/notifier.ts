@@ -10,13 +10,17 @@ import { receiverLabel } from "../config/receivers.js";
 import type { IngestStore } from "../model/ingest-store.js";
 import { newAlertItem } from "../alerts/outbox-item.js";
 import type { Mute, NotifyStore, ReceiverFailures } from "../model/notify-store.js";
-import { FALLBACK_ROUTE, type NotifySettings, type Receiver, receiversOf } from "../config/route-types.js";
+import { FALLBACK_ROUTE, type NotifySettings, type Receiver, receiversOf, type Route, TERMINAL_PREVIEW_ROUTE } from "../config/route-types.js";
+import { receiverId } from "../config/receivers.js";
+import { decideRoutes } from "../routes/match.js";
 import { plainPresenter, type Presenter } from "./presentation.js";
 import { deliver, flushHeld, type Channel, type DeliverDeps, type DeliveryOutcome } from "./deliver.js";
 import { DIGEST_EVERY_MS } from "./delivery/rate.js";
 
 export interface NotifierDeps {
   settings: NotifySettings;
+  /** The routes events are delivered by: an incident's opening goes ahead of its follow-up only where they route it. */
+  routes?: readonly Route[];
   store: NotifyStore;
   /** Where health events go: the table's outbox. */
   outbox: Pick<IngestStore, "raiseAlert" | "expiresAt">;
@@ -44,10 +48,21 @@ export interface Delivery {
 export const unfinished = (deliveries: readonly Delivery[]): boolean =>
   deliveries.some((d) => d.outcome === "in_flight" || (d.outcome === "failed" && d.route !== FALLBACK_ROUTE));
 
+/**
+ * Whether the routes send an event to a route's receiver, as the rules and the local bus decide. The
+ * terminal preview shows every event; the fallback only what failed elsewhere, so never an opening ahead.
+ */
+function routedBy(routes: readonly Route[], settings: NotifySettings): NonNullable<DeliverDeps["routedHere"]> {
+  return (detail, route, channelId) =>
+    route === TERMINAL_PREVIEW_ROUTE ||
+    decideRoutes(detail, routes, settings).some((d) => d.route === route && d.receivers.some((r) => receiverId(r) === channelId));
+}
+
 /** What the delivery core needs, from the notifier's dependencies. */
 const deliverDepsOf = (deps: NotifierDeps): DeliverDeps => ({
   store: deps.store, now: deps.now, rate: deps.settings.slackRate, log: deps.log, present: deps.present ?? plainPresenter,
   ...(deps.sleep ? { sleep: deps.sleep } : {}),
+  ...(deps.routes ? { routedHere: routedBy(deps.routes, deps.settings) } : {}),
   // Digests at most a minute apart, closer when the configuration wants them sooner.
   digestEveryMs: Math.min(DIGEST_EVERY_MS, deps.settings.digestWithinMs),
 });

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import type { Mute } from "../../lib/model/notify-store.js";
 import { deliver, flushHeld, type Channel, type DeliverDeps } from "../../lib/notify/deliver.js";
-import { OPENING_WAIT_MS } from "../../lib/notify/delivery/incident.js";
+import { OPENING_WAIT_MS, PREDECESSOR_WINDOW_MS } from "../../lib/notify/delivery/incident.js";
 import { INCIDENT_FOLLOW_UPS } from "../../lib/notify/delivery/rate.js";
 import { notifyEvent, unfinished, type NotifierDeps } from "../../lib/notify/notifier.js";
 import { DeliveryError, type IncidentRef } from "../../lib/notify/types.js";
@@ -59,34 +59,68 @@ let seq = 0;
 const alert = (over: Partial<LookoutEventDetail> = {}): LookoutEventDetail => ({ ...EXAMPLE_DETAILS["Deployment Failed"], id: `alert-${++seq}`, ...over });
 
 describe("delivery decisions", () => {
-  it("a follow-up told before its incident's opening waits seconds for it, then threads under it", async () => {
-    const { store, deps, meanwhile, slept } = world();
+  it("a follow-up told before its incident's opening delivers the opening first, then threads under it; the opening's own message is then a duplicate", async () => {
+    const { store, deps, slept } = world();
     const { channel, sent } = recordingChannel("r");
     const observed = new Date(T0).toISOString();
     const opening = alert({ observed_at: observed });
     opening.incident_id = opening.id;
     const followUp = alert({ transition: "still_failing", incident_id: opening.id, observed_at: observed });
     store.putAlert(opening);
-    // Events of one poll come in no set order: the follow-up first; the opening reaches the receiver while it waits.
-    meanwhile.push(() => deliver(opening, "route", channel, [], deps()));
-    expect(await deliver(followUp, "route", channel, [], deps())).toBe("sent");
-    expect(slept).toEqual([500]);
+    // Events reach the notifiers in no promised order (stream shards, EventBridge): the follow-up first.
+    expect(await deliver(followUp, "route", channel, [], deps({ routedHere: (d, route, id) => d.id === opening.id && route === "route" && id === "r" }))).toBe("sent");
+    expect(slept).toEqual([]);
     expect(sent.map((s) => s.detail.id)).toEqual([opening.id, followUp.id]);
+    expect(sent[0]!.incident).toBeUndefined(); // the opening as itself
     expect(sent[1]!.incident).toMatchObject({ shown: true, ts: "1.0001" }); // in the opening's thread
     expect(await store.getRoot(opening.id, channel.id)).toMatchObject({ alert_id: opening.id, ts: "1.0001" });
+    expect(await deliver(opening, "route", channel, [], deps())).toBe("duplicate");
+    expect(sent).toHaveLength(2);
   });
 
-  it("an opening that never comes to this receiver holds a follow-up seconds at most; the follow-up is then its opening", async () => {
-    const { store, deps, slept } = world();
-    const opening = alert({ observed_at: new Date(T0).toISOString() });
+  it("an opening another sender is sending holds a follow-up seconds at most: it threads under it once sent, else it is the receiver's opening", async () => {
+    const { store, deps, meanwhile, slept } = world();
+    const { channel, sent } = recordingChannel("r");
+    const observed = new Date(T0).toISOString();
+    const opening = alert({ observed_at: observed });
     opening.incident_id = opening.id;
     store.putAlert(opening);
-    const { channel, sent } = recordingChannel("other");
-    const followUp = alert({ transition: "still_failing", incident_id: opening.id, observed_at: opening.observed_at });
+    const { record } = await store.claim(opening.id, channel.id, { receiver_label: channel.label, route: "route" }, 60_000);
+    meanwhile.push(() => store.settle(record, { state: "sent", ts: "9.0001" }));
+    const followUp = alert({ transition: "still_failing", incident_id: opening.id, observed_at: observed });
     expect(await deliver(followUp, "route", channel, [], deps())).toBe("sent");
+    expect(slept).toEqual([500]);
+    expect(sent[0]!.incident).toMatchObject({ shown: true, ts: "9.0001" });
+
+    // A sender that never finishes: past the wait the follow-up is this receiver's opening.
+    const other = recordingChannel("other");
+    const stuck = alert({ observed_at: observed });
+    stuck.incident_id = stuck.id;
+    store.putAlert(stuck);
+    await store.claim(stuck.id, other.channel.id, { receiver_label: other.channel.label, route: "route" }, 600_000);
+    slept.length = 0;
+    expect(await deliver(alert({ transition: "still_failing", incident_id: stuck.id, observed_at: observed }), "route", other.channel, [], deps())).toBe("sent");
     expect(slept.reduce((n, ms) => n + ms, 0)).toBe(OPENING_WAIT_MS);
-    expect(sent[0]!.incident).toBeUndefined(); // a message of its own, not a quote of what it never showed
-    expect(await store.getRoot(opening.id, channel.id)).toMatchObject({ alert_id: followUp.id, ts: "1.0001" });
+    expect(other.sent[0]!.incident).toBeUndefined(); // a message of its own, not a quote of what it never showed
+  });
+
+  it("an opening not routed to this receiver, or read before the window, is not delivered ahead: the follow-up is its opening at once", async () => {
+    for (const [why, observedAt, routedHere] of [
+      ["routed elsewhere", T0, () => false],
+      ["read before the window (the receiver is newer than the incident)", T0 - PREDECESSOR_WINDOW_MS - 1, () => true],
+    ] as const) {
+      const { store, deps, slept } = world();
+      const opening = alert({ observed_at: new Date(observedAt).toISOString() });
+      opening.incident_id = opening.id;
+      store.putAlert(opening);
+      const { channel, sent } = recordingChannel("r");
+      const followUp = alert({ transition: "still_failing", incident_id: opening.id, observed_at: new Date(T0).toISOString() });
+      expect(await deliver(followUp, "route", channel, [], deps({ routedHere })), why).toBe("sent");
+      expect(slept, why).toEqual([]);
+      expect(sent.map((s) => s.detail.id), why).toEqual([followUp.id]);
+      expect(sent[0]!.incident, why).toBeUndefined();
+      expect(await store.getRoot(opening.id, channel.id), why).toMatchObject({ alert_id: followUp.id, ts: "1.0001" });
+    }
   });
 
   it("a follow-up of an opening the receiver does not show is its opening at once; later ones, the opening too, reply to it", async () => {
@@ -117,7 +151,9 @@ describe("delivery decisions", () => {
       opening.incident_id = opening.id;
       await given(store, opening, channel);
       const again = alert({ transition: "still_failing", incident_id: opening.id, incident: { subject: "s", opened_at: opening.occurred_at, failures: 2, repeat: true } });
-      expect(await deliver(again, "route", channel, [], deps()), why).toBe("sent");
+      // Another route took it: the routes do not send it here, so it is not on its way here.
+      const routedHere = () => why !== "another route took it";
+      expect(await deliver(again, "route", channel, [], deps({ routedHere })), why).toBe("sent");
       expect(slept, why).toEqual([]);
       expect(sent[0]!.incident, why).toBeUndefined();
       const third = alert({ transition: "still_failing", incident_id: opening.id, incident: { subject: "s", opened_at: opening.occurred_at, failures: 3, repeat: true } });
@@ -163,16 +199,16 @@ describe("delivery decisions", () => {
     expect(slack.sent[1]!.incident).toMatchObject({ shown: true, ts: "1.0001" });
   });
 
-  it("an amendment waits seconds for the alert it amends, edits it once shown, goes alone past the wait, and is suppressed only where it was muted", async () => {
-    const { store, deps, meanwhile, slept } = world();
+  it("an amendment delivers the alert it amends first and then edits it, goes alone where that alert was held, and is suppressed only where it was muted", async () => {
+    const { store, deps, slept } = world();
     const { channel, sent } = recordingChannel("r");
     const failed = alert({ observed_at: new Date(T0).toISOString() });
     failed.incident_id = failed.id;
     store.putAlert(failed);
     const amendment = (of: LookoutEventDetail) => alert({ transition: "changes_listed", incident_id: of.id, amends: of.id, id: `changes-${of.id}` });
-    // Shown while it waits: the amendment follows it (the Slack adapter edits its message).
-    meanwhile.push(() => deliver(failed, "route", channel, [], deps()));
+    // Told first: the alert it amends goes ahead of it, and the amendment follows it (the Slack adapter edits its message).
     expect(await deliver(amendment(failed), "route", channel, [], deps())).toBe("sent");
+    expect(slept).toEqual([]);
     expect(sent.map((s) => s.detail.id)).toEqual([failed.id, `changes-${failed.id}`]);
     expect(sent[1]!.incident).toMatchObject({ amended: { alert: { id: failed.id }, ts: "1.0001" } });
 

@@ -4,8 +4,11 @@
  *  - a follow-up is a reply (or a counted repeat) only under a root message that receiver shows; when
  *    it shows none (the opening was backfilled, went to another route, was muted, held, failed, or the
  *    receiver is new), the follow-up is sent as that receiver's opening, at once;
- *  - it waits, a few seconds at most, only for an opening genuinely on its way to the same receiver;
- *  - an amendment waits as briefly for the alert it amends, then edits it or goes out on its own; it is
+ *  - when its opening is on its way to the same receiver but has not reached it (events reach the notify
+ *    functions in no promised order: the table's stream shards, EventBridge), the opening is delivered
+ *    first, then the follow-up replies to it: the receiver shows what it would have shown in order;
+ *  - it waits, a few seconds at most, only while another sender is sending the opening;
+ *  - an amendment is handled alike with the alert it amends, then edits it or goes out on its own; it is
  *    suppressed only where that alert was deliberately kept from the receiver (a mute).
  */
 import type { Suppression } from "../../model/alert-item.js";
@@ -24,31 +27,39 @@ async function suppressed(a: AlertAttempt, suppression: Suppression): Promise<De
 }
 
 /**
- * How long an event waits for its incident's opening (or the alert it amends) to reach the same
- * receiver: events of one poll reach the notifiers in no set order (parallel writes, SQS), and a
- * follow-up told first would land outside the thread. Seconds, in process: past this it goes as the
- * receiver's opening. An opening counts as on its way while its delivery to this receiver is being
- * sent, or while it has none and was read less than this long ago.
+ * How long an event waits while another sender is sending its incident's opening (or the alert it
+ * amends) to the same receiver. Seconds, in process: past this it goes as the receiver's opening.
  */
 export const OPENING_WAIT_MS = 10_000;
 /** How often a waiting event looks again. */
 export const OPENING_POLL_MS = 500;
+/**
+ * An opening read this recently that a receiver it is routed to has no record of is still on its way
+ * there (a queue's retries, a dead letter moved back), and is delivered ahead of its follow-up. One read
+ * longer ago reached the receiver before it was configured, or never will: the follow-up is its opening.
+ */
+export const PREDECESSOR_WINDOW_MS = 15 * 60_000;
 
 const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Read recently enough that its delivery may still be on its way. */
-const recent = (a: AlertAttempt, alert: LookoutEventDetail | undefined) =>
-  !!alert && a.deps.now().getTime() - (Date.parse(alert.observed_at) || 0) < OPENING_WAIT_MS;
+/** Routed to this receiver, read within the window, and not delivered here in any way yet. */
+const onItsWayHere = (a: AlertAttempt, alert: LookoutEventDetail | undefined): alert is LookoutEventDetail =>
+  !!alert &&
+  a.deps.now().getTime() - (Date.parse(alert.observed_at) || 0) < PREDECESSOR_WINDOW_MS &&
+  (a.deps.routedHere?.(alert, a.route, a.channel.id) ?? true);
+
+/** Go on; end with an outcome; wait for another sender; or deliver the alert this one follows, first. */
+type Verdict = DeliveryOutcome | "go" | "wait" | { first: LookoutEventDetail };
 
 /**
- * A delivery on its way to the receiver within seconds: being sent, or not begun for a fresh alert. One
- * held for a digest is not: a digest comes a minute later at the soonest and shows no message to edit,
- * so waiting for it only slows a storm (every amendment of a held alert waited its ten seconds).
+ * A delivery held by another sender is waited for. None at all, for an alert on its way here: that alert
+ * goes first. One held for a digest is neither: a digest comes a minute later at the soonest and shows
+ * no message to edit, so waiting for it only slows a storm.
  */
-const onItsWay = (a: AlertAttempt, record: DeliveryRecord | undefined, alert: LookoutEventDetail | undefined) =>
-  record ? record.state === "sending" : recent(a, alert);
-
-type Verdict = DeliveryOutcome | "go" | "wait";
+function predecessor(a: AlertAttempt, record: DeliveryRecord | undefined, alert: LookoutEventDetail | undefined): Verdict {
+  if (record) return record.state === "sending" ? "wait" : "go";
+  return onItsWayHere(a, alert) ? { first: alert } : "go";
+}
 
 async function amendment(a: AlertAttempt, amends: string): Promise<Verdict> {
   const told = await a.deps.store.getDelivery(amends, a.channel.id);
@@ -56,15 +67,16 @@ async function amendment(a: AlertAttempt, amends: string): Promise<Verdict> {
   if (told?.state === "suppressed" && told.suppression?.reason === "mute") {
     return suppressed(a, { reason: "not_told", detail: `alert ${amends}, which this amends, was muted for ${a.channel.label}` });
   }
-  return onItsWay(a, told, (await a.incident())?.amended?.alert) ? "wait" : "go";
+  return predecessor(a, told, (await a.incident())?.amended?.alert);
 }
 
 function followUp(a: AlertAttempt, ref: IncidentRef | undefined): Verdict {
   if (!ref || ref.shown || ref.quiet) return "go";
-  // The opening as this receiver's record of it says: sending, or none yet for an opening read just now.
+  if (ref.told === "sending") return "wait";
+  // The opening, when this receiver has no record of it (a root of another alert means it showed one).
   const opening = ref.root ? undefined : ref.first;
-  if (ref.told === "sending" || (!ref.told && opening?.id === a.detail.incident_id && recent(a, opening))) return "wait";
-  return "go";
+  if (ref.told || opening?.id !== a.detail.incident_id) return "go";
+  return predecessor(a, undefined, opening);
 }
 
 async function decide(a: AlertAttempt): Promise<Verdict> {
@@ -88,10 +100,19 @@ async function decide(a: AlertAttempt): Promise<Verdict> {
 export const incidentStage: Stage<AlertAttempt, DeliveryOutcome> = async (a) => {
   const sleep = a.deps.sleep ?? sleepFor;
   const until = a.now.getTime() + OPENING_WAIT_MS;
+  let deliveredFirst = false;
   // Bounded by the clock and by the count of looks, whichever ends first (a clock that stands still too).
   for (let looks = OPENING_WAIT_MS / OPENING_POLL_MS; ; looks--) {
     const verdict = await decide(a);
     if (verdict === "go") return undefined;
+    if (typeof verdict === "object") {
+      // Once: whatever became of it (sent, held, muted, failed), its record now says, and decides again.
+      if (deliveredFirst || !a.deliverFirst) return undefined;
+      deliveredFirst = true;
+      await a.deliverFirst(verdict.first);
+      a.rereadIncident?.();
+      continue;
+    }
     if (verdict !== "wait") return verdict;
     // Past the wait, it goes as it is: the receiver's opening (or the amendment on its own).
     if (looks <= 0 || a.deps.now().getTime() >= until) return undefined;

@@ -27,6 +27,11 @@ export interface DeliverDeps {
   /** How each route shows an event (severity, mentions, links); absent: the event as raised. */
   present?: Presenter;
   /**
+   * Whether the routes send `detail` to this route's receiver `channelId`: an opening (or an amended
+   * alert) is delivered ahead of what follows it only where it is routed. Absent: taken as routed.
+   */
+  routedHere?: (detail: LookoutEventDetail, route: string, channelId: string) => boolean;
+  /**
    * Told when a receiver failed after its own retries, with its run of failures so far (kept in the
    * table): raise health, try the fallback. Returns the health event's id, recorded on the delivery.
    */
@@ -68,6 +73,11 @@ export interface AlertAttempt extends Attempt {
   readonly presentation?: Presentation;
   /** When the delivery began: mutes are judged and holds stamped at this instant. */
   readonly now: Date;
+  /**
+   * Delivers, to the same receiver by the same route, the alert this one follows (its incident's opening,
+   * or the alert it amends) when that one has not reached it yet; absent past a few levels of nesting.
+   */
+  readonly deliverFirst?: (predecessor: LookoutEventDetail) => Promise<DeliveryOutcome>;
 }
 
 export interface DigestAttempt extends Attempt {
