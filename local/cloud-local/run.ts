@@ -144,8 +144,8 @@ export async function startCloudLocal(opts: CloudLocalOptions): Promise<CloudLoc
     let copied = 0;
     const emails = async () => {
       const res = await fetch(`${moto.endpoint}/moto-api/data.json`);
-      const data = (await res.json()) as { ses?: { RawMessage?: Array<{ raw_data: string; destinations: string[] }> } };
-      const all = (data.ses?.RawMessage ?? []).map((m) => ({ raw: m.raw_data, destinations: m.destinations }));
+      const data = (await res.json()) as { ses?: { RawMessage?: Array<{ id: string; raw_data: string; destinations: string[] }> } };
+      const all = (data.ses?.RawMessage ?? []).map((m) => ({ raw: asSesDelivers(m.raw_data, m.id, MOTO_REGION), destinations: m.destinations }));
       for (; copied < all.length; copied++) writeFileSync(join(outbox, `${String(copied + 1).padStart(4, "0")}.eml`), all[copied]!.raw);
       return all;
     };
@@ -154,6 +154,19 @@ export async function startCloudLocal(opts: CloudLocalOptions): Promise<CloudLoc
     await stopAll();
     throw err;
   }
+}
+
+/**
+ * A message as SES delivers it: SES gives it a Message-ID of its own in place of the sender's, the one
+ * its answer names and follow-ups reply to (moto keeps the sender's), so mail clients thread it.
+ */
+export function asSesDelivers(raw: string, sesMessageId: string, region: string): string {
+  const id = `<${sesMessageId}@${region === "us-east-1" ? "email" : region}.amazonses.com>`;
+  const end = raw.search(/\r?\n\r?\n/);
+  const head = end < 0 ? raw : raw.slice(0, end);
+  // The header and its folded continuation lines.
+  const replaced = head.replace(/^Message-ID:[^\r\n]*(\r?\n[ \t][^\r\n]*)*/im, `Message-ID: ${id}`);
+  return (replaced === head ? `Message-ID: ${id}\r\n${head}` : replaced) + (end < 0 ? "" : raw.slice(end));
 }
 
 function missing(what: string): never {

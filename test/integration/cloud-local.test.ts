@@ -6,22 +6,38 @@
  * functions, to the local Slack and to SES; each reaches a person once, a second pass delivers nothing,
  * a recovery turns the Slack message green, the audit API answers for them, and a poll function killed
  * mid-poll loses and repeats nothing.
+ *
+ * Parity: the same story, step for step, on a twin simulator (same seed, same clock) through `lookout
+ * run --once` with the same configuration yields the same alerts (ids, detail-types, incident ids) and
+ * the same view at each receiver. A difference is a defect of one of them.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { simpleParser } from "mailparser";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { type CloudLocal, startCloudLocal } from "../../local/cloud-local/run.js";
-import { MOTO_ABSENT, motoAvailable } from "../../local/moto.js";
+import { MOTO_ABSENT, MOTO_REGION, motoAvailable } from "../../local/moto.js";
 import type { ReceivedSlackMessage } from "../../local/slack-receiver.js";
 import { DISPATCH_NAME } from "../../lib/ingest/cycle.js";
 import { keys } from "../../lib/model/items.js";
 import { decodeDispatchState, encodeDispatchState } from "../../lib/store/dispatch-store.js";
 import { SEVERITY_COLOR } from "../../lib/notify/slack/render.js";
+import { checkConfig } from "../../lib/config/load.js";
+import { runLookout } from "../../local/run.js";
+import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
+import { demoCloudConfig } from "../../local/cloud-local/run.js";
+import { detailTypeOfDetail } from "../../lib/notify/view/alert.js";
+import type { AlertItem } from "../../lib/model/alert-item.js";
+import { ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
+import { EVENT_SOURCE, type LookoutEventDetail } from "../../lib/model/event.js";
+import { newAlertItem } from "../../lib/alerts/outbox-item.js";
+import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
+import { existsSync, readdirSync } from "node:fs";
 
 const available = motoAvailable();
 if (!available) console.warn(MOTO_ABSENT);
@@ -31,6 +47,12 @@ const MINUTE = 60_000;
 const T0 = Date.now() - 40 * MINUTE;
 
 let sim: Simulator;
+/** The twin that `lookout run --once` watches: the same seed, start and story as `sim`. */
+let twin: Simulator;
+let twinSlack: SlackReceiver;
+let runOnce: () => Promise<unknown>;
+let twinDir: string;
+const TWIN_TABLE = "lookout-parity-run";
 let cl: CloudLocal;
 let workDir: string;
 let doc: DynamoDBDocumentClient;
@@ -39,42 +61,77 @@ const activity: string[] = [];
 
 beforeAll(async () => {
   if (!available) return;
-  sim = await startSimulator({ seed: 23, startTime: new Date(T0).toISOString(), size: { applications: 2, clusters: 1, webhooks: 1 } });
+  const world = { seed: 23, startTime: new Date(T0).toISOString(), size: { applications: 2, clusters: 1, webhooks: 1 } };
+  [sim, twin, twinSlack] = await Promise.all([startSimulator(world), startSimulator(world), startSlackReceiver()]);
   workDir = mkdtempSync(join(tmpdir(), "lookout-cloud-local-test-"));
   cl = await startCloudLocal({ workDir, simulator: sim, continuous: false, asyncRetryDelaysMs: [300, 600], activity: (l) => activity.push(l) });
   tableName = cl.stack.functions.get("lookout-local-dispatch")!.def.environment.TABLE_NAME!;
   doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: cl.stack.emulators.dynamodb, region: "us-east-1", credentials: { accessKeyId: "test", secretAccessKey: "test" } }));
+
+  // The same configuration for `lookout run`: its secrets from the environment instead of SSM, its table in the same DynamoDB Local.
+  twinDir = mkdtempSync(join(tmpdir(), "lookout-parity-run-"));
+  const demo = demoCloudConfig(twin) as { platform: Record<string, unknown>; routes: Array<{ slack: Record<string, unknown> }> };
+  const config = checkConfig(
+    { ...demo, platform: { ...demo.platform, token: "env:PLATFORM_TOKEN" }, routes: demo.routes.map((r) => ({ ...r, slack: { ...r.slack, token: "env:SLACK_BOT_TOKEN" } })), data_dir: twinDir },
+    "parity",
+    {},
+  );
+  const env = { PLATFORM_TOKEN: twin.apiToken, SLACK_BOT_TOKEN: "xoxb-parity", LOOKOUT_SLACK_API_URL: twinSlack.apiUrl, DYNAMODB_ENDPOINT: cl.stack.emulators.dynamodb, LOOKOUT_TABLE: TWIN_TABLE };
+  const silent = { info() {}, warn() {}, error() {} };
+  runOnce = () => runLookout({ config, env, once: true, log: silent, print: () => undefined });
 }, 180_000);
 
 afterAll(async () => {
   doc?.destroy();
   await cl?.stop();
   await sim?.close();
+  await twin?.close();
+  await twinSlack?.close();
+  if (twinDir) rmSync(twinDir, { recursive: true, force: true });
   if (workDir && !process.env.KEEP_CLOUD_LOCAL) rmSync(workDir, { recursive: true, force: true });
 });
 
 /**
- * A dispatch tick a minute later, as far as dispatch can tell: its sources' last polls are moved a
- * minute back in its state (the functions read the real clock, and a test does not wait out the
- * minute), then the schedule fires and everything it sets moving is let settle.
+ * A minute later, as far as dispatch can tell: the sources' last polls in the dispatch state a table
+ * holds are moved a minute back (the functions read the real clock, and a test does not wait out the
+ * minute), and so is the request budget's window.
  */
-async function pass(): Promise<void> {
+async function aMinuteLater(table: string): Promise<void> {
   const key = keys.dispatch(DISPATCH_NAME);
-  const { Item } = await doc.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
-  if (Item) {
-    // Through the store's own codec (its sources are kept gzipped).
-    const state = decodeDispatchState(Item as Parameters<typeof decodeDispatchState>[0]);
-    const back = (v: number | undefined) => (v === undefined ? v : v - MINUTE);
-    for (const st of Object.values(state.sources)) {
-      st.last_polled_at = back(st.last_polled_at);
-      if (st.next_allowed_at) st.next_allowed_at = back(st.next_allowed_at);
-    }
-    state.last_tick_at = back(state.last_tick_at);
-    state.budget = { ...state.budget, at: state.budget.at - MINUTE, minutes: state.budget.minutes.map(([m, n]) => [m - 1, n]) };
-    await doc.send(new PutCommand({ TableName: tableName, Item: { ...Item, ...encodeDispatchState(state) } }));
+  const tables = (await doc.send(new ListTablesCommand({}))).TableNames ?? [];
+  if (!tables.includes(table)) return; // not made yet: nothing polled
+  const { Item } = await doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }));
+  if (!Item) return;
+  // Through the store's own codec (its sources are kept gzipped).
+  const state = decodeDispatchState(Item as Parameters<typeof decodeDispatchState>[0]);
+  const back = (v: number | undefined) => (v === undefined ? v : v - MINUTE);
+  for (const st of Object.values(state.sources)) {
+    st.last_polled_at = back(st.last_polled_at);
+    if (st.next_allowed_at) st.next_allowed_at = back(st.next_allowed_at);
   }
+  state.last_tick_at = back(state.last_tick_at);
+  state.budget = { ...state.budget, at: state.budget.at - MINUTE, minutes: state.budget.minutes.map(([m, n]) => [m - 1, n]) };
+  await doc.send(new PutCommand({ TableName: table, Item: { ...Item, ...encodeDispatchState(state) } }));
+}
+
+/** A dispatch tick a minute later: the schedule fires and everything it sets moving is let settle. */
+async function pass(): Promise<void> {
+  await aMinuteLater(tableName);
   cl.stack.fireSchedules();
   await cl.stack.settle();
+}
+
+/** One step of the story, told to both simulators: the packaged stack's and `lookout run`'s twin. */
+function both(step: (s: Simulator) => void): void {
+  step(sim);
+  step(twin);
+}
+
+/** A pass of the packaged stack (above) and, in lockstep, a `lookout run --once` on the twin a minute later too. */
+async function passBoth(cloudPass: Promise<void> = pass()): Promise<void> {
+  await cloudPass;
+  await aMinuteLater(TWIN_TABLE);
+  await runOnce();
 }
 
 const topLevel = () => cl.slack.messages.filter((m) => !m.thread_ts);
@@ -83,8 +140,8 @@ const subjects = async () => Promise.all((await cl.emails()).map(async (e) => (a
 
 describe.skipIf(!available)("the packaged stack on one machine", () => {
   it("first sight: what the platform already holds is read, and nothing is delivered", async () => {
-    sim.clock.set(new Date(T0 + 2 * MINUTE));
-    await pass();
+    both((s) => s.clock.set(new Date(T0 + 2 * MINUTE)));
+    await passBoth();
     const poll = cl.stack.functions.get("lookout-local-poll")!;
     expect(poll.counts).toMatchObject({ invocations: 1, errors: 0, coldStarts: 1 });
     // Its log as CloudWatch would hold it: Powertools' lines (a cold start, as Lambda's variables tell it) and a REPORT line.
@@ -96,13 +153,14 @@ describe.skipIf(!available)("the packaged stack on one machine", () => {
   });
 
   it("a deployment failure, a webhook target failing and a cluster error reach Slack and email once each", async () => {
-    const [app] = sim.ids.applicationIds;
-    sim.scenario.setWebhookTarget(sim.ids.webhookIds[0]!, { status: 503 });
-    sim.scenario.deploy(app!, { outcome: "DEPLOYMENT_ERROR", commit: { git_commit_id: "0123456789ab", message: "<!channel> *boom*", author_name: "Ann" } });
-    sim.clock.advance(5 * MINUTE);
-    sim.scenario.clusterRun(sim.ids.clusterIds[0]!, { entries: 5, errors: 1 });
-    sim.clock.advance(MINUTE);
-    await pass();
+    both((s) => {
+      s.scenario.setWebhookTarget(s.ids.webhookIds[0]!, { status: 503 });
+      s.scenario.deploy(s.ids.applicationIds[0]!, { outcome: "DEPLOYMENT_ERROR", commit: { git_commit_id: "0123456789ab", message: "<!channel> *boom*", author_name: "Ann" } });
+      s.clock.advance(5 * MINUTE);
+      s.scenario.clusterRun(s.ids.clusterIds[0]!, { entries: 5, errors: 1 });
+      s.clock.advance(MINUTE);
+    });
+    await passBoth();
 
     const titles = topLevel().map((m) => m.text ?? "");
     expect(titles).toHaveLength(3);
@@ -120,8 +178,8 @@ describe.skipIf(!available)("the packaged stack on one machine", () => {
 
   it("a second pass reads the platform again and delivers nothing", async () => {
     const before = { slack: cl.slack.messages.length, updates: cl.slack.updates.length, email: (await cl.emails()).length, polls: cl.stack.functions.get("lookout-local-poll")!.counts.invocations };
-    sim.clock.advance(MINUTE);
-    await pass();
+    both((s) => s.clock.advance(MINUTE));
+    await passBoth();
     expect(cl.stack.functions.get("lookout-local-poll")!.counts.invocations).toBeGreaterThan(before.polls);
     expect({ slack: cl.slack.messages.length, updates: cl.slack.updates.length, email: (await cl.emails()).length }).toEqual({ slack: before.slack, updates: before.updates, email: before.email });
   }, 60_000);
@@ -129,9 +187,11 @@ describe.skipIf(!available)("the packaged stack on one machine", () => {
   it("a recovery turns the deployment's Slack message green", async () => {
     const failed = topLevel().find((m) => m.text?.startsWith("api-gateway deployment failed"))!;
     expect(colorOf(failed)).not.toBe(SEVERITY_COLOR.info);
-    sim.scenario.deploy(sim.ids.applicationIds[0]!, { outcome: "DEPLOYED" });
-    sim.clock.advance(5 * MINUTE);
-    await pass();
+    both((s) => {
+      s.scenario.deploy(s.ids.applicationIds[0]!, { outcome: "DEPLOYED" });
+      s.clock.advance(5 * MINUTE);
+    });
+    await passBoth();
     expect(colorOf(failed)).toBe(SEVERITY_COLOR.info);
     expect(failed.edits).toBeGreaterThan(0);
     expect(cl.slack.messages.filter((m) => m.thread_ts === failed.ts).length).toBeGreaterThan(0);
@@ -149,9 +209,10 @@ describe.skipIf(!available)("the packaged stack on one machine", () => {
   }, 60_000);
 
   it("a poll function killed mid-poll loses and repeats nothing: Lambda's retry polls again", async () => {
-    const app = sim.ids.applicationIds[1]!;
-    sim.scenario.deploy(app, { outcome: "BUILD_ERROR" });
-    sim.clock.advance(5 * MINUTE);
+    both((s) => {
+      s.scenario.deploy(s.ids.applicationIds[1]!, { outcome: "BUILD_ERROR" });
+      s.clock.advance(5 * MINUTE);
+    });
     const before = topLevel().length;
     // Slow platform answers keep the poll in flight long enough to be killed in the middle of it.
     sim.faults.set("*", { delayMs: 400 });
@@ -163,10 +224,88 @@ describe.skipIf(!available)("the packaged stack on one machine", () => {
     expect(pid).toBeDefined();
     process.kill(pid!, "SIGKILL");
     sim.faults.clear();
-    await passed;
+    await passBoth(passed);
     expect(activity.some((l) => l.includes("lookout-local-poll ← async event: Runtime.ExitError"))).toBe(true);
     const added = topLevel().slice(before).map((m) => m.text ?? "");
     expect(added.filter((t) => t.includes("deployment failed — BUILD_ERROR"))).toHaveLength(1);
     expect(added).toHaveLength(1);
   }, 60_000);
+
+  it("parity: `lookout run --once` told the same story raised the same alerts and shows each receiver the same", async () => {
+    const cloud = { alerts: await alertsIn(tableName), slack: slackView(cl.slack.messages), email: await emailView((await cl.emails()).map((e) => e.raw)) };
+    const run = { alerts: await alertsIn(TWIN_TABLE), slack: slackView(twinSlack.messages), email: await emailView(twinEmails()) };
+    expect(cloud.alerts.length).toBeGreaterThanOrEqual(6);
+    expect(run.alerts).toEqual(cloud.alerts);
+    expect(run.slack).toEqual(cloud.slack);
+    expect(run.email).toEqual(cloud.email);
+  }, 60_000);
+
+  it("a follow-up the bus delivers ahead of its opening: each receiver shows the opening, then the follow-up in its thread, as in order", async () => {
+    const observed = new Date().toISOString();
+    const opening: LookoutEventDetail = { ...EXAMPLE_DETAILS["Deployment Failed"], id: "out-of-order-opening", incident_id: "out-of-order-opening", observed_at: observed };
+    const { repeat: _, ...incident } = EXAMPLE_DETAILS["Deployment Still Failing"].incident!;
+    const followUp: LookoutEventDetail = { ...EXAMPLE_DETAILS["Deployment Still Failing"], id: "out-of-order-again", incident_id: opening.id, incident, observed_at: observed };
+    const slackBefore = cl.slack.messages.length;
+    const emailBefore = (await cl.emails()).length;
+    // The opening is in the outbox, not yet read from the stream; its follow-up is on the bus ahead of it.
+    await doc.send(new PutCommand({ TableName: tableName, Item: newAlertItem(opening, observed, Math.floor(Date.now() / 1000) + 86_400) }));
+    const bus = cl.stack.functions.get("lookout-local-publish")!.def.environment.EVENT_BUS_NAME!;
+    const eb = new EventBridgeClient({ endpoint: cl.stack.emulators.moto, region: MOTO_REGION, credentials: { accessKeyId: "test", secretAccessKey: "test" } });
+    const put = await eb.send(new PutEventsCommand({ Entries: [{ EventBusName: bus, Source: EVENT_SOURCE, DetailType: detailTypeOfDetail(followUp), Detail: JSON.stringify(followUp) }] }));
+    eb.destroy();
+    expect(put.FailedEntryCount).toBe(0);
+    await cl.stack.settle();
+
+    const added = cl.slack.messages.slice(slackBefore);
+    expect(added.map((m) => (m.thread_ts ? `reply in ${m.thread_ts}` : `top ${m.ts}`))).toEqual([`top ${added[0]!.ts}`, `reply in ${added[0]!.ts}`]);
+    expect(added[0]!.text).toContain("deployment failed");
+    expect(added[1]!.text).toContain("still failing");
+    const mails = await Promise.all((await cl.emails()).slice(emailBefore).map((e) => simpleParser(e.raw)));
+    expect(mails.map((m) => m.subject)).toEqual([mails[0]!.subject, mails[0]!.subject]);
+    expect(mails[0]!.inReplyTo).toBeUndefined();
+    expect(mails[1]!.inReplyTo).toBe(mails[0]!.messageId);
+  }, 60_000);
 });
+
+/** Every alert a table holds, as the bus saw it: its id, detail-type, incident and whether it was held back. */
+async function alertsIn(table: string) {
+  const items: AlertItem[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await doc.send(new ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start, FilterExpression: "item_type = :a", ExpressionAttributeValues: { ":a": "alert" } }));
+    items.push(...((page.Items ?? []) as AlertItem[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items
+    .map((i) => ({ id: i.alert_id, detailType: detailTypeOfDetail(i.detail), incident: i.detail.incident_id, suppressed: i.suppression?.reason ?? null, summary: i.detail.summary }))
+    .sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** Clock readings differ between two runs (Lookout's own clock is the real one); everything else must not. */
+const timeless = (s: string) => s.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?Z?/g, "<time>").replace(/<!date\^\d+\^[^|>]*\|[^>]*>/g, "<time>").replace(/\b\d\d:\d\d(:\d\d)?( UTC)?\b/g, "<time>");
+
+/** What a person sees in Slack: each message as it stands now (edits applied), with its thread under it. */
+function slackView(messages: ReceivedSlackMessage[]) {
+  const shown = (m: ReceivedSlackMessage) => timeless(JSON.stringify({ channel: m.channel, text: m.text, blocks: m.blocks, attachments: m.attachments, broadcast: m.reply_broadcast ?? false }));
+  return messages
+    .filter((m) => !m.thread_ts)
+    .map((m) => ({ message: shown(m), thread: messages.filter((r) => r.thread_ts === m.ts).map(shown).sort() }))
+    .sort((a, b) => a.message.localeCompare(b.message));
+}
+
+/**
+ * What a person sees by email: each message's addressees, subject and text, and which message it
+ * follows in its thread (by In-Reply-To; the Message-IDs themselves differ, SES gives its own).
+ */
+async function emailView(raws: string[]) {
+  const parsed = await Promise.all(raws.map((r) => simpleParser(r)));
+  const subjectOf = new Map(parsed.map((p) => [p.messageId, p.subject]));
+  return parsed
+    .map((p) => timeless(JSON.stringify({ to: p.to && (Array.isArray(p.to) ? p.to : [p.to]).map((a) => a.text), subject: p.subject, text: p.text, follows: p.inReplyTo ? subjectOf.get(p.inReplyTo) ?? "?" : null })))
+    .sort();
+}
+
+function twinEmails(): string[] {
+  const dir = join(twinDir, "outbox");
+  return existsSync(dir) ? readdirSync(dir).sort().map((f) => readFileSync(join(dir, f), "utf8")) : [];
+}
