@@ -4,7 +4,7 @@
  */
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
-import type { LookoutEventDetail } from "../model/event.js";
+import { isClosing, type LookoutEventDetail } from "../model/event.js";
 import type { EventBus } from "./bus.js";
 import { type PublishFailure, type PublishOptions, type PublishResult, isAlertAtFault, publishAlerts } from "./publish.js";
 import { isPendingAlert } from "../model/alert-item.js";
@@ -44,6 +44,27 @@ export function selectPendingAlerts(records: readonly StreamRecordLike[]): Outbo
   return out;
 }
 
+/**
+ * A batch's alerts in the order they happened, which is the order a receiver's thread shows them: by
+ * when they occurred, then the failure count; an amendment right after the alert it amends, a close
+ * after the failures of its moment; ties keep the stream's order. The stream has them in the order
+ * they were written, and a poll writes a page as the platform lists it, newest first.
+ */
+export function inOrderOfHappening(details: readonly LookoutEventDetail[]): LookoutEventDetail[] {
+  const byId = new Map(details.map((d) => [d.id, d]));
+  const at = (d: LookoutEventDetail) => Date.parse(d.occurred_at) || 0;
+  const failures = (d: LookoutEventDetail) => d.incident?.failures ?? 0;
+  const key = (d: LookoutEventDetail): [number, number, number] => {
+    const amended = d.amends ? byId.get(d.amends) : undefined;
+    if (amended) return [at(amended), failures(amended), 1];
+    return [at(d), failures(d), isClosing(d.transition) ? 2 : 0];
+  };
+  return details
+    .map((d, i) => ({ k: key(d), i, d }))
+    .sort((a, b) => a.k[0] - b.k[0] || a.k[1] - b.k[1] || a.k[2] - b.k[2] || a.i - b.i)
+    .map((x) => x.d);
+}
+
 export interface OutboxPublishResult extends PublishResult {
   /** The pending alerts found in the records, in stream order. */
   alerts: OutboxAlert[];
@@ -65,7 +86,7 @@ export async function publishOutbox(
   quarantine?: QuarantinePort,
 ): Promise<OutboxPublishResult> {
   const alerts = selectPendingAlerts(records);
-  const result = await publishAlerts(alerts.map((a) => a.detail), bus, opts);
+  const result = await publishAlerts(inOrderOfHappening(alerts.map((a) => a.detail)), bus, opts);
   const detailOf = new Map(alerts.map((a) => [String(a.detail.id), a.detail]));
   // A call refused as invalid names no entry: send its alerts one by one to find the one at fault.
   const refused = result.failed.filter((f) => f.errorCode === "ValidationException");

@@ -147,7 +147,7 @@ describe.skipIf(!available)("the packaged stack on one machine", () => {
     // Its log as CloudWatch would hold it: Powertools' lines (a cold start, as Lambda's variables tell it) and a REPORT line.
     const log = readFileSync(poll.logFile, "utf8");
     expect(log).toContain('"cold_start":true');
-    expect(log).toMatch(/^REPORT RequestId: \S+ Duration: \d+ ms Init Duration: \d+ ms$/m);
+    expect(log).toMatch(/^REPORT RequestId: \S+\tDuration: [\d.]+ ms\tBilled Duration: \d+ ms\tMemory Size: \d+ MB\tMax Memory Used: \d+ MB\tInit Duration: [\d.]+ ms$/m);
     expect(cl.slack.messages).toEqual([]);
     expect(await cl.emails()).toEqual([]);
   });
@@ -284,12 +284,12 @@ async function alertsIn(table: string) {
 /** Clock readings differ between two runs (Lookout's own clock is the real one); everything else must not. */
 const timeless = (s: string) => s.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?Z?/g, "<time>").replace(/<!date\^\d+\^[^|>]*\|[^>]*>/g, "<time>").replace(/\b\d\d:\d\d(:\d\d)?( UTC)?\b/g, "<time>");
 
-/** What a person sees in Slack: each message as it stands now (edits applied), with its thread under it. */
+/** What a person sees in Slack: each message as it stands now (edits applied), with its thread under it in the thread's order. */
 function slackView(messages: ReceivedSlackMessage[]) {
   const shown = (m: ReceivedSlackMessage) => timeless(JSON.stringify({ channel: m.channel, text: m.text, blocks: m.blocks, attachments: m.attachments, broadcast: m.reply_broadcast ?? false }));
   return messages
     .filter((m) => !m.thread_ts)
-    .map((m) => ({ message: shown(m), thread: messages.filter((r) => r.thread_ts === m.ts).map(shown).sort() }))
+    .map((m) => ({ message: shown(m), thread: messages.filter((r) => r.thread_ts === m.ts).map(shown) }))
     .sort((a, b) => a.message.localeCompare(b.message));
 }
 

@@ -173,6 +173,16 @@ describe("Slack rendering: content", () => {
     expect(m.text).toContain("9 Deployment Still Failing");
   });
 
+  it("a digest lists each group in the order its alerts happened, whatever order they were held in; one instant reads as one", () => {
+    const held = heldForDigest().reverse();
+    const all = JSON.stringify(allBlocks(renderSlackDigest(held, { channelLabel: "#ops-alerts", ...DIGEST_WINDOW })));
+    const times = [...all.matchAll(/• (\d\d:\d\d:\d\d) UTC api \(storefront\/production\) deployment still failing/g)].map((x) => x[1]!);
+    expect(times.length).toBeGreaterThan(2);
+    expect(times).toEqual([...times].sort());
+    const one = JSON.stringify(allBlocks(renderSlackDigest(held.slice(0, 1), { channelLabel: "#ops-alerts", from: DIGEST_WINDOW.from, to: DIGEST_WINDOW.from })));
+    expect(one).toContain("At 2026-03-02 14:10:00 UTC more alerts came for this channel");
+  });
+
   it("a digest line carries its route's links (console, runbook) and its own, within Block Kit; platform text stays neutral", () => {
     const held = heldForDigest().map((d, i) => (i === 0 ? { ...d, summary: "*bold* <!channel> _x_" } : d));
     const links = (d: { id: string }) => [{ label: "Runbook", url: `https://wiki.acme.io/runbooks/${d.id}` }, { label: "Bad", url: "javascript:alert(1)" }];

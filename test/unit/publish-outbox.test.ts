@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { newAlertItem } from "../../lib/alerts/outbox-item.js";
-import { publishOutbox, selectPendingAlerts } from "../../lib/alerts/outbox.js";
+import { inOrderOfHappening, publishOutbox, selectPendingAlerts } from "../../lib/alerts/outbox.js";
+import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { FakeEventBridge, byId } from "../support/fake-eventbridge.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { alertInsert, recordInsert, streamRecord } from "../support/stream-records.js";
@@ -56,5 +57,26 @@ describe("publishOutbox", () => {
     const out = await publishOutbox([recordInsert("dl-4")], bus, { busName: "lookout" });
     expect(out).toMatchObject({ published: [], failed: [], failedSequenceNumbers: [] });
     expect(bus.calls).toEqual([]);
+  });
+});
+
+describe("inOrderOfHappening", () => {
+  const at = (minute: number) => `2026-03-02T14:${String(minute).padStart(2, "0")}:00.000Z`;
+  const inIncident = (id: string, over: Partial<LookoutEventDetail>): LookoutEventDetail =>
+    ({ ...EXAMPLE_DETAILS["Webhook Delivery Failed"], id, incident_id: "open", ...over }) as LookoutEventDetail;
+  const open = inIncident("open", { occurred_at: at(1), incident: { subject: "s", opened_at: at(1), failures: 1 } });
+  const again2 = inIncident("again2", { occurred_at: at(2), incident: { subject: "s", opened_at: at(1), failures: 2, repeat: true } });
+  const again3 = inIncident("again3", { occurred_at: at(3), incident: { subject: "s", opened_at: at(1), failures: 3, repeat: true } });
+  const amends = inIncident("amends", { transition: "changes_listed", amends: "open", occurred_at: at(1) });
+  const closed = inIncident("closed", { ...EXAMPLE_DETAILS["Webhook Target Recovered"], id: "closed", incident_id: "open", occurred_at: at(3), incident: { subject: "s", opened_at: at(1), failures: 3 } });
+
+  it("puts a page listed newest first (as a poll writes it) in the order it happened, as a thread shows it", () => {
+    expect(inOrderOfHappening([closed, again3, again2, amends, open]).map((d) => d.id)).toEqual(["open", "amends", "again2", "again3", "closed"]);
+  });
+
+  it("keeps the stream's order where nothing tells them apart", () => {
+    const other = { ...open, id: "other", incident_id: "other" };
+    expect(inOrderOfHappening([other, open]).map((d) => d.id)).toEqual(["other", "open"]);
+    expect(inOrderOfHappening([open, other]).map((d) => d.id)).toEqual(["open", "other"]);
   });
 });

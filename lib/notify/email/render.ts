@@ -33,6 +33,7 @@ import {
   digestEntry,
   digestGroupTitle,
   digestOverview,
+  heldIntro,
   escapeHtml,
   formatUtc,
   type DigestOptions,
@@ -346,7 +347,7 @@ export function renderEmailDigest(held: readonly LookoutEventDetail[], opts: Ema
 
   const digestId = `digest-${createHash("sha256").update(held.map((d) => d.id).sort().join("\n")).digest("hex").slice(0, 20)}`;
   const subject = clip(oneLine(`[Lookout] DIGEST ${alerts} held back${label ? ` for ${label}` : ""}${tally ? ` — ${tally}` : ""}`), SUBJECT_MAX);
-  const intro = `Between ${formatUtc(since)} and ${formatUtc(until)} more alerts came${label ? ` for ${label}` : ""} than its rate budget allows. Lookout held them back and lists them here instead of dropping them.`;
+  const intro = `${heldIntro(since, until, label ? `for ${label}` : "for this receiver")}.`;
 
   const textLines: string[] = [`${alerts} held back`, "", intro, ""];
   const htmlGroups: string[] = [];

@@ -42,6 +42,7 @@ import {
   digestGroupTitle,
   digestEntry,
   digestOverview,
+  heldIntro,
   escapeSlack,
   formatUtc,
   type DigestOptions,
@@ -441,8 +442,7 @@ export function renderSlackDigest(held: readonly LookoutEventDetail[], opts: Sla
     {
       type: "section",
       text: plain(
-        `Between ${formatUtc(from)} and ${formatUtc(to)} more alerts came for this channel than its rate budget allows. ` +
-          `Lookout held them back and lists them here instead of dropping them${tally ? `: ${tally}` : ""}.`,
+        `${heldIntro(from, to, "for this channel")}${tally ? `: ${tally}` : ""}.`,
       ),
     },
   ];

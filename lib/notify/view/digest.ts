@@ -6,7 +6,7 @@ import type { DetailType, LookoutEventDetail } from "../../model/event.js";
 import { alertView } from "./alert.js";
 import { safeHttpUrl } from "./escape.js";
 import type { LinkFact } from "./types.js";
-import { asDate, clip, formatTimeOfDay, formatWait, oneLine, parseInstant } from "./format.js";
+import { asDate, clip, formatTimeOfDay, formatUtc, formatWait, oneLine, parseInstant } from "./format.js";
 
 /** Groups of held alerts for a digest: by detail-type and subject, largest first, order kept within. */
 export interface DigestGroup {
@@ -34,6 +34,9 @@ export function digestGroups(held: readonly LookoutEventDetail[]): DigestGroup[]
     if (rank(detail.severity) < rank(g.severity)) g.severity = detail.severity;
     g.details.push(detail);
   }
+  // Each group's entries in the order they happened (they were held in the order they arrived).
+  const at = (d: LookoutEventDetail) => parseInstant(d.occurred_at)?.getTime() ?? 0;
+  for (const g of groups.values()) g.details.sort((a, b) => at(a) - at(b));
   return [...groups.values()].sort(
     (a, b) =>
       rank(a.severity) - rank(b.severity) ||
@@ -89,6 +92,16 @@ export function digestLine(d: LookoutEventDetail, clipAt: number, times: HeldTim
   const heldAt = times.heldAt?.[d.id];
   const wait = heldAt && times.sentAt ? ` (held ${formatWait(asDate(times.sentAt).getTime() - Date.parse(heldAt))})` : "";
   return `${at ? `${formatTimeOfDay(at)} ` : ""}${clip(oneLine(d.summary), clipAt)}${wait}`;
+}
+
+/**
+ * The digest's first sentence: when, and why alerts were held — a receiver's rate budget, or an
+ * incident's follow-ups past the few posted at once (docs/architecture.md, "Receivers' rate"); one
+ * instant reads as one.
+ */
+export function heldIntro(from: Date, to: Date, forWhom: string): string {
+  const when = formatUtc(from) === formatUtc(to) ? `At ${formatUtc(from)}` : `Between ${formatUtc(from)} and ${formatUtc(to)}`;
+  return `${when} more alerts came ${forWhom} than it posts at once (its rate budget, or an incident's follow-ups past the first few). Lookout held them back and lists them here instead of dropping them`;
 }
 
 /** What every digest says first: its groups, "N alerts", and the count per detail-type. */
