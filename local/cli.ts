@@ -91,7 +91,14 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
   program
     .command("cloud-local")
     .description("rehearse the deployment: the packaged stack's zips and template on DynamoDB Local and moto_server, against the simulator's demo or the configured platform")
-    .option("--config <file>", "the configuration to package (default: a demo watching the simulator)")
+    .option("--config <file>", "the configuration to package (default: a demo watching the simulator); PLATFORM_API_TOKEN gives its platform token")
+    .addHelpText("after", [
+      "",
+      "Needs Java and moto_server (pip install 'moto[server]', or MOTO_ENDPOINT); DYNAMODB_ENDPOINT uses a running DynamoDB Local.",
+      "Slack is shown in the terminal and email goes to SES on moto_server: nothing is posted for real.",
+      "The functions' logs and .eml copies are kept in a work dir it names; Ctrl-C stops everything.",
+      "See docs/cloud-local.md.",
+    ].join("\n"))
     .action((opts: { config?: string }) => run(() => cloudLocalCommand(opts.config ? { configFile: opts.config } : {}))());
 
   const storeOptions = (cmd: Command) =>

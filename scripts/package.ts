@@ -81,8 +81,12 @@ export function packageStack(opts: PackageOptions = {}): Promise<Packaged> {
   };
   const outDir = resolve(serviceDir, opts.outDir ?? ".serverless");
   const args = [serverlessBin(), "package", "--stage", opts.stage ?? DEFAULT_STAGE, ...(opts.outDir ? ["--package", outDir] : []), ...(opts.args ?? [])];
+  // serverless-esbuild builds in the system's temporary directory and leaves its work there: given one of
+  // its own, removed when packaging ends, it leaves nothing.
+  const scratch = mkdtempSync(join(tmpdir(), "lookout-package-tmp-"));
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    TMPDIR: scratch,
     LOOKOUT_CONFIG: opts.config ?? process.env.LOOKOUT_CONFIG ?? DEFAULT_CONFIG,
     // Packaging asks AWS nothing; a region keeps the SDK from looking for one in ~/.aws.
     AWS_REGION: process.env.AWS_REGION ?? "us-east-1",
@@ -96,6 +100,7 @@ export function packageStack(opts: PackageOptions = {}): Promise<Packaged> {
     child.stdout?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
     child.stderr?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
     child.once("error", (err) => fail(failed(err)));
+    child.once("close", () => rmSync(scratch, { recursive: true, force: true }));
     child.once("exit", (code, signal) => {
       if (code === 0) done({ serviceDir, outDir, template: resolve(outDir, "cloudformation-template-update-stack.json"), ms: Date.now() - started });
       else fail(failed(new Error(`serverless package failed (${signal ?? `exit ${code}`})${output ? `:\n${output.trim()}` : ""}`)));

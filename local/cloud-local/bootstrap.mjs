@@ -66,8 +66,8 @@ process.on("message", async (msg) => {
   try {
     const result = await handler(JSON.parse(msg.event), context);
     // Lambda answers with the result serialized as JSON; undefined is null.
-    process.send?.({ type: "result", id: msg.id, ok: true, payload: JSON.stringify(result ?? null) });
+    process.send?.({ type: "result", id: msg.id, ok: true, payload: JSON.stringify(result ?? null), maxRssKb: process.resourceUsage().maxRSS });
   } catch (err) {
-    process.send?.({ type: "result", id: msg.id, ok: false, ...errorOf(err) });
+    process.send?.({ type: "result", id: msg.id, ok: false, ...errorOf(err), maxRssKb: process.resourceUsage().maxRSS });
   }
 });

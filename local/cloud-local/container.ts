@@ -144,11 +144,12 @@ export class FunctionHost {
     if (cold) this.counts.coldStarts++;
     return new Promise<Invocation>((resolve) => {
       const timeoutMs = this.def.timeoutSec * 1000;
+      let maxRssKb: number | undefined;
       const finish = (o: Invocation) => {
         c.pending = undefined;
         clearTimeout(timer);
         c.child.off("message", onMessage);
-        this.report(requestId, o, cold ? initMs : undefined);
+        this.report(requestId, o, cold ? initMs : undefined, maxRssKb);
         resolve(o);
       };
       const timer = setTimeout(() => {
@@ -156,8 +157,9 @@ export class FunctionHost {
         void this.kill(c);
       }, timeoutMs);
       c.pending = (o) => finish({ ...o, ms: Date.now() - started });
-      const onMessage = (m: { type?: string; id?: string; ok?: boolean; payload?: string; errorType?: string; errorMessage?: string }) => {
+      const onMessage = (m: { type?: string; id?: string; ok?: boolean; payload?: string; errorType?: string; errorMessage?: string; maxRssKb?: number }) => {
         if (m?.type !== "result" || m.id !== requestId) return;
+        maxRssKb = m.maxRssKb;
         if (!m.ok) return finish({ ok: false, errorType: m.errorType ?? "Error", errorMessage: m.errorMessage ?? "", ms: Date.now() - started });
         const text = m.payload ?? "null";
         if (Buffer.byteLength(text) > MAX_RESPONSE_BYTES) {
@@ -170,9 +172,15 @@ export class FunctionHost {
     });
   }
 
-  private report(requestId: string, o: Invocation, initMs: number | undefined): void {
-    const init = initMs === undefined ? "" : ` Init Duration: ${initMs} ms`;
-    this.log.write(`REPORT RequestId: ${requestId} Duration: ${o.ms} ms${init}${o.ok ? "" : ` ${o.errorType}: ${o.errorMessage}`}\n`);
+  /** Lambda's REPORT line, its fields tab-separated as CloudWatch shows them; the container's peak RSS as its memory used. */
+  private report(requestId: string, o: Invocation, initMs: number | undefined, maxRssKb: number | undefined): void {
+    const fields = [
+      `REPORT RequestId: ${requestId}`, `Duration: ${o.ms.toFixed(2)} ms`, `Billed Duration: ${Math.max(1, Math.ceil(o.ms))} ms`,
+      `Memory Size: ${this.def.memoryMb} MB`, `Max Memory Used: ${maxRssKb === undefined ? "-" : Math.ceil(maxRssKb / 1024)} MB`,
+      ...(initMs === undefined ? [] : [`Init Duration: ${initMs.toFixed(2)} ms`]),
+      ...(o.ok ? [] : [`Status: error`, `Error Type: ${o.errorType}`, o.errorMessage]),
+    ];
+    this.log.write(`${fields.join("\t")}\n`);
   }
 
   private spawn(): Container {
@@ -205,7 +213,11 @@ export class FunctionHost {
     const c: Container = { child, busy: false, warm: false, ready: undefined as never };
     this.all.add(c);
     for (const stream of [child.stdout!, child.stderr!]) {
-      createInterface({ input: stream }).on("line", (line) => this.log.write(`${line}\n`));
+      createInterface({ input: stream }).on("line", (line) => {
+        this.log.write(`${line}\n`);
+        const error = loggedError(line);
+        if (error) this.opts.activity?.(`${def.name} logged ERROR: ${error}`);
+      });
     }
     c.ready = new Promise((resolve, reject) => {
       const onReady = (m: { type?: string; initMs?: number; error?: { errorType: string; errorMessage: string } }) => {
@@ -236,5 +248,22 @@ export class FunctionHost {
     const gone = new Promise<void>((r) => c.child.once("exit", () => r()));
     c.child.kill("SIGKILL");
     return gone;
+  }
+}
+
+/**
+ * A Powertools ERROR line as one line for the terminal (its message and its error's), or undefined: a
+ * failure a function handles (a poll the platform refused) leaves no failed invocation, only its log.
+ */
+export function loggedError(line: string): string | undefined {
+  if (!line.startsWith("{") || !line.includes('"ERROR"')) return undefined;
+  try {
+    const entry = JSON.parse(line) as { level?: string; message?: unknown; error?: { message?: unknown } | unknown };
+    if (entry.level !== "ERROR") return undefined;
+    const cause = typeof entry.error === "object" && entry.error !== null ? (entry.error as { message?: unknown }).message : entry.error;
+    const text = `${String(entry.message ?? "")}${cause ? ` (${String(cause)})` : ""}`.replace(/\s+/g, " ");
+    return text.length > 300 ? `${text.slice(0, 299)}…` : text;
+  } catch {
+    return undefined;
   }
 }

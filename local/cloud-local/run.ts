@@ -18,6 +18,7 @@ import type { Simulator } from "../simulator/index.js";
 import { readPackagedTemplate } from "./template.js";
 import { CloudLocalStack } from "./stack.js";
 import type { Activity } from "./invoke.js";
+import { PreflightError } from "../run.js";
 
 export const CLOUD_LOCAL_STAGE = "local";
 /** The generated configuration, inside the packaged copy of the project (it must lie in the service). */
@@ -72,15 +73,31 @@ export function demoCloudConfig(sim: Simulator): Record<string, unknown> {
   };
 }
 
+/** The platform token a rehearsal seeds in SSM or Secrets Manager: the simulator's, or PLATFORM_API_TOKEN. */
+function rehearsalToken(config: Config, sim: Simulator | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const ref = config.platform.tokenRef;
+  if (!ref || !/^(ssm|secretsmanager):/.test(ref)) return undefined;
+  const token = sim?.apiToken ?? env.PLATFORM_API_TOKEN;
+  if (!token) throw new PreflightError(`platform.token: ${ref} is read from SSM or Secrets Manager; give its value in PLATFORM_API_TOKEN for the rehearsal`);
+  return token;
+}
+
+/**
+ * What can be said of a configuration before anything starts (the emulators, the packaging): it loads
+ * (every bad field with its path in the file given, not in the packaged copy) and its platform token
+ * can be seeded.
+ */
+export function checkRehearsalConfig(configFile: string, env: NodeJS.ProcessEnv = process.env): Config {
+  const config = loadConfigFile(configFile, {});
+  rehearsalToken(config, undefined, env);
+  return config;
+}
+
 /** What the local stand-ins answer for each secret the configuration names. */
 function localSecrets(config: Config, slack: SlackReceiver, sim: Simulator | undefined, env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
-  const platformRef = config.platform.tokenRef;
-  if (platformRef && /^(ssm|secretsmanager):/.test(platformRef)) {
-    const token = sim?.apiToken ?? env.PLATFORM_API_TOKEN;
-    if (!token) throw new Error(`platform.token: ${platformRef} is read from SSM or Secrets Manager; give its value in PLATFORM_API_TOKEN for the rehearsal`);
-    out[platformRef] = token;
-  }
+  const token = rehearsalToken(config, sim, env);
+  if (token) out[config.platform.tokenRef!] = token;
   for (const { field, ref } of receiverSecretRefs(config.routes, config.notify)) {
     if (!/^(ssm|secretsmanager):/.test(ref)) continue;
     // A webhook's secret is a URL on the local Slack; a bot token the one it accepts (LOOKOUT_SLACK_API_URL points the Web API there).
