@@ -41,6 +41,7 @@ export async function cloudLocalCommand(opts: { configFile?: string }): Promise<
   let cl: CloudLocal | undefined;
   let mail: NodeJS.Timeout | undefined;
   let workDir: string | undefined;
+  let running = false;
   try {
     // Everything that can be said without starting anything, first.
     if (opts.configFile) checkRehearsalConfig(opts.configFile);
@@ -64,6 +65,7 @@ export async function cloudLocalCommand(opts: { configFile?: string }): Promise<
       },
     });
     if (controller.signal.aborted) return reportFailure("cloud-local", new Error("stopped"), controller.signal);
+    running = true;
     const { report } = cl.stack;
     print(`  resources  ${report.created.length} created from the template, ${report.played.length} played here, ${report.notEmulated.length} not enforced on one machine (${[...new Set(report.notEmulated.map((r) => r.type))].join(", ")})`);
     for (const f of cl.stack.functions.values()) print(`  function   ${f.def.name.padEnd(28)} ${f.def.memoryMb} MB, ${f.def.timeoutSec} s, ${f.def.runtime} (here: Node ${process.versions.node}); log ${f.logFile}`);
@@ -85,16 +87,15 @@ export async function cloudLocalCommand(opts: { configFile?: string }): Promise<
     print("\nlookout cloud-local: stopping…");
     return 0;
   } catch (err) {
-    // Nothing was run in a work dir that a failure to start leaves: nothing in it to keep.
-    if (workDir && !cl) rmSync(workDir, { recursive: true, force: true });
-    workDir = undefined;
     return reportFailure("cloud-local", err, controller.signal);
   } finally {
     clearInterval(mail);
     stopDemo?.();
     await cl?.stop();
     await sim?.close();
-    if (workDir && cl) print(`lookout cloud-local: stopped; the functions' logs and the emails are kept in ${workDir} (delete it when done)`);
+    // A start that failed or was stopped ran nothing worth keeping.
+    if (workDir && running) print(`lookout cloud-local: stopped; the functions' logs and the emails are kept in ${workDir} (delete it when done)`);
+    else if (workDir) rmSync(workDir, { recursive: true, force: true });
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
   }
