@@ -122,7 +122,20 @@ export class SqsMapping {
     return p.finally(() => this.inFlight.delete(p));
   }
 
-  private async receive(waitSeconds: number): Promise<Message[]> {
+  /**
+   * One receive at a time across this mapping's pollers: moto_server answers concurrent receives of a
+   * FIFO queue without holding a message group between them (two pollers got one incident's two
+   * messages at once), which SQS never does. The invocations still run side by side.
+   */
+  private receiving: Promise<unknown> = Promise.resolve();
+
+  private receive(waitSeconds: number): Promise<Message[]> {
+    const turn = this.receiving.then(() => this.receiveNow(waitSeconds));
+    this.receiving = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async receiveNow(waitSeconds: number): Promise<Message[]> {
     const res = await this.opts.sqs.send(new ReceiveMessageCommand({
       QueueUrl: this.queueUrl,
       MaxNumberOfMessages: Math.min(10, this.props.BatchSize ?? 10),

@@ -174,6 +174,8 @@ describe.skipIf(!available)("the packaged stack on one machine", () => {
     expect(new Set(subjectsNow).size).toBe(3);
     expect(subjectsNow.filter((x) => x.includes("api-gateway — deployment"))).toHaveLength(2);
     expect(cl.stack.functions.get("lookout-local-publish")!.counts.errors).toBe(0);
+    // Each message delivered at its first receive: none failed back to its queue for a retry minutes later.
+    expect(activity.filter((l) => l.includes("back after the visibility timeout"))).toEqual([]);
   }, 60_000);
 
   it("a second pass reads the platform again and delivers nothing", async () => {
