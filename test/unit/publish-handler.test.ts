@@ -7,6 +7,7 @@ import { createPublishHandler } from "../../lib/app/lambda/publish.js";
 import { FakeEventBridge, byId } from "../support/fake-eventbridge.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { alertInsert, recordInsert } from "../support/stream-records.js";
+import { inOrderOfHappening } from "../../lib/alerts/outbox.js";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DynamoQuarantine } from "../../lib/store/quarantine.js";
 import { freshTable, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
@@ -51,7 +52,7 @@ describe("publish handler", () => {
     const { h, counts } = setup(bus);
     const event: DynamoDBStreamEvent = { Records: [alertInsert(failed), recordInsert("dl-1"), alertInsert(cluster)] };
     await expect(h(event, context)).resolves.toEqual({ batchItemFailures: [] });
-    expect(bus.acceptedIds()).toEqual([failed.id, cluster.id]);
+    expect(bus.acceptedIds()).toEqual(inOrderOfHappening([failed, cluster]).map((d) => d.id));
     expect(bus.accepted.every((a) => a.entry.EventBusName === "lookout")).toBe(true);
     expect(counts()).toEqual({ AlertsPublished: 2, AlertsFailed: 0 });
   });
@@ -62,7 +63,7 @@ describe("publish handler", () => {
     const records = [alertInsert(failed), recordInsert("dl-2"), alertInsert(still), alertInsert(cluster)];
     const res = await h({ Records: records }, context);
     expect(res).toEqual({ batchItemFailures: [{ itemIdentifier: records[2]!.dynamodb!.SequenceNumber }] });
-    expect(bus.acceptedIds()).toEqual([failed.id, cluster.id]);
+    expect(bus.acceptedIds()).toEqual(inOrderOfHappening([failed, cluster]).map((d) => d.id));
     expect(counts()).toEqual({ AlertsPublished: 2, AlertsFailed: 1 });
   });
 
@@ -107,7 +108,7 @@ describe("publish handler with the quarantine port (DynamoDB Local)", () => {
     const records = [alertInsert(failed), alertInsert(bad), alertInsert(still), alertInsert(cluster)];
     const res = await h({ Records: records }, context);
     expect(res).toEqual({ batchItemFailures: [{ itemIdentifier: records[2]!.dynamodb!.SequenceNumber }] });
-    expect(bus.acceptedIds()).toEqual([failed.id, cluster.id]);
+    expect(bus.acceptedIds()).toEqual(inOrderOfHappening([failed, cluster]).map((d) => d.id));
     expect(Object.fromEntries(addMetric.mock.calls.map((c) => [c[0], c[2]]))).toMatchObject({ AlertsFailed: 1, AlertsQuarantined: 1 });
     const items = await scanTable(doc, tableName);
     expect(items.filter((i) => i.item_type === "quarantine").map((i) => [i.subject_id, i.stage])).toEqual([["poisoned", "publish"]]);
