@@ -47,6 +47,7 @@ export function composeNotify(config: Config, a: NotifyAdapters): NotifyServices
       channelFor: channelResolver({
         resolveSecret: a.resolveSecret,
         slack: a.slack ?? noSlack,
+        ...(config.notify.slackActions ? { slackActions: true } : {}),
         ...(config.notify.email && a.emailTransport ? { email: { from: config.notify.email.from, transport: a.emailTransport } } : {}),
       }),
       now,

@@ -107,6 +107,11 @@ export interface NotifySettings {
   links?: LinkTemplate[];
   /** The longest an alert held back by a storm waits before its digest goes out, even if nothing else comes. */
   digestWithinMs: number;
+  /**
+   * Acknowledge and mute from Slack (docs/actions.md): incident messages of the Web API form carry
+   * buttons, and the interactivity endpoint verifies Slack's requests with this signing secret.
+   */
+  slackActions?: { signingSecretRef: string };
 }
 
 export const DEFAULT_SLACK_RATE = { perSecond: 1, burst: 10, perHour: 60 } as const;

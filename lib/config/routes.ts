@@ -206,6 +206,8 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
     ),
     /** Links shown with every route's events (a route's or a service's override them by label). */
     links: z.optional(LinkTemplatesFile),
+    /** Buttons on incident messages (Web API form): acknowledge and mute from Slack (docs/actions.md). */
+    slack_actions: z.optional(z.strictObject({ signing_secret: secretRef })),
   });
 
   return {
@@ -280,6 +282,7 @@ export function toNotify(file: NotifyFile): NotifySettings {
   if (file.links) out.links = toLinks(file.links);
   if (file.email) out.email = { from: file.email.from, ...(file.email.smtp_url ? { smtpUrlRef: file.email.smtp_url } : {}) };
   if (file.fallback) out.fallback = toPair(file.fallback);
+  if (file.slack_actions) out.slackActions = { signingSecretRef: file.slack_actions.signing_secret };
   return out;
 }
 

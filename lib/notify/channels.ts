@@ -21,7 +21,7 @@ import {
   type SlackTarget,
   SLACK_ALERT_EVENT,
 } from "./types.js";
-import { renderSlackAlert, renderSlackDigest, renderSlackRepeat, renderSlackResolved } from "./slack/render.js";
+import { type IncidentActions, renderSlackAlert, renderSlackDigest, renderSlackRepeat, renderSlackResolved } from "./slack/render.js";
 import { changesView } from "./view/alert.js";
 import { renderEmail, renderEmailDigest, type EmailRenderOptions } from "./email/render.js";
 
@@ -33,9 +33,14 @@ export interface ChannelIdentity {
 /** The thread a message goes in: the first alert's ts, where Slack allows replies (Web API form). */
 const threadOf = (target: SlackTarget, incident?: IncidentRef) => (target.kind === "api" ? incident?.ts : undefined);
 
+/** The buttons of the message that stands for an incident here (Web API form, Slack actions configured). */
+const actionsOf = (detail: LookoutEventDetail, target: SlackTarget): { incidentActions?: IncidentActions } =>
+  target.kind === "api" && target.actions && detail.incident_id ? { incidentActions: { incidentId: detail.incident_id } } : {};
+
 export function slackMessageFor(detail: LookoutEventDetail, target: SlackTarget, incident?: IncidentRef, presentation?: Presentation): SlackMessage {
   const p = presentation ? { presentation } : {};
-  if (!incident) return renderSlackAlert(detail, p);
+  // No incident shown here: this message stands for it (the opening, or a follow-up in its place).
+  if (!incident) return renderSlackAlert(detail, { ...p, ...actionsOf(detail, target) });
   const thread_ts = threadOf(target, incident);
   if (thread_ts) {
     if (detail.incident?.repeat) return { ...renderSlackRepeat(detail), thread_ts };
@@ -60,12 +65,15 @@ export function slackUpdateFor(
   detail: LookoutEventDetail,
   incident: IncidentRef | undefined,
   presentation?: Presentation,
+  target?: SlackTarget,
 ): { alertId: string; ts: string; channel?: string; message: SlackMessage } | undefined {
   const amended = incident?.amended;
   if (detail.amends && amended?.ts) {
     const p = presentation ?? plainPresentation(amended.alert);
     const changes = changesView(detail);
-    const message = renderSlackAlert(amended.alert, { presentation: p, ...(changes ? { changes } : {}) });
+    // The amended message keeps its buttons when it stands for the incident here.
+    const standsFor = !incident?.shown || incident.ts === amended.ts;
+    const message = renderSlackAlert(amended.alert, { presentation: p, ...(changes ? { changes } : {}), ...(target && standsFor ? actionsOf(amended.alert, target) : {}) });
     return { alertId: amended.alert.id, ts: amended.ts, ...(amended.channel ? { channel: amended.channel } : {}), message };
   }
   if (isClosing(detail.transition) && incident?.ts && !incident.inDigest) {
@@ -84,7 +92,7 @@ export function slackChannel(who: ChannelIdentity, target: SlackTarget, sender: 
     async send(detail, incident, presentation) {
       let updated: Sent["updated"];
       if (target.kind === "api") {
-        const update = slackUpdateFor(detail, incident, presentation);
+        const update = slackUpdateFor(detail, incident, presentation, target);
         if (update) {
           // chat.update is idempotent: a retry after it succeeded replaces the message with the same one.
           const at = { channel: update.channel ?? target.channel, ts: update.ts };

@@ -13,6 +13,8 @@ import { ConfigError } from "../config/load.js";
 export interface ReceiverRuntime {
   resolveSecret(ref: string): Promise<string>;
   slack: SlackSender;
+  /** Slack actions are configured (notify.slack_actions): incident messages of the Web API form carry buttons. */
+  slackActions?: boolean;
   email?: { from: string; transport: EmailTransport };
 }
 
@@ -61,7 +63,7 @@ async function build(r: Receiver, id: string, rt: ReceiverRuntime): Promise<Chan
   if (r.type === "slack") {
     const target = r.form === "webhook"
       ? { kind: "webhook" as const, url: await rt.resolveSecret(r.webhookUrlRef) }
-      : { kind: "api" as const, token: await rt.resolveSecret(r.tokenRef), channel: r.channel, ...broadcastOf(r) };
+      : { kind: "api" as const, token: await rt.resolveSecret(r.tokenRef), channel: r.channel, ...broadcastOf(r), ...(rt.slackActions ? { actions: true } : {}) };
     return slackChannel(who, target, rt.slack);
   }
   if (!rt.email) throw new DeliveryError("no email sender configured (notify.email.from)", false);

@@ -100,6 +100,8 @@ export type SlackTarget =
       channel: string;
       /** An incident's closing reply is also shown in the channel (reply_broadcast); default true. */
       broadcastResolution?: boolean;
+      /** Slack actions are configured: the message that stands for an incident carries its buttons. */
+      actions?: boolean;
     };
 
 export interface SlackPosted {

@@ -17,7 +17,8 @@ const RANK: Readonly<Record<string, number>> = {
   alerts: 2,
   ingest: 3, routes: 3,
   notify: 4, audit: 4,
-  app: 5,
+  actions: 5,
+  app: 6,
 };
 /** Adapters and configuration need no stage: the ports and types they serve live in model/. */
 const ONLY_MODEL = new Set(["platform", "store", "config"]);

@@ -29,6 +29,7 @@
  */
 import type { LookoutEventDetail, Severity } from "../../model/event.js";
 import { type IncidentRef, plainPresentation, type Presentation, type SlackMessage } from "../types.js";
+import { buttonValue, INCIDENT_ACTIONS } from "../../model/incident-action.js";
 import {
   type AlertView,
   alertView,
@@ -85,11 +86,19 @@ export interface LinkButton {
   url: string;
   action_id: string;
 }
+/** A button that asks Lookout to act (docs/actions.md): Slack posts the click to the interactivity endpoint. */
+export interface ActionButton {
+  type: "button";
+  text: PlainText;
+  action_id: string;
+  value: string;
+  style?: "primary" | "danger";
+}
 export type Block =
   | { type: "header"; text: PlainText }
   | { type: "section"; text?: PlainText | Mrkdwn; fields?: (PlainText | Mrkdwn)[]; accessory?: LinkButton }
   | { type: "context"; elements: (PlainText | Mrkdwn)[] }
-  | { type: "actions"; elements: LinkButton[] }
+  | { type: "actions"; block_id?: string; elements: Array<LinkButton | ActionButton> }
   | { type: "divider" };
 
 /** Untrusted (or any) text as an escaped, clipped plain_text object. */
@@ -309,6 +318,37 @@ export interface SlackRenderOptions {
   presentation?: Presentation;
   /** An amendment's changes, shown in the alert it amends ("What changed"). */
   changes?: ChangesView;
+  /**
+   * The incident's buttons (acknowledge, mute), on the message that stands for an incident where
+   * Slack actions are configured; and who acknowledged it, once someone did.
+   */
+  incidentActions?: IncidentActions;
+}
+
+export interface IncidentActions {
+  incidentId: string;
+  acknowledged?: { userId: string; at: string };
+}
+
+/** A Slack user id as Slack writes it: only such an id is mentioned (`<@U…>`); anything else is not Slack's. */
+const SLACK_USER_ID = /^[UW][A-Z0-9]{2,20}$/;
+
+/** Acknowledge (until someone has), mute for an hour, mute until the incident resolves. */
+function incidentActionBlocks(detail: LookoutEventDetail, a: IncidentActions): Block[] {
+  const value = buttonValue(a.incidentId, detail.id);
+  const act = (label: string, actionId: string, style?: ActionButton["style"]): ActionButton =>
+    ({ type: "button", text: plain(label, SLACK_LIMITS.buttonText), action_id: actionId, value, ...(style ? { style } : {}) });
+  const buttons = [
+    ...(a.acknowledged ? [] : [act("👀 Acknowledge", INCIDENT_ACTIONS.acknowledge, "primary")]),
+    act("🔕 Mute 1h", INCIDENT_ACTIONS.mute_1h),
+    act("🔕 Mute until resolved", INCIDENT_ACTIONS.mute_until_resolved),
+  ];
+  const ack = a.acknowledged;
+  const who = ack && (SLACK_USER_ID.test(ack.userId) ? `<@${ack.userId}>` : escapeSlack(oneLine(ack.userId)));
+  return compact<Block>([
+    ack ? { type: "context", elements: [md(`👀 Acknowledged by ${who} ${slackDate(ack.at)}`)] } : undefined,
+    { type: "actions", block_id: "lookout_incident", elements: buttons },
+  ]);
 }
 
 /** Fields a thread reply leaves out: the first alert in the thread above already says them. */
@@ -359,7 +399,8 @@ export function renderSlackAlert(detail: LookoutEventDetail, opts: SlackRenderOp
   const actions = actionsBlock(links, accessoryUrls(body));
   const head: Block[] = [headerBlock(v)];
   if (mode === "quote") head.push(quoteBlock(v, opts.incident));
-  return barred(text, head, compact([...body, actions]), color, mentionsOf(p));
+  const incidentActions = opts.incidentActions && !v.closing ? incidentActionBlocks(detail, opts.incidentActions) : [];
+  return barred(text, head, compact([...body, ...incidentActions, actions]), color, mentionsOf(p));
 }
 
 /**
