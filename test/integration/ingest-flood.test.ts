@@ -80,7 +80,7 @@ async function getAll(keyList: Array<{ pk: string; sk: string }>, attributes: st
 const seenCount = (seen: Seen) => seen.inline.length + seen.parts.reduce((n, p) => n + p.ids.length, 0);
 
 describe("a cluster answer of 20,000 entries, 1,000 of them errors", () => {
-  it("is stored completely across polls, every item under 400 KB, each error alerted and counted once, the cursor never past what is stored", { timeout: 60_000 }, async () => {
+  it("is stored completely across polls, every item under 400 KB, each error alerted and counted once, the cursor never past what is stored", { timeout: 180_000 }, async () => {
     const src = cluster(0);
     await poll(src); // the seeded run: first sight
     sim.scenario.clusterRun(src.id, { entries: ENTRIES, errors: ERRORS });
