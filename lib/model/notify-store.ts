@@ -7,6 +7,7 @@
  */
 import type { LookoutEventDetail } from "./event.js";
 import type { SuppressionReason } from "./alert-item.js";
+import type { IncidentActionKind } from "./incident-action.js";
 
 export type DeliveryState = "sending" | "sent" | "failed" | "suppressed" | "held";
 
@@ -46,6 +47,9 @@ export interface MuteScope {
   project?: string;
   environment?: string;
   service?: string;
+  /** By id: a cluster's errors, a webhook's failed deliveries (a mute set from their incident's message). */
+  cluster?: string;
+  webhook?: string;
 }
 
 export interface Mute {
@@ -56,8 +60,10 @@ export interface Mute {
   reason: string;
   created_by: string;
   created_at: string;
-  /** ISO, when it was lifted early by `lookout unmute`. */
+  /** ISO, when it was lifted early by `lookout unmute`, or when the incident it was set until closed. */
   lifted_at?: string;
+  /** "Mute until resolved": the incident whose close lifts it (its close itself is not muted). */
+  until_resolved?: string;
 }
 
 export interface HeldAlert {
@@ -94,6 +100,30 @@ export interface IncidentRoot {
   channel?: string;
   message_id?: string;
   at: string;
+}
+
+/** Who is looking at an incident: the first person to press Acknowledge (docs/actions.md). */
+export interface IncidentAcknowledgement {
+  incident_id: string;
+  /** Slack's user id and name. */
+  by: { id: string; name: string };
+  at: string;
+  /** The alert whose message was clicked. */
+  alert_id: string;
+}
+
+/** A click on an incident's button, kept once: the audit's record of who did what, from where. */
+export interface IncidentActionRecord {
+  /** The click's own id (Slack's retry of a request and a replay carry the same). */
+  id: string;
+  kind: IncidentActionKind;
+  incident_id: string;
+  alert_id: string;
+  by: { id: string; name: string };
+  at: string;
+  /** The Slack channel id and message ts the button was on. */
+  channel: string;
+  message_ts: string;
 }
 
 export type ClaimResult =
@@ -154,6 +184,12 @@ export interface NotifyStore {
   getRoot(incidentId: string, receiverId: string): Promise<IncidentRoot | undefined>;
   /** Records a receiver's root message for an incident unless one is recorded; false when one was. */
   putRoot(root: IncidentRoot): Promise<boolean>;
+
+  /** Records who acknowledged an incident unless someone did: the first stands, and is returned with whether it was this one. */
+  acknowledge(ack: IncidentAcknowledgement): Promise<{ ack: IncidentAcknowledgement; first: boolean }>;
+  getAcknowledgement(incidentId: string): Promise<IncidentAcknowledgement | undefined>;
+  /** Records a click once; false when the same click was recorded before (Slack's retry, a replay). */
+  recordAction(action: IncidentActionRecord): Promise<boolean>;
 
   /**
    * The alert as raised, from the outbox, and whether it was kept quiet there (backfill): such an alert

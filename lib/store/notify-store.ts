@@ -17,6 +17,8 @@ import type {
   DeliveryRecord,
   DeliverySettlement,
   HeldAlert,
+  IncidentAcknowledgement,
+  IncidentActionRecord,
   IncidentRoot,
   Mute,
   NotifyStore,
@@ -33,6 +35,8 @@ const keys = {
   held: (receiverId: string, heldAt: string, alertId: string) => ({ pk: `HELD#${receiverId}`, sk: `${heldAt}#${alertId}` }),
   receiver: (receiverId: string) => ({ pk: `RCV#${receiverId}`, sk: "FAILURES" }),
   root: (incidentId: string, receiverId: string) => ({ pk: `ROOT#${incidentId}`, sk: receiverId }),
+  ack: (incidentId: string) => ({ pk: `ACK#${incidentId}`, sk: "ACK" }),
+  action: (id: string) => ({ pk: `ACTION#${id}`, sk: "ACTION" }),
 };
 
 export interface NotifyStoreOptions {
@@ -275,11 +279,32 @@ export class DynamoNotifyStore implements NotifyStore {
     return Item ? stripKeys<IncidentRoot>(Item) : undefined;
   }
 
-  async putRoot(root: IncidentRoot): Promise<boolean> {
+  putRoot(root: IncidentRoot): Promise<boolean> {
+    return this.putOnce(keys.root(root.incident_id, root.receiver_id), "incident_root", root);
+  }
+
+  // ---- Actions from Slack (docs/actions.md) ------------------------------------------------------------
+
+  async acknowledge(ack: IncidentAcknowledgement): Promise<{ ack: IncidentAcknowledgement; first: boolean }> {
+    if (await this.putOnce(keys.ack(ack.incident_id), "incident_ack", ack)) return { ack, first: true };
+    return { ack: (await this.getAcknowledgement(ack.incident_id)) ?? ack, first: false };
+  }
+
+  async getAcknowledgement(incidentId: string): Promise<IncidentAcknowledgement | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.ack(incidentId), ConsistentRead: true }));
+    return Item ? stripKeys<IncidentAcknowledgement>(Item) : undefined;
+  }
+
+  recordAction(action: IncidentActionRecord): Promise<boolean> {
+    return this.putOnce(keys.action(action.id), "incident_action", action);
+  }
+
+  /** Writes an item unless one is there: false when one was (the first writer keeps it). */
+  private async putOnce(key: { pk: string; sk: string }, itemType: string, fields: object): Promise<boolean> {
     try {
       await this.doc.send(new PutCommand({
         TableName: this.table,
-        Item: { ...keys.root(root.incident_id, root.receiver_id), item_type: "incident_root", ...root, [TTL_ATTRIBUTE]: this.expiresAt() },
+        Item: { ...key, item_type: itemType, ...fields, [TTL_ATTRIBUTE]: this.expiresAt() },
         ConditionExpression: "attribute_not_exists(pk)",
       }));
       return true;

@@ -219,6 +219,24 @@ export function notifyStoreContract(adapter: string, open: (now: () => Date) => 
       expect(await store.getRoot(incident, "r2")).toEqual(email);
     });
 
+    it("keeps the first acknowledgement of an incident: a later one is told who was first", async () => {
+      const incident = fresh("incident");
+      expect(await store.getAcknowledgement(incident)).toBeUndefined();
+      const ann = { incident_id: incident, by: { id: "U1", name: "ann" }, at: iso(clock), alert_id: "a1" };
+      expect(await store.acknowledge(ann)).toEqual({ ack: ann, first: true });
+      const bob = { ...ann, by: { id: "U2", name: "bob" }, at: iso(clock + 1_000) };
+      expect(await store.acknowledge(bob)).toEqual({ ack: ann, first: false });
+      expect(await store.getAcknowledgement(incident)).toEqual(ann);
+    });
+
+    it("records a click once: the same click again (Slack's retry, a replay) is refused", async () => {
+      const id = fresh("click");
+      const click = { id, kind: "mute_1h" as const, incident_id: "i1", alert_id: "a1", by: { id: "U1", name: "ann" }, at: iso(clock), channel: "C1", message_ts: "171.0001" };
+      expect(await store.recordAction(click)).toBe(true);
+      expect(await store.recordAction({ ...click, at: iso(clock + 5) })).toBe(false);
+      expect(await store.recordAction({ ...click, id: fresh("click") })).toBe(true);
+    });
+
     it("reads an alert as raised, for a follow-up's quote", async () => {
       const detail: LookoutEventDetail = { ...EXAMPLE_DETAILS["Deployment Failed"], id: fresh("raised") };
       await raiseAlert(detail);

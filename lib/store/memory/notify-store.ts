@@ -11,6 +11,8 @@ import type {
   DeliveryRecord,
   DeliverySettlement,
   HeldAlert,
+  IncidentAcknowledgement,
+  IncidentActionRecord,
   IncidentRoot,
   Mute,
   NotifyStore,
@@ -45,6 +47,8 @@ export class MemoryNotifyStore implements NotifyStore {
   private readonly failures = new Map<string, ReceiverFailures>();
   /** Incident roots by `${incident id}#${receiver id}`. */
   private readonly roots = new Map<string, IncidentRoot>();
+  private readonly acks = new Map<string, IncidentAcknowledgement>();
+  private readonly actions = new Map<string, IncidentActionRecord>();
   /** The outbox's alerts, which `getAlert` reads: the ingest side raises them (`putAlert` here). */
   private readonly alerts = new Map<string, { detail: LookoutEventDetail; quiet: boolean }>();
 
@@ -192,6 +196,24 @@ export class MemoryNotifyStore implements NotifyStore {
     const key = `${root.incident_id}#${root.receiver_id}`;
     if (this.roots.has(key)) return false;
     this.roots.set(key, copy(root));
+    return true;
+  }
+
+  async acknowledge(ack: IncidentAcknowledgement): Promise<{ ack: IncidentAcknowledgement; first: boolean }> {
+    const had = this.acks.get(ack.incident_id);
+    if (had) return { ack: copy(had), first: false };
+    this.acks.set(ack.incident_id, copy(ack));
+    return { ack: copy(ack), first: true };
+  }
+
+  async getAcknowledgement(incidentId: string): Promise<IncidentAcknowledgement | undefined> {
+    const ack = this.acks.get(incidentId);
+    return ack && copy(ack);
+  }
+
+  async recordAction(action: IncidentActionRecord): Promise<boolean> {
+    if (this.actions.has(action.id)) return false;
+    this.actions.set(action.id, copy(action));
     return true;
   }
 

@@ -1,0 +1,112 @@
+/**
+ * Acting on a click (lib/actions/act.ts) on the in-memory NotifyStore (held to the DynamoDB adapter's
+ * contract by test/support/notify-store-contract.ts) and a Slack sender that records what it was asked:
+ * an acknowledgement edits the message and replies once, the first stands; a mute is the scoped mute
+ * `lookout mute` would set, said in the thread; a click Slack sends again does nothing twice; a mute
+ * until resolved is lifted by the incident's close, which is still delivered.
+ */
+import { describe, expect, it } from "vitest";
+import { actOn, clickId, MUTE_FOR_MS, muteScopeOf, type ActionPorts } from "../../lib/actions/act.js";
+import type { IncidentActionRequest } from "../../lib/actions/slack-payload.js";
+import type { SlackMessage, SlackSender, SlackTarget } from "../../lib/notify/types.js";
+import { MemoryNotifyStore } from "../../lib/store/memory/notify-store.js";
+import { deliver, type Channel } from "../../lib/notify/deliver.js";
+import { activeMute } from "../../lib/notify/mutes.js";
+import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
+
+const T0 = Date.parse("2026-03-02T14:10:00Z");
+const log = { info() {}, warn() {}, error() {} };
+const opening = { ...EXAMPLE_DETAILS["Deployment Failed"], id: "open-1", incident_id: "open-1" };
+const target: SlackTarget & { kind: "api" } = { kind: "api", token: "xoxb", channel: "#oncall", actions: true };
+
+function world() {
+  const now = () => new Date(T0);
+  const store = new MemoryNotifyStore({ now });
+  store.putAlert(opening);
+  const posted: SlackMessage[] = [];
+  const updated: Array<{ at: { channel: string; ts: string }; message: SlackMessage }> = [];
+  const slack: SlackSender = {
+    post: async (_t, m) => (posted.push(m), { ts: `${posted.length}.0002`, channel: "C042" }),
+    update: async (_t, at, message) => (updated.push({ at, message }), { ts: at.ts, channel: at.channel }),
+    findPosted: async () => undefined,
+  };
+  const ports: ActionPorts = { store, slack, now, log, shownBy: async (alertId, channel) => (alertId === "open-1" && channel === "C042" ? { target } : undefined) };
+  return { store, posted, updated, ports };
+}
+
+const click = (over: Partial<IncidentActionRequest> = {}): IncidentActionRequest => ({
+  kind: "acknowledge", incidentId: "open-1", alertId: "open-1", user: { id: "U0ANN", name: "ann" }, team: "T1",
+  channel: "C042", messageTs: "1.0001", actionTs: "1772460600.000100", ...over,
+});
+const text = (m: SlackMessage) => JSON.stringify([m.blocks, m.attachments]);
+
+describe("acting on a click", () => {
+  it("acknowledge: the message says who is looking and loses its button, a reply tells the thread; the first stands", async () => {
+    const { posted, updated, ports } = world();
+    expect(await actOn(click(), ports)).toEqual({ outcome: "acknowledged", by: "U0ANN" });
+    expect(updated).toHaveLength(1);
+    expect(updated[0]!.at).toEqual({ channel: "C042", ts: "1.0001" });
+    expect(text(updated[0]!.message)).toContain("Acknowledged by <@U0ANN>");
+    expect(text(updated[0]!.message)).not.toContain("lookout_ack");
+    expect(posted.map((m) => [m.thread_ts, m.text])).toEqual([["1.0001", "👀 Acknowledged by <@U0ANN>: they are looking at it."]]);
+    // Bob presses it too, a second later: Ann stands, nothing more is shown.
+    expect(await actOn(click({ user: { id: "U0BOB", name: "bob" }, actionTs: "1772460601.000100" }), ports)).toEqual({ outcome: "already_acknowledged", by: "U0ANN" });
+    expect([updated.length, posted.length]).toEqual([1, 1]);
+  });
+
+  it("the same click again (Slack's retry, a replay) does nothing twice", async () => {
+    const { posted, ports } = world();
+    const mute = click({ kind: "mute_1h" });
+    expect(await actOn(mute, ports)).toMatchObject({ outcome: "muted" });
+    expect(await actOn(mute, ports)).toEqual({ outcome: "duplicate" });
+    expect(posted).toHaveLength(1);
+    expect(clickId(mute)).not.toBe(clickId({ ...mute, kind: "mute_until_resolved" }));
+  });
+
+  it("mute 1h: the incident's service in its environment, by who clicked, said in the thread", async () => {
+    const { store, posted, ports } = world();
+    const out = await actOn(click({ kind: "mute_1h" }), ports);
+    expect(out).toMatchObject({ outcome: "muted" });
+    const [mute] = await store.listMutes();
+    expect(mute).toMatchObject({
+      scope: { organization: opening.organization.id, service: opening.service!.id, environment: opening.environment!.id },
+      until: new Date(T0 + MUTE_FOR_MS).toISOString(), created_by: "slack:U0ANN (ann)",
+    });
+    expect(mute!.reason).toContain("from Slack");
+    expect(posted[0]!.text).toMatch(/^🔕 Muted .* until 15:10 UTC, by <@U0ANN>\./);
+    expect(activeMute(opening, [mute!], new Date(T0 + 60_000))).toEqual(mute);
+  });
+
+  it("a cluster's or a webhook's incident mutes that cluster or webhook, by id", () => {
+    const cluster = EXAMPLE_DETAILS["Cluster Error"];
+    expect(muteScopeOf(cluster)).toEqual({ organization: cluster.organization.id, cluster: cluster.cluster!.id });
+    const hook = EXAMPLE_DETAILS["Webhook Delivery Failed"];
+    expect(muteScopeOf(hook)).toEqual({ organization: hook.organization.id, webhook: hook.webhook!.id });
+    const scope = muteScopeOf(cluster);
+    const mute = { id: "m", scope, until: "2999-01-01T00:00:00Z", reason: "r", created_by: "x", created_at: "2000-01-01T00:00:00Z" };
+    expect(activeMute(cluster, [mute], new Date(T0))).toBe(mute);
+    expect(activeMute({ ...cluster, cluster: { id: "another" } }, [mute], new Date(T0))).toBeUndefined();
+  });
+
+  it("mute until resolved: its follow-ups are muted; the incident's close is delivered and lifts it", async () => {
+    const { store, ports } = world();
+    await actOn(click({ kind: "mute_until_resolved" }), ports);
+    const [mute] = await store.listMutes();
+    expect(mute!.until_resolved).toBe("open-1");
+    const sent: string[] = [];
+    const channel: Channel = { id: "r", label: "slack #oncall", async send(d) { sent.push(d.id); return { ts: "9.9" }; }, async sendDigest() { return {}; } };
+    const deps = { store, now: () => new Date(T0 + 60_000), rate: { perSecond: 10, burst: 10 }, log };
+    const still = { ...EXAMPLE_DETAILS["Deployment Still Failing"], id: "still-2", incident_id: "open-1" };
+    expect(await deliver(still, "route", channel, await store.listMutes(), deps)).toBe("muted");
+    const recovered = { ...EXAMPLE_DETAILS["Deployment Recovered"], id: "closed-3", incident_id: "open-1" };
+    expect(await deliver(recovered, "route", channel, await store.listMutes(), deps)).toBe("sent");
+    expect(sent).toEqual(["closed-3"]);
+    expect((await store.getMute(mute!.id))!.lifted_at).toBe(new Date(T0 + 60_000).toISOString());
+  });
+
+  it("a click on an alert the table does not hold does nothing, and says so in the log", async () => {
+    const { posted, updated, ports } = world();
+    expect(await actOn(click({ alertId: "gone", incidentId: "gone" }), ports)).toEqual({ outcome: "unknown_alert" });
+    expect([posted.length, updated.length]).toEqual([0, 0]);
+  });
+});
