@@ -9,6 +9,9 @@ export default defineConfig({
     globalSetup: ["test/support/global-setup.ts"],
     // Servers (simulator, DynamoDB Local clients) per file: forks keep them apart and are the most robust.
     pool: "forks",
+    // Two files at once: most of a file's time is waiting on DynamoDB Local, moto_server and child
+    // processes, so two forks on a two-core machine nearly halve the run (vitest's default is one).
+    maxWorkers: 2,
     env: {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
       // The handlers' structured logs and EMF metrics are for CloudWatch, not the test output.
