@@ -24,6 +24,7 @@
  * `invalid_blocks` like Slack would, records every accepted message, and can be told to fail the next N
  * requests with a 429, a 5xx or a given error.
  */
+import { slackSignature } from "../lib/actions/slack-request.js";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { blockKitProblem, slackMessageProblem } from "./block-kit.js";
@@ -369,4 +370,34 @@ export async function startSlackReceiver(opts: { now?: () => number; onMessage?:
   receiver.url = `http://127.0.0.1:${port}`;
   receiver.apiUrl = `${receiver.url}/api/`;
   return receiver;
+}
+
+/**
+ * A click on a button of a message the local Slack shows, as Slack would send it to the app's
+ * interactivity endpoint: a form-encoded `block_actions` payload, signed with the app's signing
+ * secret (lib/actions/slack-request.ts). Throws when the message has no such button.
+ */
+export function slackClick(
+  m: ReceivedSlackMessage,
+  actionId: string,
+  user: { id: string; name: string },
+  signingSecret: string,
+  nowMs: number = Date.now(),
+): { headers: Record<string, string>; body: string } {
+  const blocks = [...(m.blocks ?? []), ...(m.attachments ?? []).flatMap((a) => a.blocks ?? [])] as Array<{ type?: string; block_id?: string; elements?: Array<{ action_id?: string; value?: string }> }>;
+  const button = blocks.filter((b) => b.type === "actions").flatMap((b) => (b.elements ?? []).map((e) => ({ block: b.block_id, ...e }))).find((e) => e.action_id === actionId);
+  if (!button) throw new Error(`message ${m.ts}: no button ${actionId}`);
+  const payload = {
+    type: "block_actions",
+    user: { id: user.id, username: user.name, name: user.name, team_id: "T0LOCAL" },
+    team: { id: "T0LOCAL", domain: "local" },
+    container: { type: "message", message_ts: m.ts, channel_id: m.channelId, is_ephemeral: false },
+    channel: { id: m.channelId, name: (m.channel ?? "").replace(/^#/, "") },
+    message: { ts: m.ts, text: m.text },
+    trigger_id: `${Math.floor(nowMs / 1000)}.local`,
+    actions: [{ action_id: actionId, block_id: button.block, type: "button", value: button.value, action_ts: `${(nowMs / 1000).toFixed(6)}` }],
+  };
+  const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+  const timestamp = String(Math.floor(nowMs / 1000));
+  return { headers: { "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": timestamp, "x-slack-signature": slackSignature(signingSecret, timestamp, body) }, body };
 }

@@ -1,0 +1,42 @@
+/**
+ * The composition root of acting from Slack (docs/actions.md): the ports `actOn` needs, from the
+ * configuration — the notify store, the Slack sender, and which configured receiver showed the message
+ * that was clicked (its delivery record names the channel id Slack answered with), with its token and
+ * how its route presents the alert.
+ */
+import type { Config } from "../config/load.js";
+import { allReceivers } from "../config/routes.js";
+import { receiverId } from "../config/receivers.js";
+import type { SlackReceiver } from "../config/route-types.js";
+import type { ActionPorts, ShownBy } from "../actions/act.js";
+import { presenterFor } from "../notify/presentation.js";
+import type { SlackSender } from "../notify/types.js";
+import { DynamoNotifyStore } from "../store/notify-store.js";
+import type { Adapters } from "./ingest.js";
+
+export interface ActionAdapters extends Omit<Adapters, "onCost"> {
+  slack: SlackSender;
+}
+
+export function composeActions(config: Config, a: ActionAdapters): ActionPorts {
+  const now = a.now ?? (() => new Date());
+  const store = new DynamoNotifyStore({ client: a.dynamodb, tableName: a.tableName, retentionMs: config.retentionMs, now });
+  const present = presenterFor(config);
+  // The Web API receivers, by id: only they post messages with buttons.
+  const apiReceivers = new Map(
+    allReceivers(config.routes, config.notify)
+      .filter((r): r is SlackReceiver & { form: "api" } => r.type === "slack" && r.form === "api")
+      .map((r) => [receiverId(r), r]),
+  );
+  const shownBy = async (alertId: string, channelId: string): Promise<ShownBy | undefined> => {
+    const shown = (await store.deliveriesOf(alertId)).find((d) => d.state === "sent" && d.channel === channelId && apiReceivers.has(d.receiver_id));
+    const alert = shown && (await store.getAlert(alertId));
+    if (!shown || !alert) return undefined;
+    const r = apiReceivers.get(shown.receiver_id)!;
+    return {
+      target: { kind: "api", token: await a.resolveSecret(r.tokenRef), channel: r.channel, actions: true, ...(r.broadcastResolution === undefined ? {} : { broadcastResolution: r.broadcastResolution }) },
+      presentation: present(alert, shown.route),
+    };
+  };
+  return { store, slack: a.slack, shownBy, now, log: a.log };
+}

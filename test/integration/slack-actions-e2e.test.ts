@@ -1,0 +1,111 @@
+/**
+ * Acting from the message, end to end on one machine (docs/actions.md): `lookout run --once` against the
+ * simulator posts a failed deployment to the local Slack (Web API form) with its buttons; a click on
+ * the local Slack, signed as Slack signs it, is answered and acted on through the real Slack sender and
+ * DynamoDB Local. The person sees the message say who acknowledged it and a reply in its thread; the
+ * same click again, a stale replay and a forged one change nothing; "Mute 1h" mutes the service, and
+ * its next failure reaches nobody.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { startSimulator, type Simulator } from "../../local/simulator/index.js";
+import { checkConfig, resolveSecret, type Config } from "../../lib/config/load.js";
+import { runLookout } from "../../local/run.js";
+import { slackClick, startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
+import { answerSlack, slackRequestOf } from "../../lib/actions/endpoint.js";
+import { actOn, type ActionPorts } from "../../lib/actions/act.js";
+import { composeActions } from "../../lib/app/actions.js";
+import { slackSender } from "../../lib/notify/slack/send.js";
+import { INCIDENT_ACTIONS } from "../../lib/model/incident-action.js";
+import { isChangesMessage } from "../support/amendment.js";
+
+const SECRET = "8f742231b10e8888abcd99yyyzzz85a5";
+const silent = { info() {}, warn() {}, error() {} };
+let sim: Simulator;
+let slack: SlackReceiver;
+let config: Config;
+let env: NodeJS.ProcessEnv;
+let ports: ActionPorts;
+let dynamodb: DynamoDBClient;
+
+beforeAll(async () => {
+  [sim, slack] = await Promise.all([startSimulator({ seed: 24, size: { applications: 2, clusters: 1, webhooks: 1 } }), startSlackReceiver()]);
+  env = {
+    SIM_TOKEN: sim.apiToken, SLACK_BOT_TOKEN: "xoxb-test", SLACK_SIGNING_SECRET: SECRET, LOOKOUT_SLACK_API_URL: slack.apiUrl,
+    DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: `actions-${randomUUID().slice(0, 8)}`,
+  };
+  config = checkConfig({
+    platform: { url: sim.url, token: "env:SIM_TOKEN" },
+    watch: [{ organization: sim.ids.organizationId, applications: [{ id: sim.ids.applicationIds[0], name: "api", environment: "prod" }] }],
+    data_dir: mkdtempSync(join(tmpdir(), "lookout-actions-")),
+    retention: "3650d",
+    routes: [{ name: "deployments", match: { kind: "deployment" }, slack: { channel: "#oncall", token: "env:SLACK_BOT_TOKEN" } }],
+    notify: { slack_actions: { signing_secret: "env:SLACK_SIGNING_SECRET" } },
+  }, "actions", {});
+  dynamodb = new DynamoDBClient({ endpoint: env.DYNAMODB_ENDPOINT, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  ports = composeActions(config, {
+    dynamodb, tableName: env.LOOKOUT_TABLE!, log: silent, resolveSecret: (ref) => resolveSecret(ref, env), now: () => sim.clock.now(),
+    slack: slackSender({ slackApiUrl: slack.apiUrl }),
+  });
+});
+afterAll(async () => {
+  dynamodb?.destroy();
+  await sim?.close();
+  await slack?.close();
+});
+
+const run = () => runLookout({ config, env, once: true, log: silent, print: () => undefined, now: () => sim.clock.now() });
+const top = () => slack.messages.filter((m) => !m.thread_ts && !isChangesMessage(JSON.stringify(m.body)));
+const shown = (m: { blocks?: unknown[]; attachments?: unknown[] }) => JSON.stringify([m.blocks, m.attachments]);
+const ann = { id: "U0ANN", name: "ann" };
+
+/** The endpoint's answer, and the action done after it, as the deployed function does them. */
+async function send(click: { headers: Record<string, string>; body: string }, nowMs = Date.now()) {
+  const answer = answerSlack(slackRequestOf(click.headers, click.body), SECRET, nowMs);
+  return { answer, outcome: answer.act ? await actOn(answer.act, ports) : undefined };
+}
+
+describe("acting from the message", () => {
+  it("a failure's message carries the buttons; Acknowledge says who is looking, once, and refuses what Slack did not sign", async () => {
+    const app = sim.ids.applicationIds[0]!;
+    await run(); // first sight
+    sim.scenario.deploy(app, { outcome: "DEPLOYMENT_ERROR" });
+    sim.clock.advance(5 * 60_000);
+    await run();
+    expect(top()).toHaveLength(1);
+    const message = top()[0]!;
+    expect(shown(message)).toContain(INCIDENT_ACTIONS.acknowledge);
+
+    const click = slackClick(message, INCIDENT_ACTIONS.acknowledge, ann, SECRET);
+    expect(await send(click)).toMatchObject({ answer: { status: 200 }, outcome: { outcome: "acknowledged", by: "U0ANN" } });
+    // What the person sees: the message edited in place, and a reply in its thread.
+    expect(shown(message)).toContain("Acknowledged by <@U0ANN>");
+    expect(shown(message)).not.toContain(INCIDENT_ACTIONS.acknowledge);
+    const replies = () => slack.messages.filter((m) => m.thread_ts === message.ts);
+    expect(replies().map((m) => m.text)).toEqual(["👀 Acknowledged by <@U0ANN>: they are looking at it."]);
+
+    // The same click again (Slack's retry), a replay past five minutes, a forgery: nothing more is shown.
+    expect((await send(click)).outcome).toEqual({ outcome: "duplicate" });
+    expect((await send(click, Date.now() + 6 * 60_000)).answer).toMatchObject({ status: 401, why: expect.stringContaining("stale") });
+    expect((await send({ ...click, body: click.body.replace("U0ANN", "U0EVE") })).answer).toMatchObject({ status: 401, why: expect.stringContaining("forged") });
+    expect(replies()).toHaveLength(1);
+  });
+
+  it("Mute 1h mutes the service: said in the thread, and its next failure reaches nobody", async () => {
+    const message = top()[0]!;
+    const before = slack.messages.length;
+    expect((await send(slackClick(message, INCIDENT_ACTIONS.mute_1h, ann, SECRET))).outcome).toMatchObject({ outcome: "muted" });
+    const said = slack.messages.slice(before);
+    expect(said.map((m) => [m.thread_ts, m.text?.slice(0, 9)])).toEqual([[message.ts, "🔕 Muted "]]);
+
+    sim.scenario.deploy(sim.ids.applicationIds[0]!, { outcome: "BUILD_ERROR" });
+    sim.clock.advance(5 * 60_000);
+    await run();
+    expect(slack.messages.length).toBe(before + 1);
+  });
+});
