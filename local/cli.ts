@@ -114,6 +114,8 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
       .option("--project <id|name>")
       .option("--environment <id|name>")
       .option("--service <id|name>", "a service name may use * wildcards")
+      .option("--cluster <uuid>", "a cluster's errors, by id")
+      .option("--webhook <uuid>", "a webhook's failed deliveries, by id")
       .option("--for <duration>", "e.g. 30m, 2h, 1d")
       .option("--until <iso>", "e.g. 2026-12-01T08:00:00Z")
       .option("--reason <text>", "why (shown when someone asks why nobody was told)")

@@ -36,7 +36,14 @@ export interface MuteArgs extends StoreTarget, MuteScope {
 export function buildMute(args: MuteArgs, now: Date, id: string = randomUUID()): Mute {
   const scope: MuteScope = {};
   for (const k of ["organization", "project", "environment", "service"] as const) if (args[k]) scope[k] = args[k];
-  if (!Object.keys(scope).length) throw new MuteUsageError("say what to mute: --organization, --project, --environment and/or --service");
+  // A cluster or a webhook is matched by id (lib/notify/mutes.ts): a name would silently match nothing.
+  for (const k of ["cluster", "webhook"] as const) {
+    const id = args[k];
+    if (id === undefined) continue;
+    if (!isUuid(id)) throw new MuteUsageError(`--${k} ${id}: give the ${k}'s id (a UUID); a ${k} is muted by id`);
+    scope[k] = id.toLowerCase();
+  }
+  if (!Object.keys(scope).length) throw new MuteUsageError("say what to mute: --organization, --project, --environment, --service, --cluster and/or --webhook");
   if (!args.reason?.trim()) throw new MuteUsageError("say why: --reason \"…\" (it is shown to whoever wonders why nobody was told)");
   let until: number;
   if (args.for && args.until) throw new MuteUsageError("give --for or --until, not both");

@@ -24,6 +24,13 @@ describe("lookout mute arguments", () => {
     expect(buildMute({ config: "x", service: "api", reason: "r", for: "3650d" }, now, "id").until).toBe("2036-05-29T10:00:00.000Z");
   });
 
+  it("mutes a cluster or a webhook by its id, and says so when given a name", () => {
+    const id = "3671EB7B-9FF9-4C73-8B93-D0B918EF0F4F";
+    expect(buildMute({ config: "x", cluster: id, reason: "r", for: "1h" }, now, "c").scope).toEqual({ cluster: id.toLowerCase() });
+    expect(buildMute({ config: "x", webhook: id, reason: "r", for: "1h" }, now, "w").scope).toEqual({ webhook: id.toLowerCase() });
+    expect(() => buildMute({ config: "x", cluster: "prod-eu", reason: "r", for: "1h" }, now)).toThrow(/--cluster prod-eu: give the cluster's id/);
+  });
+
   it("builds a mute that ends when asked", () => {
     const m = buildMute({ config: "x", service: "api-*", environment: "prod", reason: " deploy freeze ", for: "2h", by: "ann" }, now, "id-1");
     expect(m).toEqual({
