@@ -32,6 +32,7 @@ export const FUNCTIONS = {
   notifySlack: { logicalId: "NotifySlack", suffix: "notify-slack" },
   notifyEmail: { logicalId: "NotifyEmail", suffix: "notify-email" },
   auditApi: { logicalId: "AuditApi", suffix: "audit-api" },
+  slackActions: { logicalId: "SlackActions", suffix: "slack-actions" },
 } as const;
 export type FunctionKey = keyof typeof FUNCTIONS;
 
@@ -295,6 +296,18 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
     auditApi: [
       allow("ReadStore", ["dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"], [TABLE]),
       allow("QueryAuditIndexes", ["dynamodb:Query"], AUDIT_INDEXES),
+    ],
+    // Records a click, the acknowledgement and a mute (conditional puts), reads the alert and its
+    // deliveries (which receiver showed it), hands the click to itself asynchronously, and reads the
+    // signing secret and the Web API receivers' tokens (it edits and replies with them). Without
+    // notify.slack_actions it answers 404 and reads no secret.
+    slackActions: [
+      allow("ActionStore", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"], [TABLE]),
+      // Its own name, as serverless names it (<stack>-slack-actions): a reference to the function would be a cycle.
+      allow("InvokeItself", ["lambda:InvokeFunction"], [arn("lambda", `function:\${AWS::StackName}-${FUNCTIONS.slackActions.suffix}`)]),
+      ...(config.notify.slackActions
+        ? secretStatements([config.notify.slackActions.signingSecretRef, ...[...routeSlack, ...fallback].filter((r) => r.type === "slack" && r.form === "api").flatMap(secretRefs)])
+        : []),
     ],
   };
 }

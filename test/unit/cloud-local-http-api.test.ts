@@ -263,10 +263,11 @@ describe("routes from the template", () => {
       if (packaged) rmSync(packaged, { recursive: true, force: true });
     });
 
-    it("are the audit API's five, IAM-authorized, with the integration's 30 s timeout, and serve its handler", async () => {
-      const routes = routesFromTemplate(template.Resources, byFunctionName(template.Resources));
-      expect(routes.map((r) => r.routeKey).sort()).toEqual(["GET /", "GET /audit.css", "GET /audit.js", "GET /events", "GET /explain/{id}"]);
-      expect(new Set(routes.map((r) => `${r.functionName} ${r.authorization} ${r.timeoutMs}`))).toEqual(new Set(["lookout-prod-audit-api AWS_IAM 30000"]));
+    it("are the audit API's five, IAM-authorized, and Slack's open one, with the integration's 30 s timeout, and serve their handlers", async () => {
+      const all = routesFromTemplate(template.Resources, byFunctionName(template.Resources));
+      expect(all.map((r) => r.routeKey).sort()).toEqual(["GET /", "GET /audit.css", "GET /audit.js", "GET /events", "GET /explain/{id}", "POST /slack/actions"]);
+      expect(new Set(all.map((r) => `${r.functionName} ${r.authorization} ${r.timeoutMs}`))).toEqual(new Set(["lookout-prod-audit-api AWS_IAM 30000", "lookout-prod-slack-actions NONE 30000"]));
+      const routes = all.filter((r) => r.functionName === "lookout-prod-audit-api");
 
       // The handler itself behind the routes: the event's route key and path parameter reach it as in the cloud.
       const explained: string[] = [];

@@ -214,6 +214,10 @@ describe("the packaged stack", () => {
       },
       notifySlack: ingestOnly,
       notifyEmail: ingestOnly,
+      slackActions: {
+        "dynamodb:DeleteItem": "DynamoNotifyStore: a click never releases held alerts",
+        "dynamodb:UpdateItem": "DynamoNotifyStore: a click never sends or counts a receiver's failures",
+      },
     };
     /** Granted only when the configuration gives the function a secret or receiver of that kind (asserted above for the example). */
     const BY_CONFIGURATION = new Set(["kms:Decrypt", "secretsmanager:GetSecretValue", "ses:SendEmail", "ses:SendRawEmail", "ssm:GetParameter"]);
@@ -504,13 +508,14 @@ describe("the packaged stack", () => {
     expect(config.notify.digestWithinMs).toBeGreaterThanOrEqual(60_000);
   });
 
-  it("serves the audit API and its web page over HTTP with IAM authorization (payload v2)", () => {
+  it("serves the audit API and its web page over HTTP with IAM authorization, and Slack's clicks signed by Slack (payload v2)", () => {
     const routes = ofType("AWS::ApiGatewayV2::Route").map(([, r]) => r.Properties);
-    expect(routes.map((r) => r.RouteKey).sort()).toEqual(["GET /", "GET /audit.css", "GET /audit.js", "GET /events", "GET /explain/{id}"]);
-    for (const r of routes) expect(r.AuthorizationType).toBe("AWS_IAM");
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual(["GET /", "GET /audit.css", "GET /audit.js", "GET /events", "GET /explain/{id}", "POST /slack/actions"]);
+    // Slack cannot sign with AWS credentials: its route is open, and the handler verifies Slack's signature first.
+    for (const r of routes) expect(r.AuthorizationType ?? "NONE", r.RouteKey).toBe(r.RouteKey === "POST /slack/actions" ? "NONE" : "AWS_IAM");
     const integrations = ofType("AWS::ApiGatewayV2::Integration").map(([, r]) => r.Properties);
-    expect(integrations.map((i) => i.PayloadFormatVersion)).toEqual(["2.0"]);
-    expect(text(integrations[0]!.IntegrationUri)).toBe("${AuditApiLambdaFunction.Arn}");
+    expect(integrations.map((i) => i.PayloadFormatVersion)).toEqual(["2.0", "2.0"]);
+    expect(integrations.map((i) => text(i.IntegrationUri)).sort()).toEqual(["${AuditApiLambdaFunction.Arn}", "${SlackActionsLambdaFunction.Arn}"]);
   });
 
   it("alarms on dispatch's errors, the outbox's age and Lookout Health events; dispatch watches every queue of the template", () => {
