@@ -39,7 +39,7 @@ export interface ShownBy {
 }
 
 export interface ActionPorts {
-  store: Pick<NotifyStore, "recordAction" | "acknowledge" | "putMute" | "getAlert">;
+  store: Pick<NotifyStore, "recordAction" | "getAction" | "acknowledge" | "putMute" | "getAlert">;
   slack: SlackSender;
   /** Which configured receiver posted the message that was clicked; undefined when none did. */
   shownBy(alertId: string, channelId: string): Promise<ShownBy | undefined>;
@@ -78,11 +78,13 @@ export async function actOn(r: IncidentActionRequest, ports: ActionPorts): Promi
   const record: IncidentActionRecord = {
     id, kind: r.kind, incident_id: r.incidentId, alert_id: r.alertId, by: r.user, at: now.toISOString(), channel: r.channel, message_ts: r.messageTs,
   };
-  if (!(await ports.store.recordAction(record))) return { outcome: "duplicate" };
+  // Recorded once acted on, not before: a retry after a failure part-way does the rest (each step repeats safely).
+  if (await ports.store.getAction(id)) return { outcome: "duplicate" };
+  const done = async <T extends ActionOutcome>(outcome: T): Promise<T> => (await ports.store.recordAction(record), outcome);
   const detail = await ports.store.getAlert(r.alertId);
   if (!detail) {
     ports.log.warn("a click on an alert the table does not hold (expired, or not Lookout's); nothing done", { alert: r.alertId, click: id });
-    return { outcome: "unknown_alert" };
+    return done({ outcome: "unknown_alert" });
   }
   const shown = await ports.shownBy(r.alertId, r.channel);
   const who = `<@${r.user.id}>`;
@@ -92,11 +94,13 @@ export async function actOn(r: IncidentActionRequest, ports: ActionPorts): Promi
   };
 
   if (r.kind === "acknowledge") {
-    const { ack, first } = await ports.store.acknowledge({ incident_id: r.incidentId, by: r.user, at: now.toISOString(), alert_id: r.alertId });
-    if (!first) return { outcome: "already_acknowledged", by: ack.by.id };
-    if (!shown) return { outcome: "no_receiver" };
+    const { ack, first } = await ports.store.acknowledge({ incident_id: r.incidentId, by: r.user, at: now.toISOString(), alert_id: r.alertId, click_id: id });
+    // This click's own acknowledgement, found by its retry: the edit and the reply are finished.
+    if (!first && ack.click_id !== id) return done({ outcome: "already_acknowledged", by: ack.by.id });
+    if (!shown) return done({ outcome: "no_receiver" });
     // The message as it stands (what changed before the failure, if listed), now saying who is looking.
-    const listed = r.alertId === r.incidentId ? await ports.store.getAlert(changesAlertId(r.incidentId)) : undefined;
+    // The changes amend the alert whose message this is (the opening, or the follow-up standing in for it).
+    const listed = await ports.store.getAlert(changesAlertId(r.alertId));
     const changes = listed && changesView(listed);
     const message = renderSlackAlert(detail, {
       ...(shown.presentation ? { presentation: shown.presentation } : {}),
@@ -105,12 +109,13 @@ export async function actOn(r: IncidentActionRequest, ports: ActionPorts): Promi
     });
     await ports.slack.update(shown.target, at, message);
     await reply(`👀 Acknowledged by ${who}: they are looking at it.`);
-    return { outcome: "acknowledged", by: r.user.id };
+    return done({ outcome: "acknowledged", by: r.user.id });
   }
 
+  // Its id is the click's: a retry writes the same mute again.
   const mute = muteFor(r, detail, now, `slack-${id}`);
   await ports.store.putMute(mute);
   const until = r.kind === "mute_until_resolved" ? "until the incident resolves" : `until ${mute.until.slice(11, 16)} UTC`;
   await reply(`🔕 Muted ${escapeSlack(describeScope(mute.scope))} ${until}, by ${who}. Alerts are still recorded; \`lookout unmute ${mute.id}\` lifts it.`);
-  return { outcome: "muted", mute };
+  return done({ outcome: "muted", mute });
 }

@@ -110,6 +110,8 @@ export interface IncidentAcknowledgement {
   at: string;
   /** The alert whose message was clicked. */
   alert_id: string;
+  /** The click that made it: a retry of that click finds it its own, and finishes what it began. */
+  click_id?: string;
 }
 
 /** A click on an incident's button, kept once: the audit's record of who did what, from where. */
@@ -188,8 +190,10 @@ export interface NotifyStore {
   /** Records who acknowledged an incident unless someone did: the first stands, and is returned with whether it was this one. */
   acknowledge(ack: IncidentAcknowledgement): Promise<{ ack: IncidentAcknowledgement; first: boolean }>;
   getAcknowledgement(incidentId: string): Promise<IncidentAcknowledgement | undefined>;
-  /** Records a click once; false when the same click was recorded before (Slack's retry, a replay). */
+  /** Records a click, once it was acted on; false when the same click was recorded before (Slack's retry, a replay). */
   recordAction(action: IncidentActionRecord): Promise<boolean>;
+  /** A click recorded before: it was acted on, and its retry does nothing. */
+  getAction(id: string): Promise<IncidentActionRecord | undefined>;
 
   /**
    * The alert as raised, from the outbox, and whether it was kept quiet there (backfill): such an alert

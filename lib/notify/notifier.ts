@@ -3,7 +3,8 @@
  * once-only, storm budget, threads), and when a receiver fails after its retries, a `Lookout Health`
  * event and the fallback receiver. Shared by the local bus subscriber and the notify functions.
  */
-import type { LookoutEventDetail } from "../model/event.js";
+import { isClosing, type LookoutEventDetail } from "../model/event.js";
+import { closesItsIncident, isActive } from "./mutes.js";
 import { receiverFailing } from "../alerts/health.js";
 import type { Log } from "../model/log.js";
 import { receiverLabel } from "../config/receivers.js";
@@ -72,6 +73,7 @@ export async function notifyEvent(
   decisions: ReadonlyArray<{ route: string; receivers: readonly Receiver[] }>,
   deps: NotifierDeps,
 ): Promise<Delivery[]> {
+  await liftResolvedMutes(detail, deps);
   if (!decisions.some((d) => d.receivers.length)) return [];
   const out: Delivery[] = [];
   const deliverDeps = withFallback(deps, await deps.store.listMutes(), out);
@@ -83,6 +85,18 @@ export async function notifyEvent(
     }
   }
   return out;
+}
+
+/**
+ * The close of an incident lifts the mutes set until it resolved ("Mute until resolved"), whether or
+ * not the close itself goes to any receiver (a route may keep recoveries quiet).
+ */
+async function liftResolvedMutes(detail: LookoutEventDetail, deps: NotifierDeps): Promise<void> {
+  if (!detail.incident_id || !isClosing(detail.transition)) return;
+  const now = deps.now();
+  for (const m of await deps.store.listMutes()) {
+    if (isActive(m, now) && closesItsIncident(m, detail)) await deps.store.putMute({ ...m, lifted_at: now.toISOString() });
+  }
 }
 
 /**

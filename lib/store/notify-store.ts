@@ -299,6 +299,11 @@ export class DynamoNotifyStore implements NotifyStore {
     return this.putOnce(keys.action(action.id), "incident_action", action);
   }
 
+  async getAction(id: string): Promise<IncidentActionRecord | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.action(id), ConsistentRead: true }));
+    return Item ? stripKeys<IncidentActionRecord>(Item) : undefined;
+  }
+
   /** Writes an item unless one is there: false when one was (the first writer keeps it). */
   private async putOnce(key: { pk: string; sk: string }, itemType: string, fields: object): Promise<boolean> {
     try {

@@ -232,7 +232,9 @@ export function notifyStoreContract(adapter: string, open: (now: () => Date) => 
     it("records a click once: the same click again (Slack's retry, a replay) is refused", async () => {
       const id = fresh("click");
       const click = { id, kind: "mute_1h" as const, incident_id: "i1", alert_id: "a1", by: { id: "U1", name: "ann" }, at: iso(clock), channel: "C1", message_ts: "171.0001" };
+      expect(await store.getAction(id)).toBeUndefined();
       expect(await store.recordAction(click)).toBe(true);
+      expect(await store.getAction(id)).toEqual(click);
       expect(await store.recordAction({ ...click, at: iso(clock + 5) })).toBe(false);
       expect(await store.recordAction({ ...click, id: fresh("click") })).toBe(true);
     });

@@ -10,9 +10,13 @@ import { actOn, clickId, MUTE_FOR_MS, muteScopeOf, type ActionPorts } from "../.
 import type { IncidentActionRequest } from "../../lib/actions/slack-payload.js";
 import type { SlackMessage, SlackSender, SlackTarget } from "../../lib/notify/types.js";
 import { MemoryNotifyStore } from "../../lib/store/memory/notify-store.js";
-import { deliver, type Channel } from "../../lib/notify/deliver.js";
+import type { Channel } from "../../lib/notify/deliver.js";
+import { notifyEvent, type NotifierDeps } from "../../lib/notify/notifier.js";
+import type { Receiver } from "../../lib/config/route-types.js";
+import type { Mute } from "../../lib/model/notify-store.js";
 import { activeMute } from "../../lib/notify/mutes.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
+import { changesAlertId } from "../../lib/alerts/changes.js";
 
 const T0 = Date.parse("2026-03-02T14:10:00Z");
 const log = { info() {}, warn() {}, error() {} };
@@ -30,7 +34,7 @@ function world() {
     update: async (_t, at, message) => (updated.push({ at, message }), { ts: at.ts, channel: at.channel }),
     findPosted: async () => undefined,
   };
-  const ports: ActionPorts = { store, slack, now, log, shownBy: async (alertId, channel) => (alertId === "open-1" && channel === "C042" ? { target } : undefined) };
+  const ports: ActionPorts = { store, slack, now, log, shownBy: async (_alertId, channel) => (channel === "C042" ? { target } : undefined) };
   return { store, posted, updated, ports };
 }
 
@@ -52,6 +56,15 @@ describe("acting on a click", () => {
     // Bob presses it too, a second later: Ann stands, nothing more is shown.
     expect(await actOn(click({ user: { id: "U0BOB", name: "bob" }, actionTs: "1772460601.000100" }), ports)).toEqual({ outcome: "already_acknowledged", by: "U0ANN" });
     expect([updated.length, posted.length]).toEqual([1, 1]);
+  });
+
+  it("acknowledging a follow-up that stands for the incident keeps what changed before it failed", async () => {
+    const { store, updated, ports } = world();
+    const standIn = { ...EXAMPLE_DETAILS["Deployment Still Failing"], id: "still-9", incident_id: "open-1" };
+    store.putAlert(standIn);
+    store.putAlert({ ...EXAMPLE_DETAILS["Deployment Changes Listed"], id: changesAlertId(standIn.id), amends: standIn.id, incident_id: "open-1" });
+    expect(await actOn(click({ alertId: standIn.id }), ports)).toMatchObject({ outcome: "acknowledged" });
+    expect(text(updated[0]!.message)).toContain("What changed");
   });
 
   it("the same click again (Slack's retry, a replay) does nothing twice", async () => {
@@ -88,20 +101,46 @@ describe("acting on a click", () => {
     expect(activeMute({ ...cluster, cluster: { id: "another" } }, [mute], new Date(T0))).toBeUndefined();
   });
 
-  it("mute until resolved: its follow-ups are muted; the incident's close is delivered and lifts it", async () => {
-    const { store, ports } = world();
-    await actOn(click({ kind: "mute_until_resolved" }), ports);
-    const [mute] = await store.listMutes();
-    expect(mute!.until_resolved).toBe("open-1");
-    const sent: string[] = [];
-    const channel: Channel = { id: "r", label: "slack #oncall", async send(d) { sent.push(d.id); return { ts: "9.9" }; }, async sendDigest() { return {}; } };
-    const deps = { store, now: () => new Date(T0 + 60_000), rate: { perSecond: 10, burst: 10 }, log };
-    const still = { ...EXAMPLE_DETAILS["Deployment Still Failing"], id: "still-2", incident_id: "open-1" };
-    expect(await deliver(still, "route", channel, await store.listMutes(), deps)).toBe("muted");
-    const recovered = { ...EXAMPLE_DETAILS["Deployment Recovered"], id: "closed-3", incident_id: "open-1" };
-    expect(await deliver(recovered, "route", channel, await store.listMutes(), deps)).toBe("sent");
-    expect(sent).toEqual(["closed-3"]);
-    expect((await store.getMute(mute!.id))!.lifted_at).toBe(new Date(T0 + 60_000).toISOString());
+  it("mute until resolved: its follow-ups are muted; the incident's close is delivered and lifts it, even where no receiver takes the close", async () => {
+    for (const receivers of [1, 0]) {
+      const { store, ports } = world();
+      await actOn(click({ kind: "mute_until_resolved" }), ports);
+      const [mute] = await store.listMutes();
+      expect(mute!.until_resolved).toBe("open-1");
+      const sent: string[] = [];
+      const channel: Channel = { id: "r", label: "slack #oncall", async send(d) { sent.push(d.id); return { ts: "9.9" }; }, async sendDigest() { return {}; } };
+      const receiver: Receiver = { type: "slack", form: "api", channel: "#oncall", tokenRef: "env:T" };
+      const deps: NotifierDeps = {
+        settings: { slackRate: { perSecond: 10, burst: 10, perHour: 600 }, digestWithinMs: 60_000 }, store, outbox: { raiseAlert: async () => true, expiresAt: () => 0 },
+        channelFor: async () => channel, now: () => new Date(T0 + 60_000), log,
+      };
+      const decisions = [{ route: "route", receivers: receivers ? [receiver] : [] }];
+      const still = { ...EXAMPLE_DETAILS["Deployment Still Failing"], id: "still-2", incident_id: "open-1" };
+      await notifyEvent(still, decisions, deps);
+      const recovered = { ...EXAMPLE_DETAILS["Deployment Recovered"], id: "closed-3", incident_id: "open-1" };
+      await notifyEvent(recovered, decisions, deps);
+      expect(sent).toEqual(receivers ? ["closed-3"] : []);
+      expect((await store.getMute(mute!.id))!.lifted_at).toBe(new Date(T0 + 60_000).toISOString());
+    }
+  });
+
+  it("a click that failed part-way is finished by its retry: the mute written, the message edited", async () => {
+    const { store, posted, updated, ports } = world();
+    let failures = 1;
+    const flaky: ActionPorts = { ...ports, store: Object.assign(Object.create(store) as MemoryNotifyStore, { putMute: async (m: Mute) => { if (failures-- > 0) throw new Error("throttled"); return store.putMute(m); } }) };
+    const mute = click({ kind: "mute_1h" });
+    await expect(actOn(mute, flaky)).rejects.toThrow("throttled");
+    expect(await actOn(mute, flaky)).toMatchObject({ outcome: "muted" });
+    expect(await store.listMutes()).toHaveLength(1);
+    expect(await actOn(mute, flaky)).toEqual({ outcome: "duplicate" });
+
+    let updates = 1;
+    const slackOnce: ActionPorts = { ...ports, slack: { ...ports.slack, update: async (t, at, m) => { if (updates-- > 0) throw new Error("ratelimited"); return ports.slack.update(t, at, m); } } };
+    const ack = click({ actionTs: "1772460700.000100" });
+    await expect(actOn(ack, slackOnce)).rejects.toThrow("ratelimited");
+    expect(await actOn(ack, slackOnce)).toEqual({ outcome: "acknowledged", by: "U0ANN" });
+    expect(updated).toHaveLength(1);
+    expect(posted.filter((m) => m.text?.startsWith("👀"))).toHaveLength(1);
   });
 
   it("a click on an alert the table does not hold does nothing, and says so in the log", async () => {

@@ -104,6 +104,17 @@ describe("delivery decisions", () => {
     expect(other.sent[0]!.incident).toBeUndefined(); // a message of its own, not a quote of what it never showed
   });
 
+  it("without the routes to ask (the fallback, a delivery core given none), nothing is delivered ahead", async () => {
+    const { store, deps, slept } = world();
+    const opening = alert({ observed_at: new Date(T0).toISOString() });
+    opening.incident_id = opening.id;
+    store.putAlert(opening);
+    const { channel, sent } = recordingChannel("fallback");
+    const followUp = alert({ transition: "still_failing", incident_id: opening.id, observed_at: opening.observed_at });
+    expect(await deliver(followUp, "fallback", channel, [], deps())).toBe("sent");
+    expect([sent.map((s) => s.detail.id), slept]).toEqual([[followUp.id], []]);
+  });
+
   it("an opening not routed to this receiver, or read before the window, is not delivered ahead: the follow-up is its opening at once", async () => {
     for (const [why, observedAt, routedHere] of [
       ["routed elsewhere", T0, () => false],
@@ -207,7 +218,7 @@ describe("delivery decisions", () => {
     store.putAlert(failed);
     const amendment = (of: LookoutEventDetail) => alert({ transition: "changes_listed", incident_id: of.id, amends: of.id, id: `changes-${of.id}` });
     // Told first: the alert it amends goes ahead of it, and the amendment follows it (the Slack adapter edits its message).
-    expect(await deliver(amendment(failed), "route", channel, [], deps())).toBe("sent");
+    expect(await deliver(amendment(failed), "route", channel, [], deps({ routedHere: () => true }))).toBe("sent");
     expect(slept).toEqual([]);
     expect(sent.map((s) => s.detail.id)).toEqual([failed.id, `changes-${failed.id}`]);
     expect(sent[1]!.incident).toMatchObject({ amended: { alert: { id: failed.id }, ts: "1.0001" } });

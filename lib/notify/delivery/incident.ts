@@ -46,7 +46,8 @@ const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resol
 const onItsWayHere = (a: AlertAttempt, alert: LookoutEventDetail | undefined): alert is LookoutEventDetail =>
   !!alert &&
   a.deps.now().getTime() - (Date.parse(alert.observed_at) || 0) < PREDECESSOR_WINDOW_MS &&
-  (a.deps.routedHere?.(alert, a.route, a.channel.id) ?? true);
+  // Without the routes to ask, nothing is known to be on its way here.
+  (a.deps.routedHere?.(alert, a.route, a.channel.id) ?? false);
 
 /** Go on; end with an outcome; wait for another sender; or deliver the alert this one follows, first. */
 type Verdict = DeliveryOutcome | "go" | "wait" | { first: LookoutEventDetail };

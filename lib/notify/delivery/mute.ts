@@ -1,14 +1,11 @@
 /**
  * Mute: a muted alert is recorded as suppressed, naming the mute, and not sent. The close of an
- * incident a mute was set until ("Mute until resolved") is sent, and lifts that mute.
+ * incident a mute was set until is not muted by it (the notifier lifts that mute: lib/notify/notifier.ts).
  */
-import { activeMute, closesItsIncident, isActive } from "../mutes.js";
+import { activeMute } from "../mutes.js";
 import type { AlertAttempt, DeliveryOutcome, Stage } from "./stage.js";
 
 export const muteStage: Stage<AlertAttempt, DeliveryOutcome> = async (a) => {
-  for (const m of a.mutes) {
-    if (isActive(m, a.now) && closesItsIncident(m, a.detail)) await a.deps.store.putMute({ ...m, lifted_at: a.now.toISOString() });
-  }
   const mute = activeMute(a.detail, a.mutes, a.now);
   if (!mute) return undefined;
   const recorded = await a.deps.store.recordSuppressed(a.id, a.channel.id, {

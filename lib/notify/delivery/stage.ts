@@ -28,7 +28,7 @@ export interface DeliverDeps {
   present?: Presenter;
   /**
    * Whether the routes send `detail` to this route's receiver `channelId`: an opening (or an amended
-   * alert) is delivered ahead of what follows it only where it is routed. Absent: taken as routed.
+   * alert) is delivered ahead of what follows it only where it is routed. Absent: never delivered ahead.
    */
   routedHere?: (detail: LookoutEventDetail, route: string, channelId: string) => boolean;
   /**

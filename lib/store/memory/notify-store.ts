@@ -211,6 +211,11 @@ export class MemoryNotifyStore implements NotifyStore {
     return ack && copy(ack);
   }
 
+  async getAction(id: string): Promise<IncidentActionRecord | undefined> {
+    const action = this.actions.get(id);
+    return action && copy(action);
+  }
+
   async recordAction(action: IncidentActionRecord): Promise<boolean> {
     if (this.actions.has(action.id)) return false;
     this.actions.set(action.id, copy(action));
