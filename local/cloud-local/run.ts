@@ -26,6 +26,9 @@ const GENERATED_CONFIG = "lookout.cloud-local.yaml";
 /** The bot token the local Slack accepts for the Web API form. */
 const LOCAL_SLACK_TOKEN = "xoxb-cloud-local";
 const PLATFORM_TOKEN_REF = "ssm:/lookout/cloud-local/platform-token";
+const SIGNING_SECRET_REF = "ssm:/lookout/cloud-local/slack-signing-secret";
+/** The signing secret the local Slack signs its clicks with (docs/actions.md), seeded for any configuration that names one. */
+export const LOCAL_SLACK_SIGNING_SECRET = "cloud-local-signing-secret";
 
 export interface CloudLocalOptions {
   /** Where DynamoDB Local keeps its files, the task roots, the functions' logs and the `.eml` copies. */
@@ -69,7 +72,7 @@ export function demoCloudConfig(sim: Simulator): Record<string, unknown> {
       slack: { channel: "#oncall", token: "ssm:/lookout/cloud-local/slack-bot-token" },
       email: { to: ["oncall@example.com"] },
     }],
-    notify: { email: { from: "lookout@example.com" }, digest_within: "1m" },
+    notify: { email: { from: "lookout@example.com" }, digest_within: "1m", slack_actions: { signing_secret: SIGNING_SECRET_REF } },
   };
 }
 
@@ -98,6 +101,8 @@ function localSecrets(config: Config, slack: SlackReceiver, sim: Simulator | und
   const out: Record<string, string> = {};
   const token = rehearsalToken(config, sim, env);
   if (token) out[config.platform.tokenRef!] = token;
+  const signing = config.notify.slackActions?.signingSecretRef;
+  if (signing && /^(ssm|secretsmanager):/.test(signing)) out[signing] = LOCAL_SLACK_SIGNING_SECRET;
   for (const { field, ref } of receiverSecretRefs(config.routes, config.notify)) {
     if (!/^(ssm|secretsmanager):/.test(ref)) continue;
     // A webhook's secret is a URL on the local Slack; a bot token the one it accepts (LOOKOUT_SLACK_API_URL points the Web API there).

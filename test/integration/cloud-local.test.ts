@@ -29,7 +29,9 @@ import { SEVERITY_COLOR } from "../../lib/notify/slack/render.js";
 import { checkConfig } from "../../lib/config/load.js";
 import { runLookout } from "../../local/run.js";
 import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
-import { demoCloudConfig } from "../../local/cloud-local/run.js";
+import { demoCloudConfig, LOCAL_SLACK_SIGNING_SECRET } from "../../local/cloud-local/run.js";
+import { slackClick } from "../../local/slack-receiver.js";
+import { INCIDENT_ACTIONS } from "../../lib/model/incident-action.js";
 import { detailTypeOfDetail } from "../../lib/notify/view/alert.js";
 import type { AlertItem } from "../../lib/model/alert-item.js";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
@@ -240,6 +242,24 @@ describe.skipIf(!available)("the packaged stack on one machine", () => {
     expect(run.alerts).toEqual(cloud.alerts);
     expect(run.slack).toEqual(cloud.slack);
     expect(run.email).toEqual(cloud.email);
+  }, 60_000);
+
+  it("a click on an open incident's message goes through the HTTP API to the packaged slack-actions function: acknowledged, once", async () => {
+    const open = topLevel().find((m) => m.text?.includes("deployment failed — BUILD_ERROR"))!;
+    expect(JSON.stringify(open.attachments)).toContain(INCIDENT_ACTIONS.acknowledge);
+    const click = slackClick(open, INCIDENT_ACTIONS.acknowledge, { id: "U0ANN", name: "ann" }, LOCAL_SLACK_SIGNING_SECRET);
+    const post = () => fetch(`${cl.stack.httpApi!.url}slack/actions`, { method: "POST", headers: click.headers, body: click.body });
+    expect((await post()).status).toBe(200);
+    await cl.stack.settle(); // the function's asynchronous invocation of itself acts on the click
+    expect(JSON.stringify(open.attachments)).toContain("Acknowledged by <@U0ANN>");
+    expect(JSON.stringify(open.attachments)).not.toContain(INCIDENT_ACTIONS.acknowledge);
+    const replies = () => cl.slack.messages.filter((m) => m.thread_ts === open.ts && m.text?.startsWith("👀"));
+    expect(replies()).toHaveLength(1);
+    // Slack's retry of the same request, and one it did not sign.
+    expect((await post()).status).toBe(200);
+    expect((await fetch(`${cl.stack.httpApi!.url}slack/actions`, { method: "POST", headers: click.headers, body: click.body.replace("U0ANN", "U0EVE") })).status).toBe(401);
+    await cl.stack.settle();
+    expect(replies()).toHaveLength(1);
   }, 60_000);
 
   it("a follow-up the bus delivers ahead of its opening: each receiver shows the opening, then the follow-up in its thread, as in order", async () => {
