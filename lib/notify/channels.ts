@@ -34,8 +34,8 @@ export interface ChannelIdentity {
 const threadOf = (target: SlackTarget, incident?: IncidentRef) => (target.kind === "api" ? incident?.ts : undefined);
 
 /** The buttons of the message that stands for an incident here (Web API form, Slack actions configured). */
-const actionsOf = (detail: LookoutEventDetail, target: SlackTarget): { incidentActions?: IncidentActions } =>
-  target.kind === "api" && target.actions && detail.incident_id ? { incidentActions: { incidentId: detail.incident_id } } : {};
+const actionsOf = (detail: LookoutEventDetail, target: SlackTarget, acknowledged?: IncidentActions["acknowledged"]): { incidentActions?: IncidentActions } =>
+  target.kind === "api" && target.actions && detail.incident_id ? { incidentActions: { incidentId: detail.incident_id, ...(acknowledged ? { acknowledged } : {}) } } : {};
 
 export function slackMessageFor(detail: LookoutEventDetail, target: SlackTarget, incident?: IncidentRef, presentation?: Presentation): SlackMessage {
   const p = presentation ? { presentation } : {};
@@ -73,7 +73,7 @@ export function slackUpdateFor(
     const changes = changesView(detail);
     // The amended message keeps its buttons when it stands for the incident here.
     const standsFor = !incident?.shown || incident.ts === amended.ts;
-    const message = renderSlackAlert(amended.alert, { presentation: p, ...(changes ? { changes } : {}), ...(target && standsFor ? actionsOf(amended.alert, target) : {}) });
+    const message = renderSlackAlert(amended.alert, { presentation: p, ...(changes ? { changes } : {}), ...(target && standsFor ? actionsOf(amended.alert, target, incident?.acknowledged) : {}) });
     return { alertId: amended.alert.id, ts: amended.ts, ...(amended.channel ? { channel: amended.channel } : {}), message };
   }
   if (isClosing(detail.transition) && incident?.ts && !incident.inDigest) {

@@ -80,13 +80,15 @@ async function incidentOf(detail: LookoutEventDetail, channel: Channel, store: N
   const incidentId = detail.incident_id;
   const followUp = !!incidentId && incidentId !== detail.id;
   if (!incidentId && !detail.amends) return undefined;
-  const [opening, delivery, recorded, amended, changes] = await Promise.all([
+  const [opening, delivery, recorded, amended, changes, ack] = await Promise.all([
     followUp ? store.getRaised(incidentId!) : undefined,
     followUp ? store.getDelivery(incidentId!, channel.id) : undefined,
     incidentId ? store.getRoot(incidentId, channel.id) : undefined,
     detail.amends ? amendedOf(detail.amends, channel, store) : undefined,
     // The resolved form of the opening keeps what changed before it failed.
     followUp && isClosing(detail.transition) ? store.getAlert(changesAlertId(incidentId!)) : undefined,
+    // An amendment redraws the message it amends: who acknowledged the incident stays on it.
+    detail.amends && incidentId ? store.getAcknowledgement(incidentId) : undefined,
   ]);
   const first = opening?.detail;
   // A root of another alert: this event follows it (an opening too, when it came after a follow-up took the root).
@@ -101,6 +103,7 @@ async function incidentOf(detail: LookoutEventDetail, channel: Channel, store: N
     ...(opening?.quiet ? { quiet: true } : {}),
     ...(amended ? { amended } : {}),
     ...(changes ? { changes } : {}),
+    ...(ack ? { acknowledged: { userId: ack.by.id, at: ack.at } } : {}),
   };
   if (root) {
     Object.assign(ref, { shown: true }, rootAlert && rootAlert.id !== base.id ? { root: rootAlert } : {});

@@ -160,6 +160,8 @@ export interface IncidentRef {
   amended?: AmendedRef;
   /** On a close: what changed before the opening failed (its amendment), kept in the resolved message. */
   changes?: LookoutEventDetail;
+  /** On an amendment: who acknowledged the incident (docs/actions.md), kept in the message it updates. */
+  acknowledged?: { userId: string; at: string };
 }
 
 /** The alert an amendment updates, and its own message for this receiver when it was posted alone. */

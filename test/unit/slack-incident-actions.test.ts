@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { renderSlackAlert } from "../../lib/notify/slack/render.js";
-import { slackMessageFor } from "../../lib/notify/channels.js";
+import { slackMessageFor, slackUpdateFor } from "../../lib/notify/channels.js";
 import type { SlackMessage, SlackTarget } from "../../lib/notify/types.js";
 import { buttonValue, INCIDENT_ACTIONS } from "../../lib/model/incident-action.js";
 import { slackMessageProblem } from "../../local/block-kit.js";
@@ -46,5 +46,13 @@ describe("the incident's buttons", () => {
     expect(buttons(slackMessageFor(still, api))).toHaveLength(3);
     const recovered = { ...EXAMPLE_DETAILS["Deployment Recovered"], incident_id: "open-1" };
     expect(buttons(renderSlackAlert(recovered, { incidentActions: { incidentId: "open-1" } }))).toEqual([]);
+  });
+
+  it("what changed, added to an acknowledged message, keeps who acknowledged it and no Acknowledge button", () => {
+    const api: SlackTarget = { kind: "api", token: "t", channel: "#oncall", actions: true };
+    const changes = { ...EXAMPLE_DETAILS["Deployment Changes Listed"], id: "changes-1", amends: "open-1", incident_id: "open-1" };
+    const update = slackUpdateFor(changes, { first: opening, shown: true, ts: "1.1", amended: { alert: opening, ts: "1.1" }, acknowledged: { userId: "U0ANN", at: "2026-03-02T14:10:00Z" } }, undefined, api)!;
+    expect(JSON.stringify(blocksOf(update.message))).toContain("Acknowledged by <@U0ANN>");
+    expect(buttons(update.message).map((b) => b.action_id)).toEqual([INCIDENT_ACTIONS.mute_1h, INCIDENT_ACTIONS.mute_until_resolved]);
   });
 });
