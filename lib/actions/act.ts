@@ -41,8 +41,8 @@ export interface ShownBy {
 export interface ActionPorts {
   store: Pick<NotifyStore, "recordAction" | "getAction" | "acknowledge" | "putMute" | "getAlert">;
   slack: SlackSender;
-  /** Which configured receiver posted the message that was clicked; undefined when none did. */
-  shownBy(alertId: string, channelId: string): Promise<ShownBy | undefined>;
+  /** Which configured receiver posted the clicked message of this alert; undefined when none did. */
+  shownBy(alert: LookoutEventDetail, channelId: string): Promise<ShownBy | undefined>;
   now: () => Date;
   log: Log;
 }
@@ -86,7 +86,7 @@ export async function actOn(r: IncidentActionRequest, ports: ActionPorts): Promi
     ports.log.warn("a click on an alert the table does not hold (expired, or not Lookout's); nothing done", { alert: r.alertId, click: id });
     return done({ outcome: "unknown_alert" });
   }
-  const shown = await ports.shownBy(r.alertId, r.channel);
+  const shown = await ports.shownBy(detail, r.channel);
   const who = `<@${r.user.id}>`;
   const at = { channel: r.channel, ts: r.messageTs };
   const reply = async (text: string) => {

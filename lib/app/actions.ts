@@ -8,6 +8,7 @@ import type { Config } from "../config/load.js";
 import { allReceivers } from "../config/routes.js";
 import { receiverId } from "../config/receivers.js";
 import type { SlackReceiver } from "../config/route-types.js";
+import type { LookoutEventDetail } from "../model/event.js";
 import type { ActionPorts, ShownBy } from "../actions/act.js";
 import { presenterFor } from "../notify/presentation.js";
 import type { SlackSender } from "../notify/types.js";
@@ -28,10 +29,9 @@ export function composeActions(config: Config, a: ActionAdapters): ActionPorts {
       .filter((r): r is SlackReceiver & { form: "api" } => r.type === "slack" && r.form === "api")
       .map((r) => [receiverId(r), r]),
   );
-  const shownBy = async (alertId: string, channelId: string): Promise<ShownBy | undefined> => {
-    const shown = (await store.deliveriesOf(alertId)).find((d) => d.state === "sent" && d.channel === channelId && apiReceivers.has(d.receiver_id));
-    const alert = shown && (await store.getAlert(alertId));
-    if (!shown || !alert) return undefined;
+  const shownBy = async (alert: LookoutEventDetail, channelId: string): Promise<ShownBy | undefined> => {
+    const shown = (await store.deliveriesOf(alert.id)).find((d) => d.state === "sent" && d.channel === channelId && apiReceivers.has(d.receiver_id));
+    if (!shown) return undefined;
     const r = apiReceivers.get(shown.receiver_id)!;
     return {
       target: { kind: "api", token: await a.resolveSecret(r.tokenRef), channel: r.channel, actions: true, ...(r.broadcastResolution === undefined ? {} : { broadcastResolution: r.broadcastResolution }) },

@@ -73,10 +73,14 @@ export async function notifyEvent(
   decisions: ReadonlyArray<{ route: string; receivers: readonly Receiver[] }>,
   deps: NotifierDeps,
 ): Promise<Delivery[]> {
-  await liftResolvedMutes(detail, deps);
-  if (!decisions.some((d) => d.receivers.length)) return [];
+  const anyone = decisions.some((d) => d.receivers.length);
+  const closes = !!detail.incident_id && isClosing(detail.transition);
+  if (!anyone && !closes) return [];
+  // Read once: a close lifts its incident's until-resolved mutes in them, then they judge its deliveries.
+  const mutes = await liftResolvedMutes(detail, await deps.store.listMutes(), deps);
+  if (!anyone) return [];
   const out: Delivery[] = [];
-  const deliverDeps = withFallback(deps, await deps.store.listMutes(), out);
+  const deliverDeps = withFallback(deps, mutes, out);
   for (const decision of decisions) {
     for (const receiver of decision.receivers) {
       const channel = await deps.channelFor(receiver);
@@ -91,12 +95,14 @@ export async function notifyEvent(
  * The close of an incident lifts the mutes set until it resolved ("Mute until resolved"), whether or
  * not the close itself goes to any receiver (a route may keep recoveries quiet).
  */
-async function liftResolvedMutes(detail: LookoutEventDetail, deps: NotifierDeps): Promise<void> {
-  if (!detail.incident_id || !isClosing(detail.transition)) return;
+async function liftResolvedMutes(detail: LookoutEventDetail, mutes: Mute[], deps: NotifierDeps): Promise<Mute[]> {
   const now = deps.now();
-  for (const m of await deps.store.listMutes()) {
-    if (isActive(m, now) && closesItsIncident(m, detail)) await deps.store.putMute({ ...m, lifted_at: now.toISOString() });
-  }
+  return Promise.all(mutes.map(async (m) => {
+    if (!isActive(m, now) || !closesItsIncident(m, detail)) return m;
+    const lifted = { ...m, lifted_at: now.toISOString() };
+    await deps.store.putMute(lifted);
+    return lifted;
+  }));
 }
 
 /**

@@ -34,7 +34,7 @@ function world() {
     update: async (_t, at, message) => (updated.push({ at, message }), { ts: at.ts, channel: at.channel }),
     findPosted: async () => undefined,
   };
-  const ports: ActionPorts = { store, slack, now, log, shownBy: async (_alertId, channel) => (channel === "C042" ? { target } : undefined) };
+  const ports: ActionPorts = { store, slack, now, log, shownBy: async (_alert, channel) => (channel === "C042" ? { target } : undefined) };
   return { store, posted, updated, ports };
 }
 
