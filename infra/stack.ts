@@ -42,6 +42,7 @@ export const WORK_QUEUES = { SlackQueue: "notify-slack", EmailQueue: "notify-ema
 export const INBOXES = { SlackInbox: "SlackPipe", EmailInbox: "EmailPipe" } as const;
 export const DEAD_LETTER_QUEUES = {
   PollDeadLetterQueue: "poll invocations that failed 3 times",
+  SlackActionsDeadLetterQueue: "Slack button clicks whose handling failed 3 times",
   SlackDeadLetterQueue: "Slack deliveries that failed 5 times",
   EmailDeadLetterQueue: "email deliveries that failed 5 times",
   SlackInboxDeadLetterQueue: "notify messages the Slack pipe could not move to the Slack queue 5 times",
@@ -298,10 +299,12 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
       allow("QueryAuditIndexes", ["dynamodb:Query"], AUDIT_INDEXES),
     ],
     // Records a click, the acknowledgement and a mute (conditional puts), reads the alert and its
-    // deliveries (which receiver showed it), hands the click to itself asynchronously, and reads the
-    // signing secret and the Web API receivers' tokens (it edits and replies with them). Without
-    // notify.slack_actions it answers 404 and reads no secret.
+    // deliveries (which receiver showed it), hands the click to itself asynchronously (a click whose
+    // handling failed every attempt goes to its dead-letter queue), and reads the signing secret and the
+    // Web API receivers' tokens (it edits and replies with them). Without notify.slack_actions it
+    // answers 404 and reads no secret.
     slackActions: [
+      allow("OnFailureDestination", ["sqs:SendMessage"], [getAtt("SlackActionsDeadLetterQueue", "Arn")]),
       allow("ActionStore", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"], [TABLE]),
       // Its own name, as serverless names it (<stack>-slack-actions): a reference to the function would be a cycle.
       allow("InvokeItself", ["lambda:InvokeFunction"], [arn("lambda", `function:\${AWS::StackName}-${FUNCTIONS.slackActions.suffix}`)]),

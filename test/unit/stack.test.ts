@@ -243,6 +243,7 @@ describe("the packaged stack", () => {
     expect(resourcesFor("dispatch", "lambda:InvokeFunction")).toEqual(["${NotifyEmailLambdaFunction.Arn}", "${NotifySlackLambdaFunction.Arn}", "${PollLambdaFunction.Arn}"]);
     expect(resourcesFor("dispatch", "dynamodb:Query")).toEqual([table]);
     expect(resourcesFor("poll", "sqs:SendMessage")).toEqual(["${PollDeadLetterQueue.Arn}"]);
+    expect(resourcesFor("slackActions", "sqs:SendMessage")).toEqual(["${SlackActionsDeadLetterQueue.Arn}"]);
     expect(resourcesFor("poll", "dynamodb:ConditionCheckItem")).toEqual([table]);
     expect(resourcesFor("publish", "dynamodb:GetRecords")).toEqual(["${LookoutTable.StreamArn}"]);
     expect(resourcesFor("publish", "events:PutEvents")).toEqual(["${LookoutBus.Arn}"]);
@@ -340,6 +341,14 @@ describe("the packaged stack", () => {
     expect(table.DeletionPolicy).toBe("Retain");
     expect(table.UpdateReplacePolicy).toBe("Retain");
     expect(table.Properties.DeletionProtectionEnabled).toBe(true);
+  });
+
+  it("keeps a click whose asynchronous handling failed every attempt in a dead-letter queue that dispatch watches", () => {
+    const config = ofType("AWS::Lambda::EventInvokeConfig").map(([, r]) => r.Properties).find((p) => text(p.FunctionName) === "${SlackActionsLambdaFunction}")!;
+    expect(config).toMatchObject({ MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 600 });
+    expect(text(config.DestinationConfig.OnFailure.Destination)).toBe("${SlackActionsDeadLetterQueue.Arn}");
+    expect(resources.SlackActionsDeadLetterQueue!.Properties.MessageRetentionPeriod).toBe(1_209_600);
+    expect(Object.keys(DEAD_LETTER_QUEUES)).toContain("SlackActionsDeadLetterQueue");
   });
 
   it("has dispatch invoke poll asynchronously: retried twice, an hour at most, then dead-lettered; five at once at most; no poll queue", () => {
