@@ -18,6 +18,7 @@ import { renderSlackAlert } from "../notify/slack/render.js";
 import { describeScope } from "../notify/mutes.js";
 import { changesView, escapeSlack, oneLine } from "../notify/view/index.js";
 import { changesAlertId } from "../alerts/changes.js";
+import { actionRow } from "../model/audit-row.js";
 import type { IncidentActionRequest } from "./slack-payload.js";
 
 /** How long "Mute 1h" mutes; "Mute until resolved" mutes this long at most, if the incident never closes. */
@@ -79,9 +80,10 @@ export async function actOn(r: IncidentActionRequest, ports: ActionPorts): Promi
     id, kind: r.kind, incident_id: r.incidentId, alert_id: r.alertId, by: r.user, at: now.toISOString(), channel: r.channel, message_ts: r.messageTs,
   };
   // Recorded once acted on, not before: a retry after a failure part-way does the rest (each step repeats safely).
-  if (await ports.store.getAction(id)) return { outcome: "duplicate" };
-  const done = async <T extends ActionOutcome>(outcome: T): Promise<T> => (await ports.store.recordAction(record), outcome);
+  if (await ports.store.getAction(r.incidentId, id)) return { outcome: "duplicate" };
   const detail = await ports.store.getAlert(r.alertId);
+  // In the audit trail as a row of the alert's service, environment, cluster or webhook (docs/audit.md).
+  const done = async <T extends ActionOutcome>(outcome: T): Promise<T> => (await ports.store.recordAction(record, detail && actionRow(record, detail)), outcome);
   if (!detail) {
     ports.log.warn("a click on an alert the table does not hold (expired, or not Lookout's); nothing done", { alert: r.alertId, click: id });
     return done({ outcome: "unknown_alert" });

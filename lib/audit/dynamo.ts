@@ -27,6 +27,8 @@ import {
   explainQuarantine,
   explainSubject,
 } from "./explain.js";
+import type { LookoutEventDetail } from "../model/event.js";
+import type { IncidentActionRecord } from "../model/notify-store.js";
 
 /** What the CLI and the API need of the audit trail. */
 export interface AuditReader {
@@ -150,12 +152,17 @@ export class DynamoAuditStore implements AuditReader {
     }, { concurrency: JOIN_CONCURRENCY });
   }
 
-  private async deliveries(alertId: string): Promise<StoredItem[]> {
+  private deliveries(alertId: string): Promise<StoredItem[]> {
+    return this.partition(`DLV#${alertId}`);
+  }
+
+  /** Every item of a partition (an alert's deliveries, an incident's clicks), page after page. */
+  private async partition(pk: string): Promise<StoredItem[]> {
     const out: StoredItem[] = [];
     let start: Record<string, unknown> | undefined;
     do {
       const res = await this.doc.send(new QueryCommand({
-        TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `DLV#${alertId}` }, ExclusiveStartKey: start,
+        TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": pk }, ExclusiveStartKey: start,
       }));
       out.push(...((res.Items ?? []) as StoredItem[]));
       start = res.LastEvaluatedKey;
@@ -192,7 +199,10 @@ export class DynamoAuditStore implements AuditReader {
     for (const q of quarantined) if (q.health_alert_id) alertIds.add(String(q.health_alert_id));
     const alerts = (await this.getMany([...alertIds].map((a) => keys.alert(a))))
       .sort((a, b) => String(a.created_at).localeCompare(String(b.created_at)));
-    const explained = await pMap(alerts, async (alert) => explainAlert(alert, await this.deliveryFacts(String(alert.alert_id))), { concurrency: JOIN_CONCURRENCY });
+    const incidents = [...new Set(alerts.map((a) => (a.detail as LookoutEventDetail | undefined)?.incident_id).filter((i): i is string => !!i))];
+    const actions = (await pMap(incidents, (i) => this.partition(`ACTION#${i}`), { concurrency: JOIN_CONCURRENCY })).flat() as unknown as IncidentActionRecord[];
+    actions.sort((a, b) => String(a.at).localeCompare(String(b.at)));
+    const explained = await pMap(alerts, async (alert) => explainAlert(alert, await this.deliveryFacts(String(alert.alert_id)), actions), { concurrency: JOIN_CONCURRENCY });
     const explainedSubject = subject ? explainSubject(subject) : undefined;
     return {
       id, ...(explainedSubject ? { subject: explainedSubject } : {}),

@@ -10,7 +10,7 @@ import { enteredCounts } from "../ingest/transitions.js";
 import type { ExecutionState } from "../model/transitions.js";
 import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } from "../model/observations.js";
 import { redact } from "../platform/redact.js";
-import type { Mute } from "../model/notify-store.js";
+import type { IncidentActionRecord, Mute } from "../model/notify-store.js";
 import { executionEntryId } from "../model/audit-row.js";
 import { auditRowOf } from "../model/audit-index.js";
 import { DEFAULT_ROUTE, FALLBACK_ROUTE, TERMINAL_PREVIEW_ROUTE } from "../config/route-types.js";
@@ -75,8 +75,20 @@ export interface ExplainedAlert {
   /** Why it was kept quiet (first-sight backfill). Mutes and storms are per receiver, on deliveries. */
   suppression?: { reason: string; detail: string };
   deliveries: ExplainedDelivery[];
+  /** What people did from its message (docs/actions.md), oldest first. */
+  actions?: ExplainedAction[];
   /** One line for people: who was told, or why nobody was. */
   verdict: string;
+}
+
+/** A click on the alert's message: who, what, when, where. */
+export interface ExplainedAction {
+  kind: string;
+  by: { id: string; name: string };
+  at: string;
+  /** The Slack channel id and message ts the button was on. */
+  channel: string;
+  message_ts: string;
 }
 
 /** A record that could not be stored, or an alert that could not be published, set aside. */
@@ -222,7 +234,7 @@ export function verdictOf(a: Pick<ExplainedAlert, "published" | "suppression" | 
   return `${told.length ? "told" : "nobody was told"}: ${phrases.join("; ")}`;
 }
 
-export function explainAlert(alert: StoredItem, deliveries: DeliveryFacts[]): ExplainedAlert {
+export function explainAlert(alert: StoredItem, deliveries: DeliveryFacts[], actions: IncidentActionRecord[] = []): ExplainedAlert {
   const d = alert.detail as LookoutEventDetail;
   const suppression = alert.suppression as { reason: string; detail: string } | undefined;
   // The story in order: the routes' receivers, then the fallback that stood in for a failed one.
@@ -239,5 +251,7 @@ export function explainAlert(alert: StoredItem, deliveries: DeliveryFacts[]): Ex
     ...(suppression ? { suppression: { reason: suppression.reason, detail: suppression.detail } } : {}),
     deliveries: explained,
   };
-  return { ...out, verdict: verdictOf(out) };
+  // The clicks on this alert's own message (an incident's clicks are read once, for all its alerts).
+  const mine = actions.filter((x) => x.alert_id === d.id).map(({ kind, by, at, channel, message_ts }) => ({ kind, by, at, channel, message_ts }));
+  return { ...out, ...(mine.length ? { actions: mine } : {}), verdict: verdictOf(out) };
 }

@@ -5,6 +5,7 @@ import { TERMINAL_PREVIEW_ROUTE } from "../config/route-types.js";
 import { csvLine } from "./csv.js";
 import type { AuditRow, DeliveryRow, Ref } from "../model/audit-row.js";
 import type { Explanation } from "./explain.js";
+import { ACTION_WORDS } from "../model/audit-row.js";
 
 export const FORMATS = ["table", "json", "csv"] as const;
 export type Format = (typeof FORMATS)[number];
@@ -172,6 +173,7 @@ export function explanationLines(e: Explanation): string[] {
       if (d.health_id) out.push(`    raised health event ${d.health_id} (receiver_failing)`);
       if (d.digest) out.push(`    in digest ${d.digest.id}${d.digest.state ? `: ${d.digest.state}` : ""}${d.digest.updated_at ? ` ${d.digest.updated_at}` : ""}`);
     }
+    for (const x of a.actions ?? []) out.push(`  ${ACTION_WORDS[x.kind] ?? x.kind} by ${x.by.name || x.by.id} (Slack ${x.by.id}) at ${x.at}, from the message in ${x.channel}`);
     out.push(`  → ${a.verdict}`);
   }
   return out;

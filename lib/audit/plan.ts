@@ -7,8 +7,8 @@
  * what is stored); then a cluster, webhook, environment, project, status; then kind or type (unions of
  * "what" partitions); last, every "what" partition merged, filtered by the organization if one is given.
  */
-import { type EventKind, type Transition, severityOf } from "../model/event.js";
-import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, auditIndexName, BATCH_FILTERED_DIMENSIONS, batchFilters, COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, QUARANTINE_WHAT, dimensionKey, normalizeValue } from "../model/audit-index.js";
+import { type EventKind, KINDS, SEVERITIES, type Transition, severityOf } from "../model/event.js";
+import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, auditIndexName, BATCH_FILTERED_DIMENSIONS, batchFilters, COMMIT_KEY_LENGTH, DIMENSIONS, type Dimension, QUARANTINE_WHAT, actionWhat, dimensionKey, normalizeValue } from "../model/audit-index.js";
 import { isDeliveryStatus } from "../model/audit-row.js";
 import { BATCH_PREFIX } from "../model/items.js";
 import type { AuditQuery, FilterName, Filters } from "./model.js";
@@ -58,6 +58,8 @@ const WHAT_PARTITIONS: WhatPartition[] = [
   })),
   // Quarantined records and alerts, of any kind: one partition (a kind filter leaves them out).
   { key: dimensionKey("kind", QUARANTINE_WHAT).key, type: "quarantine", kind: "" },
+  // Clicks on alerts' messages (acknowledge, mute): a partition per kind of alert, of any severity.
+  ...KINDS.map((kind) => ({ key: dimensionKey("kind", actionWhat(kind)).key, type: "action", kind, severities: [...SEVERITIES] })),
 ];
 
 /** The filters a "what" partition answers by itself: kind, transition, severity, entry type. */
@@ -77,9 +79,9 @@ const severityVaries = (partitions: string[]) =>
 const KEY_FIRST: Dimension[] = ["commit", "actor", "service"];
 const KEY_THEN: Dimension[] = ["cluster", "webhook", "environment", "project", "status"];
 
-/** Alerts and quarantined things: small shares of what is stored, so their partitions make good keys. */
+/** Alerts, quarantined things and clicks: small shares of what is stored, so their partitions make good keys. */
 const isAlertPartition = (key: string) =>
-  key.startsWith(`${DIMENSIONS.transition.prefix}#`) || key === dimensionKey("kind", QUARANTINE_WHAT).key;
+  key.startsWith(`${DIMENSIONS.transition.prefix}#`) || key === dimensionKey("kind", QUARANTINE_WHAT).key || key.startsWith(dimensionKey("kind", actionWhat("")).key);
 
 type Key = { dim: Dimension | "what"; attr: string; partitions: string[]; by: string };
 

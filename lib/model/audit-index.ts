@@ -143,6 +143,9 @@ export const instantOf = (key: string) => {
 /** The "what" value of every quarantined record or alert (they are few: one partition). */
 export const QUARANTINE_WHAT = "quarantine";
 
+/** The "what" value of the clicks on alerts of a kind (docs/actions.md): a partition per kind, so a kind filter finds them. */
+export const actionWhat = (kind: string) => `action:${kind}`;
+
 /**
  * What an audited item (record, execution, alert) carries for the audit indexes: the row, its filtered
  * fields and one key per index it is in (docs/audit.md).
@@ -166,6 +169,7 @@ export function rowDimensions(row: AuditRow): Array<[Dimension, string]> {
   if (row.commit) out.push(["commit", row.commit]);
   if (row.status) out.push(["status", row.status]);
   if (row.type === "quarantine") out.push(["kind", QUARANTINE_WHAT]);
+  else if (row.type === "action") out.push(["kind", actionWhat(row.kind)]);
   else out.push(row.type === "alert" && row.transition ? ["transition", row.transition] : ["kind", row.kind]);
   return out;
 }

@@ -6,12 +6,14 @@ import type { EventKind, LookoutEventDetail, Severity, Transition } from "./even
 import type { ClusterLogRecord, DeploymentObservation, ServiceContext, WebhookDeliveryRecord } from "./observations.js";
 import { instantOr } from "./time.js";
 import { compact } from "./compact.js";
+import type { IncidentActionKind } from "./incident-action.js";
 
 /**
- * What a row stands for: a deployment execution (latest status), a record read, an alert raised, or a
- * record or alert quarantined (it could not be stored or published; docs/audit.md).
+ * What a row stands for: a deployment execution (latest status), a record read, an alert raised, a
+ * record or alert quarantined (it could not be stored or published), or what a person did from an
+ * alert's message (acknowledge, mute; docs/audit.md).
  */
-export const ENTRY_TYPES = ["execution", "record", "alert", "quarantine"] as const;
+export const ENTRY_TYPES = ["execution", "record", "alert", "quarantine", "action"] as const;
 
 export type EntryType = (typeof ENTRY_TYPES)[number];
 
@@ -161,6 +163,16 @@ export function executionRow(obs: DeploymentObservation, ctx: ServiceContext | u
   });
 }
 
+/** Where an alert happened: its organization, and its project, environment, service, cluster or webhook. */
+const whereOf = (detail: LookoutEventDetail) => ({
+  organization: detail.organization.id,
+  project: ref(detail.project),
+  environment: ref(detail.environment),
+  service: ref(detail.service),
+  cluster: ref(detail.cluster),
+  webhook: ref(detail.webhook),
+});
+
 /** An alert as raised, with its suppression when it was kept quiet. */
 export function alertRow(detail: LookoutEventDetail, suppression?: { reason: string; detail: string }): AuditRow {
   return compact<AuditRow>({
@@ -170,16 +182,38 @@ export function alertRow(detail: LookoutEventDetail, suppression?: { reason: str
     status: detail.status,
     transition: detail.transition,
     severity: detail.severity,
-    organization: detail.organization.id,
-    project: ref(detail.project),
-    environment: ref(detail.environment),
-    service: ref(detail.service),
-    cluster: ref(detail.cluster),
-    webhook: ref(detail.webhook),
+    ...whereOf(detail),
     actor: detail.deployment?.triggered_by,
     commit: detail.deployment?.commit?.id?.toLowerCase(),
     summary: clip(detail.summary),
     state: suppression ? "suppressed" : "pending",
     suppression: suppression ? { reason: suppression.reason, detail: suppression.detail } : undefined,
+  });
+}
+
+/** What a button did, for people (audit rows, `lookout explain`). */
+export const ACTION_WORDS: Record<string, string> = {
+  acknowledge: "Acknowledged",
+  mute_1h: "Muted for an hour",
+  mute_until_resolved: "Muted until resolved",
+};
+
+/**
+ * A click on an alert's message (docs/actions.md): the alert's id (what `lookout explain` takes), its
+ * service, environment, cluster or webhook, and who clicked as the actor, at the time of the click.
+ */
+export function actionRow(
+  action: { kind: IncidentActionKind; by: { id: string; name: string }; at: string },
+  detail: LookoutEventDetail,
+): AuditRow {
+  const who = action.by.name || action.by.id;
+  return compact<AuditRow>({
+    type: "action", id: detail.id, kind: detail.kind,
+    at: isoInstant(action.at, action.at),
+    observed_at: action.at,
+    severity: detail.severity,
+    ...whereOf(detail),
+    actor: `slack:${who}`,
+    summary: clip(`${ACTION_WORDS[action.kind] ?? action.kind} by ${who} in Slack: ${firstLine(detail.summary, 160)}`),
   });
 }

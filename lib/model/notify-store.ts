@@ -8,6 +8,7 @@
 import type { LookoutEventDetail } from "./event.js";
 import type { SuppressionReason } from "./alert-item.js";
 import type { IncidentActionKind } from "./incident-action.js";
+import type { AuditRow } from "./audit-row.js";
 
 export type DeliveryState = "sending" | "sent" | "failed" | "suppressed" | "held";
 
@@ -190,10 +191,15 @@ export interface NotifyStore {
   /** Records who acknowledged an incident unless someone did: the first stands, and is returned with whether it was this one. */
   acknowledge(ack: IncidentAcknowledgement): Promise<{ ack: IncidentAcknowledgement; first: boolean }>;
   getAcknowledgement(incidentId: string): Promise<IncidentAcknowledgement | undefined>;
-  /** Records a click, once it was acted on; false when the same click was recorded before (Slack's retry, a replay). */
-  recordAction(action: IncidentActionRecord): Promise<boolean>;
+  /**
+   * Records a click, once it was acted on; false when the same click was recorded before (Slack's retry,
+   * a replay). With its audit row, it is in the audit trail's indexes (docs/audit.md).
+   */
+  recordAction(action: IncidentActionRecord, row?: AuditRow): Promise<boolean>;
   /** A click recorded before: it was acted on, and its retry does nothing. */
-  getAction(id: string): Promise<IncidentActionRecord | undefined>;
+  getAction(incidentId: string, id: string): Promise<IncidentActionRecord | undefined>;
+  /** Every click recorded on an incident's messages, oldest first (`lookout explain`). */
+  actionsOn(incidentId: string): Promise<IncidentActionRecord[]>;
 
   /**
    * The alert as raised, from the outbox, and whether it was kept quiet there (backfill): such an alert

@@ -26,6 +26,8 @@ import type {
   SuppressedDelivery,
 } from "../model/notify-store.js";
 import { TTL_ATTRIBUTE, keys as itemKeys } from "../model/items.js";
+import type { AuditRow } from "../model/audit-row.js";
+import { auditAttributes } from "../model/audit-index.js";
 
 const keys = {
   delivery: (alertId: string, receiverId: string) => ({ pk: `DLV#${alertId}`, sk: receiverId }),
@@ -36,7 +38,8 @@ const keys = {
   receiver: (receiverId: string) => ({ pk: `RCV#${receiverId}`, sk: "FAILURES" }),
   root: (incidentId: string, receiverId: string) => ({ pk: `ROOT#${incidentId}`, sk: receiverId }),
   ack: (incidentId: string) => ({ pk: `ACK#${incidentId}`, sk: "ACK" }),
-  action: (id: string) => ({ pk: `ACTION#${id}`, sk: "ACTION" }),
+  // An incident's clicks in one partition: `lookout explain` reads them with one query.
+  action: (incidentId: string, id: string) => ({ pk: `ACTION#${incidentId}`, sk: id }),
 };
 
 export interface NotifyStoreOptions {
@@ -51,6 +54,12 @@ function stripKeys<T = DeliveryRecord>(item: Record<string, unknown> | undefined
   const { pk: _pk, sk: _sk, item_type: _t, [TTL_ATTRIBUTE]: _ttl, ...rest } = item ?? {};
   return rest as unknown as T;
 }
+
+/** A click as recorded, without the audit attributes its item carries. */
+const actionOf = (item: Record<string, unknown>): IncidentActionRecord => {
+  const { id, kind, incident_id, alert_id, by, at, channel, message_ts } = item as unknown as IncidentActionRecord;
+  return { id, kind, incident_id, alert_id, by, at, channel, message_ts };
+};
 
 const conditionFailed = (err: unknown) => err instanceof ConditionalCheckFailedException;
 
@@ -165,13 +174,18 @@ export class DynamoNotifyStore implements NotifyStore {
   }
 
   async listMutes(): Promise<Mute[]> {
-    const out: Mute[] = [];
+    return (await this.partition(keys.mutes().pk)).map((item) => item.mute as Mute);
+  }
+
+  /** Every item of a partition, page after page. */
+  private async partition(pk: string, consistent = false): Promise<Array<Record<string, unknown>>> {
+    const out: Array<Record<string, unknown>> = [];
     let start: Record<string, unknown> | undefined;
     do {
       const res = await this.doc.send(new QueryCommand({
-        TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": keys.mutes().pk }, ExclusiveStartKey: start,
+        TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": pk }, ExclusiveStartKey: start, ConsistentRead: consistent,
       }));
-      for (const item of res.Items ?? []) out.push(item.mute as Mute);
+      out.push(...(res.Items ?? []));
       start = res.LastEvaluatedKey;
     } while (start);
     return out;
@@ -295,21 +309,28 @@ export class DynamoNotifyStore implements NotifyStore {
     return Item ? stripKeys<IncidentAcknowledgement>(Item) : undefined;
   }
 
-  recordAction(action: IncidentActionRecord): Promise<boolean> {
-    return this.putOnce(keys.action(action.id), "incident_action", action);
+  recordAction(action: IncidentActionRecord, row?: AuditRow): Promise<boolean> {
+    const key = keys.action(action.incident_id, action.id);
+    // An incident's clicks share a partition: the sort key takes the whole key, so it stays unique.
+    return this.putOnce(key, "incident_action", action, row ? auditAttributes(row, `${key.pk}#${key.sk}`) : {});
   }
 
-  async getAction(id: string): Promise<IncidentActionRecord | undefined> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.action(id), ConsistentRead: true }));
-    return Item ? stripKeys<IncidentActionRecord>(Item) : undefined;
+  async getAction(incidentId: string, id: string): Promise<IncidentActionRecord | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.action(incidentId, id), ConsistentRead: true }));
+    return Item ? actionOf(Item) : undefined;
+  }
+
+  async actionsOn(incidentId: string): Promise<IncidentActionRecord[]> {
+    const items = await this.partition(keys.action(incidentId, "").pk, true);
+    return items.map(actionOf).sort((a, b) => a.at.localeCompare(b.at));
   }
 
   /** Writes an item unless one is there: false when one was (the first writer keeps it). */
-  private async putOnce(key: { pk: string; sk: string }, itemType: string, fields: object): Promise<boolean> {
+  private async putOnce(key: { pk: string; sk: string }, itemType: string, fields: object, extra: object = {}): Promise<boolean> {
     try {
       await this.doc.send(new PutCommand({
         TableName: this.table,
-        Item: { ...key, item_type: itemType, ...fields, [TTL_ATTRIBUTE]: this.expiresAt() },
+        Item: { ...key, item_type: itemType, ...fields, ...extra, [TTL_ATTRIBUTE]: this.expiresAt() },
         ConditionExpression: "attribute_not_exists(pk)",
       }));
       return true;

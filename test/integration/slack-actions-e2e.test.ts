@@ -23,6 +23,9 @@ import { composeActions } from "../../lib/app/actions.js";
 import { slackSender } from "../../lib/notify/slack/send.js";
 import { INCIDENT_ACTIONS } from "../../lib/model/incident-action.js";
 import { isChangesMessage } from "../support/amendment.js";
+import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
+import { parseAuditQuery } from "../../lib/audit/parse.js";
+import { explanationLines } from "../../lib/audit/format.js";
 
 const SECRET = "8f742231b10e8888abcd99yyyzzz85a5";
 const silent = { info() {}, warn() {}, error() {} };
@@ -99,6 +102,7 @@ describe("acting from the message", () => {
   it("Mute 1h mutes the service: said in the thread, and its next failure reaches nobody", async () => {
     const message = top()[0]!;
     const before = slack.messages.length;
+    sim.clock.advance(60_000); // a minute after the acknowledgement
     expect((await send(slackClick(message, INCIDENT_ACTIONS.mute_1h, ann, SECRET))).outcome).toMatchObject({ outcome: "muted" });
     const said = slack.messages.slice(before);
     expect(said.map((m) => [m.thread_ts, m.text?.slice(0, 9)])).toEqual([[message.ts, "🔕 Muted "]]);
@@ -107,5 +111,27 @@ describe("acting from the message", () => {
     sim.clock.advance(5 * 60_000);
     await run();
     expect(slack.messages.length).toBe(before + 1);
+  });
+
+  it("every click is an audit row of its service, and `explain` of the alert says who did what from its message", async () => {
+    const reader = new DynamoAuditStore({ client: dynamodb, tableName: env.LOOKOUT_TABLE! });
+    // The alert the buttons stand for, from the value of one of them.
+    const value = shown(top()[0]!).match(/"action_id":"lookout_mute_1h","value":"((?:[^"\\]|\\.)*)"/)![1]!;
+    const alertId = (JSON.parse(JSON.parse(`"${value}"`) as string) as { a: string }).a;
+    expect(alertId).toBeTruthy();
+    const rows = (await reader.query(parseAuditQuery({ type: "action", since: "3650d" }, sim.clock.now()))).rows;
+    // Newest first: the mute, then the acknowledgement (a retry, a replay and a forgery added none).
+    expect(rows.map((r) => [r.type, r.id, r.actor, r.service?.id, r.summary.split(" in Slack")[0]])).toEqual([
+      ["action", alertId, "slack:ann", sim.ids.applicationIds[0], "Muted for an hour by ann"],
+      ["action", alertId, "slack:ann", sim.ids.applicationIds[0], "Acknowledged by ann"],
+    ]);
+    // Found by who clicked, too.
+    expect((await reader.query(parseAuditQuery({ actor: "slack:ann", since: "3650d" }, sim.clock.now()))).rows).toHaveLength(2);
+
+    const explained = (await reader.explain(alertId))!.alerts.find((a) => a.id === alertId)!;
+    expect(explained.actions?.map((x) => [x.kind, x.by, x.channel])).toEqual([["acknowledge", ann, expect.any(String)], ["mute_1h", ann, expect.any(String)]]);
+    const lines = explanationLines((await reader.explain(alertId))!).join("\n");
+    expect(lines).toContain("Acknowledged by ann (Slack U0ANN)");
+    expect(lines).toContain("Muted for an hour by ann (Slack U0ANN)");
   });
 });

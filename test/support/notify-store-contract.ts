@@ -229,14 +229,19 @@ export function notifyStoreContract(adapter: string, open: (now: () => Date) => 
       expect(await store.getAcknowledgement(incident)).toEqual(ann);
     });
 
-    it("records a click once: the same click again (Slack's retry, a replay) is refused", async () => {
+    it("records a click once: the same click again (Slack's retry, a replay) is refused; an incident's clicks are read oldest first", async () => {
       const id = fresh("click");
-      const click = { id, kind: "mute_1h" as const, incident_id: "i1", alert_id: "a1", by: { id: "U1", name: "ann" }, at: iso(clock), channel: "C1", message_ts: "171.0001" };
-      expect(await store.getAction(id)).toBeUndefined();
+      const incident = fresh("incident");
+      const click = { id, kind: "mute_1h" as const, incident_id: incident, alert_id: "a1", by: { id: "U1", name: "ann" }, at: iso(clock + 10), channel: "C1", message_ts: "171.0001" };
+      expect(await store.getAction(incident, id)).toBeUndefined();
       expect(await store.recordAction(click)).toBe(true);
-      expect(await store.getAction(id)).toEqual(click);
+      expect(await store.getAction(incident, id)).toEqual(click);
+      expect(await store.getAction(fresh("other"), id)).toBeUndefined();
       expect(await store.recordAction({ ...click, at: iso(clock + 5) })).toBe(false);
-      expect(await store.recordAction({ ...click, id: fresh("click") })).toBe(true);
+      const earlier = { ...click, id: fresh("click"), kind: "acknowledge" as const, at: iso(clock) };
+      expect(await store.recordAction(earlier)).toBe(true);
+      expect(await store.actionsOn(incident)).toEqual([earlier, click]);
+      expect(await store.actionsOn(fresh("quiet"))).toEqual([]);
     });
 
     it("reads an alert as raised, for a follow-up's quote", async () => {

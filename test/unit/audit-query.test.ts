@@ -2,6 +2,7 @@
  * The audit query model and planner, pure: parsing with errors that name the filter, cursors bound to
  * their query, the choice of index, the filter of the rest, and the rows and index keys items carry.
  */
+import { KINDS } from "../../lib/model/event.js";
 import { describe, expect, it } from "vitest";
 import { detailTypeOf, severityOf } from "../../lib/model/event.js";
 import { AuditQueryError, TRANSITIONS, type AuditQuery } from "../../lib/audit/model.js";
@@ -129,17 +130,22 @@ describe("the planner", () => {
 
   it("answers kind, severity, transition and entry type from the 'what' partitions", () => {
     expect(plan({ transition: "failed" })).toMatchObject({ index: "audit-what", partitions: ["TR#failed"] });
-    expect(plan({ kind: "deployment" }).partitions).toEqual(["KIND#deployment", "TR#failed", "TR#still_failing", "TR#recovered", "TR#cancelled", "TR#changes_listed"]);
+    expect(plan({ kind: "deployment" }).partitions).toEqual(["KIND#deployment", "TR#failed", "TR#still_failing", "TR#recovered", "TR#cancelled", "TR#changes_listed", "KIND#action:deployment"]);
     // A close has its incident's severity: a cluster's close is an error as its opening is.
-    expect(plan({ severity: "error" }).partitions).toEqual(["TR#failed", "TR#still_failing", "TR#recovered", "TR#changes_listed", "TR#cluster_error", "TR#cluster_recovered", "TR#quarantined", "TR#dead_letters"]);
+    // Clicks on alerts (acknowledge, mute) are of any severity: a partition per kind, filtered by the row's.
+    const actions = KINDS.map((k) => `KIND#action:${k}`);
+    expect(plan({ severity: "error" }).partitions).toEqual(["TR#failed", "TR#still_failing", "TR#recovered", "TR#changes_listed", "TR#cluster_error", "TR#cluster_recovered", "TR#quarantined", "TR#dead_letters", ...actions]);
     // A deployment failure's severity follows its environment: its partitions hold several, the row says which.
-    expect(plan({ severity: "critical" }).partitions).toEqual(["TR#failed", "TR#still_failing", "TR#recovered", "TR#changes_listed", "TR#token_rejected", "TR#polling_stalled", "TR#queue_backlog"]);
+    expect(plan({ severity: "critical" }).partitions).toEqual(["TR#failed", "TR#still_failing", "TR#recovered", "TR#changes_listed", "TR#token_rejected", "TR#polling_stalled", "TR#queue_backlog", ...actions]);
     expect(plan({ severity: "critical" }).filter?.expression).toBe("#row.#severity = :f0");
-    expect(plan({ severity: "info" }).filter).toBeUndefined();
+    expect(plan({ severity: "info", type: "alert" }).filter).toBeUndefined();
+    expect(plan({ severity: "info" }).filter?.expression).toBe("#row.#severity = :f0");
     expect(plan({ type: "record" }).partitions).toEqual(["KIND#webhook_delivery", "KIND#cluster_log"]);
     expect(plan({ kind: "cluster_log", type: "alert" }).partitions).toEqual(["TR#cluster_error", "TR#cluster_recovered"]);
     expect(plan({ kind: "cluster_log", transition: "failed" }).partitions).toEqual([]);
-    expect(plan({}).partitions).toHaveLength(3 + TRANSITIONS.length + 1); // + quarantined records and alerts
+    expect(plan({}).partitions).toHaveLength(3 + TRANSITIONS.length + 1 + KINDS.length); // + quarantined records and alerts, + clicks
+    expect(plan({ type: "action" })).toMatchObject({ index: "audit-what", partitions: actions });
+    expect(plan({ type: "action", kind: "cluster_log" }).partitions).toEqual(["KIND#action:cluster_log"]);
     expect(plan({ type: "quarantine" })).toMatchObject({ index: "audit-what", partitions: ["KIND#quarantine"] });
     expect(plan({ kind: "deployment" }).filter).toBeUndefined();
     // Not the key: the row says it.

@@ -258,9 +258,16 @@ function alertBlock(a, asked) {
               el("td", {}, d.route), el("td", {}, d.receiver), el("td", {}, d.state), el("td", {}, String(d.attempts)),
               el("td", {}, d.updated_at), el("td", {}, whyOf(d))))))
       : null,
+    (a.actions ?? []).length
+      ? el("ul", { class: "actions" }, a.actions.map((x) =>
+          el("li", { class: `action ${x.kind}` }, `${ACTION_WORDS[x.kind] ?? x.kind} by ${x.by.name || x.by.id} (Slack ${x.by.id}) at ${x.at}`)))
+      : null,
     el("p", { class: "verdict" }, `→ ${a.verdict}`),
   );
 }
+
+/** What a button on the alert's message did (docs/actions.md); the same words as `lookout explain`. */
+const ACTION_WORDS = { acknowledge: "Acknowledged", mute_1h: "Muted for an hour", mute_until_resolved: "Muted until resolved" };
 
 async function showExplanation(id) {
   openPanel(`Who was told and why not: ${id}`, el("p", {}, "reading…"));

@@ -211,15 +211,20 @@ export class MemoryNotifyStore implements NotifyStore {
     return ack && copy(ack);
   }
 
-  async getAction(id: string): Promise<IncidentActionRecord | undefined> {
-    const action = this.actions.get(id);
+  async getAction(incidentId: string, id: string): Promise<IncidentActionRecord | undefined> {
+    const action = this.actions.get(`${incidentId}#${id}`);
     return action && copy(action);
   }
 
   async recordAction(action: IncidentActionRecord): Promise<boolean> {
-    if (this.actions.has(action.id)) return false;
-    this.actions.set(action.id, copy(action));
+    const key = `${action.incident_id}#${action.id}`;
+    if (this.actions.has(key)) return false;
+    this.actions.set(key, copy(action));
     return true;
+  }
+
+  async actionsOn(incidentId: string): Promise<IncidentActionRecord[]> {
+    return [...this.actions.values()].filter((a) => a.incident_id === incidentId).sort((a, b) => a.at.localeCompare(b.at)).map(copy);
   }
 
   async getRaised(alertId: string): Promise<{ detail: LookoutEventDetail; quiet: boolean } | undefined> {
