@@ -37,9 +37,17 @@ export interface EventRoute {
 /** An id of API Gateway's shape (`RL2XYiwjPHcEMEQ=`), for the event and the `apigw-requestid` header. */
 export const newRequestId = (): string => randomBytes(11).toString("base64");
 
-export async function readBody(req: IncomingMessage): Promise<Buffer> {
+export async function readBody(req: IncomingMessage): Promise<Buffer>;
+/** With a limit: undefined once the body passes it (the rest is not read; the caller answers 413). */
+export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined>;
+export async function readBody(req: IncomingMessage, maxBytes = Infinity): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) return undefined;
+    chunks.push(chunk as Buffer);
+  }
   return Buffer.concat(chunks);
 }
 

@@ -57,6 +57,9 @@ export interface LocalPipeline {
   /** The sources the configuration watches, as dispatch sees them. */
   watch: Watchlist;
   dispatch: DynamoDispatchStore;
+  /** What posts to Slack here: the terminal preview, or Slack's Web API (the Slack actions edit and reply with it). */
+  slack: SlackSender;
+  resolveSecret(ref: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -85,6 +88,10 @@ export interface OpenOptions {
 export const PREVIEW_ROUTE = TERMINAL_PREVIEW_ROUTE;
 const PREVIEW_TOKEN_REF = "env:LOOKOUT_TERMINAL_PREVIEW";
 export const PREVIEW_RECEIVER: SlackReceiver = { type: "slack", form: "api", channel: "#preview", tokenRef: PREVIEW_TOKEN_REF };
+
+/** Secrets from the environment; the preview's token, where there is a preview, is never a real one. */
+export const previewAwareSecrets = (preview: SlackSender | undefined, env: NodeJS.ProcessEnv) => (ref: string): Promise<string> =>
+  preview && ref === PREVIEW_TOKEN_REF ? Promise.resolve("terminal-preview") : resolveSecret(ref, env);
 
 /** Email on one machine: SMTP when notify.email.smtp_url is set, else `.eml` files in `<data_dir>/outbox/`. */
 async function localEmailTransport(config: Config, env: NodeJS.ProcessEnv): Promise<EmailTransport | undefined> {
@@ -126,11 +133,12 @@ export async function openLocalStore(config: Pick<Config, "dataDir"> & Partial<P
 export async function openLocalPipeline(config: Config, opts: OpenOptions): Promise<LocalPipeline> {
   const env = opts.env ?? process.env;
   const now = opts.now ?? (() => new Date());
-  const resolve = (ref: string) => (opts.preview && ref === PREVIEW_TOKEN_REF ? Promise.resolve("terminal-preview") : resolveSecret(ref, env));
+  const resolve = previewAwareSecrets(opts.preview, env);
   // The token first: a missing one is reported before DynamoDB Local is started.
   await resolve(config.platform.tokenRef);
   const { dynamodb, streams, tableName, close } = await openLocalStore(config, env);
   const adapters = { dynamodb, tableName, resolveSecret: resolve, log: opts.log, now };
+  const slack = opts.preview ?? slackSender({ ...(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}), ...(opts.slackRetry ? { retry: opts.slackRetry } : {}) });
   let services;
   try {
     const ingest = await composeIngest(config, { ...adapters, ...(opts.onCost ? { onCost: opts.onCost } : {}) });
@@ -138,7 +146,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
     const notify = composeNotify(config, {
       ...adapters,
       outbox: ingest.store,
-      slack: opts.preview ?? slackSender({ ...(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}), ...(opts.slackRetry ? { retry: opts.slackRetry } : {}) }),
+      slack,
       ...(emailTransport ? { emailTransport } : {}),
       ...(opts.sleep ? { sleep: opts.sleep } : {}),
     });
@@ -175,7 +183,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
   });
 
   return {
-    config, client: services.client, dynamodb, tableName, store, notifyStore: notifier.store, routes, notifier, bus, reader,
+    config, client: services.client, dynamodb, tableName, store, notifyStore: notifier.store, routes, notifier, bus, reader, slack, resolveSecret: resolve,
     notifyRetries, pollDeps: services.pollDeps, watch: services.watch, dispatch: services.dispatch,
     async close() {
       await reader.stop();

@@ -8,7 +8,10 @@ import type { Config } from "../lib/config/load.js";
 import type { Log } from "../lib/model/log.js";
 import type { PollRequest, PollResult } from "../lib/model/poll.js";
 import { DISPATCH_NAME, everySource, planPolls, pollAndRecord, raiseHealth, recordRefusedPolls, recordUnplannedPolls } from "../lib/ingest/cycle.js";
-import { openLocalPipeline, PREVIEW_ROUTE, type LocalPipeline, type OpenOptions } from "./pipeline.js";
+import { openLocalPipeline, PREVIEW_RECEIVER, PREVIEW_ROUTE, type LocalPipeline, type OpenOptions } from "./pipeline.js";
+import { startActionsEndpoint, type ActionsEndpoint } from "./actions-endpoint.js";
+import { composeActions } from "../lib/app/actions.js";
+import type { SlackSender } from "../lib/notify/types.js";
 import {
   PlatformError,
   PlatformForbiddenError,
@@ -18,7 +21,7 @@ import {
   PlatformUnauthenticatedError,
 } from "../lib/platform/errors.js";
 import { alertLine, deliveryLine, pollLine } from "./view.js";
-import { terminalSlack } from "./terminal-slack.js";
+import { terminalSlack, type TerminalSlackOptions } from "./terminal-slack.js";
 import { flushDigests } from "../lib/notify/notifier.js";
 import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/config/routes.js";
 import { receiverId } from "../lib/config/receivers.js";
@@ -27,6 +30,12 @@ import { redactUrl } from "../lib/platform/redact.js";
 
 export interface RunOptions {
   config: Config;
+  /** A watching run serves Slack's interactivity endpoint here when notify.slack_actions is configured (0: a free port). */
+  actionsPort?: number;
+  /** Told the endpoint's URL once it listens (the demo clicks through it). */
+  onActionsEndpoint?: (url: string) => void;
+  /** Told of each message the terminal preview posts (the demo clicks its buttons). */
+  onPreviewPost?: TerminalSlackOptions["onPosted"];
   once: boolean;
   env?: NodeJS.ProcessEnv;
   log: Log;
@@ -69,7 +78,7 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
   // watching run (`npm start`), not in a `--once` run: cron's output is a log, and nobody reads a preview there.
   const preview = opts.once || allReceivers(opts.config.routes, opts.config.notify).some((r) => r.type === "slack")
     ? undefined
-    : terminalSlack(opts.print, now, "slack (not configured: shown here)");
+    : terminalSlack(opts.print, now, "slack (not configured: shown here)", opts.onPreviewPost ? { onPosted: opts.onPreviewPost } : {});
   const pipeline = await openLocalPipeline(opts.config, {
     ...(preview ? { preview } : {}),
     env: opts.env,
@@ -87,6 +96,7 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
     },
   });
   pipeline.pollDeps.onAlert = (detail, suppression) => opts.print(alertLine(detail, suppression, now()));
+  let actions: ActionsEndpoint | undefined;
   try {
     await preflightOrCount(pipeline, opts, now);
     if (opts.once) {
@@ -102,12 +112,34 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
       // What this run leaves to a later one is said in its summary, never left silent.
       summary.held = await heldCount(pipeline);
     } else {
+      actions = await serveSlackActions(pipeline, opts, preview);
       await runContinuously(pipeline, opts, summary);
     }
   } finally {
+    await actions?.close();
     await pipeline.close();
   }
   return summary;
+}
+
+/**
+ * Slack's interactivity endpoint while Lookout watches (docs/actions.md), when notify.slack_actions is
+ * configured: the buttons of Slack's messages, and of the terminal preview's, act through it.
+ */
+async function serveSlackActions(p: LocalPipeline, opts: RunOptions, preview: SlackSender | undefined): Promise<ActionsEndpoint | undefined> {
+  const configured = opts.config.notify.slackActions;
+  if (!configured) return undefined;
+  const given = (opts.env ?? process.env).LOOKOUT_ACTIONS_PORT;
+  const port = opts.actionsPort ?? (given === undefined ? 0 : Number(given));
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new PreflightError(`LOOKOUT_ACTIONS_PORT: ${JSON.stringify(given)} is not a port (0 to 65535; 0 or unset picks a free one)`);
+  const ports = composeActions(opts.config, { dynamodb: p.dynamodb, tableName: p.tableName, resolveSecret: p.resolveSecret, log: opts.log, now: opts.now ?? (() => new Date()), slack: p.slack }, preview ? [PREVIEW_RECEIVER] : []);
+  const endpoint = await startActionsEndpoint({
+    signingSecret: await p.resolveSecret(configured.signingSecretRef), ports, log: opts.log, port,
+    onActed: (e, outcome) => opts.print(`${(opts.now ?? (() => new Date()))().toISOString().slice(11, 19)} slack action: ${e.request.kind} by ${e.request.user.name || e.request.user.id}: ${outcome.outcome.replace(/_/g, " ")}`),
+  });
+  opts.print(`slack actions: POST ${endpoint.url} (the Slack app's interactivity Request URL, through a tunnel to this machine)`);
+  opts.onActionsEndpoint?.(endpoint.url);
+  return endpoint;
 }
 
 /** A start-up problem with one line that says what to do. */

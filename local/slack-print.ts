@@ -50,10 +50,14 @@ function blockLines(blocks: readonly unknown[], bar: string): string[] {
     }
     if (block.type === "context") lines.push(`${bar} ${(block.elements ?? []).map((e) => plainText(typeof e.text === "string" ? e.text : e.text?.text)).join("  ·  ")}`);
     if (block.type === "actions") {
+      const buttons: string[] = [];
       for (const e of block.elements ?? []) {
         const label = typeof e.text === "string" ? e.text : e.text?.text;
         if (e.url) lines.push(`${bar} → ${plainText(label)}: ${e.url}`);
+        else buttons.push(`[${plainText(label)}]`);
       }
+      // Buttons that act (acknowledge, mute: docs/actions.md) on one line, as Slack lays them out.
+      if (buttons.length) lines.push(`${bar} ${buttons.join(" ")}`);
     }
   }
   return lines;

@@ -15,6 +15,8 @@ import { runLookout } from "./run.js";
 import { reportFailure, runSummaryText } from "./commands.js";
 import { terminalLog } from "./view.js";
 import { redactUrl } from "../lib/platform/redact.js";
+import { randomBytes } from "node:crypto";
+import { demoClicks } from "./demo-clicks.js";
 
 /** The demo's simulated clock runs five times faster than the wall clock: a polling minute every 12 s. */
 const DEMO_SPEED = 5;
@@ -26,6 +28,7 @@ export async function startCommand(opts: { configFile: string }): Promise<number
   process.once("SIGTERM", stop);
   let sim: Simulator | undefined;
   let stopDemo: (() => void) | undefined;
+  let clicks: ReturnType<typeof demoClicks> | undefined;
   let demoConfigFile: string | undefined;
   try {
     let config: Config;
@@ -53,13 +56,16 @@ export async function startCommand(opts: { configFile: string }): Promise<number
           poll_interval: `${Math.round(60_000 / DEMO_SPEED)}ms`,
           // Every failure by email (.eml files in <data_dir>/outbox); Slack is shown in the terminal.
           routes: [{ name: "demo-email", match: { kind: ["deployment", "webhook_delivery", "cluster_log"] }, email: { to: ["oncall@example.com"] } }],
-          notify: { email: { from: "lookout@example.com" } },
+          // Buttons on the preview's incident messages; the demo presses two (local/demo-clicks.ts).
+          notify: { email: { from: "lookout@example.com" }, slack_actions: { signing_secret: "env:LOOKOUT_DEMO_SIGNING_SECRET" } },
         };
       config = checkConfig(demo, "embedded default", {});
       // Kept with the data, so that `lookout status`, `audit` and `explain` can read the demo's folder afterwards.
       demoConfigFile = join(dataDir, "lookout.yaml");
       writeFileSync(demoConfigFile, YAML.stringify(demo));
       process.env.LOOKOUT_DEMO_TOKEN = s.apiToken;
+      process.env.LOOKOUT_DEMO_SIGNING_SECRET = randomBytes(16).toString("hex");
+      clicks = demoClicks({ signingSecret: process.env.LOOKOUT_DEMO_SIGNING_SECRET, say: (line) => process.stdout.write(`${line}\n`) });
       process.stdout.write(
         [
           "lookout: no configuration found, so this is the embedded demo:",
@@ -69,6 +75,7 @@ export async function startCommand(opts: { configFile: string }): Promise<number
           `  email      ${join(dataDir, "outbox")} (.eml files); Slack messages are shown here`,
           "  Deployments start every few seconds; some fail. Watch them get caught. In the first minute and a half a",
           "  service, a webhook target and a cluster each fail and recover: see the Slack threads, edits and resolutions.",
+          "  The demo presses two buttons for you: Acknowledge on the first incident, Mute until resolved on the second.",
           "  Ctrl-C stops everything.",
           "  To watch a real platform: PLATFORM_API_URL=… PLATFORM_API_TOKEN=… npm start -- --config lookout.yaml",
           "",
@@ -82,6 +89,7 @@ export async function startCommand(opts: { configFile: string }): Promise<number
       print: (line) => process.stdout.write(`${line}\n`),
       signal: controller.signal,
       ...(now ? { now } : {}),
+      ...(clicks ? { onPreviewPost: clicks.onPosted, onActionsEndpoint: clicks.endpoint } : {}),
     });
     process.stdout.write(`\nlookout: stopped after ${runSummaryText(summary)}\n`);
     if (demoConfigFile) {
@@ -92,6 +100,7 @@ export async function startCommand(opts: { configFile: string }): Promise<number
     return reportFailure("start", err, controller.signal);
   } finally {
     stopDemo?.();
+    clicks?.stop();
     await sim?.close();
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);

@@ -17,7 +17,12 @@ interface Printed {
   atMs: number;
 }
 
-export function terminalSlack(print: (line: string) => void, now: () => Date = () => new Date(), receiver = "slack"): SlackSender {
+export interface TerminalSlackOptions {
+  /** Told of each message posted, with its ts and channel (the demo clicks its buttons). */
+  onPosted?: (message: SlackMessage, at: { ts: string; channel: string }) => void;
+}
+
+export function terminalSlack(print: (line: string) => void, now: () => Date = () => new Date(), receiver = "slack", opts: TerminalSlackOptions = {}): SlackSender {
   const messages = new Map<string, Printed>();
   let seq = 0;
   const nextTs = () => `${Math.floor(now().getTime() / 1000)}.${String(++seq).padStart(6, "0")}`;
@@ -36,6 +41,7 @@ export function terminalSlack(print: (line: string) => void, now: () => Date = (
         ts, channel, title: slackTitle(message), atMs: now().getTime(),
         ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}), ...(alertId ? { alertId } : {}),
       });
+      opts.onPosted?.(message, { ts, channel });
       return target.kind === "api" ? { ts, channel } : {};
     },
     async update(target, at, message) {

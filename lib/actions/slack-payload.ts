@@ -23,14 +23,18 @@ export interface IncidentActionRequest {
 }
 
 const ButtonValue = z.object({ i: z.string().min(1).max(200), a: z.string().min(1).max(200) });
+// Bounded as Slack bounds them (ids and timestamps are short, names at most 80 characters, an action_id
+// 255 and a value 2,000): a payload past them is not Slack's, and is never stored or posted back.
+const SlackId = z.string().min(1).max(64);
+const Name = z.string().max(200).optional();
 const Payload = z.object({
   type: z.literal("block_actions"),
-  user: z.object({ id: z.string().min(1), username: z.string().optional(), name: z.string().optional() }),
-  team: z.object({ id: z.string() }).nullish(),
-  container: z.object({ channel_id: z.string().min(1), message_ts: z.string().min(1) }).partial().optional(),
-  channel: z.object({ id: z.string().min(1) }).optional(),
-  message: z.object({ ts: z.string().min(1) }).optional(),
-  actions: z.array(z.object({ action_id: z.string(), value: z.string().optional(), action_ts: z.string().optional() })).min(1),
+  user: z.object({ id: SlackId, username: Name, name: Name }),
+  team: z.object({ id: SlackId }).nullish(),
+  container: z.object({ channel_id: SlackId, message_ts: SlackId }).partial().optional(),
+  channel: z.object({ id: SlackId }).optional(),
+  message: z.object({ ts: SlackId }).optional(),
+  actions: z.array(z.object({ action_id: z.string().max(255), value: z.string().max(2_000).optional(), action_ts: z.string().max(64).optional() })).min(1).max(25),
 });
 
 export type ParsedSlackAction =

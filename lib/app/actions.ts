@@ -19,13 +19,14 @@ export interface ActionAdapters extends Omit<Adapters, "onCost"> {
   slack: SlackSender;
 }
 
-export function composeActions(config: Config, a: ActionAdapters): ActionPorts {
+/** `also`: receivers no route names that post messages with buttons all the same (one machine's terminal preview). */
+export function composeActions(config: Config, a: ActionAdapters, also: readonly SlackReceiver[] = []): ActionPorts {
   const now = a.now ?? (() => new Date());
   const store = new DynamoNotifyStore({ client: a.dynamodb, tableName: a.tableName, retentionMs: config.retentionMs, now });
   const present = presenterFor(config);
   // The Web API receivers, by id: only they post messages with buttons.
   const apiReceivers = new Map(
-    allReceivers(config.routes, config.notify)
+    [...allReceivers(config.routes, config.notify), ...also]
       .filter((r): r is SlackReceiver & { form: "api" } => r.type === "slack" && r.form === "api")
       .map((r) => [receiverId(r), r]),
   );

@@ -1,6 +1,8 @@
 /**
  * `npm start` on the embedded default (local/start.ts), as a new user runs it: the demo says where its
- * data and configuration are, and after Ctrl-C `lookout status` reads them (docs/status.md).
+ * data and configuration are, presses Acknowledge on its first incident's message in the terminal's
+ * Slack (a signed request to the local interactivity endpoint, docs/actions.md) and shows the edit, and
+ * after Ctrl-C `lookout status` reads them (docs/status.md).
  */
 import { describe, expect, inject, it } from "vitest";
 import { execFile, spawn } from "node:child_process";
@@ -11,7 +13,7 @@ import { randomUUID } from "node:crypto";
 const BIN = new URL("../../bin/lookout.mjs", import.meta.url).pathname;
 
 describe("the embedded demo", () => {
-  it("names its data folder and configuration, and lookout status reads them after Ctrl-C", async () => {
+  it("names its data folder and configuration, shows a button pressed, and lookout status reads them after Ctrl-C", async () => {
     // The shared DynamoDB Local, a table of its own: no second Java process.
     const env = { ...process.env, DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: `demo-${randomUUID().slice(0, 8)}` };
     delete (env as NodeJS.ProcessEnv).PLATFORM_API_URL;
@@ -20,8 +22,8 @@ describe("the embedded demo", () => {
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", () => {});
     const exited = new Promise<number | null>((ok) => child.on("exit", ok));
-    // Until the first polls have been recorded.
-    for (const until = Date.now() + 60_000; !/ poll  /.test(stdout.split("lookout status --config")[1] ?? "") && Date.now() < until; ) {
+    // Until the demo's first press was acted on (its first incident comes within half a minute).
+    for (const until = Date.now() + 90_000; !/slack action: acknowledge by you: acknowledged/.test(stdout) && Date.now() < until; ) {
       await new Promise((ok) => setTimeout(ok, 250));
     }
     child.kill("SIGINT");
@@ -30,6 +32,13 @@ describe("the embedded demo", () => {
     expect(configFile, stdout.slice(0, 2000)).toBeDefined();
     expect(existsSync(configFile!)).toBe(true);
     expect(stdout).toContain(`the demo's data stays in ${dirname(configFile!)}`);
+    expect(stdout).toMatch(/slack actions: POST http:\/\/127\.0\.0\.1:\d+\/slack\/actions/);
+    // The press, the message edited in place to say who is looking (its Acknowledge button gone), the reply.
+    expect(stdout).toMatch(/demo: you pressed \[👀 Acknowledge\] on .* \(the endpoint answered 200\)/);
+    const edit = stdout.split("┌─").find((m) => m.includes("edited in place") && m.includes("Acknowledged by @U0DEMO"));
+    expect(edit, stdout.slice(-4000)).toMatch(/\[🔕 Mute 1h\] \[🔕 Mute until resolved\]/);
+    expect(edit).not.toContain("[👀 Acknowledge]");
+    expect(stdout).toContain("👀 Acknowledged by @U0DEMO: they are looking at it.");
 
     const status = await new Promise<{ code: number | null; out: string }>((done) =>
       execFile(process.execPath, [BIN, "status", "--config", configFile!, "--format", "json"], { env, timeout: 60_000 }, (err, out) =>
@@ -40,5 +49,5 @@ describe("the embedded demo", () => {
     expect(report.sources.length).toBeGreaterThan(0);
     expect(report.sources.some((s) => s.last_poll_at !== null)).toBe(true);
     rmSync(dirname(configFile!), { recursive: true, force: true });
-  }, 120_000);
+  }, 180_000);
 });

@@ -24,6 +24,8 @@ import { slackSender } from "../../lib/notify/slack/send.js";
 import { INCIDENT_ACTIONS } from "../../lib/model/incident-action.js";
 import { isChangesMessage } from "../support/amendment.js";
 import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
+import { startActionsEndpoint } from "../../local/actions-endpoint.js";
+import { slackSignature } from "../../lib/actions/slack-request.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
 import { explanationLines } from "../../lib/audit/format.js";
 
@@ -133,5 +135,58 @@ describe("acting from the message", () => {
     const lines = explanationLines((await reader.explain(alertId))!).join("\n");
     expect(lines).toContain("Acknowledged by ann (Slack U0ANN)");
     expect(lines).toContain("Muted for an hour by ann (Slack U0ANN)");
+  });
+
+  it("the local endpoint (lookout start/run) answers as the deployed function does and acts after: 413 for a hostile body, 401 unsigned, 404 elsewhere", async () => {
+    const acted: string[] = [];
+    const warned: string[] = [];
+    const endpoint = await startActionsEndpoint({
+      signingSecret: SECRET, ports, log: { ...silent, warn: (m, x) => warned.push(`${m} ${JSON.stringify(x)}`) }, onActed: (e, o) => acted.push(`${e.request.kind}:${o.outcome}`),
+    });
+    const message = top()[0]!;
+    try {
+      const post = (body: string, headers: Record<string, string>) => fetch(endpoint.url, { method: "POST", headers, body });
+      // A signed click: answered 200 with nothing in the body, then acted on (its retry is the same click).
+      const click = slackClick(message, INCIDENT_ACTIONS.mute_until_resolved, { id: "U0BOB", name: "bob" }, SECRET);
+      const res = await post(click.body, click.headers);
+      expect([res.status, await res.text()]).toEqual([200, ""]);
+      await endpoint.close(); // waits for the click being acted on
+      expect(acted).toEqual(["mute_until_resolved:muted"]);
+      expect(slack.messages.at(-1)).toMatchObject({ thread_ts: message.ts, text: expect.stringContaining("until the incident resolves, by <@U0BOB>") });
+    } finally {
+      await endpoint.close();
+    }
+    const again = await startActionsEndpoint({ signingSecret: SECRET, ports, log: { ...silent, warn: (m, x) => warned.push(`${m} ${JSON.stringify(x)}`) } });
+    try {
+      const form = { "content-type": "application/x-www-form-urlencoded" };
+      const signed = (body: string) => {
+        const ts = String(Math.floor(Date.now() / 1000));
+        return { ...form, "x-slack-request-timestamp": ts, "x-slack-signature": slackSignature(SECRET, ts, body) };
+      };
+      // Hostile shapes, signed: a 300,000-character user name and a payload nested 10,000 deep are not
+      // Slack's: 400 naming what is wrong, quickly, nothing acted on.
+      const huge = JSON.parse(new URLSearchParams(slackClick(message, INCIDENT_ACTIONS.mute_1h, ann, SECRET).body).get("payload")!) as { user: { name: string } };
+      huge.user.name = "n".repeat(300_000);
+      const deep = `{"type":"block_actions","user":{"id":"U1","name":${"[".repeat(10_000)}${"]".repeat(10_000)}}}`;
+      for (const payload of [JSON.stringify(huge), deep]) {
+        const body = new URLSearchParams({ payload }).toString();
+        const res = await fetch(again.url, { method: "POST", headers: signed(body), body });
+        expect(res.status).toBe(400);
+        expect((await res.text()).length).toBeLessThan(500);
+      }
+      // Past 1 MB: refused before it is read or verified.
+      const big = await fetch(again.url, { method: "POST", headers: form, body: `payload=${"x".repeat(2_000_000)}` });
+      expect(big.status).toBe(413);
+      expect(acted).toHaveLength(1);
+      // Within the limit but unsigned: 401, said on the terminal without the body.
+      const unsigned = await fetch(again.url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "payload=%7B%7D" });
+      expect([unsigned.status, await unsigned.text()]).toEqual([401, expect.stringContaining("unsigned")]);
+      expect(warned.join("\n")).toContain("refused");
+      expect(warned.join("\n")).not.toContain("payload=");
+      expect((await fetch(again.url.replace("/slack/actions", "/other"), { method: "POST", body: "" })).status).toBe(404);
+      expect((await fetch(again.url, { method: "GET" })).status).toBe(404);
+    } finally {
+      await again.close();
+    }
   });
 });
