@@ -14,7 +14,7 @@ import type { LookoutEventDetail } from "../model/event.js";
 import type { IncidentActionRecord, Mute, MuteScope, NotifyStore } from "../model/notify-store.js";
 import type { Log } from "../model/log.js";
 import type { Presentation, SlackSender, SlackTarget } from "../notify/types.js";
-import { renderSlackAlert } from "../notify/slack/render.js";
+import { renderSlackAlert, renderSlackResolved } from "../notify/slack/render.js";
 import { describeScope } from "../notify/mutes.js";
 import { changesView, escapeSlack, oneLine } from "../notify/view/index.js";
 import { changesAlertId } from "../alerts/changes.js";
@@ -27,6 +27,7 @@ export const MUTE_UNTIL_RESOLVED_MAX_MS = 7 * 86_400_000;
 
 export type ActionOutcome =
   | { outcome: "acknowledged"; by: string }
+  | { outcome: "already_resolved"; at: string }
   | { outcome: "already_acknowledged"; by: string }
   | { outcome: "muted"; mute: Mute }
   | { outcome: "duplicate" }
@@ -40,7 +41,7 @@ export interface ShownBy {
 }
 
 export interface ActionPorts {
-  store: Pick<NotifyStore, "recordAction" | "getAction" | "acknowledge" | "putMute" | "getAlert">;
+  store: Pick<NotifyStore, "recordAction" | "getAction" | "acknowledge" | "putMute" | "getAlert" | "getClosed">;
   slack: SlackSender;
   /** Which configured receiver posted the clicked message of this alert; undefined when none did. */
   shownBy(alert: LookoutEventDetail, channelId: string): Promise<ShownBy | undefined>;
@@ -95,6 +96,13 @@ export async function actOn(r: IncidentActionRequest, ports: ActionPorts): Promi
     if (shown) await ports.slack.post(shown.target, { text, blocks: [{ type: "section", text: { type: "mrkdwn", text, verbatim: true } }], thread_ts: r.messageTs });
   };
 
+  // Acknowledging or muting until resolved what has resolved (a message not yet redrawn, a stale client) does nothing but say so.
+  const closedBefore = r.kind === "mute_1h" ? undefined : await ports.store.getClosed(r.incidentId);
+  if (closedBefore) {
+    await reply(`✅ This incident resolved at ${closedBefore.at.slice(0, 16).replace("T", " ")} UTC: nothing to ${r.kind === "acknowledge" ? "acknowledge" : "mute until it resolves"}.`);
+    return done({ outcome: "already_resolved", at: closedBefore.at });
+  }
+
   if (r.kind === "acknowledge") {
     const { ack, first } = await ports.store.acknowledge({ incident_id: r.incidentId, by: r.user, at: now.toISOString(), alert_id: r.alertId, click_id: id });
     // This click's own acknowledgement, found by its retry: the edit and the reply are finished.
@@ -110,6 +118,11 @@ export async function actOn(r: IncidentActionRequest, ports: ActionPorts): Promi
       incidentActions: { incidentId: r.incidentId, acknowledged: { userId: r.user.id, at: ack.at } },
     });
     await ports.slack.update(shown.target, at, message);
+    // The incident closed while this edit was on its way: its resolved form may now be under the open
+    // one just drawn. Drawn again, resolved (the close's own edit, if it is still to come, draws the same).
+    const closedSince = await ports.store.getClosed(r.incidentId);
+    const closing = closedSince && (await ports.store.getAlert(closedSince.alert_id));
+    if (closing) await ports.slack.update(shown.target, at, renderSlackResolved(detail, closing, shown.presentation, changes));
     await reply(`👀 Acknowledged by ${who}: they are looking at it.`);
     return done({ outcome: "acknowledged", by: r.user.id });
   }

@@ -115,6 +115,14 @@ export interface IncidentAcknowledgement {
   click_id?: string;
 }
 
+/** An incident's close, as the notifier first took it: what a later click finds (docs/actions.md). */
+export interface IncidentClosed {
+  incident_id: string;
+  /** The closing alert (its resolved form is drawn from it). */
+  alert_id: string;
+  at: string;
+}
+
 /** A click on an incident's button, kept once: the audit's record of who did what, from where. */
 export interface IncidentActionRecord {
   /** The click's own id (Slack's retry of a request and a replay carry the same). */
@@ -200,6 +208,9 @@ export interface NotifyStore {
   getAction(incidentId: string, id: string): Promise<IncidentActionRecord | undefined>;
   /** Every click recorded on an incident's messages, oldest first (`lookout explain`). */
   actionsOn(incidentId: string): Promise<IncidentActionRecord[]>;
+  /** Records that an incident closed unless it was recorded; the first close stands. */
+  markClosed(closed: IncidentClosed): Promise<boolean>;
+  getClosed(incidentId: string): Promise<IncidentClosed | undefined>;
 
   /**
    * The alert as raised, from the outbox, and whether it was kept quiet there (backfill): such an alert

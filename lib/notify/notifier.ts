@@ -76,6 +76,9 @@ export async function notifyEvent(
   const anyone = decisions.some((d) => d.receivers.length);
   const closes = !!detail.incident_id && isClosing(detail.transition);
   if (!anyone && !closes) return [];
+  // Before any receiver turns the incident's message to its resolved form: a click from then on finds
+  // it closed, and one that edited the open form meanwhile draws the resolved form again (docs/actions.md).
+  if (closes) await deps.store.markClosed({ incident_id: detail.incident_id!, alert_id: detail.id, at: deps.now().toISOString() });
   // Read once: a close lifts its incident's until-resolved mutes in them, then they judge its deliveries.
   const mutes = await liftResolvedMutes(detail, await deps.store.listMutes(), deps);
   if (!anyone) return [];

@@ -19,6 +19,7 @@ import type {
   HeldAlert,
   IncidentAcknowledgement,
   IncidentActionRecord,
+  IncidentClosed,
   IncidentRoot,
   Mute,
   NotifyStore,
@@ -38,6 +39,7 @@ const keys = {
   receiver: (receiverId: string) => ({ pk: `RCV#${receiverId}`, sk: "FAILURES" }),
   root: (incidentId: string, receiverId: string) => ({ pk: `ROOT#${incidentId}`, sk: receiverId }),
   ack: (incidentId: string) => ({ pk: `ACK#${incidentId}`, sk: "ACK" }),
+  closed: (incidentId: string) => ({ pk: `ACK#${incidentId}`, sk: "CLOSED" }),
   // An incident's clicks in one partition: `lookout explain` reads them with one query.
   action: (incidentId: string, id: string) => ({ pk: `ACTION#${incidentId}`, sk: id }),
 };
@@ -318,6 +320,15 @@ export class DynamoNotifyStore implements NotifyStore {
   async getAction(incidentId: string, id: string): Promise<IncidentActionRecord | undefined> {
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.action(incidentId, id), ConsistentRead: true }));
     return Item ? actionOf(Item) : undefined;
+  }
+
+  markClosed(closed: IncidentClosed): Promise<boolean> {
+    return this.putOnce(keys.closed(closed.incident_id), "incident_closed", closed);
+  }
+
+  async getClosed(incidentId: string): Promise<IncidentClosed | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.closed(incidentId), ConsistentRead: true }));
+    return Item ? stripKeys<IncidentClosed>(Item) : undefined;
   }
 
   async actionsOn(incidentId: string): Promise<IncidentActionRecord[]> {

@@ -229,6 +229,15 @@ export function notifyStoreContract(adapter: string, open: (now: () => Date) => 
       expect(await store.getAcknowledgement(incident)).toEqual(ann);
     });
 
+    it("records an incident's close once: the first stands", async () => {
+      const incident = fresh("incident");
+      expect(await store.getClosed(incident)).toBeUndefined();
+      const first = { incident_id: incident, alert_id: "c1", at: iso(clock) };
+      expect(await store.markClosed(first)).toBe(true);
+      expect(await store.markClosed({ ...first, alert_id: "c2", at: iso(clock + 1) })).toBe(false);
+      expect(await store.getClosed(incident)).toEqual(first);
+    });
+
     it("records a click once: the same click again (Slack's retry, a replay) is refused; an incident's clicks are read oldest first", async () => {
       const id = fresh("click");
       const incident = fresh("incident");

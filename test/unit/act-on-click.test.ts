@@ -148,4 +148,52 @@ describe("acting on a click", () => {
     expect(await actOn(click({ alertId: "gone", incidentId: "gone" }), ports)).toEqual({ outcome: "unknown_alert" });
     expect([posted.length, updated.length]).toEqual([0, 0]);
   });
+
+  it("after the incident closed: Acknowledge and Mute until resolved do nothing but say so; Mute 1h still mutes", async () => {
+    const { store, posted, updated, ports } = world();
+    const recovered = { ...EXAMPLE_DETAILS["Deployment Recovered"], id: "closed-3", incident_id: "open-1" };
+    store.putAlert(recovered);
+    await store.markClosed({ incident_id: "open-1", alert_id: recovered.id, at: new Date(T0 - 60_000).toISOString() });
+    expect(await actOn(click(), ports)).toEqual({ outcome: "already_resolved", at: new Date(T0 - 60_000).toISOString() });
+    expect(await actOn(click({ kind: "mute_until_resolved" }), ports)).toMatchObject({ outcome: "already_resolved" });
+    expect(await store.getAcknowledgement("open-1")).toBeUndefined();
+    expect(await store.listMutes()).toEqual([]);
+    expect(updated).toEqual([]);
+    expect(posted.map((m) => m.text)).toEqual([
+      "✅ This incident resolved at 2026-03-02 14:09 UTC: nothing to acknowledge.",
+      "✅ This incident resolved at 2026-03-02 14:09 UTC: nothing to mute until it resolves.",
+    ]);
+    expect(await actOn(click({ kind: "mute_1h" }), ports)).toMatchObject({ outcome: "muted" });
+  });
+
+  it("an Acknowledge whose edit races the close draws the resolved form again, so the open form never stays", async () => {
+    const { store, updated, ports } = world();
+    const recovered = { ...EXAMPLE_DETAILS["Deployment Recovered"], id: "closed-3", incident_id: "open-1" };
+    store.putAlert(recovered);
+    // The close is taken (and its resolved edit made) while the acknowledgement's edit is on its way.
+    const racing: ActionPorts = { ...ports, slack: { ...ports.slack, update: async (t, at, m) => {
+      if (!updated.length) await store.markClosed({ incident_id: "open-1", alert_id: recovered.id, at: new Date(T0).toISOString() });
+      return ports.slack.update(t, at, m);
+    } } };
+    expect(await actOn(click(), racing)).toMatchObject({ outcome: "acknowledged" });
+    expect(updated.map((u) => u.at.ts)).toEqual(["1.0001", "1.0001"]);
+    // What stays on the message is the last edit: resolved, no buttons.
+    const last = text(updated.at(-1)!.message);
+    expect(last).toContain("Resolved");
+    expect(last).not.toMatch(/lookout_ack|lookout_mute/);
+  });
+
+  it("the notifier records an incident's close before any receiver turns its message resolved", async () => {
+    const { store } = world();
+    const order: string[] = [];
+    const channel: Channel = { id: "r", label: "slack #oncall", async send(d) { order.push(`send ${d.id} closed=${!!(await store.getClosed("open-1"))}`); return { ts: "9.9" }; }, async sendDigest() { return {}; } };
+    const deps: NotifierDeps = {
+      settings: { slackRate: { perSecond: 10, burst: 10, perHour: 600 }, digestWithinMs: 60_000 }, store, outbox: { raiseAlert: async () => true, expiresAt: () => 0 },
+      channelFor: async () => channel, now: () => new Date(T0), log,
+    };
+    const receiver: Receiver = { type: "slack", form: "api", channel: "#oncall", tokenRef: "env:T" };
+    await notifyEvent({ ...EXAMPLE_DETAILS["Deployment Recovered"], id: "closed-3", incident_id: "open-1" }, [{ route: "route", receivers: [receiver] }], deps);
+    expect(order).toEqual(["send closed-3 closed=true"]);
+    expect(await store.getClosed("open-1")).toEqual({ incident_id: "open-1", alert_id: "closed-3", at: new Date(T0).toISOString() });
+  });
 });

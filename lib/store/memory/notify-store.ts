@@ -13,6 +13,7 @@ import type {
   HeldAlert,
   IncidentAcknowledgement,
   IncidentActionRecord,
+  IncidentClosed,
   IncidentRoot,
   Mute,
   NotifyStore,
@@ -49,6 +50,7 @@ export class MemoryNotifyStore implements NotifyStore {
   private readonly roots = new Map<string, IncidentRoot>();
   private readonly acks = new Map<string, IncidentAcknowledgement>();
   private readonly actions = new Map<string, IncidentActionRecord>();
+  private readonly closed = new Map<string, IncidentClosed>();
   /** The outbox's alerts, which `getAlert` reads: the ingest side raises them (`putAlert` here). */
   private readonly alerts = new Map<string, { detail: LookoutEventDetail; quiet: boolean }>();
 
@@ -221,6 +223,17 @@ export class MemoryNotifyStore implements NotifyStore {
     if (this.actions.has(key)) return false;
     this.actions.set(key, copy(action));
     return true;
+  }
+
+  async markClosed(closed: IncidentClosed): Promise<boolean> {
+    if (this.closed.has(closed.incident_id)) return false;
+    this.closed.set(closed.incident_id, copy(closed));
+    return true;
+  }
+
+  async getClosed(incidentId: string): Promise<IncidentClosed | undefined> {
+    const closed = this.closed.get(incidentId);
+    return closed && copy(closed);
   }
 
   async actionsOn(incidentId: string): Promise<IncidentActionRecord[]> {
