@@ -4,7 +4,7 @@
  * deployed function's handler (lib/app/lambda/slack-actions.ts) behind node:http, as the audit server
  * does it (local/http-api-payload.ts): the answer at once, then the click acted on in this process in
  * place of the function's asynchronous invocation of itself — tried three times, as Lambda would, and
- * said on the terminal when every attempt failed (the person can click again: a click acts once).
+ * said on the terminal when every attempt failed (what it did stays; the person's next click finishes it).
  * Slack reaches it through a tunnel to this machine; the demo's clicks and the local Slack's reach it
  * directly.
  */
@@ -62,7 +62,8 @@ export async function startActionsEndpoint(opts: ActionsEndpointOptions): Promis
         return;
       } catch (err) {
         if (attempt >= ATTEMPTS) {
-          opts.log.error("a Slack click could not be acted on; it changed nothing, so it can be clicked again", {
+          // What it did before failing stays (an acknowledgement, a mute); clicking again finishes it.
+          opts.log.error("a Slack click could not be finished: what it did stays, and clicking again finishes it", {
             kind: event.request.kind, incident: event.request.incidentId, by: event.request.user.id, attempts: attempt, error: (err as Error).message,
           });
           return;
@@ -83,6 +84,7 @@ export async function startActionsEndpoint(opts: ActionsEndpointOptions): Promis
   const server = createServer((req, res) => {
     const requestId = newRequestId();
     const refuse = (status: number, why: string) => {
+      opts.log.warn("a request to the Slack endpoint was refused", { status, why });
       res.writeHead(status, { "content-type": "text/plain; charset=utf-8", connection: "close" });
       res.end(why);
     };

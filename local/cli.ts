@@ -184,6 +184,36 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
   return program;
 }
 
+/**
+ * Alert ids are base64url: about one in 64 begins with `-`, which a parser takes for an option. For a
+ * command whose operand is such an id, an argument that starts with `-` and is none of the command's
+ * options (nor an option's value) is the operand: it is moved behind `--`, where nothing is an option.
+ */
+export function operandsLast(program: Command, argv: string[], commandName: string): string[] {
+  const at = argv.indexOf(commandName);
+  const command = program.commands.find((c) => c.name() === commandName);
+  if (at < 0 || !command || argv.includes("--")) return argv;
+  const options = command.options;
+  const known = (arg: string) => options.find((o) => o.long === arg.split("=")[0] || o.short === arg);
+  const rest = argv.slice(at + 1);
+  const kept: string[] = [];
+  const operands: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    const option = arg.startsWith("-") ? known(arg) : undefined;
+    if (option) {
+      kept.push(arg);
+      // An option that takes a value, given apart: its value is the next argument, whatever it looks like.
+      if ((option.required || option.optional) && !arg.includes("=") && i + 1 < rest.length) kept.push(rest[++i]!);
+    } else if (arg.startsWith("-") && arg.length > 1 && !["-h", "--help"].includes(arg)) {
+      operands.push(arg);
+    } else {
+      kept.push(arg);
+    }
+  }
+  return operands.length ? [...argv.slice(0, at + 1), ...kept, "--", ...operands] : argv;
+}
+
 export async function main(argv: string[]): Promise<number> {
   let exit: number = EXIT.ok;
   const program = buildProgram((fn) => async () => {
@@ -192,7 +222,7 @@ export async function main(argv: string[]): Promise<number> {
   // DynamoDB Local's start is shown on stderr (a spinner on a terminal): stdout stays the command's.
   const stopReporting = reportStartupTo(process.stderr);
   try {
-    await program.parseAsync(argv, { from: "user" });
+    await program.parseAsync(operandsLast(program, argv, "explain"), { from: "user" });
   } catch (err) {
     // --help and --version end the parse with code 0; every other parse error is a usage mistake.
     if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;

@@ -11,6 +11,7 @@ import { DISPATCH_NAME, everySource, planPolls, pollAndRecord, raiseHealth, reco
 import { openLocalPipeline, PREVIEW_RECEIVER, PREVIEW_ROUTE, type LocalPipeline, type OpenOptions } from "./pipeline.js";
 import { startActionsEndpoint, type ActionsEndpoint } from "./actions-endpoint.js";
 import { composeActions } from "../lib/app/actions.js";
+import { oneLine } from "../lib/notify/view/index.js";
 import type { SlackSender } from "../lib/notify/types.js";
 import {
   PlatformError,
@@ -135,7 +136,8 @@ async function serveSlackActions(p: LocalPipeline, opts: RunOptions, preview: Sl
   const ports = composeActions(opts.config, { dynamodb: p.dynamodb, tableName: p.tableName, resolveSecret: p.resolveSecret, log: opts.log, now: opts.now ?? (() => new Date()), slack: p.slack }, preview ? [PREVIEW_RECEIVER] : []);
   const endpoint = await startActionsEndpoint({
     signingSecret: await p.resolveSecret(configured.signingSecretRef), ports, log: opts.log, port,
-    onActed: (e, outcome) => opts.print(`${(opts.now ?? (() => new Date()))().toISOString().slice(11, 19)} slack action: ${e.request.kind} by ${e.request.user.name || e.request.user.id}: ${outcome.outcome.replace(/_/g, " ")}`),
+    // The name is Slack's, and printed on one line whatever it holds.
+    onActed: (e, outcome) => opts.print(`${(opts.now ?? (() => new Date()))().toISOString().slice(11, 19)} slack action: ${e.request.kind} by ${oneLine(e.request.user.name || e.request.user.id)}: ${outcome.outcome.replace(/_/g, " ")}`),
   });
   opts.print(`slack actions: POST ${endpoint.url} (the Slack app's interactivity Request URL, through a tunnel to this machine)`);
   opts.onActionsEndpoint?.(endpoint.url);

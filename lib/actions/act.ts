@@ -83,8 +83,13 @@ export async function actOn(r: IncidentActionRequest, ports: ActionPorts): Promi
   // Recorded once acted on, not before: a retry after a failure part-way does the rest (each step repeats safely).
   if (await ports.store.getAction(r.incidentId, id)) return { outcome: "duplicate" };
   const detail = await ports.store.getAlert(r.alertId);
-  // In the audit trail as a row of the alert's service, environment, cluster or webhook (docs/audit.md).
-  const done = async <T extends ActionOutcome>(outcome: T): Promise<T> => (await ports.store.recordAction(record, detail && actionRow(record, detail)), outcome);
+  // Kept with what came of it. A click that did something (acknowledged, muted) is also an audit row of
+  // the alert's service, environment, cluster or webhook (docs/audit.md); one that did nothing is not.
+  const done = async <T extends ActionOutcome>(outcome: T): Promise<T> => {
+    const acted = outcome.outcome === "acknowledged" || outcome.outcome === "muted";
+    await ports.store.recordAction({ ...record, outcome: outcome.outcome }, acted && detail ? actionRow(record, detail) : undefined);
+    return outcome;
+  };
   if (!detail) {
     ports.log.warn("a click on an alert the table does not hold (expired, or not Lookout's); nothing done", { alert: r.alertId, click: id });
     return done({ outcome: "unknown_alert" });
@@ -99,14 +104,17 @@ export async function actOn(r: IncidentActionRequest, ports: ActionPorts): Promi
   // Acknowledging or muting until resolved what has resolved (a message not yet redrawn, a stale client) does nothing but say so.
   const closedBefore = r.kind === "mute_1h" ? undefined : await ports.store.getClosed(r.incidentId);
   if (closedBefore) {
-    await reply(`✅ This incident resolved at ${closedBefore.at.slice(0, 16).replace("T", " ")} UTC: nothing to ${r.kind === "acknowledge" ? "acknowledge" : "mute until it resolves"}.`);
+    await reply(`✅ This incident resolved at ${minute(closedBefore.at)} UTC: nothing to ${r.kind === "acknowledge" ? "acknowledge" : "mute until it resolves"}.`);
     return done({ outcome: "already_resolved", at: closedBefore.at });
   }
 
   if (r.kind === "acknowledge") {
     const { ack, first } = await ports.store.acknowledge({ incident_id: r.incidentId, by: r.user, at: now.toISOString(), alert_id: r.alertId, click_id: id });
-    // This click's own acknowledgement, found by its retry: the edit and the reply are finished.
-    if (!first && ack.click_id !== id) return done({ outcome: "already_acknowledged", by: ack.by.id });
+    // This click's own acknowledgement, found by its retry, or the same person's whose click never finished
+    // (every attempt failed after the acknowledgement was written; they click again): the edit and the
+    // reply are finished. Anyone else's stands, and this click does nothing.
+    const own = ack.click_id === id || (ack.by.id === r.user.id && !!ack.click_id && !(await ports.store.getAction(r.incidentId, ack.click_id)));
+    if (!first && !own) return done({ outcome: "already_acknowledged", by: ack.by.id });
     if (!shown) return done({ outcome: "no_receiver" });
     // The message as it stands (what changed before the failure, if listed), now saying who is looking.
     // The changes amend the alert whose message this is (the opening, or the follow-up standing in for it).
@@ -130,7 +138,27 @@ export async function actOn(r: IncidentActionRequest, ports: ActionPorts): Promi
   // Its id is the click's: a retry writes the same mute again.
   const mute = muteFor(r, detail, now, `slack-${id}`);
   await ports.store.putMute(mute);
+  // The incident closed while the mute was being written: its close may have read the mutes before this
+  // one was there, and would never lift it. Lifted here, as the close would have.
+  const closedSince = r.kind === "mute_until_resolved" ? await ports.store.getClosed(r.incidentId) : undefined;
+  if (closedSince) {
+    await ports.store.putMute({ ...mute, lifted_at: now.toISOString() });
+    await reply(`✅ This incident resolved at ${minute(closedSince.at)} UTC, as it was being muted: nothing stays muted.`);
+    return done({ outcome: "already_resolved", at: closedSince.at });
+  }
   const until = r.kind === "mute_until_resolved" ? "until the incident resolves" : `until ${mute.until.slice(11, 16)} UTC`;
-  await reply(`🔕 Muted ${escapeSlack(describeScope(mute.scope))} ${until}, by ${who}. Alerts are still recorded; \`lookout unmute ${mute.id}\` lifts it.`);
+  await reply(`🔕 Muted ${escapeSlack(scopeWords(detail, mute.scope))} ${until}, by ${who}. Alerts are still recorded; \`lookout unmute ${mute.id}\` lifts it.`);
   return done({ outcome: "muted", mute });
+}
+
+/** `2026-03-02 14:09`: an ISO instant to the minute, for people. */
+const minute = (iso: string) => iso.slice(0, 16).replace("T", " ");
+
+/** What a mute from this alert covers, by the names the alert carries (ids where it has none). */
+export function scopeWords(detail: LookoutEventDetail, scope: MuteScope): string {
+  const named = (r: { id: string; name?: string } | undefined) => r && (r.name ? `${r.name}` : r.id);
+  if (scope.cluster) return `cluster ${named(detail.cluster) ?? scope.cluster}`;
+  if (scope.webhook) return `webhook ${named(detail.webhook) ?? scope.webhook}`;
+  if (scope.service) return `${named(detail.service) ?? scope.service}${scope.environment ? ` in ${named(detail.environment) ?? scope.environment}` : ""}`;
+  return describeScope(scope);
 }

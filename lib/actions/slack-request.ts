@@ -34,8 +34,11 @@ export function verifySlackRequest(req: SlackRequest, signingSecret: string, now
   if (!/^\d{1,12}$/.test(req.timestamp)) return { ok: false, reason: "malformed", detail: "X-Slack-Request-Timestamp is not Unix seconds" };
   if (!/^v0=[0-9a-f]{64}$/.test(req.signature)) return { ok: false, reason: "malformed", detail: "X-Slack-Signature is not v0=<64 hex digits>" };
   const timestamp = Number(req.timestamp);
-  const skew = Math.abs(nowMs / 1000 - timestamp);
-  if (skew > SLACK_REQUEST_WINDOW_S) return { ok: false, reason: "stale", detail: `signed ${Math.round(skew)} s from now; at most ${SLACK_REQUEST_WINDOW_S} s` };
+  const skew = nowMs / 1000 - timestamp;
+  if (Math.abs(skew) > SLACK_REQUEST_WINDOW_S) {
+    const when = skew > 0 ? `${Math.round(skew)} s ago` : `${Math.round(-skew)} s ahead of this clock`;
+    return { ok: false, reason: "stale", detail: `signed ${when}; at most ${SLACK_REQUEST_WINDOW_S} s either way` };
+  }
   const expected = Buffer.from(slackSignature(signingSecret, req.timestamp, req.rawBody));
   const given = Buffer.from(req.signature);
   // Equal lengths by the shape check above; compared in constant time.

@@ -89,6 +89,8 @@ export interface ExplainedAction {
   /** The Slack channel id and message ts the button was on. */
   channel: string;
   message_ts: string;
+  /** What came of it: acknowledged, muted, or why nothing was done (already_acknowledged, already_resolved, …). */
+  outcome?: string;
 }
 
 /** A record that could not be stored, or an alert that could not be published, set aside. */
@@ -252,6 +254,6 @@ export function explainAlert(alert: StoredItem, deliveries: DeliveryFacts[], act
     deliveries: explained,
   };
   // The clicks on this alert's own message (an incident's clicks are read once, for all its alerts).
-  const mine = actions.filter((x) => x.alert_id === d.id).map(({ kind, by, at, channel, message_ts }) => ({ kind, by, at, channel, message_ts }));
+  const mine = actions.filter((x) => x.alert_id === d.id).map(({ kind, by, at, channel, message_ts, outcome }) => ({ kind, by, at, channel, message_ts, ...(outcome ? { outcome } : {}) }));
   return { ...out, ...(mine.length ? { actions: mine } : {}), verdict: verdictOf(out) };
 }

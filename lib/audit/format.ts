@@ -173,8 +173,20 @@ export function explanationLines(e: Explanation): string[] {
       if (d.health_id) out.push(`    raised health event ${d.health_id} (receiver_failing)`);
       if (d.digest) out.push(`    in digest ${d.digest.id}${d.digest.state ? `: ${d.digest.state}` : ""}${d.digest.updated_at ? ` ${d.digest.updated_at}` : ""}`);
     }
-    for (const x of a.actions ?? []) out.push(`  ${ACTION_WORDS[x.kind] ?? x.kind} by ${x.by.name || x.by.id} (Slack ${x.by.id}) at ${x.at}, from the message in ${x.channel}`);
+    for (const x of a.actions ?? []) out.push(`  ${actionLine(x)}`);
     out.push(`  → ${a.verdict}`);
   }
   return out;
 }
+
+/** A click on the alert's message, for people: what, who, when, where, and why it did nothing when it did not. */
+export function actionLine(x: { kind: string; by: { id: string; name: string }; at: string; channel: string; outcome?: string }): string {
+  const who = `${x.by.name || x.by.id} (Slack ${x.by.id})`;
+  const where = `at ${x.at}, from the message in ${x.channel}`;
+  if (x.outcome && x.outcome !== "acknowledged" && x.outcome !== "muted") {
+    return `${who} pressed ${BUTTON_WORDS[x.kind] ?? x.kind} ${where} — nothing done: ${x.outcome.replace(/_/g, " ")}`;
+  }
+  return `${ACTION_WORDS[x.kind] ?? x.kind} by ${who} ${where}`;
+}
+
+const BUTTON_WORDS: Record<string, string> = { acknowledge: "Acknowledge", mute_1h: "Mute 1h", mute_until_resolved: "Mute until resolved" };

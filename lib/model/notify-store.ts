@@ -135,6 +135,8 @@ export interface IncidentActionRecord {
   /** The Slack channel id and message ts the button was on. */
   channel: string;
   message_ts: string;
+  /** What came of it: acknowledged, muted, already_acknowledged, already_resolved, … (lib/actions/act.ts). */
+  outcome?: string;
 }
 
 export type ClaimResult =

@@ -59,8 +59,8 @@ function stripKeys<T = DeliveryRecord>(item: Record<string, unknown> | undefined
 
 /** A click as recorded, without the audit attributes its item carries. */
 const actionOf = (item: Record<string, unknown>): IncidentActionRecord => {
-  const { id, kind, incident_id, alert_id, by, at, channel, message_ts } = item as unknown as IncidentActionRecord;
-  return { id, kind, incident_id, alert_id, by, at, channel, message_ts };
+  const { id, kind, incident_id, alert_id, by, at, channel, message_ts, outcome } = item as unknown as IncidentActionRecord;
+  return { id, kind, incident_id, alert_id, by, at, channel, message_ts, ...(outcome ? { outcome } : {}) };
 };
 
 const conditionFailed = (err: unknown) => err instanceof ConditionalCheckFailedException;
@@ -176,7 +176,8 @@ export class DynamoNotifyStore implements NotifyStore {
   }
 
   async listMutes(): Promise<Mute[]> {
-    return (await this.partition(keys.mutes().pk)).map((item) => item.mute as Mute);
+    // Consistent: a mute written just before an incident's close must be read by the close that lifts it.
+    return (await this.partition(keys.mutes().pk, true)).map((item) => item.mute as Mute);
   }
 
   /** Every item of a partition, page after page. */

@@ -13,7 +13,8 @@ import { MemoryNotifyStore } from "../../lib/store/memory/notify-store.js";
 import type { Channel } from "../../lib/notify/deliver.js";
 import { notifyEvent, type NotifierDeps } from "../../lib/notify/notifier.js";
 import type { Receiver } from "../../lib/config/route-types.js";
-import type { Mute } from "../../lib/model/notify-store.js";
+import type { IncidentActionRecord, Mute } from "../../lib/model/notify-store.js";
+import type { AuditRow } from "../../lib/model/audit-row.js";
 import { activeMute } from "../../lib/notify/mutes.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { changesAlertId } from "../../lib/alerts/changes.js";
@@ -195,5 +196,52 @@ describe("acting on a click", () => {
     await notifyEvent({ ...EXAMPLE_DETAILS["Deployment Recovered"], id: "closed-3", incident_id: "open-1" }, [{ route: "route", receivers: [receiver] }], deps);
     expect(order).toEqual(["send closed-3 closed=true"]);
     expect(await store.getClosed("open-1")).toEqual({ incident_id: "open-1", alert_id: "closed-3", at: new Date(T0).toISOString() });
+  });
+
+  it("a click that did nothing is kept with its outcome but is no audit row; one that acted is", async () => {
+    const { store, ports } = world();
+    const rows: Array<[string, string | undefined]> = [];
+    const recording: ActionPorts = { ...ports, store: Object.assign(Object.create(store) as MemoryNotifyStore, {
+      recordAction: async (a: IncidentActionRecord, row?: AuditRow) => (rows.push([a.outcome!, row?.summary]), store.recordAction(a)),
+    }) };
+    await actOn(click(), recording);
+    await actOn(click({ user: { id: "U0BOB", name: "bob" }, actionTs: "1772460601.000100" }), recording);
+    expect(rows).toEqual([["acknowledged", expect.stringMatching(/^Acknowledged by ann in Slack: /)], ["already_acknowledged", undefined]]);
+    expect((await store.actionsOn("open-1")).map((a) => a.outcome)).toEqual(["acknowledged", "already_acknowledged"]);
+  });
+
+  it("the same person's Acknowledge that failed after it was recorded is finished by their next press (a new click)", async () => {
+    const { store, posted, updated, ports } = world();
+    let replies = 3;
+    const flaky: ActionPorts = { ...ports, slack: { ...ports.slack, post: async (t, m) => { if (replies-- > 0) throw new Error("slack is down"); return ports.slack.post(t, m); } } };
+    for (let i = 0; i < 3; i++) await expect(actOn(click(), flaky)).rejects.toThrow("slack is down");
+    expect((await store.getAcknowledgement("open-1"))!.by.id).toBe("U0ANN");
+    // Ann presses again: her acknowledgement stands and its reply is posted now. Bob's press does nothing.
+    expect(await actOn(click({ actionTs: "1772460660.000100" }), flaky)).toEqual({ outcome: "acknowledged", by: "U0ANN" });
+    expect(posted.map((m) => m.text)).toEqual(["👀 Acknowledged by <@U0ANN>: they are looking at it."]);
+    expect(await actOn(click({ user: { id: "U0BOB", name: "bob" }, actionTs: "1772460661.000100" }), flaky)).toEqual({ outcome: "already_acknowledged", by: "U0ANN" });
+    expect(posted).toHaveLength(1);
+    expect(updated.length).toBeGreaterThan(0);
+  });
+
+  it("a Mute until resolved whose write races the close is lifted at once: nothing stays muted", async () => {
+    const { store, posted, ports } = world();
+    const recovered = { ...EXAMPLE_DETAILS["Deployment Recovered"], id: "closed-3", incident_id: "open-1" };
+    store.putAlert(recovered);
+    // The close is taken (its mutes read, this one not yet among them) while the mute is being written.
+    const racing: ActionPorts = { ...ports, store: Object.assign(Object.create(store) as MemoryNotifyStore, {
+      putMute: async (m: Mute) => (await store.markClosed({ incident_id: "open-1", alert_id: recovered.id, at: new Date(T0).toISOString() }), store.putMute(m)),
+    }) };
+    expect(await actOn(click({ kind: "mute_until_resolved" }), racing)).toMatchObject({ outcome: "already_resolved" });
+    const [mute] = await store.listMutes();
+    expect(mute!.lifted_at).toBe(new Date(T0).toISOString());
+    expect(activeMute(opening, [mute!], new Date(T0 + 60_000))).toBeUndefined();
+    expect(posted.map((m) => m.text)).toEqual(["✅ This incident resolved at 2026-03-02 14:10 UTC, as it was being muted: nothing stays muted."]);
+  });
+
+  it("the mute's reply names what is muted as the alert names it", async () => {
+    const { posted, ports } = world();
+    await actOn(click({ kind: "mute_1h" }), ports);
+    expect(posted[0]!.text).toContain(`Muted ${opening.service!.name} in ${opening.environment!.name} until`);
   });
 });

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { VERSION_LINE, buildProgram, main } from "../../local/cli.js";
+import { VERSION_LINE, buildProgram, main, operandsLast } from "../../local/cli.js";
 import { COMPLETION_SHELLS, completionScript, completionTree } from "../../local/completion-commands.js";
 import { startupProgress } from "../../local/dynamodb-local.js";
 import { knownNames, matchName, resolveName } from "../../local/scope-names.js";
@@ -206,5 +206,20 @@ describe("names where ids are taken", () => {
     expect(() => resolveName("environment", "production", known)).toThrow(`--environment: "production" names 2 environments: production (${ids[1]}), production (${ids[2]}); give the id`);
     expect(() => resolveName("project", "shop", known)).toThrow(/^--project: no project named "shop"/);
     expect(matchName("environment", "production", known).ids).toHaveLength(2);
+  });
+});
+
+describe("an id that begins with a dash", () => {
+  it("is explain's operand, wherever it is given, not an unknown option (about one alert id in 64 begins with -)", async () => {
+    const program = buildProgram(() => async () => {});
+    expect(operandsLast(program, ["explain", "-TAGFzmvdg7Mx0bG6tcNTK", "--config", "f.yaml"], "explain")).toEqual(["explain", "--config", "f.yaml", "--", "-TAGFzmvdg7Mx0bG6tcNTK"]);
+    expect(operandsLast(program, ["explain", "--format", "json", "-X1", "--table", "t"], "explain")).toEqual(["explain", "--format", "json", "--table", "t", "--", "-X1"]);
+    // Untouched: an id without a dash, an option's value that begins with one, what already has `--`, other commands.
+    for (const argv of [["explain", "abc", "--config", "f"], ["explain", "abc", "--config", "-odd.yaml"], ["explain", "--config", "f", "--", "-X"], ["audit", "-X"]]) {
+      expect(operandsLast(program, argv, "explain")).toEqual(argv);
+    }
+    // Through the command: the id is looked up (here: not found in an empty store), not refused as an option.
+    const r = await cli("explain", "-TAGFzmvdg7Mx0bG6tcNTK", "--config", "/nonexistent/lookout.yaml");
+    expect(r.stderr).not.toMatch(/unknown option/);
   });
 });

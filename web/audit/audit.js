@@ -260,14 +260,21 @@ function alertBlock(a, asked) {
       : null,
     (a.actions ?? []).length
       ? el("ul", { class: "actions" }, a.actions.map((x) =>
-          el("li", { class: `action ${x.kind}` }, `${ACTION_WORDS[x.kind] ?? x.kind} by ${x.by.name || x.by.id} (Slack ${x.by.id}) at ${x.at}`)))
+          el("li", { class: `action ${x.kind}` }, actionText(x))))
       : null,
     el("p", { class: "verdict" }, `→ ${a.verdict}`),
   );
 }
 
-/** What a button on the alert's message did (docs/actions.md); the same words as `lookout explain`. */
+/** What a button on the alert's message did (docs/actions.md); the same words as `lookout explain` (lib/audit/format.ts). */
 const ACTION_WORDS = { acknowledge: "Acknowledged", mute_1h: "Muted for an hour", mute_until_resolved: "Muted until resolved" };
+const BUTTON_WORDS = { acknowledge: "Acknowledge", mute_1h: "Mute 1h", mute_until_resolved: "Mute until resolved" };
+
+function actionText(x) {
+  const who = `${x.by.name || x.by.id} (Slack ${x.by.id})`;
+  if (x.outcome && x.outcome !== "acknowledged" && x.outcome !== "muted") return `${who} pressed ${BUTTON_WORDS[x.kind] ?? x.kind} at ${x.at} — nothing done: ${x.outcome.replace(/_/g, " ")}`;
+  return `${ACTION_WORDS[x.kind] ?? x.kind} by ${who} at ${x.at}`;
+}
 
 async function showExplanation(id) {
   openPanel(`Who was told and why not: ${id}`, el("p", {}, "reading…"));
