@@ -21,12 +21,13 @@ export function humanSeconds(sec: number | null): string {
 const label = (r: Ref | undefined) => (r ? (r.name ?? r.id) : undefined);
 const percent = (rate: number | null) => (rate === null ? "—" : `${Math.round(rate * 1000) / 10} %`);
 const list = (ids: readonly string[]) => ids.join(", ");
+const days = (n: number) => `${n} day${n === 1 ? "" : "s"}`;
 
 /** The lines of one set of figures, indented under its heading. */
-function figureLines(f: Figures, days: number): string[] {
+function figureLines(f: Figures, periodDays: number): string[] {
   const df = f.deployment_frequency, lt = f.lead_time, cf = f.change_failure_rate, tr = f.time_to_restore;
   const lines = [
-    `  deployment frequency  ${df.deployments} in ${days} days: ${df.per_day} a day, ${df.per_week} a week`,
+    `  deployment frequency  ${df.deployments} in ${days(periodDays)}: ${df.per_day} a day, ${df.per_week} a week`,
     `  lead time             ${lt.deployments ? `median ${humanSeconds(lt.median_sec)}, p90 ${humanSeconds(lt.p90_sec)} over ${lt.deployments} deployment${lt.deployments === 1 ? "" : "s"}` : "no deployment with a known commit time"}`,
   ];
   if (lt.unknown.length) lines.push(`    not known for ${lt.unknown.length}: ${lt.unknown.map((u) => `${u.id} (${u.reason})`).join("; ")}`);
@@ -47,7 +48,7 @@ function heading(s: ServiceFigures): string {
 /** The report as text: a block per service, then all of them together. */
 export function reportLines(report: DeliveryReport): string[] {
   const { period } = report;
-  const out = [`Delivery report, ${period.from} to ${period.to} (${period.days} days)`];
+  const out = [`Delivery report, ${period.from} to ${period.to} (${days(period.days)})`];
   if (!report.services.length) {
     out.push("no deployment or deployment incident in the period");
     return out;

@@ -158,9 +158,12 @@ export function figuresOf(executions: readonly AuditRow[], alerts: readonly Audi
   const known = leads.filter((l): l is LeadTimeEntry => "lead_time_sec" in l);
   const leadSecs = known.map((l) => l.lead_time_sec);
 
-  const failedIds = new Set(failed.map((e) => e.id));
-  const failureAlerts = alerts.filter((a) => a.transition === "failed" || a.transition === "still_failing");
-  const incidents = unique(failureAlerts.filter((a) => a.source && failedIds.has(a.source)).map((a) => a.incident_id ?? a.id));
+  // Each failed execution's incident, in the order the failures started.
+  const raisedBy = new Map(alerts.filter((a) => a.source && (a.transition === "failed" || a.transition === "still_failing")).map((a) => [a.source!, a]));
+  const incidents = unique(failed.flatMap((e) => {
+    const a = raisedBy.get(e.id);
+    return a ? [a.incident_id ?? a.id] : [];
+  }));
 
   const closes = alerts.filter((a) => a.transition === "recovered" && inPeriod(a.at, period)).sort(byAt);
   const openers = new Map(alerts.filter((a) => a.transition === "failed").map((a) => [a.id, a]));
