@@ -412,8 +412,8 @@ const percent = (rate) => (rate === null ? "—" : `${Math.round(rate * 1000) / 
 const epoch = (iso) => Date.parse(iso) / 1000;
 const DAY_S = 86400;
 
-/** A small uPlot chart of one figure: its title, its value in words, and the chart (or why there is none). */
-function figure(name, value, data, series, yLabel) {
+/** A small uPlot chart of one figure over the period: its title, its value in words, and the chart (or why there is none). */
+function figure(period, name, value, data, series, yLabel) {
   const box = el("div", { class: "figure", "data-figure": name }, el("h3", {}, name), el("p", { class: "value" }, value));
   if (!data[0].length) {
     box.append(el("p", { class: "empty" }, "nothing to draw in the period"));
@@ -421,13 +421,12 @@ function figure(name, value, data, series, yLabel) {
   }
   const chart = el("div", { class: "chart" });
   box.append(chart);
-  // Pads a single point (or a single day) so it is drawn inside the axes rather than on their edge.
-  const pad = (min, max, by) => (min === max ? [min - by, max + by] : [min - by / 4, max + by / 4]);
   charts.push(new uPlot({
     ...CHART,
     legend: { show: false },
     cursor: { show: false },
-    scales: { x: { time: true, range: (u, min, max) => pad(min, max, DAY_S / 2) }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.15 : 1] } },
+    // The whole period across, whatever the data: a single point is not a range.
+    scales: { x: { time: true, range: () => [epoch(period.from), epoch(period.to)] }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.15 : 1] } },
     axes: [{ size: 30 }, { label: yLabel, size: 44, labelSize: 14 }],
     series: [{}, ...series],
   }, data, chart));
@@ -437,23 +436,24 @@ function figure(name, value, data, series, yLabel) {
 const bars = (align) => uPlot.paths.bars({ size: [0.4, 24], align });
 const points = (label, color) => ({ label, stroke: color, fill: color, paths: () => null, points: { show: true, size: 7, fill: color } });
 
-function reportFigures(f, days) {
+function reportFigures(f, period) {
+  const days = period.days;
   const daily = f.daily;
   const x = daily.map((d) => epoch(`${d.date}T00:00:00Z`) + DAY_S / 2);
   const df = f.deployment_frequency, lt = f.lead_time, cf = f.change_failure_rate, tr = f.time_to_restore;
   const leads = lt.executions;
   const restores = tr.incidents;
   return [
-    figure("Deployment frequency", `${df.per_week} a week (${df.deployments} in ${days} day${days === 1 ? "" : "s"})`,
+    figure(period, "Deployment frequency", `${df.per_week} a week (${df.deployments} in ${days} day${days === 1 ? "" : "s"})`,
       [x, daily.map((d) => d.deployed), daily.map((d) => d.failed)],
       [{ label: "deployed", fill: "#2da44e", stroke: "#2da44e", paths: bars(-1), points: { show: false } },
         { label: "failed", fill: "#cf222e", stroke: "#cf222e", paths: bars(1), points: { show: false } }], "a day"),
-    figure("Lead time for changes", lt.deployments ? `median ${human(lt.median_sec)}, p90 ${human(lt.p90_sec)} (${lt.deployments})` : "no commit time known",
+    figure(period, "Lead time for changes", lt.deployments ? `median ${human(lt.median_sec)}, p90 ${human(lt.p90_sec)} (${lt.deployments})` : "no commit time known",
       [leads.map((l) => epoch(l.deployed_at)), leads.map((l) => l.lead_time_sec / 3600)], [points("lead time", "#0969da")], "hours"),
-    figure("Change failure rate", `${percent(cf.rate)} (${cf.failed} of ${cf.deployments})`,
+    figure(period, "Change failure rate", `${percent(cf.rate)} (${cf.failed} of ${cf.deployments})`,
       [x, daily.map((d) => (d.deployed + d.failed ? (100 * d.failed) / (d.deployed + d.failed) : null))],
       [{ label: "failed %", stroke: "#cf222e", fill: "#cf222e", paths: bars(0), points: { show: false } }], "%"),
-    figure("Time to restore", tr.restored ? `median ${human(tr.median_sec)}, p90 ${human(tr.p90_sec)} (${tr.restored})${tr.open.length ? `; ${tr.open.length} open` : ""}` : `no incident closed${tr.open.length ? `; ${tr.open.length} open` : ""}`,
+    figure(period, "Time to restore", tr.restored ? `median ${human(tr.median_sec)}, p90 ${human(tr.p90_sec)} (${tr.restored})${tr.open.length ? `; ${tr.open.length} open` : ""}` : `no incident closed${tr.open.length ? `; ${tr.open.length} open` : ""}`,
       [restores.map((r) => epoch(r.restored_at)), restores.map((r) => r.restore_sec / 60)], [points("restore", "#8250df")], "minutes"),
   ];
 }
@@ -477,7 +477,7 @@ function renderReport(report, query) {
   $("#delivery-title").textContent = `Delivery, ${timeOf(period.from)} to ${timeOf(period.to)} UTC`;
   $("#delivery-csv").href = apiUrl("report", new URLSearchParams([...query, ["format", "csv"]])).href;
   $("#delivery-json").href = apiUrl("report", query).href;
-  $("#delivery-figures").replaceChildren(...reportFigures(report.total, period.days));
+  $("#delivery-figures").replaceChildren(...reportFigures(report.total, period));
   $("#delivery-services tbody").replaceChildren(...report.services.map((s) =>
     el("tr", { "data-service": s.service.id },
       el("td", { title: s.service.id }, nameOf(s.service)),
