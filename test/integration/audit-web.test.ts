@@ -262,8 +262,10 @@ describe.skipIf(!CHROMIUM)("the audit web page (lookout audit --serve) in Chromi
     expect(await page.evaluate(() => typeof (globalThis as { uPlot?: unknown }).uPlot)).toBe("function");
     expect(await delivery.locator(".figure .uplot canvas").count()).toBe(4);
     const inked = await delivery.locator(".figure .uplot canvas").evaluateAll((canvases) =>
-      (canvases as HTMLCanvasElement[]).map((c) => {
-        const px = c.getContext("2d")!.getImageData(0, 0, c.width, c.height).data;
+      canvases.map((el) => {
+        type Canvas = { width: number; height: number; getContext(kind: "2d"): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } } };
+        const c = el as unknown as Canvas;
+        const px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
         let n = 0;
         for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) n++;
         return n;

@@ -16,7 +16,7 @@ import { parseAuditQuery } from "../../lib/audit/parse.js";
 import type { AuditRow } from "../../lib/model/audit-row.js";
 import type { DeliveryReport } from "../../lib/audit/report.js";
 import { REPORT_CSV_COLUMNS } from "../../lib/audit/report-format.js";
-import { reportCommand } from "../../local/report-command.js";
+import { reportCommand, type ReportArgs } from "../../local/report-command.js";
 import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
@@ -148,6 +148,9 @@ function checkJson(report: DeliveryReport) {
   expect(report.total.daily).toEqual([{ date: period.from.slice(0, 10), deployed: 4, failed: 3 }]);
 }
 
+/** The command's flags; the store is the reader given, so no configuration is opened. */
+const flags = (a: Omit<ReportArgs, "config">): ReportArgs => ({ config: "unused.yaml", ...a });
+
 function io() {
   const out: string[] = [];
   const err: string[] = [];
@@ -157,13 +160,13 @@ function io() {
 describe("lookout report", () => {
   it("--format json: the figures computed by hand, with the executions and incidents behind them", async () => {
     const t = io();
-    expect(await reportCommand({ from: period.from, to: period.to, format: "json" }, t.io, audit)).toBe(0);
+    expect(await reportCommand(flags({ from: period.from, to: period.to, format: "json" }), t.io, audit)).toBe(0);
     checkJson(JSON.parse(t.out.join("\n")) as DeliveryReport);
   });
 
   it("--format csv: a line per service and one for all, the same figures", async () => {
     const t = io();
-    expect(await reportCommand({ from: period.from, to: period.to, format: "csv" }, t.io, audit)).toBe(0);
+    expect(await reportCommand(flags({ from: period.from, to: period.to, format: "csv" }), t.io, audit)).toBe(0);
     const [header, ...lines] = t.out;
     expect(header).toBe(`${REPORT_CSV_COLUMNS.join(",")}\r`);
     const rows = lines.map((l) => Object.fromEntries(l.replace(/\r$/, "").split(",").map((v, i) => [REPORT_CSV_COLUMNS[i]!, v])));
@@ -186,7 +189,7 @@ describe("lookout report", () => {
 
   it("--format table: the four figures of each service for people", async () => {
     const t = io();
-    expect(await reportCommand({ from: period.from, to: period.to, service: A }, t.io, audit)).toBe(0);
+    expect(await reportCommand(flags({ from: period.from, to: period.to, service: A }), t.io, audit)).toBe(0);
     const text = t.out.join("\n");
     expect(text).toContain(`Delivery report, ${period.from} to ${period.to} (1 day)`);
     expect(text).toContain("deployment frequency  3 in 1 day: 3 a day, 21 a week");
@@ -200,7 +203,7 @@ describe("lookout report", () => {
 
   it("narrows to a service; a bad flag exits 2 naming it, before reading anything", async () => {
     const t = io();
-    expect(await reportCommand({ from: period.from, to: period.to, service: B, format: "json" }, t.io, audit)).toBe(0);
+    expect(await reportCommand(flags({ from: period.from, to: period.to, service: B, format: "json" }), t.io, audit)).toBe(0);
     const r = JSON.parse(t.out.join("\n")) as DeliveryReport;
     expect(r.services.map((s) => s.service.id)).toEqual([B]);
     expect(r.total.change_failure_rate).toMatchObject({ failed: 1, deployments: 2 });
@@ -211,7 +214,7 @@ describe("lookout report", () => {
       [{ format: "xml" }, '--format: "xml" is not one of table, json, csv'],
     ] as const) {
       const e = io();
-      expect(await reportCommand(args, e.io, audit), JSON.stringify(args)).toBe(2);
+      expect(await reportCommand(flags(args), e.io, audit), JSON.stringify(args)).toBe(2);
       expect(e.err.join("\n")).toContain(message);
       expect(e.out).toEqual([]);
     }
