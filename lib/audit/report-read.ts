@@ -2,6 +2,7 @@
  * The report's question (what was typed or sent: a period, a service, an environment) and reading its
  * rows through the audit reader — the same indexes, filters and pages as `lookout audit`, never a Scan.
  */
+import pMap from "p-map";
 import type { AuditReader } from "./dynamo.js";
 import { AuditQueryError, MAX_LIMIT } from "./model.js";
 import { parseAuditQuery, type RawQuery } from "./parse.js";
@@ -70,16 +71,33 @@ async function readAll(reader: AuditReader, raw: RawQuery, now: Date, field: str
   return rows;
 }
 
+/** A period is read in slices of about this length, a few at once: pages of one query follow each other. */
+const SLICE_MS = 7 * 86_400_000;
+const CONCURRENT_READS = 4;
+
+/** [from, to) cut into consecutive slices of at most SLICE_MS (disjoint: each row is in one). */
+export function slices(from: string, to: string): Array<{ from: string; to: string }> {
+  const out: Array<{ from: string; to: string }> = [];
+  for (let t = Date.parse(from), end = Date.parse(to); t < end; t += SLICE_MS) {
+    out.push({ from: new Date(t).toISOString(), to: new Date(Math.min(t + SLICE_MS, end)).toISOString() });
+  }
+  return out;
+}
+
 /** The deployment executions started in the period and the deployment alerts the figures need. */
 export async function readReportInput(reader: AuditReader, q: ReportQuery, now: Date): Promise<ReportInput> {
   const scope = { service: q.service, environment: q.environment };
   const late = new Date(Date.parse(q.period.to) + ALERT_LATENESS_MS).toISOString();
-  const alertsOf = (transition: string) => readAll(reader, { ...scope, type: "alert", transition, from: q.period.from, to: late }, now, q.periodField);
-  const [executions, ...alerts] = await Promise.all([
-    readAll(reader, { ...scope, type: "execution", from: q.period.from, to: q.period.to }, now, q.periodField),
-    alertsOf("failed"),
-    alertsOf("still_failing"),
-    alertsOf("recovered"),
-  ]);
-  return { executions, alerts: alerts.flat() };
+  const reads = [
+    ...slices(q.period.from, q.period.to).map((range) => ({ kind: "executions" as const, raw: { ...scope, type: "execution", ...range } })),
+    ...["failed", "still_failing", "recovered"].flatMap((transition) =>
+      slices(q.period.from, late).map((range) => ({ kind: "alerts" as const, raw: { ...scope, type: "alert", transition, ...range } }))),
+  ];
+  const rows = await pMap(reads, (r) => readAll(reader, r.raw, now, q.periodField), { concurrency: CONCURRENT_READS });
+  const of = (kind: "executions" | "alerts") => rows.filter((_, i) => reads[i]!.kind === kind).flat();
+  const input = { executions: of("executions"), alerts: of("alerts") };
+  for (const [kind, list] of Object.entries(input)) {
+    if (list.length > MAX_REPORT_ROWS) throw new AuditQueryError(q.periodField, `the period holds more than ${MAX_REPORT_ROWS} ${kind}: ask for a shorter one, a service or an environment`);
+  }
+  return input;
 }

@@ -228,8 +228,9 @@ const label = (r: Ref | undefined) => (r ? (r.name ?? r.id) : "");
 /** The report: one set of figures per service the rows name, and all of them together. */
 export function deliveryReport(input: ReportInput, period: ReportPeriod): DeliveryReport {
   const services = new Map<string, { service: Ref; environment?: Ref; project?: Ref }>();
+  // The services with something in the period (alerts are read a day past it: a late one alone is not).
   for (const r of [...input.executions, ...input.alerts]) {
-    if (!r.service) continue;
+    if (!r.service || !inPeriod(r.at, period)) continue;
     const known = services.get(r.service.id);
     // The newest name wins; an environment or project learned on any row fills a gap.
     services.set(r.service.id, {

@@ -249,6 +249,12 @@ describe.skipIf(!CHROMIUM)("the audit web page (lookout audit --serve) in Chromi
     // day: 2 successful deployments (14 a week), 2 failed of 4 (50 %), one restore of 20 minutes.
     const day = new Date(t0).toISOString().slice(0, 10);
     const next = new Date(t0 + 1440 * MINUTE).toISOString().slice(0, 10);
+    // Nothing uPlot does is refused by the page's Content-Security-Policy (a refusal is a console error).
+    const errors: string[] = [];
+    const onConsole = (m: { type(): string; text(): string }) => {
+      if (m.type() === "error") errors.push(m.text());
+    };
+    page.on("console", onConsole);
     await page.goto(`${url}?from=${day}&to=${next}`);
     await page.click("#report");
     const delivery = page.locator("#delivery");
@@ -277,6 +283,8 @@ describe.skipIf(!CHROMIUM)("the audit web page (lookout audit --serve) in Chromi
     expect(await row.nth(5).textContent()).toBe("20m");
     expect(await delivery.locator(`#delivery-services tr[data-service="${otherServiceId}"] td`).nth(2).textContent()).toBe("1 (7 a week)");
     expect(await delivery.locator("#delivery-csv").getAttribute("href")).toContain("report?from=");
+    page.off("console", onConsole);
+    expect(errors).toEqual([]);
 
     // The service filter, by name: that service alone.
     await page.fill("input[name=service]", serviceName);

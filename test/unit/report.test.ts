@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { AuditRow } from "../../lib/model/audit-row.js";
 import { deliveryReport, deploymentOutcome, figuresOf, median, percentile, periodDays } from "../../lib/audit/report.js";
-import { parseReportQuery } from "../../lib/audit/report-read.js";
+import { parseReportQuery, slices } from "../../lib/audit/report-read.js";
 import { humanSeconds, REPORT_CSV_COLUMNS, reportCsv, reportLines } from "../../lib/audit/report-format.js";
 import { AuditQueryError } from "../../lib/audit/model.js";
 
@@ -232,5 +232,24 @@ describe("formats", () => {
     expect(text).toContain("lead time             median 1h, p90 1h over 1 deployment");
     expect(text).toContain("change failure rate   0 % (0 of 1)");
     expect(text).toContain("time to restore       no incident closed");
+  });
+});
+
+describe("reading in slices", () => {
+  it("cuts a period into consecutive, disjoint slices of a week at most", () => {
+    expect(slices("2026-03-01T00:00:00.000Z", "2026-03-16T12:00:00.000Z")).toEqual([
+      { from: "2026-03-01T00:00:00.000Z", to: "2026-03-08T00:00:00.000Z" },
+      { from: "2026-03-08T00:00:00.000Z", to: "2026-03-15T00:00:00.000Z" },
+      { from: "2026-03-15T00:00:00.000Z", to: "2026-03-16T12:00:00.000Z" },
+    ]);
+    expect(slices(PERIOD.from, PERIOD.to)).toEqual([PERIOD]);
+  });
+});
+
+describe("the services listed", () => {
+  it("are those with a deployment or an incident in the period, not one with only a late alert", () => {
+    const late = alert("L", "2026-03-08T00:05:00.000Z", "recovered", { service: SVC2, incident_id: "X", incident_opened_at: "2026-03-07T23:00:00.000Z" });
+    const r = deliveryReport({ executions: [execution(1, "2026-03-02T10:00:00.000Z", "DEPLOYED")], alerts: [late] }, PERIOD);
+    expect(r.services.map((s) => s.service.id)).toEqual([SVC.id]);
   });
 });
