@@ -106,6 +106,14 @@ export function makeItem(i: number, w: World, r: ReturnType<typeof rng>, expires
   return newAlertItem(detail, at, expires, r.next() < 0.1 ? { reason: "backfill", detail: "older than the backfill window" } : undefined) as unknown as Record<string, unknown>;
 }
 
+/** A fresh table on a DynamoDB Local of its own, and the seeded world and generator its items come from. */
+export async function seededWorld() {
+  const { client, tableName } = await dynamo();
+  const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  const r = rng(42);
+  return { client, tableName, doc, r, w: world(r), expires: Math.floor((END + 400 * 86_400_000) / 1000) };
+}
+
 export async function benchAuditQueries() {
   section({
     id: "audit",
@@ -118,11 +126,7 @@ export async function benchAuditQueries() {
       `${RUNS} times one after another; the figures are the p50 / p95 of the wall time of each call from Node, DynamoDB Local on the same machine. ` +
       "The section runs on a DynamoDB Local of its own; `BENCH_AUDIT_ITEMS=N` sets another size.",
   });
-  const { client, tableName } = await dynamo();
-  const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-  const r = rng(42);
-  const w = world(r);
-  const expires = Math.floor((END + 400 * 86_400_000) / 1000);
+  const { client, tableName, doc, r, w, expires } = await seededWorld();
 
   // The same items twice: as before (every record whole, each index entry repeating its row), and as
   // now (index entries lean, rows read from the items; records that raised nothing in batches written per

@@ -5,13 +5,12 @@
  * its time grows with the executions and deployment alerts in the period, not with the table.
  */
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DynamoAuditStore } from "../lib/audit/dynamo.js";
 import { parseReportQuery, readReportInput } from "../lib/audit/report-read.js";
 import { deliveryReport } from "../lib/audit/report.js";
 import type { RecordItem } from "../lib/model/ingest-store.js";
-import { makeItem, setRoutineAside, world, writeBatch, writeRoutine } from "./audit.js";
-import { dynamo, p50p95, report, rng, section } from "./support.js";
+import { makeItem, seededWorld, setRoutineAside, writeBatch, writeRoutine } from "./audit.js";
+import { p50p95, report, section } from "./support.js";
 
 const TOTAL = Number(process.env.BENCH_AUDIT_ITEMS ?? 100_000);
 const RUNS = 5;
@@ -28,11 +27,7 @@ export async function benchReport() {
       `executions and of the failed, still failing and recovered alerts, through the audit indexes) is asked ${RUNS} times for each scope; the figures ` +
       "are the wall time of each from Node. `BENCH_AUDIT_ITEMS=N` sets another size.",
   });
-  const { client, tableName } = await dynamo();
-  const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-  const r = rng(42);
-  const w = world(r);
-  const expires = Math.floor((END + 400 * 86_400_000) / 1000);
+  const { client, tableName, doc, r, w, expires } = await seededWorld();
   const routine = new Map<string, RecordItem[]>();
   const writes: Promise<unknown>[] = [];
   let executions = 0;
@@ -67,7 +62,7 @@ export async function benchReport() {
       rows = input.executions.length + input.alerts.length;
     }
     report({
-      name: `report p50 / p95: ${name}, 30 days`, value: p50p95(times), unit: `ms (${rows.toLocaleString("en")} rows, ${services} services)`,
+      name: `report p50 / p95: ${name}, 30 days`, value: p50p95(times), unit: `ms (${rows.toLocaleString("en")} rows, ${services} service${services === 1 ? "" : "s"})`,
       method: `${RUNS} runs; of ${executions.toLocaleString("en")} executions stored`,
     });
   }
