@@ -4,7 +4,10 @@
  * report` in its three formats and by the audit API's GET /report. Every figure is computed by hand
  * below and asserted exactly.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
@@ -36,9 +39,11 @@ let B: string;
 /** The incidents: the ids of the alerts that opened them. */
 const incident: Record<string, string> = {};
 let period: { from: string; to: string };
+let table: string;
 
 beforeAll(async () => {
   const { client, tableName } = await freshTable("report");
+  table = tableName;
   sim = await startSimulator({ seed: 5, size: { applications: 2, clusters: 1, webhooks: 1 } });
   t0 = sim.clock.nowMs();
   period = { from: iso(0), to: new Date(t0 + DAY).toISOString() };
@@ -199,6 +204,26 @@ describe("lookout report", () => {
     expect(text).toContain("time to restore       median 40m 30s, p90 1h over 2 incidents");
     expect(text).toContain(`    ${incident.I1}  1h (${iso(62)} → ${iso(122)})`);
     expect(text).not.toContain(B);
+  });
+
+  it("opens the store as lookout start and run write it (the configuration's, or DYNAMODB_ENDPOINT and LOOKOUT_TABLE)", async () => {
+    const saved = { endpoint: process.env.DYNAMODB_ENDPOINT, table: process.env.LOOKOUT_TABLE };
+    const dir = mkdtempSync(join(tmpdir(), "lookout-report-"));
+    try {
+      process.env.DYNAMODB_ENDPOINT = inject("dynamodbEndpoint");
+      process.env.LOOKOUT_TABLE = table;
+      const config = join(dir, "lookout.yaml");
+      writeFileSync(config, `platform: { url: "http://127.0.0.1:1", token: "env:T" }\nwatch: [{ organization: ${sim.ids.organizationId} }]\ndata_dir: ${dir}\n`);
+      const t = io();
+      expect(await reportCommand({ config, from: period.from, to: period.to, format: "json" }, t.io), t.err.join("\n")).toBe(0);
+      checkJson(JSON.parse(t.out.join("\n")) as DeliveryReport);
+    } finally {
+      for (const [k, v] of [["DYNAMODB_ENDPOINT", saved.endpoint], ["LOOKOUT_TABLE", saved.table]] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("narrows to a service; a bad flag exits 2 naming it, before reading anything", async () => {
