@@ -34,7 +34,7 @@ const END = Date.parse("2026-03-31T00:00:00Z");
 const uuid = (r: ReturnType<typeof rng>) => `${r.hex(8)}-${r.hex(4)}-4${r.hex(3)}-8${r.hex(3)}-${r.hex(12)}`;
 
 /** 1 organization, 4 projects × 3 environments, 200 services, 20 clusters, 10 webhooks, 40 people. */
-function world(r: ReturnType<typeof rng>) {
+export function world(r: ReturnType<typeof rng>) {
   const org = uuid(r);
   const projects = Array.from({ length: 4 }, (_, i) => ({ id: uuid(r), name: `project-${i}` }));
   const envs = projects.flatMap((p) => ["production", "staging", "preview"].map((name) => ({ id: uuid(r), name, type: name.toUpperCase(), project: p })));
@@ -47,7 +47,7 @@ function world(r: ReturnType<typeof rng>) {
 
 type World = ReturnType<typeof world>;
 
-function makeItem(i: number, w: World, r: ReturnType<typeof rng>, expires: number): Record<string, unknown> {
+export function makeItem(i: number, w: World, r: ReturnType<typeof rng>, expires: number): Record<string, unknown> {
   const at = new Date(END - Math.floor(r.next() * DAYS * 86_400_000)).toISOString();
   const svc = r.pick(w.services);
   const u = r.next();
@@ -75,7 +75,9 @@ function makeItem(i: number, w: World, r: ReturnType<typeof rng>, expires: numbe
     const obs = {
       record_kind: "deployment" as const, organization_id: w.org, application_id: svc.id, service_id: svc.id, service_name: svc.name,
       execution_id: randomUUID(), execution_id_derived: false, status, created_at: at, triggered_by: actor, origin: "GIT",
-      commit: { id: commit.id, message: commit.message, author: commit.author },
+      // The report's times (docs/report.md): the commit an hour or so before, the end 2 minutes after the start.
+      updated_at: new Date(Date.parse(at) + 120_000).toISOString(),
+      commit: { id: commit.id, message: commit.message, author: commit.author, created_at: new Date(Date.parse(at) - (5 + Math.floor(r.next() * 235)) * 60_000).toISOString() },
     };
     const key = keys.execution(svc.id, obs.execution_id);
     return {
@@ -94,10 +96,22 @@ function makeItem(i: number, w: World, r: ReturnType<typeof rng>, expires: numbe
     ...(kind === "cluster_log" ? { cluster: { id: r.pick(w.clusters) } } : {}),
     ...(kind === "webhook_delivery" ? { webhook: { id: r.pick(w.webhooks) }, http: { status_code: 503 } } : {}),
     ...(kind === "deployment" ? { deployment: { execution_id: randomUUID(), triggered_by: actor, commit } } : {}),
+    // A deployment incident opened up to a few hours before a close (the report's time to restore).
+    ...(transition === "recovered"
+      ? { incident_id: `opened-${i}`, incident: { subject: `deployment:${svc.id}`, opened_at: new Date(Date.parse(at) - (5 + Math.floor(r.next() * 295)) * 60_000).toISOString() } }
+      : transition === "failed" ? { incident_id: `a${i}`, incident: { subject: `deployment:${svc.id}`, opened_at: at } } : {}),
     status: kind === "deployment" ? "DEPLOYMENT_ERROR" : kind === "webhook_delivery" ? "503" : "ERROR",
     occurred_at: at, observed_at: at, summary: `${svc.name} ${transition}`,
   };
   return newAlertItem(detail, at, expires, r.next() < 0.1 ? { reason: "backfill", detail: "older than the backfill window" } : undefined) as unknown as Record<string, unknown>;
+}
+
+/** A fresh table on a DynamoDB Local of its own, and the seeded world and generator its items come from. */
+export async function seededWorld() {
+  const { client, tableName } = await dynamo();
+  const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  const r = rng(42);
+  return { client, tableName, doc, r, w: world(r), expires: Math.floor((END + 400 * 86_400_000) / 1000) };
 }
 
 export async function benchAuditQueries() {
@@ -112,11 +126,7 @@ export async function benchAuditQueries() {
       `${RUNS} times one after another; the figures are the p50 / p95 of the wall time of each call from Node, DynamoDB Local on the same machine. ` +
       "The section runs on a DynamoDB Local of its own; `BENCH_AUDIT_ITEMS=N` sets another size.",
   });
-  const { client, tableName } = await dynamo();
-  const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-  const r = rng(42);
-  const w = world(r);
-  const expires = Math.floor((END + 400 * 86_400_000) / 1000);
+  const { client, tableName, doc, r, w, expires } = await seededWorld();
 
   // The same items twice: as before (every record whole, each index entry repeating its row), and as
   // now (index entries lean, rows read from the items; records that raised nothing in batches written per
@@ -133,27 +143,12 @@ export async function benchAuditQueries() {
     const chunk = Array.from({ length: Math.min(25, TOTAL - i) }, (_, j) => makeItem(i + j, w, r, expires));
     if (i % 100 === 0) sample.push(chunk[0]!);
     writes.push(writeBatch(doc, tableName, chunk.map(beforeLeanEntries)));
-    const whole: Array<Record<string, unknown>> = [];
-    for (const item of chunk) {
-      const rec = item.record as { failed?: boolean; cluster_id?: string; webhook_id?: string } | undefined;
-      if (item.item_type !== "record" || rec?.failed !== false) whole.push(item);
-      else {
-        const key = `${rec.cluster_id ?? rec.webhook_id}#${String(item.ix_at).slice(0, 13)}`;
-        routine.set(key, [...(routine.get(key) ?? []), item as RecordItem]);
-      }
-    }
+    const whole = setRoutineAside(chunk, routine);
     if (whole.length) writes.push(writeBatch(doc, batchedTable, whole));
     await flush();
   }
   const loadS = (performance.now() - t0) / 1000;
-  for (const records of routine.values()) {
-    const { batches, pointers } = routineWrite(records, expires);
-    const items = [...batches.map((b) => b.item), ...pointers];
-    for (let i = 0; i < items.length; i += 25) {
-      writes.push(writeBatch(doc, batchedTable, items.slice(i, i + 25)));
-      await flush();
-    }
-  }
+  await writeRoutine(doc, batchedTable, routine, expires);
   await Promise.all(writes);
   writes = [];
   report({ name: `audit: ${TOTAL.toLocaleString("en")} items stored`, value: `${loadS.toFixed(0)} s`, method: `BatchWriteItem of the stored shapes (not the pipeline), 25 a batch, 32 in flight, ${INDEXES.length} audit indexes maintained` });
@@ -254,7 +249,38 @@ export async function benchAuditQueries() {
   client.destroy();
 }
 
-async function writeBatch(doc: DynamoDBDocumentClient, table: string, items: Array<Record<string, unknown>>): Promise<void> {
+/**
+ * The items of a chunk stored whole as they are now; the records that raised nothing are set aside in
+ * `routine`, by source and hour, for writeRoutine.
+ */
+export function setRoutineAside(chunk: Array<Record<string, unknown>>, routine: Map<string, RecordItem[]>): Array<Record<string, unknown>> {
+  const whole: Array<Record<string, unknown>> = [];
+  for (const item of chunk) {
+    const rec = item.record as { failed?: boolean; cluster_id?: string; webhook_id?: string } | undefined;
+    if (item.item_type !== "record" || rec?.failed !== false) whole.push(item);
+    else {
+      const key = `${rec.cluster_id ?? rec.webhook_id}#${String(item.ix_at).slice(0, 13)}`;
+      routine.set(key, [...(routine.get(key) ?? []), item as RecordItem]);
+    }
+  }
+  return whole;
+}
+
+/** The records set aside, in batches per source and hour (as batches spanning polls would be) with their pointers. */
+export async function writeRoutine(doc: DynamoDBDocumentClient, table: string, routine: Map<string, RecordItem[]>, expires: number): Promise<void> {
+  const writes: Promise<unknown>[] = [];
+  for (const records of routine.values()) {
+    const { batches, pointers } = routineWrite(records, expires);
+    const items = [...batches.map((b) => b.item), ...pointers];
+    for (let i = 0; i < items.length; i += 25) {
+      writes.push(writeBatch(doc, table, items.slice(i, i + 25)));
+      if (writes.length >= 32) await Promise.all(writes.splice(0));
+    }
+  }
+  await Promise.all(writes);
+}
+
+export async function writeBatch(doc: DynamoDBDocumentClient, table: string, items: Array<Record<string, unknown>>): Promise<void> {
   let request: Record<string, Array<{ PutRequest: { Item: Record<string, unknown> } }>> | undefined = {
     [table]: items.map((Item) => ({ PutRequest: { Item } })),
   };

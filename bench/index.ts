@@ -9,6 +9,7 @@ import { benchIngest } from "./ingest.js";
 import { benchDetectionLatency } from "./latency.js";
 import { benchAlertLatency } from "./e2e.js";
 import { benchAuditQueries } from "./audit.js";
+import { benchReport } from "./report.js";
 import { benchBundles } from "./bundles.js";
 import { benchLoad } from "./load.js";
 import { benchKills } from "./kills.js";
@@ -25,6 +26,7 @@ const BENCHES: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["detection", benchDetectionLatency],
   ["e2e", benchAlertLatency],
   ["audit", benchAuditQueries],
+  ["report", benchReport],
   ["bundles", benchBundles],
   ["load", benchLoad],
   ["kills", benchKills],

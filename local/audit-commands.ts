@@ -20,7 +20,7 @@ export interface AuditIO {
   err: (line: string) => void;
 }
 
-const stdio: AuditIO = {
+export const stdio: AuditIO = {
   out: (l) => process.stdout.write(`${l}\n`),
   err: (l) => process.stderr.write(`${l}\n`),
 };
@@ -36,12 +36,12 @@ export interface AuditPageJson {
   next_cursor: string | null;
 }
 
-async function withAuditReader<T>(target: StoreTarget, fn: (reader: AuditReader, config?: Config) => Promise<T>): Promise<T> {
+export async function withAuditReader<T>(target: StoreTarget, fn: (reader: AuditReader, config?: Config) => Promise<T>): Promise<T> {
   return withStore(target, ({ client, tableName, config }) => fn(new DynamoAuditStore({ client, tableName }), config));
 }
 
 /** The flags without the names among them: what can be checked before the store is opened. */
-const withoutNames = (args: AuditArgs): AuditArgs => {
+export const withoutNames = (args: AuditArgs): AuditArgs => {
   const out = { ...args };
   for (const scope of NAMED_SCOPES) if (out[scope] !== undefined && !isUuid(out[scope]!)) delete out[scope];
   return out;
@@ -164,7 +164,7 @@ function untilStopped(signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-function failure(command: string, err: unknown, io: AuditIO): number {
+export function failure(command: string, err: unknown, io: AuditIO): number {
   if (err instanceof AuditQueryError) {
     // The flag is named as typed: `lookout audit: --service: "abc" is not a uuid (…)`.
     io.err(`lookout ${command}: ${err.field ? "--" : ""}${err.message}`);

@@ -12,6 +12,7 @@ import { startCommand } from "./start.js";
 import { cloudLocalCommand } from "./cloud-local/command.js";
 import { muteCommand, mutesCommand, unmuteCommand } from "./mute-commands.js";
 import { AUDIT_FORMATS, auditCommand, auditServeCommand, DEFAULT_SERVE_PORT, explainCommand } from "./audit-commands.js";
+import { REPORT_FORMATS, reportCommand } from "./report-command.js";
 import { statusCommand } from "./status-command.js";
 import { COMPLETION_SHELLS, completionCommand } from "./completion-commands.js";
 import { reportStartupTo } from "./dynamodb-local.js";
@@ -164,6 +165,18 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
       .argument("<id>", "an ID from lookout audit: alert, record, or <service id>:<execution id>")
       .addOption(formatOption(["text", "json"])),
   ).action((id: string, opts) => run(() => explainCommand(id, opts))());
+
+  storeOptions(
+    program
+      .command("report")
+      .description("delivery figures per service: deployment frequency, lead time, change failure rate, time to restore")
+      .option("--service <id|name>")
+      .option("--environment <id|name>")
+      .option("--since <duration>", "the period: e.g. 30d, 7d (default 30d)")
+      .option("--from <iso>", "e.g. 2026-03-01 or 2026-03-01T08:00:00Z (inclusive)")
+      .option("--to <iso>", "(exclusive; default now)")
+      .addOption(formatOption(REPORT_FORMATS, ": json the whole report with every id, csv a line per service")),
+  ).action((opts) => run(() => reportCommand(opts))());
 
   program
     .command("status")

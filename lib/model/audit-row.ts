@@ -4,7 +4,7 @@
  */
 import type { EventKind, LookoutEventDetail, Severity, Transition } from "./event.js";
 import type { ClusterLogRecord, DeploymentObservation, ServiceContext, WebhookDeliveryRecord } from "./observations.js";
-import { instantOr } from "./time.js";
+import { instantOr, readPlatformTime } from "./time.js";
 import { compact } from "./compact.js";
 import type { IncidentActionKind } from "./incident-action.js";
 
@@ -61,6 +61,13 @@ export interface AuditRow {
   actor?: string;
   /** The full commit id, lower case. */
   commit?: string;
+  /** Executions: when the deployed commit was made (the platform's `details.commit.created_at`), when known. */
+  commit_at?: string;
+  /**
+   * Executions: when the platform last changed the execution (`auditing_data.updated_at`): for a
+   * finished one, when it finished (the report's deploy time; docs/report.md).
+   */
+  updated_at?: string;
   summary: string;
   /** Alerts: published to the bus (pending) or kept quiet (suppressed, with the reason). */
   state?: "pending" | "suppressed";
@@ -70,6 +77,10 @@ export interface AuditRow {
   reason?: string;
   /** Alerts: the explain id of the record or execution that raised it. */
   source?: string;
+  /** Alerts: the alert that opened the incident this one belongs to (its own id on the opening alert). */
+  incident_id?: string;
+  /** Alerts: when that incident opened (its first failure's `occurred_at`). */
+  incident_opened_at?: string;
   /** Alerts: who was told (joined when read, never stored). */
   deliveries?: DeliveryRow[];
 }
@@ -159,6 +170,9 @@ export function executionRow(obs: DeploymentObservation, ctx: ServiceContext | u
     service: { id: obs.service_id, ...(name ? { name } : {}) },
     actor: obs.triggered_by,
     commit: commit?.id?.toLowerCase(),
+    // Only a readable, plausible time: the report never guesses a commit's time (docs/report.md).
+    commit_at: readPlatformTime(commit?.created_at, firstSeenAt).iso,
+    updated_at: obs.updated_at,
     summary: clip(parts.join(" — ")),
   });
 }
@@ -186,6 +200,10 @@ export function alertRow(detail: LookoutEventDetail, suppression?: { reason: str
     actor: detail.deployment?.triggered_by,
     commit: detail.deployment?.commit?.id?.toLowerCase(),
     summary: clip(detail.summary),
+    source: detail.kind === "deployment" && detail.service?.id && detail.deployment?.execution_id
+      ? executionEntryId(detail.service.id, detail.deployment.execution_id) : undefined,
+    incident_id: detail.incident_id,
+    incident_opened_at: detail.incident?.opened_at ? isoInstant(detail.incident.opened_at, detail.observed_at) : undefined,
     state: suppression ? "suppressed" : "pending",
     suppression: suppression ? { reason: suppression.reason, detail: suppression.detail } : undefined,
   });

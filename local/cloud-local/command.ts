@@ -70,7 +70,7 @@ export async function cloudLocalCommand(opts: { configFile?: string }): Promise<
     print(`  resources  ${report.created.length} created from the template, ${report.played.length} played here, ${report.notEmulated.length} not enforced on one machine (${[...new Set(report.notEmulated.map((r) => r.type))].join(", ")})`);
     for (const f of cl.stack.functions.values()) print(`  function   ${f.def.name.padEnd(28)} ${f.def.memoryMb} MB, ${f.def.timeoutSec} s, ${f.def.runtime} (here: Node ${process.versions.node}); log ${f.logFile}`);
     print(`  platform   ${cl.config.platform.url}${sim ? ` (the simulator: a deployment every ~${DEMO_EVERY_MS / 1000} s, some fail; the first failures reach Slack within a minute or two, their recoveries a few minutes later)` : ""}`);
-    if (cl.stack.httpApi) print(`  audit API  ${cl.stack.httpApi.url} (GET /events, GET /explain/{id}; the audit page at /)`);
+    if (cl.stack.httpApi) print(`  audit API  ${cl.stack.httpApi.url} (GET /events, GET /explain/{id}, GET /report; the audit page at /)`);
     print(`  email      SES on moto_server, copied to ${join(workDir, "outbox")} (.eml files); Slack is shown here`);
     print("  Dispatch runs every minute, as its schedule says; what a function logs as an error is shown here, the rest is in its log. Ctrl-C stops everything.\n");
     let seen = 0;

@@ -3,7 +3,8 @@
  * `lookout audit --serve` (the audit API's handler behind node:http) on a DynamoDB Local table filled
  * through the real pipeline from the simulator (pollSource → store, deliver → notify store), as
  * test/integration/audit.test.ts does. It filters by a service given by name, pages, opens "who was
- * told and why not", an incident timeline and a CSV export, and shows platform text as text.
+ * told and why not", an incident timeline, a CSV export and the delivery report's charts (uPlot), and
+ * shows platform text as text.
  *
  * Skipped, with a warning, where no Chromium is installed (`apt-get install -y chromium`; .ci/run
  * installs it where it can). CHROMIUM_PATH names another binary.
@@ -42,6 +43,9 @@ let sim: Simulator;
 let client: DynamoDBClient;
 let tableName: string;
 let serviceId: string;
+let otherServiceId: string;
+/** The simulator's start: the deployments below are in the day from it. */
+let t0: number;
 let serviceName: string;
 let failed: AlertItem;
 let stillFailing: AlertItem;
@@ -76,13 +80,14 @@ beforeAll(async () => {
 
   // One service fails, fails again, and recovers: one incident of three alerts. Another deploys fine.
   serviceId = sim.ids.applicationIds[0]!;
-  const t0 = sim.clock.nowMs();
+  otherServiceId = sim.ids.applicationIds[1]!;
+  t0 = sim.clock.nowMs();
   const deploy = (outcome: string, minutes: number, triggeredBy: string, message: string) =>
     sim.scenario.deploy(serviceId, { outcome, triggeredBy, origin: "CLI", at: new Date(t0 + minutes * MINUTE), commit: { message } });
   deploy("DEPLOYMENT_ERROR", 2, HOSTILE_ACTOR, "Bump the payment SDK");
   deploy("DEPLOYMENT_ERROR", 12, FORMULA_ACTOR, "Retry the payment SDK");
   deploy("DEPLOYED", 22, "ann@example.com", "Revert the payment SDK");
-  sim.scenario.deploy(sim.ids.applicationIds[1]!, { outcome: "DEPLOYED", at: new Date(t0 + 5 * MINUTE) });
+  sim.scenario.deploy(otherServiceId, { outcome: "DEPLOYED", at: new Date(t0 + 5 * MINUTE) });
   sim.clock.advance(8 * MINUTE);
   await round();
   sim.clock.advance(10 * MINUTE);
@@ -236,6 +241,64 @@ describe.skipIf(!CHROMIUM)("the audit web page (lookout audit --serve) in Chromi
     expect(await steps.evaluateAll((lis) => lis.map((li) => li.getAttribute("data-alert")))).toEqual([failed.alert_id, stillFailing.alert_id, recovered.alert_id]);
     expect(await steps.locator("strong").allTextContents()).toEqual(["failed", "still_failing", "recovered"]);
     expect(await steps.first().locator(".verdict").textContent()).toBe("→ told: slack #oncall (route prod-failures)");
+  });
+
+  it("draws the delivery report of the time and service filters as uPlot charts, with a line per service", async () => {
+    // By hand (each deployment takes 2 minutes): the first service failed at +4 and +14 and deployed at
+    // +24 — 2 failures of 3, one incident from +4 to +24 (20 minutes); the second deployed at +7. In the
+    // day: 2 successful deployments (14 a week), 2 failed of 4 (50 %), one restore of 20 minutes.
+    const day = new Date(t0).toISOString().slice(0, 10);
+    const next = new Date(t0 + 1440 * MINUTE).toISOString().slice(0, 10);
+    // Nothing uPlot does is refused by the page's Content-Security-Policy (a refusal is a console error).
+    const errors: string[] = [];
+    const onConsole = (m: { type(): string; text(): string }) => {
+      if (m.type() === "error") errors.push(m.text());
+    };
+    page.on("console", onConsole);
+    await page.goto(`${url}?from=${day}&to=${next}`);
+    await page.click("#report");
+    const delivery = page.locator("#delivery");
+    await eventually(() => delivery.isVisible()).toBe(true);
+    const value = (name: string) => delivery.locator(`[data-figure="${name}"] .value`).textContent();
+    expect(await value("Deployment frequency")).toBe("14 a week (2 in 1 day)");
+    expect(await value("Change failure rate")).toBe("50 % (2 of 4)");
+    expect(await value("Time to restore")).toBe("median 20m, p90 20m (1)");
+    expect(await value("Lead time for changes")).toMatch(/^median .+, p90 .+ \(2\)$/);
+    // Four charts, drawn by uPlot on its canvases, each with something drawn on it.
+    expect(await page.evaluate(() => typeof (globalThis as { uPlot?: unknown }).uPlot)).toBe("function");
+    expect(await delivery.locator(".figure .uplot canvas").count()).toBe(4);
+    const inked = await delivery.locator(".figure .uplot canvas").evaluateAll((canvases) =>
+      canvases.map((el) => {
+        type Canvas = { width: number; height: number; getContext(kind: "2d"): { getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> } } };
+        const c = el as unknown as Canvas;
+        const px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) n++;
+        return n;
+      }),
+    );
+    for (const n of inked) expect(n).toBeGreaterThan(50);
+    const row = delivery.locator(`#delivery-services tr[data-service="${serviceId}"] td`);
+    expect(await row.nth(4).textContent()).toBe("66.7 % (2 of 3)");
+    expect(await row.nth(5).textContent()).toBe("20m");
+    expect(await delivery.locator(`#delivery-services tr[data-service="${otherServiceId}"] td`).nth(2).textContent()).toBe("1 (7 a week)");
+    expect(await delivery.locator("#delivery-csv").getAttribute("href")).toContain("report?from=");
+    page.off("console", onConsole);
+    expect(errors).toEqual([]);
+
+    // The service filter, by name: that service alone.
+    await page.fill("input[name=service]", serviceName);
+    await page.click("#report");
+    await eventually(() => value("Change failure rate")).toBe("66.7 % (2 of 3)");
+    expect(await delivery.locator("#delivery-services tbody tr").count()).toBe(1);
+
+    // A bad time: the API's message, the field marked.
+    await page.fill("input[name=from]", "");
+    await page.fill("input[name=to]", "");
+    await page.fill("input[name=since]", "soon");
+    await page.click("#report");
+    await eventually(() => page.locator("#status").textContent()).toMatch(/^since: "soon" is not a duration/);
+    expect(await page.locator("input[name=since]").getAttribute("aria-invalid")).toBe("true");
   });
 
   it("reads at 1280 px: ids whole, no part broken, the summary in the room left; nothing the page asks for is missing or blocked", async () => {

@@ -189,8 +189,45 @@ describe("GET /events?format=csv", () => {
   });
 });
 
+describe("GET /report", () => {
+  const once = () => reader({ async query() { return { rows: [], plan: { index: "audit-what", partitions: [] } }; } });
+
+  it("reads executions and the deployment alerts of the period through the audit queries, and answers the report", async () => {
+    const queries: AuditQuery[] = [];
+    const { r } = reader({ async query(q) { queries.push(q); return { rows: [], plan: { index: "audit-what", partitions: [] } }; } });
+    const handler = createAuditApiHandler({ reader: r, now });
+    const res = await handler(event("/report", { service: "3F2E1D0C-9B8A-4765-8432-10FEDCBA9876", since: "7d" }), context);
+    expect(res.statusCode).toBe(200);
+    expect(body(res)).toMatchObject({ period: { from: "2026-03-03T12:00:00.000Z", to: "2026-03-10T12:00:00.000Z", days: 7 }, services: [] });
+    const service = "3f2e1d0c-9b8a-4765-8432-10fedcba9876";
+    // Alerts are read a day past the period (a failure's alert can come late), in slices of a week at most.
+    expect([...new Set(queries.map((q) => JSON.stringify(q.filters)))].map((f) => JSON.parse(f)).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual([
+      { service, transition: "failed", type: "alert" }, { service, transition: "recovered", type: "alert" },
+      { service, transition: "still_failing", type: "alert" }, { service, type: "execution" },
+    ]);
+    expect(queries.find((q) => q.filters.type === "execution")!.range).toEqual({ from: "2026-03-03T12:00:00.000Z", to: "2026-03-10T12:00:00.000Z" });
+    expect(queries.filter((q) => q.filters.transition === "failed").map((q) => q.range)).toEqual([
+      { from: "2026-03-03T12:00:00.000Z", to: "2026-03-10T12:00:00.000Z" }, { from: "2026-03-10T12:00:00.000Z", to: "2026-03-11T12:00:00.000Z" },
+    ]);
+    expect((await handler(event("/prod/report", { format: "csv" }), context)).headers?.["content-type"]).toBe("text/csv; charset=utf-8");
+  });
+
+  it("answers 400 naming the bad parameter, never 500, whatever the parameters", async () => {
+    const handler = createAuditApiHandler({ reader: once().r, now });
+    for (const [query, field] of [[{ servce: "x" }, "servce"], [{ environment: "prod" }, "environment"], [{ since: "7d", to: "2026-03-01" }, "since"], [{ format: "table" }, "format"]] as const) {
+      const res = await handler(event("/report", query), context);
+      expect(res.statusCode, JSON.stringify(query)).toBe(400);
+      expect(body(res).field).toBe(field);
+    }
+    const names = fc.constantFrom("service", "environment", "from", "to", "since", "format", "type", "x", "__proto__");
+    await fc.assert(fc.asyncProperty(fc.dictionary(names, fc.string({ maxLength: 40 })), async (query) => {
+      expect([200, 400]).toContain((await handler(event("/report", query), context)).statusCode);
+    }), { numRuns: 200 });
+  });
+});
+
 describe("the audit web page (web/audit/)", () => {
-  it("serves its three files, with a policy that runs only its own script, from / or under a stage", async () => {
+  it("serves its files (uPlot's too), with a policy that runs only its own script, from / or under a stage", async () => {
     const handler = createAuditApiHandler({ reader: reader().r, now });
     const page = await handler(event("/"), context);
     expect(page.statusCode).toBe(200);
@@ -199,6 +236,9 @@ describe("the audit web page (web/audit/)", () => {
     expect(page.body).toContain('<script type="module" src="audit.js"></script>');
     expect((await handler(event("/prod/audit.js"), context)).headers?.["content-type"]).toBe("text/javascript; charset=utf-8");
     expect((await handler(event("/audit.css"), context)).headers?.["content-type"]).toBe("text/css; charset=utf-8");
+    expect(page.body).toContain('<script src="uplot.js"></script>');
+    expect((await handler(event("/uplot.js"), context)).headers?.["content-type"]).toBe("text/javascript; charset=utf-8");
+    expect((await handler(event("/uplot.css"), context)).headers?.["content-type"]).toBe("text/css; charset=utf-8");
     for (const path of ["/constructor", "/package.json", "/../lookout.yaml", "/audit.js/", "/web/audit/index.html"]) {
       expect((await handler(event(path), context)).statusCode, path).toBe(404);
     }

@@ -47,6 +47,7 @@ describe("exit codes: 0 ok, 1 failure, 2 usage", () => {
       ["check-config", "--bogus"],
       ["frobnicate"],
       ["audit", "--format", "yaml"],
+      ["report", "--format", "ndjson"],
       ["check-config", "--format", "xml"],
       ["simulate", "--port", "abc"],
       ["audit", "--serve", "--port", "70000"],
@@ -66,6 +67,11 @@ describe("exit codes: 0 ok, 1 failure, 2 usage", () => {
     const r = await cli("audit", "--config", fixture("lookout.yaml"), "--since", "soon");
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^lookout audit: --since/);
+    const report = await cli("report", "--config", fixture("lookout.yaml"), "--since", "soon");
+    expect(report).toMatchObject({ code: 2, stdout: "" });
+    expect(report.stderr).toMatch(/^lookout report: --since: "soon" is not a duration/);
+    const env = await cli("report", "--config", fixture("lookout.yaml"), "--environment", "prod-1234", "--since", "7d", "--from", "2026-03-01");
+    expect(env.stderr).toMatch(/^lookout report: --since: give since, or from and\/or to, not both/);
     const mute = await cli("mute", "--config", fixture("lookout.yaml"), "--service", "api");
     expect(mute.code).toBe(2);
     expect(mute.stderr).toMatch(/^lookout mute: say why/);
@@ -130,8 +136,9 @@ describe("lookout completion", () => {
   const commands = tree.filter((n) => n.path.length).map((n) => n.path.at(-1)!);
 
   it("walks every command of the program, nested ones too", () => {
-    expect(commands).toEqual(expect.arrayContaining(["run", "check-config", "routes", "test", "audit", "explain", "status", "mute", "unmute", "mutes", "completion", "simulate", "start"]));
+    expect(commands).toEqual(expect.arrayContaining(["run", "check-config", "routes", "test", "audit", "explain", "report", "status", "mute", "unmute", "mutes", "completion", "simulate", "start"]));
     expect(tree.find((n) => n.path.join(" ") === "audit")!.options.find((o) => o.flags[0] === "--format")!.choices).toEqual(["table", "json", "ndjson", "csv"]);
+    expect(tree.find((n) => n.path.join(" ") === "report")!.options.find((o) => o.flags[0] === "--format")!.choices).toEqual(["table", "json", "csv"]);
   });
 
   for (const shell of COMPLETION_SHELLS) {

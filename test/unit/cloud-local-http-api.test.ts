@@ -263,9 +263,9 @@ describe("routes from the template", () => {
       if (packaged) rmSync(packaged, { recursive: true, force: true });
     });
 
-    it("are the audit API's five, IAM-authorized, and Slack's open one, with the integration's 30 s timeout, and serve their handlers", async () => {
+    it("are the audit API's eight, IAM-authorized, and Slack's open one, with the integration's 30 s timeout, and serve their handlers", async () => {
       const all = routesFromTemplate(template.Resources, byFunctionName(template.Resources));
-      expect(all.map((r) => r.routeKey).sort()).toEqual(["GET /", "GET /audit.css", "GET /audit.js", "GET /events", "GET /explain/{id}", "POST /slack/actions"]);
+      expect(all.map((r) => r.routeKey).sort()).toEqual(["GET /", "GET /audit.css", "GET /audit.js", "GET /events", "GET /explain/{id}", "GET /report", "GET /uplot.css", "GET /uplot.js", "POST /slack/actions"]);
       expect(new Set(all.map((r) => `${r.functionName} ${r.authorization} ${r.timeoutMs}`))).toEqual(new Set(["lookout-prod-audit-api AWS_IAM 30000", "lookout-prod-slack-actions NONE 30000"]));
       const routes = all.filter((r) => r.functionName === "lookout-prod-audit-api");
 

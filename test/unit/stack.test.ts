@@ -106,7 +106,7 @@ describe("the packaged stack", () => {
       expect(p.Environment.Variables.TABLE_NAME).toEqual({ Ref: "LookoutTable" });
       const entries = readZip(join(outDir, `${key}.zip`));
       // The audit API also serves the audit web page from its own package (lib/app/lambda/audit-api.ts).
-      const web = key === "auditApi" ? ["web/audit/audit.css", "web/audit/audit.js", "web/audit/index.html"] : [];
+      const web = key === "auditApi" ? ["web/audit/audit.css", "web/audit/audit.js", "web/audit/index.html", "web/audit/uplot.LICENSE", "web/audit/uplot.css", "web/audit/uplot.js"] : [];
       expect(entries.map((e) => e.name).sort()).toEqual([`functions/${suffix}.mjs`, CONFIG_FILE, ...web].sort());
       for (const f of web) expect(entries.find((e) => e.name === f)!.data().toString(), f).toBe(readFileSync(f, "utf8"));
       expect(entries.find((e) => e.name === CONFIG_FILE)!.data().toString()).toBe(readFileSync(CONFIG_FILE, "utf8"));
@@ -519,7 +519,7 @@ describe("the packaged stack", () => {
 
   it("serves the audit API and its web page over HTTP with IAM authorization, and Slack's clicks signed by Slack (payload v2)", () => {
     const routes = ofType("AWS::ApiGatewayV2::Route").map(([, r]) => r.Properties);
-    expect(routes.map((r) => r.RouteKey).sort()).toEqual(["GET /", "GET /audit.css", "GET /audit.js", "GET /events", "GET /explain/{id}", "POST /slack/actions"]);
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual(["GET /", "GET /audit.css", "GET /audit.js", "GET /events", "GET /explain/{id}", "GET /report", "GET /uplot.css", "GET /uplot.js", "POST /slack/actions"]);
     // Slack cannot sign with AWS credentials: its route is open, and the handler verifies Slack's signature first.
     for (const r of routes) expect(r.AuthorizationType ?? "NONE", r.RouteKey).toBe(r.RouteKey === "POST /slack/actions" ? "NONE" : "AWS_IAM");
     const integrations = ofType("AWS::ApiGatewayV2::Integration").map(([, r]) => r.Properties);

@@ -1,5 +1,6 @@
 // The audit web page (docs/audit.md, "The web page"): reads the audit API only — GET events (JSON, or CSV
-// with format=csv) and GET explain/{id} — relative to the page, so it works wherever the API serves it.
+// with format=csv), GET explain/{id} and GET report — relative to the page, so it works wherever the API
+// serves it. The delivery report's charts are drawn by uPlot (window.uPlot, from uplot.js beside this).
 // Every text from the platform or the store goes in as text (textContent, text nodes), never as markup.
 
 const ID_FILTERS = ["organization", "project", "environment", "service", "cluster", "webhook"];
@@ -398,6 +399,126 @@ async function exportCsv() {
   }
 }
 
+// ---- the delivery report (docs/report.md) ----------------------------------------------------------------
+
+/** What the report takes of the filters: the time, the service and the environment. */
+const REPORT_PARAMS = ["service", "environment", "since", "from", "to"];
+const CHART = { width: 280, height: 130 };
+const charts = [];
+
+function reportQuery() {
+  const q = formQuery();
+  const r = new URLSearchParams();
+  for (const name of REPORT_PARAMS) if (q.get(name)) r.set(name, q.get(name));
+  return r;
+}
+
+/** Seconds for people: 2h 10m, 45m, 3d 4h, 30s. */
+function human(sec) {
+  if (sec === null || sec === undefined) return "—";
+  const s = Math.round(sec);
+  const [d, h, m, r] = [Math.floor(s / 86400), Math.floor((s % 86400) / 3600), Math.floor((s % 3600) / 60), s % 60];
+  const pair = d ? [[d, "d"], [h, "h"]] : h ? [[h, "h"], [m, "m"]] : m ? [[m, "m"], [r, "s"]] : [[r, "s"]];
+  return pair.filter(([n], i) => i === 0 || n).map(([n, u]) => `${n}${u}`).join(" ");
+}
+
+const percent = (rate) => (rate === null ? "—" : `${Math.round(rate * 1000) / 10} %`);
+const epoch = (iso) => Date.parse(iso) / 1000;
+const DAY_S = 86400;
+
+/** A small uPlot chart of one figure over the period: its title, its value in words, and the chart (or why there is none). */
+function figure(period, name, value, data, series, yLabel) {
+  const box = el("div", { class: "figure", "data-figure": name }, el("h3", {}, name), el("p", { class: "value" }, value));
+  if (!data[0].length) {
+    box.append(el("p", { class: "empty" }, "nothing to draw in the period"));
+    return box;
+  }
+  const chart = el("div", { class: "chart" });
+  box.append(chart);
+  charts.push(new uPlot({
+    ...CHART,
+    legend: { show: false },
+    cursor: { show: false },
+    // The whole period across, whatever the data: a single point is not a range.
+    scales: { x: { time: true, range: () => [epoch(period.from), epoch(period.to)] }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.15 : 1] } },
+    axes: [{ size: 30 }, { label: yLabel, size: 44, labelSize: 14 }],
+    series: [{}, ...series],
+  }, data, chart));
+  return box;
+}
+
+const bars = (align) => uPlot.paths.bars({ size: [0.4, 24], align });
+const points = (label, color) => ({ label, stroke: color, fill: color, paths: () => null, points: { show: true, size: 7, fill: color } });
+
+function reportFigures(f, period) {
+  const days = period.days;
+  const daily = f.daily;
+  const x = daily.map((d) => epoch(`${d.date}T00:00:00Z`) + DAY_S / 2);
+  const df = f.deployment_frequency, lt = f.lead_time, cf = f.change_failure_rate, tr = f.time_to_restore;
+  const leads = lt.executions;
+  const restores = tr.incidents;
+  return [
+    figure(period, "Deployment frequency", `${df.per_week} a week (${df.deployments} in ${days} day${days === 1 ? "" : "s"})`,
+      [x, daily.map((d) => d.deployed), daily.map((d) => d.failed)],
+      [{ label: "deployed", fill: "#2da44e", stroke: "#2da44e", paths: bars(-1), points: { show: false } },
+        { label: "failed", fill: "#cf222e", stroke: "#cf222e", paths: bars(1), points: { show: false } }], "a day"),
+    figure(period, "Lead time for changes", lt.deployments ? `median ${human(lt.median_sec)}, p90 ${human(lt.p90_sec)} (${lt.deployments})` : "no commit time known",
+      [leads.map((l) => epoch(l.deployed_at)), leads.map((l) => l.lead_time_sec / 3600)], [points("lead time", "#0969da")], "hours"),
+    figure(period, "Change failure rate", `${percent(cf.rate)} (${cf.failed} of ${cf.deployments})`,
+      [x, daily.map((d) => (d.deployed + d.failed ? (100 * d.failed) / (d.deployed + d.failed) : null))],
+      [{ label: "failed %", stroke: "#cf222e", fill: "#cf222e", paths: bars(0), points: { show: false } }], "%"),
+    figure(period, "Time to restore", tr.restored ? `median ${human(tr.median_sec)}, p90 ${human(tr.p90_sec)} (${tr.restored})${tr.open.length ? `; ${tr.open.length} open` : ""}` : `no incident closed${tr.open.length ? `; ${tr.open.length} open` : ""}`,
+      [restores.map((r) => epoch(r.restored_at)), restores.map((r) => r.restore_sec / 60)], [points("restore", "#8250df")], "minutes"),
+  ];
+}
+
+/** The ids behind a service's figures, to check them with explain. */
+function behind(s) {
+  const groups = [
+    ["deployed", s.deployment_frequency.executions],
+    ["failed", s.change_failure_rate.failed_executions],
+    ["incidents", s.change_failure_rate.incidents],
+    ["restored", s.time_to_restore.incidents.map((r) => r.id)],
+    ["open", s.time_to_restore.open.map((o) => o.id)],
+  ].filter(([, ids]) => ids.length);
+  if (!groups.length) return "";
+  return el("details", {}, el("summary", {}, "ids"), groups.map(([what, ids]) => el("div", {}, `${what}:`, ids.map((id) => el("code", {}, id)))));
+}
+
+function renderReport(report, query) {
+  for (const c of charts.splice(0)) c.destroy();
+  const { period } = report;
+  $("#delivery-title").textContent = `Delivery, ${timeOf(period.from)} to ${timeOf(period.to)} UTC`;
+  $("#delivery-csv").href = apiUrl("report", new URLSearchParams([...query, ["format", "csv"]])).href;
+  $("#delivery-json").href = apiUrl("report", query).href;
+  $("#delivery-figures").replaceChildren(...reportFigures(report.total, period));
+  $("#delivery-services tbody").replaceChildren(...report.services.map((s) =>
+    el("tr", { "data-service": s.service.id },
+      el("td", { title: s.service.id }, nameOf(s.service)),
+      el("td", {}, nameOf(s.environment) ?? ""),
+      el("td", {}, `${s.deployment_frequency.deployments} (${s.deployment_frequency.per_week} a week)`),
+      el("td", {}, human(s.lead_time.median_sec)),
+      el("td", {}, `${percent(s.change_failure_rate.rate)} (${s.change_failure_rate.failed} of ${s.change_failure_rate.deployments})`),
+      el("td", {}, human(s.time_to_restore.median_sec)),
+      el("td", {}, String(s.time_to_restore.open.length)),
+      el("td", {}, behind(s)))));
+  $("#delivery").hidden = false;
+}
+
+async function showReport() {
+  const query = reportQuery();
+  setStatus("reading the delivery report…", "busy");
+  try {
+    const report = await getJson("report", query);
+    for (const f of form.querySelectorAll("[aria-invalid]")) f.removeAttribute("aria-invalid");
+    renderReport(report, query);
+    const n = report.services.length;
+    setStatus(n ? `delivery report: ${n} service${n === 1 ? "" : "s"}` : "delivery report: no deployment in the period");
+  } catch (err) {
+    showError(err);
+  }
+}
+
 // ---- wiring ---------------------------------------------------------------------------------------------
 
 form.addEventListener("submit", (e) => {
@@ -411,6 +532,11 @@ $("#reset").addEventListener("click", () => {
   show(new URLSearchParams());
 });
 $("#export").addEventListener("click", exportCsv);
+$("#report").addEventListener("click", showReport);
+$("#delivery-close").addEventListener("click", () => {
+  for (const c of charts.splice(0)) c.destroy();
+  $("#delivery").hidden = true;
+});
 $("#older").addEventListener("click", () => {
   if (!state.next) return;
   state.cursors[state.page + 1] = state.next;

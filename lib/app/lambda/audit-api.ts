@@ -5,7 +5,8 @@
  *   GET /events?service=<uuid>&since=7d&limit=50[&cursor=…]  → 200 { events: [...], next_cursor? }
  *   GET /explain/{id}                                          → 200 { id, subject?, alerts: [...] } or 404
  *   GET /events?…&format=csv                                   → 200 text/csv (the CLI's columns), next cursor in x-next-cursor
- *   GET /, /audit.js, /audit.css                               → the audit web page (web/audit/), which reads the routes above
+ *   GET /report?since=30d&service=<uuid>&environment=<uuid>    → 200 the delivery report (docs/report.md); format=csv as `lookout report`
+ *   GET /, /audit.js, /audit.css, /uplot.js, /uplot.css        → the audit web page (web/audit/), which reads the routes above
  *
  * A bad filter (unknown name, bad uuid, bad date…) is a 400 with a message that names it; bad input
  * never becomes a 500. Only our own failures (the table unreachable) are 500s, logged.
@@ -20,6 +21,9 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { AuditQueryError } from "../../audit/model.js";
 import { parseAuditQuery } from "../../audit/parse.js";
 import { csvHeader, csvRow } from "../../audit/format.js";
+import { parseReportQuery, readReportInput } from "../../audit/report-read.js";
+import { deliveryReport } from "../../audit/report.js";
+import { reportCsv } from "../../audit/report-format.js";
 import type { AuditReader } from "../../audit/dynamo.js";
 import { resolveDeps, serviceName, type Deps } from "./telemetry.js";
 
@@ -42,6 +46,9 @@ export const WEB_FILES: Readonly<Record<string, { file: string; type: string }>>
   "index.html": { file: "index.html", type: "text/html; charset=utf-8" },
   "audit.js": { file: "audit.js", type: "text/javascript; charset=utf-8" },
   "audit.css": { file: "audit.css", type: "text/css; charset=utf-8" },
+  // uPlot (npm `uplot`, MIT; web/audit/uplot.LICENSE), its files as the package ships them: the report's charts.
+  "uplot.js": { file: "uplot.js", type: "text/javascript; charset=utf-8" },
+  "uplot.css": { file: "uplot.css", type: "text/css; charset=utf-8" },
 };
 
 /**
@@ -63,13 +70,14 @@ const PAGE_HEADERS = {
   "cache-control": "no-cache",
 };
 
-type Route = { route: "events" } | { route: "explain"; id: string } | { route: "web"; name: string };
+type Route = { route: "events" } | { route: "report" } | { route: "explain"; id: string } | { route: "web"; name: string };
 
-/** `GET /events`, `GET /explain/{id}` or a file of the page, from the route key or, failing that, the raw path. */
+/** `GET /events`, `GET /report`, `GET /explain/{id}` or a file of the page, from the route key or, failing that, the raw path. */
 export function routeOf(event: APIGatewayProxyEventV2): Route | undefined {
   if (event.requestContext?.http?.method && event.requestContext.http.method !== "GET") return undefined;
   const path = event.rawPath ?? "";
   if (/^(\/[^/]+)?\/events\/?$/.test(path) || event.routeKey === "GET /events") return { route: "events" };
+  if (/^(\/[^/]+)?\/report\/?$/.test(path) || event.routeKey === "GET /report") return { route: "report" };
   const id = event.pathParameters?.id ?? /\/explain\/([^/]+)\/?$/.exec(path)?.[1];
   if (id !== undefined) return { route: "explain", id: safeDecode(id) };
   // An optional stage prefix (/prod/audit.js), as for /events.
@@ -92,6 +100,13 @@ function formatOf(params: Record<string, string | undefined>): { format: "json" 
   if (format === undefined || format === "json" || format === "csv") return { format: format ?? "json", rest };
   throw new AuditQueryError("format", `"${format}" is not one of json, csv`);
 }
+
+/** The delivery report as CSV (as `lookout report --format csv`). */
+const reportCsvAnswer = (lines: string[]): APIGatewayProxyStructuredResultV2 => ({
+  statusCode: 200,
+  headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": 'attachment; filename="lookout-report.csv"', "cache-control": "no-store" },
+  body: lines.join(""),
+});
 
 /** One page as CSV (as `lookout audit --format csv`); the next page's cursor in a header, so the body stays rows. */
 const csv = (rows: Parameters<typeof csvRow>[0][], cursor: string | undefined): APIGatewayProxyStructuredResultV2 => ({
@@ -120,7 +135,7 @@ export function createAuditApiHandler(
   };
   const base = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
     const route = routeOf(event);
-    if (!route) return json(404, { error: "no such route: use GET /events?… or GET /explain/{id}" });
+    if (!route) return json(404, { error: "no such route: use GET /events?…, GET /report?… or GET /explain/{id}" });
     try {
       // The page needs no store.
       if (route.route === "web") return await page(route.name);
@@ -131,6 +146,13 @@ export function createAuditApiHandler(
         const page = await d.reader.query(query);
         if (format === "csv") return csv(page.rows, page.cursor);
         return json(200, { events: page.rows, count: page.rows.length, ...(page.cursor ? { next_cursor: page.cursor } : {}) });
+      }
+      if (route.route === "report") {
+        const { format, rest } = formatOf(event.queryStringParameters ?? {});
+        const now = d.now?.() ?? new Date();
+        const query = parseReportQuery(rest, now);
+        const report = deliveryReport(await readReportInput(d.reader, query, now), query.period);
+        return format === "csv" ? reportCsvAnswer(reportCsv(report)) : json(200, report);
       }
       if (!route.id.trim() || route.id.length > 512) return json(400, { error: "id: give the id of a record, execution or alert" });
       const explanation = await d.reader.explain(route.id);
