@@ -19,7 +19,7 @@ import {
 } from "../lib/platform/errors.js";
 import { alertLine, deliveryLine, pollLine } from "./view.js";
 import { terminalSlack } from "./terminal-slack.js";
-import { flushDigests } from "../lib/notify/notifier.js";
+import { flushDigests, flushEscalations } from "../lib/notify/notifier.js";
 import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/config/routes.js";
 import { receiverId } from "../lib/config/receivers.js";
 import { unsetSecretsLine } from "./routes-commands.js";
@@ -190,9 +190,17 @@ async function heldCount(p: LocalPipeline): Promise<number> {
   return held.reduce((n, h) => n + h.length, 0);
 }
 
-/** What storms held back goes out as digests now, whether or not another alert comes. */
+/**
+ * What storms held back goes out as digests now, whether or not another alert comes; and what is due
+ * is escalated (docs/actions.md, "Escalation"), as dispatch's tick has the notify functions do in the
+ * cloud. Either one's failure fails the call after both were tried.
+ */
 export async function flushHeld(p: LocalPipeline): Promise<number> {
-  return flushDigests(allReceivers(p.config.routes, p.config.notify), p.notifier);
+  let failed: unknown;
+  const sent = await flushDigests(allReceivers(p.config.routes, p.config.notify), p.notifier).catch((err: unknown) => ((failed = err), 0));
+  await flushEscalations(["slack", "email"], p.notifier).catch((err: unknown) => void (failed ??= err));
+  if (failed) throw failed;
+  return sent;
 }
 
 /** The run loop's flush: a failure is said and the loop goes on (what stays held is tried next time). */
