@@ -55,7 +55,7 @@ export interface Channel {
   sendDigest(held: LookoutEventDetail[], window: DigestWindow, presentationOf?: (detail: LookoutEventDetail) => Presentation): Promise<Sent>;
   /**
    * Sends an escalation of the incident `notice.first` opened (docs/actions.md, "Escalation"): a reply in
-   * the incident's thread, shown in the channel, where the receiver keeps one (`incident.ts`), else a
+   * the incident's thread, shown in the channel, where the receiver keeps one (the incident's `ts`), else a
    * message of its own showing the incident; `presentation.mentions` are the escalation's.
    */
   sendEscalation?(notice: EscalationNotice, incident: IncidentRef | undefined, presentation: Presentation): Promise<Sent>;
