@@ -8,7 +8,9 @@
  *    a reply in its thread, broadcast, mentioning the group (#oncall), a message showing it (the incoming
  *    webhook), a mail (the pager); none where it was acknowledged or closed before;
  *  - two ticks racing (two notify functions flushing at once) escalate it once;
- *  - a close after the escalation reaches the pager, in reply to the escalation's mail.
+ *  - a close after the escalation reaches the pager, in reply to the escalation's mail;
+ *  - in the end, `lookout explain` says of each incident whether it was escalated (and to whom) or
+ *    cancelled, and why.
  */
 import { describe, expect, inject, it } from "vitest";
 import fc from "fast-check";
@@ -33,6 +35,8 @@ import { answerSlack, slackRequestOf } from "../../lib/actions/endpoint.js";
 import { actOn } from "../../lib/actions/act.js";
 import { INCIDENT_ACTIONS } from "../../lib/model/incident-action.js";
 import { ensureTable } from "../../lib/store/table.js";
+import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
+import { explanationLines } from "../../lib/audit/format.js";
 
 const MIN = 60_000;
 const AFTER = 5 * MIN;
@@ -53,6 +57,8 @@ interface Incident {
   ackedAt?: number;
   closedAt?: number;
   escalatedAt?: number;
+  /** Why it was cancelled: closed before it was due, or acknowledged before the tick that found it due. */
+  cancelled?: "closed" | "acknowledged";
 }
 
 interface Model {
@@ -73,6 +79,7 @@ function read(m: Model) {
       m.open[p.app] = incident;
     } else if (!p.failed && open) {
       open.closedAt = m.now;
+      if (open.escalatedAt === undefined) open.cancelled ??= "closed";
       m.open[p.app] = undefined;
     }
   }
@@ -82,7 +89,9 @@ function read(m: Model) {
 /** A tick's flush, after what the run delivered: what is due, not acknowledged and not closed is escalated. */
 function flush(m: Model) {
   for (const i of m.incidents) {
-    if (i.escalatedAt === undefined && i.closedAt === undefined && i.ackedAt === undefined && m.now >= i.openedAt + AFTER) i.escalatedAt = m.now;
+    if (i.escalatedAt !== undefined || i.cancelled || m.now < i.openedAt + AFTER) continue;
+    if (i.ackedAt !== undefined) i.cancelled = "acknowledged";
+    else i.escalatedAt = m.now;
   }
 }
 
@@ -199,6 +208,24 @@ function check(w: World, m: Model) {
   if (stray.length) fail(m, `the pager got ${stray.length} mail(s) of no escalation: ${stray.map((x) => header(x, "X-Lookout-State")).join(", ")}`);
 }
 
+/** `lookout explain <service>:<execution>` says what became of each incident's escalation, as the model does. */
+async function checkExplained(w: World, m: Model) {
+  const audit = new DynamoAuditStore({ client: w.client, tableName: w.tableName });
+  for (const i of m.incidents) {
+    const e = await audit.explain(`${w.apps[i.app]}:${i.exec}`);
+    const opening = e?.alerts.find((a) => a.transition === "failed");
+    const escalation = opening?.escalations?.find((x) => x.route === "oncall");
+    const want = i.escalatedAt !== undefined ? "escalated" : i.cancelled ? "cancelled" : "pending";
+    if (escalation?.state !== want) fail(m, `explain says the escalation of ${APPS[i.app]}'s incident (${i.exec}) is ${escalation?.state ?? "absent"}, the model ${want}`);
+    const reason = i.cancelled === "acknowledged" ? /^acknowledged by ann/ : i.cancelled === "closed" ? /^closed by alert/ : undefined;
+    if (reason && !reason.test(escalation!.reason ?? "")) fail(m, `explain gives the cancellation of ${APPS[i.app]}'s escalation as "${escalation!.reason}"`);
+    const paged = opening!.deliveries.filter((d) => d.escalation === "oncall" && d.state === "sent").map((d) => d.receiver).sort();
+    const wantPaged = i.escalatedAt !== undefined ? ["email pager@example.com", "slack #oncall", "slack webhook env:SLACK_WEBHOOK"] : [];
+    if (JSON.stringify(paged) !== JSON.stringify(wantPaged)) fail(m, `explain lists the escalation of ${APPS[i.app]}'s incident as sent to ${paged.join(", ") || "nobody"}`);
+    if (!explanationLines(e!).some((l) => l.includes("escalation by route oncall"))) fail(m, "explain's text does not say what became of the escalation");
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- commands
 
 type Cmd = fc.AsyncCommand<Model, World>;
@@ -263,6 +290,7 @@ async function runSequence(input: { seed: number; commands: Iterable<Cmd> }): Pr
     // Settled: everything due has gone out, and the close of what went out reached the pager.
     for (const [a, i] of model.open.entries()) if (i) await commands.deploy(a, false).run(model, world);
     await commands.run(6 * MIN).run(model, world);
+    await checkExplained(world, model);
     return model;
   } finally {
     await closeWorld(world);

@@ -20,6 +20,10 @@ import type { AlertItem } from "../../lib/model/alert-item.js";
 import type { Escalation } from "../../lib/model/notify-store.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
+import { dueEscalationKinds } from "../../lib/app/lambda/dispatch.js";
+import { createNotifyHandler, FLUSH_DIGESTS } from "../../lib/app/lambda/notify.js";
+import { toEnvelope } from "../../lib/alerts/publish.js";
+import type { Context, SQSEvent } from "aws-lambda";
 
 const T0 = Date.parse("2026-03-02T14:10:00Z");
 const MIN = 60_000;
@@ -239,5 +243,36 @@ describe("escalating on a simulated clock", () => {
     // Settled for good: the next tick does not try again.
     w.advance(MIN);
     expect(await w.tick()).toEqual([]);
+  });
+});
+
+describe("in the cloud: dispatch's tick and the notify function of each kind", () => {
+  const context = { functionName: "notify", awsRequestId: "r", invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:notify" } as unknown as Context;
+  const sqs = (detail: LookoutEventDetail): SQSEvent => ({
+    Records: [{
+      messageId: `m-${detail.id}`, receiptHandle: "h", messageAttributes: {}, md5OfBody: "", eventSource: "aws:sqs", eventSourceARN: "arn", awsRegion: "us-east-1",
+      attributes: { MessageGroupId: "open-1", MessageDeduplicationId: `prod/${detail.id}` } as never,
+      body: JSON.stringify({ route: "prod", group: "open-1", dedup: `prod/${detail.id}`, event: toEnvelope(detail, { account: "123456789012", region: "us-east-1", time: new Date(T0).toISOString(), eventId: `e-${detail.id}` }) }),
+    }],
+  });
+
+  it("dispatch finds the kinds with an escalation due (a key read a kind), and the flush of one kind escalates to its receivers only", async () => {
+    const w = world();
+    const due = dueEscalationKinds(w.store, w.deps.routes!);
+    await w.notify(opening);
+    expect(await due(T0 + 14 * MIN)).toEqual([]);
+    expect(await due(T0 + 15 * MIN)).toEqual(["email", "slack"]);
+    w.advance(15 * MIN);
+    const email = createNotifyHandler("email", { routes: w.deps.routes!, notifier: w.deps });
+    await email({ lookout: FLUSH_DIGESTS }, context);
+    expect([w.escalations().length, w.mails.length]).toEqual([0, 1]);
+    expect(await due(T0 + 15 * MIN)).toEqual(["slack"]);
+    await createNotifyHandler("slack", { routes: w.deps.routes!, notifier: w.deps })({ lookout: FLUSH_DIGESTS }, context);
+    expect([w.escalations().length, w.mails.length]).toEqual([2, 1]);
+    expect(await due(T0 + 16 * MIN)).toEqual([]);
+    // The route's close reaches the email function (its rule targets escalate.to's kind), which tells the pager.
+    w.advance(5 * MIN);
+    expect(await email(sqs(recovered), context)).toEqual({ batchItemFailures: [] });
+    expect(w.mails.map((m) => m.headers?.["X-Lookout-State"])).toEqual(["ESCALATED", expect.stringMatching(/^RECOVERED/)]);
   });
 });
