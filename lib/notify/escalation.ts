@@ -8,7 +8,7 @@
  */
 import { isClosing, type LookoutEventDetail, type Severity } from "../model/event.js";
 import { contentHash } from "../model/hash.js";
-import type { Escalation, IncidentAcknowledgement, NotifyStore } from "../model/notify-store.js";
+import type { Escalation, IncidentAcknowledgement, Mute, NotifyStore } from "../model/notify-store.js";
 import { escalationKinds, type Route } from "../config/route-types.js";
 import { DeliveryError, type Channel, type EscalationNotice, type IncidentRef, type Presentation, type Sent } from "./types.js";
 import { claimStage } from "./delivery/claim.js";
@@ -42,19 +42,27 @@ export function newEscalation(detail: LookoutEventDetail, route: Route & { escal
 /**
  * What a tick does with a due entry, from its escalation as stored:
  *  - `escalate`: pending, due, neither acknowledged nor closed: it is escalated now (once: a conditional write);
- *  - `cancel`: pending but acknowledged (before the escalation went out), or its route no longer escalates;
+ *  - `cancel`: due but acknowledged or muted (before the escalation went out), or its route no longer escalates;
  *  - `deliver`: escalated (by this tick or another): its deliveries are made, each once;
  *  - `wait`: not due yet;
  *  - `release`: cancelled (by the close, or an acknowledgement), or gone: nothing to do but drop the entry.
  */
 export type EscalationStep = { step: "escalate" } | { step: "cancel"; reason: string } | { step: "deliver" } | { step: "wait" } | { step: "release" };
 
-export function nextStep(e: Escalation | undefined, route: Route | undefined, ack: IncidentAcknowledgement | undefined, now: Date): EscalationStep {
+export function nextStep(
+  e: Escalation | undefined,
+  route: Route | undefined,
+  seen: { ack?: IncidentAcknowledgement | undefined; mute?: Mute | undefined },
+  now: Date,
+): EscalationStep {
   if (!e || e.state === "cancelled") return { step: "release" };
   if (e.state === "escalated") return { step: "deliver" };
+  if (Date.parse(e.due_at) > now.getTime()) return { step: "wait" };
   if (!route?.escalate) return { step: "cancel", reason: `route ${e.route} no longer escalates` };
-  if (ack) return { step: "cancel", reason: `acknowledged by ${ack.by.name} at ${ack.at}` };
-  return Date.parse(e.due_at) <= now.getTime() ? { step: "escalate" } : { step: "wait" };
+  if (seen.ack) return { step: "cancel", reason: `acknowledged by ${seen.ack.by.name} at ${seen.ack.at}` };
+  // Muted since (Mute 1h, Mute until resolved, `lookout mute`): someone chose not to be called about it.
+  if (seen.mute) return { step: "cancel", reason: `muted until ${seen.mute.until} by ${seen.mute.created_by}: ${seen.mute.reason}` };
+  return { step: "escalate" };
 }
 
 /**

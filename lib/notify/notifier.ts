@@ -4,7 +4,7 @@
  * event and the fallback receiver. Shared by the local bus subscriber and the notify functions.
  */
 import { isClosing, type LookoutEventDetail } from "../model/event.js";
-import { closesItsIncident, isActive } from "./mutes.js";
+import { activeMute, closesItsIncident, isActive } from "./mutes.js";
 import { receiverFailing } from "../alerts/health.js";
 import type { Log } from "../model/log.js";
 import { receiverLabel } from "../config/receivers.js";
@@ -231,7 +231,11 @@ async function flushEscalation(due: DueEscalation, deps: NotifierDeps, out: Deli
   const now = deps.now();
   const route = deps.routes?.find((r) => r.name === due.route);
   let e = await store.getEscalation(due.incident_id, due.route);
-  const step = nextStep(e, route, e?.state === "pending" ? await store.getAcknowledgement(due.incident_id) : undefined, now);
+  // What may cancel it, read only when it is pending and due.
+  const deciding = e?.state === "pending" && Date.parse(e.due_at) <= now.getTime();
+  const [ack, mutes, raised] = deciding ? await Promise.all([store.getAcknowledgement(due.incident_id), store.listMutes(), store.getAlert(e!.alert_id)]) : [];
+  const mute = raised ? activeMute(raised, mutes ?? [], now) : undefined;
+  const step = nextStep(e, route, { ack, mute }, now);
   if (step.step === "wait") return;
   if (step.step === "release") return store.releaseDueEscalation(due);
   if (step.step === "cancel") {

@@ -91,15 +91,19 @@ describe("the escalation's decisions", () => {
     expect(schedules(opening, { ...route, escalate: undefined } as Route, "critical", ["sent"])).toBe(false);
   });
 
-  it("a tick: waits until due, escalates unless acknowledged, cancels once acknowledged, delivers what went out, releases what was cancelled", () => {
-    expect(nextStep(pending, route, undefined, new Date(T0 + 15 * MIN - 1))).toEqual({ step: "wait" });
-    expect(nextStep(pending, route, undefined, new Date(T0 + 15 * MIN))).toEqual({ step: "escalate" });
-    expect(nextStep(pending, route, ack, new Date(T0 + 15 * MIN))).toEqual({ step: "cancel", reason: `acknowledged by ann at ${ack.at}` });
-    expect(nextStep(pending, { ...route, escalate: undefined } as Route, undefined, new Date(T0 + 15 * MIN))).toEqual({ step: "cancel", reason: "route prod no longer escalates" });
+  it("a tick: waits until due, escalates unless acknowledged or muted, delivers what went out, releases what was cancelled", () => {
+    const due = new Date(T0 + 15 * MIN);
+    const mute = { id: "m1", scope: { service: "svc" }, until: new Date(T0 + 60 * MIN).toISOString(), reason: "migration", created_by: "slack:U0BOB (bob)", created_at: new Date(T0).toISOString() };
+    expect(nextStep(pending, route, {}, new Date(T0 + 15 * MIN - 1))).toEqual({ step: "wait" });
+    expect(nextStep(pending, route, { ack }, new Date(T0 + 15 * MIN - 1))).toEqual({ step: "wait" });
+    expect(nextStep(pending, route, {}, due)).toEqual({ step: "escalate" });
+    expect(nextStep(pending, route, { ack }, due)).toEqual({ step: "cancel", reason: `acknowledged by ann at ${ack.at}` });
+    expect(nextStep(pending, route, { mute }, due)).toEqual({ step: "cancel", reason: `muted until ${mute.until} by slack:U0BOB (bob): migration` });
+    expect(nextStep(pending, { ...route, escalate: undefined } as Route, {}, due)).toEqual({ step: "cancel", reason: "route prod no longer escalates" });
     const escalated: Escalation = { ...pending, state: "escalated" };
-    expect(nextStep(escalated, route, ack, new Date(T0 + 20 * MIN))).toEqual({ step: "deliver" });
-    expect(nextStep({ ...pending, state: "cancelled" }, route, undefined, new Date(T0 + 20 * MIN))).toEqual({ step: "release" });
-    expect(nextStep(undefined, route, undefined, new Date(T0 + 20 * MIN))).toEqual({ step: "release" });
+    expect(nextStep(escalated, route, { ack }, new Date(T0 + 20 * MIN))).toEqual({ step: "deliver" });
+    expect(nextStep({ ...pending, state: "cancelled" }, route, {}, new Date(T0 + 20 * MIN))).toEqual({ step: "release" });
+    expect(nextStep(undefined, route, {}, new Date(T0 + 20 * MIN))).toEqual({ step: "release" });
   });
 
   it("the close: cancels a pending one, tells whoever was paged of one that went out", () => {
@@ -196,6 +200,16 @@ describe("escalating on a simulated clock", () => {
     expect([w.escalations().length, w.mails.length]).toEqual([0, 0]);
     expect(await w.store.getEscalation("open-1", "prod")).toMatchObject({ state: "cancelled", reason: expect.stringContaining("acknowledged by ann") });
     expect(await w.store.dueEscalations("slack", new Date(T0 + 60 * MIN).toISOString())).toEqual([]);
+  });
+
+  it("muted before `after` (Mute 1h from the message, lookout mute): cancelled, saying by whom", async () => {
+    const w = world();
+    await w.notify(opening);
+    w.advance(5 * MIN);
+    await w.store.putMute({ id: "m1", scope: { service: opening.service!.id }, until: new Date(T0 + 65 * MIN).toISOString(), reason: "rollback under way", created_by: "slack:U0BOB (bob)", created_at: new Date(T0 + 5 * MIN).toISOString() });
+    w.advance(10 * MIN);
+    expect(await w.tick()).toEqual([]);
+    expect(await w.store.getEscalation("open-1", "prod")).toMatchObject({ state: "cancelled", reason: expect.stringContaining("rollback under way") });
   });
 
   it("a close before `after` cancels it; nothing reaches the pager", async () => {
