@@ -122,10 +122,12 @@ async function closeEscalations(detail: LookoutEventDetail, deps: NotifierDeps):
   if (!deps.routes?.some((r) => r.escalate)) return paged;
   for (const e of await deps.store.escalationsOf(detail.incident_id!)) {
     const what = onClose(e, detail);
-    if (what === "tell_paged") paged.add(e.route);
-    else if (what !== "nothing" && (await deps.store.settleEscalation(e.incident_id, e.route, { state: "cancelled", settled_at: deps.now().toISOString(), reason: what.cancel }))) {
+    if (what === "nothing") continue;
+    if (what === "tell_paged") {
+      paged.add(e.route);
+    } else if (await deps.store.settleEscalation(e.incident_id, e.route, { state: "cancelled", settled_at: deps.now().toISOString(), reason: what.cancel })) {
       deps.log.info("escalation cancelled: the incident closed in time", { incident: e.incident_id, route: e.route });
-    } else if (what !== "nothing" && (await deps.store.getEscalation(e.incident_id, e.route))?.state === "escalated") {
+    } else if ((await deps.store.getEscalation(e.incident_id, e.route))?.state === "escalated") {
       paged.add(e.route); // a tick escalated it meanwhile
     }
   }
@@ -231,10 +233,11 @@ async function flushEscalation(due: DueEscalation, deps: NotifierDeps, out: Deli
   const now = deps.now();
   const route = deps.routes?.find((r) => r.name === due.route);
   let e = await store.getEscalation(due.incident_id, due.route);
+  const first = e && (await store.getAlert(e.alert_id));
   // What may cancel it, read only when it is pending and due.
   const deciding = e?.state === "pending" && Date.parse(e.due_at) <= now.getTime();
-  const [ack, mutes, raised] = deciding ? await Promise.all([store.getAcknowledgement(due.incident_id), store.listMutes(), store.getAlert(e!.alert_id)]) : [];
-  const mute = raised ? activeMute(raised, mutes ?? [], now) : undefined;
+  const [ack, mutes] = deciding ? await Promise.all([store.getAcknowledgement(due.incident_id), store.listMutes()]) : [];
+  const mute = first && mutes ? activeMute(first, mutes, now) : undefined;
   const step = nextStep(e, route, { ack, mute }, now);
   if (step.step === "wait") return;
   if (step.step === "release") return store.releaseDueEscalation(due);
@@ -250,7 +253,7 @@ async function flushEscalation(due: DueEscalation, deps: NotifierDeps, out: Deli
     e = await store.getEscalation(due.incident_id, due.route);
     if (e?.state !== "escalated") return; // cancelled meanwhile by the close: the next tick releases it
   }
-  const first = route?.escalate && (await store.getAlert(e!.alert_id));
+  // Its route no longer escalates (a deploy in between), or the alert is gone: nothing to send.
   if (!route?.escalate || !first) return store.releaseDueEscalation(due);
   const outcomes = await deliverEscalations(e!, route as Route & { escalate: NonNullable<Route["escalate"]> }, first, due.kind, deps, out);
   // Done for this kind once every receiver's delivery is settled; else the next tick comes back to it.
