@@ -89,7 +89,13 @@ const ESCALATE_MIN_MS = 60_000;
 const ESCALATE_MAX_MS = 7 * 86_400_000;
 const MentionFile = anyOf(
   z.string().check(
-    z.refine((s) => MENTION.test(s), { message: "must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD)" }),
+    z.superRefine((s, ctx) => {
+      if (MENTION.test(s)) return;
+      // Slack's own token (<!subteam^S…>, <@U…>) is what Lookout writes: the file names the id alone.
+      const id = /^<(?:!subteam\^|@)([A-Z0-9]+)(?:\|[^>]*)?>$/.exec(s)?.[1];
+      const message = "must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD)";
+      ctx.addIssue({ code: "custom", message: id ? `${message}: write ${id}, not Slack's token` : message, input: s });
+    }),
   ),
 ).check(z.maxLength(MAX_MENTIONS));
 

@@ -63,6 +63,8 @@ describe("the escalate configuration", () => {
     expect(at("{ after: 30s, mention: S0ESCALATE }")).toBe("lookout.yaml: routes[0].escalate.after: is not a duration from 1m to 7d (like 15m): dispatch's tick comes once a minute");
     expect(at("{ after: soon, mention: S0ESCALATE }")).toMatch(/^lookout\.yaml: routes\[0\]\.escalate\.after: is not a duration from 1m to 7d/);
     expect(at(`{ after: 15m, mention: "<!subteam^S0ESCALATE>" }`)).toBe(
+      "lookout.yaml: routes[0].escalate.mention: must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD): write S0ESCALATE, not Slack's token");
+    expect(at(`{ after: 15m, mention: "@oncall-leads" }`)).toBe(
       "lookout.yaml: routes[0].escalate.mention: must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD)");
     expect(at("{ after: 15m, mention: [S0ESCALATE, oncall] }")).toMatch(/^lookout\.yaml: routes\[0\]\.escalate\.mention\[1\]: must be @here/);
     expect(at("{ after: 15m }")).toBe("lookout.yaml: routes[0].escalate: needs mention or to: whom the escalation calls");
