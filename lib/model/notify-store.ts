@@ -234,8 +234,8 @@ export interface NotifyStore {
   getAction(id: string): Promise<IncidentActionRecord | undefined>;
 
   /**
-   * Schedules an escalation unless one is kept for its (incident, route): returns the one kept. While it
-   * is pending its due entries are written (again: the same keys), one per kind.
+   * Schedules an escalation unless one is kept for its (incident, route): returns the one kept. It is
+   * written with its due entries, one per kind, at once.
    */
   scheduleEscalation(escalation: Escalation): Promise<Escalation>;
   getEscalation(incidentId: string, route: string): Promise<Escalation | undefined>;

@@ -2,13 +2,14 @@
  * The NotifyStore port (lib/model/notify-store.ts) on the DynamoDB table: conditional writes make claims,
  * settlements and token buckets safe between workers; every item carries the table's TTL.
  */
-import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { ConditionalCheckFailedException, type DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
   DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
+  TransactWriteCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import type { LookoutEventDetail } from "../model/event.js";
@@ -314,17 +315,25 @@ export class DynamoNotifyStore implements NotifyStore {
   // ---- Escalations (docs/actions.md, "Escalation") ----------------------------------------------------
 
   async scheduleEscalation(escalation: Escalation): Promise<Escalation> {
-    const kept = (await this.putOnce(keys.escalation(escalation.incident_id, escalation.route), "escalation", escalation))
-      ? escalation
-      : ((await this.getEscalation(escalation.incident_id, escalation.route)) ?? escalation);
-    // Written again on a redelivery: a crash after the first write loses no due entry.
-    if (kept.state === "pending") {
-      await Promise.all(kept.kinds.map((kind) => {
-        const due: DueEscalation = { kind, due_at: kept.due_at, incident_id: kept.incident_id, route: kept.route };
-        return this.doc.send(new PutCommand({ TableName: this.table, Item: { ...keys.due(due), item_type: "escalation_due", ...due, [TTL_ATTRIBUTE]: this.expiresAt() } }));
+    // Read first: every follow-up of a scheduled incident asks again, and most find it there.
+    const kept = await this.getEscalation(escalation.incident_id, escalation.route);
+    if (kept) return kept;
+    const e = escalation;
+    const due = (kind: Escalation["kinds"][number]): DueEscalation => ({ kind, due_at: e.due_at, incident_id: e.incident_id, route: e.route });
+    try {
+      // In one transaction: an escalation is never written without the due entries its tick looks for.
+      await this.doc.send(new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: this.table, Item: { ...keys.escalation(e.incident_id, e.route), item_type: "escalation", ...e, [TTL_ATTRIBUTE]: this.expiresAt() }, ConditionExpression: "attribute_not_exists(pk)" } },
+          ...e.kinds.map((kind) => ({ Put: { TableName: this.table, Item: { ...keys.due(due(kind)), item_type: "escalation_due", ...due(kind), [TTL_ATTRIBUTE]: this.expiresAt() } } })),
+        ],
       }));
+      return e;
+    } catch (err) {
+      // Another worker scheduled it first (the other kind's notify function): the first stands.
+      if (!(err instanceof TransactionCanceledException) || !(err.CancellationReasons ?? []).some((r) => r.Code === "ConditionalCheckFailed" || r.Code === "TransactionConflict")) throw err;
+      return (await this.getEscalation(e.incident_id, e.route)) ?? e;
     }
-    return kept;
   }
 
   async getEscalation(incidentId: string, route: string): Promise<Escalation | undefined> {

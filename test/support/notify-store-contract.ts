@@ -249,6 +249,11 @@ export function notifyStoreContract(adapter: string, open: (now: () => Date) => 
       expect(await store.scheduleEscalation(e)).toEqual(e);
       // A redelivery, or the other kind's notify function, scheduling again later: the first stands.
       expect(await store.scheduleEscalation({ ...e, alert_id: "a2", due_at: iso(T0 + 20 * 60_000) })).toEqual(e);
+      // Both kinds' notify functions scheduling at once: one stands, and both are told it.
+      const racing = { ...e, incident_id: fresh("incident") };
+      const kept = await Promise.all([store.scheduleEscalation(racing), store.scheduleEscalation({ ...racing, alert_id: "a9", due_at: iso(T0 + 16 * 60_000) })]);
+      expect(kept[0]).toEqual(kept[1]);
+      expect(await store.escalationsOf(racing.incident_id)).toEqual([kept[0]]);
       const other = { ...e, route: "team", due_at: iso(T0 + 5 * 60_000), kinds: ["slack" as const] };
       await store.scheduleEscalation(other);
       expect(await store.escalationsOf(incident)).toEqual([e, other]);
@@ -262,7 +267,7 @@ export function notifyStoreContract(adapter: string, open: (now: () => Date) => 
       expect(await store.settleEscalation(incident, "prod", { state: "cancelled", settled_at: iso(clock), reason: "closed" })).toBe(false);
       expect(await store.getEscalation(incident, "prod")).toEqual({ ...e, state: "escalated", settled_at: iso(clock) });
       expect(await store.settleEscalation(incident, "nowhere", { state: "escalated", settled_at: iso(clock) })).toBe(false);
-      // Scheduled again once it left pending: no due entry comes back.
+      // Scheduled again once its entry was released: no due entry comes back.
       await store.releaseDueEscalation(due[1]!);
       await store.scheduleEscalation(e);
       expect(mine(await store.dueEscalations("slack", e.due_at)).map((d) => d.route)).toEqual(["team"]);

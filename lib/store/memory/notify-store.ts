@@ -233,16 +233,16 @@ export class MemoryNotifyStore implements NotifyStore {
   async scheduleEscalation(escalation: Escalation): Promise<Escalation> {
     let m = this.escalations.get(escalation.incident_id);
     if (!m) this.escalations.set(escalation.incident_id, (m = new Map()));
-    if (!m.has(escalation.route)) m.set(escalation.route, copy(escalation));
-    const kept = copy(m.get(escalation.route)!);
-    if (kept.state === "pending") {
-      for (const kind of kept.kinds) {
-        let d = this.due.get(kind);
-        if (!d) this.due.set(kind, (d = new Map()));
-        d.set(`${kept.due_at}#${kept.incident_id}#${kept.route}`, { kind, due_at: kept.due_at, incident_id: kept.incident_id, route: kept.route });
-      }
+    const had = m.get(escalation.route);
+    if (had) return copy(had);
+    m.set(escalation.route, copy(escalation));
+    const e = escalation;
+    for (const kind of e.kinds) {
+      let d = this.due.get(kind);
+      if (!d) this.due.set(kind, (d = new Map()));
+      d.set(`${e.due_at}#${e.incident_id}#${e.route}`, { kind, due_at: e.due_at, incident_id: e.incident_id, route: e.route });
     }
-    return kept;
+    return copy(e);
   }
 
   async getEscalation(incidentId: string, route: string): Promise<Escalation | undefined> {
