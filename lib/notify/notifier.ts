@@ -43,6 +43,8 @@ export interface Delivery {
   route: string;
   receiver: string;
   outcome: DeliveryOutcome;
+  /** An escalation's delivery: the alert it escalated. */
+  escalated?: LookoutEventDetail;
 }
 
 /**
@@ -282,7 +284,7 @@ async function deliverEscalations(
     if (!incident.shown && !paged.has(receiverId(r))) continue;
     mine.push({ route: route.name, receiver: channel.label, outcome: await deliverEscalation(e, notice, route.name, channel, incident, presentation, failover) });
   }
-  out.push(...mine);
+  out.push(...mine.map((d) => ({ ...d, escalated: first })));
   return mine;
 }
 

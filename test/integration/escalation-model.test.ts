@@ -67,6 +67,8 @@ interface Model {
   open: Array<Incident | undefined>;
   incidents: Incident[];
   log: string[];
+  /** What `lookout run` printed. */
+  printed: string[];
 }
 
 /** What a run reads, as Lookout folds it: a failure opens (or joins) its service's incident, a success closes it. */
@@ -134,9 +136,9 @@ async function openWorld(seed: number): Promise<{ world: World; model: Model }> 
     notify: { email: { from: "lookout@example.com", smtp_url: "env:SMTP_URL" }, slack_actions: { signing_secret: "env:SLACK_SIGNING_SECRET" } },
   }, "escalation-model", {});
   const world: World = { sim, slack, smtp, config, env, dataDir, client, tableName, apps };
-  const model: Model = { now: sim.clock.nowMs(), pending: [], open: APPS.map(() => undefined), incidents: [], log: [] };
+  const model: Model = { now: sim.clock.nowMs(), pending: [], open: APPS.map(() => undefined), incidents: [], log: [], printed: [] };
   advance(world, model, 60 * MIN);
-  await run(world); // first sight
+  await run(world, model); // first sight
   return { world, model };
 }
 
@@ -152,7 +154,7 @@ function advance(w: World, m: Model, ms: number) {
   m.now = w.sim.clock.nowMs();
 }
 
-const run = (w: World) => runLookout({ config: w.config, env: w.env, once: true, log: silent, print: () => {}, now: () => w.sim.clock.now() });
+const run = (w: World, m: Model) => runLookout({ config: w.config, env: w.env, once: true, log: silent, print: (line) => m.printed.push(line), now: () => w.sim.clock.now() });
 
 /** A notify function of each kind flushing on its own (its own store client, Slack sender and SMTP transport). */
 async function notifyFunctionTick(w: World) {
@@ -242,7 +244,7 @@ const commands = {
     cmd(`run +${gap / 1000}s`, async (m, w) => {
       advance(w, m, gap);
       read(m);
-      await run(w);
+      await run(w, m);
       flush(m);
       check(w, m);
     }),
@@ -319,6 +321,9 @@ describe("escalation at the receivers, against a model", () => {
       it(name, { timeout: 120_000 }, async () => {
         const m = await runSequence({ seed: 7, commands: cmds });
         expect(m.incidents.filter((i) => i.escalatedAt !== undefined)).toHaveLength(expectEscalated);
+        // `lookout run` prints one line per receiver escalated to (the racing ticks are not lookout run's).
+        const said = m.printed.filter((l) => / escalate +sent +.* \(route oncall\)/.test(l));
+        if (!cmds.some((x) => x.toString().startsWith("two ticks"))) expect(said).toHaveLength(3 * expectEscalated);
       });
     example("nobody acknowledged it: escalated once, and its close reaches the pager", [c.deploy(0, true), c.run(MIN), c.run(3 * MIN), c.run(3 * MIN), c.run(MIN)], 1);
     example("acknowledged in time: never escalated", [c.deploy(0, true), c.run(MIN), c.acknowledge(0), c.run(6 * MIN)], 0);
