@@ -240,8 +240,12 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
   const platform = secretStatements([config.platform.tokenRef]);
   const fallback = fallbackReceivers(config);
   // The default route (notify.default) is a route like the others here.
-  const routeSlack = [...config.routes.flatMap((r) => r.slack), ...(config.notify.default?.slack ? [config.notify.default.slack] : [])];
-  const routeEmail = config.routes.some((r) => r.email) || config.notify.default?.email !== undefined;
+  // Whom an escalation pages (escalate.to) is sent to like a route's receivers.
+  const routeSlack = [
+    ...config.routes.flatMap((r) => [...r.slack, ...(r.escalate?.to?.slack ? [r.escalate.to.slack] : [])]),
+    ...(config.notify.default?.slack ? [config.notify.default.slack] : []),
+  ];
+  const routeEmail = config.routes.some((r) => r.email || r.escalate?.to?.email) || config.notify.default?.email !== undefined;
   const fallbackEmail = fallback.some((r) => r.type === "email");
   // The notify functions write delivery records, storm buckets, held alerts and health alerts, read mutes;
   // a digest's flush deletes the held alerts it carried (DeleteItem, lib/notify/deliver.ts).

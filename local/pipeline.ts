@@ -23,9 +23,9 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal
 import { LocalBus } from "./bus.js";
 import { ensureDataDir } from "./data-dir.js";
 import type { NotifyStore } from "../lib/model/notify-store.js";
-import type { Route, SlackReceiver } from "../lib/config/route-types.js";
+import { escalationReceivers, type Route, type SlackReceiver } from "../lib/config/route-types.js";
 import { decideRoutes } from "../lib/routes/match.js";
-import { notifyEvent, type Delivery, type NotifierDeps } from "../lib/notify/notifier.js";
+import { notifyEvent, type Delivery, type NotifierDeps, type RouteDecision } from "../lib/notify/notifier.js";
 import { slackSender, type SlackRetryPolicy } from "../lib/notify/slack/send.js";
 import { composeIngest } from "../lib/app/ingest.js";
 import { composeNotify } from "../lib/app/notify.js";
@@ -165,7 +165,10 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
     now,
     log: opts.log,
     notify: async (envelope) => {
-      const decisions = decideRoutes(envelope.detail, routes, config.notify);
+      // Each route with whom its escalation pages, told of the close of an incident it escalated.
+      const decisions: RouteDecision[] = decideRoutes(envelope.detail, routes, config.notify).map((d) => ({
+        ...d, escalateTo: escalationReceivers(routes.find((r) => r.name === d.route)),
+      }));
       if (opts.preview) decisions.push({ route: PREVIEW_ROUTE, receivers: [PREVIEW_RECEIVER] });
       const deliveries = await notifyEvent(envelope.detail, decisions, notifier);
       opts.onDelivery?.(envelope.detail, deliveries);

@@ -23,7 +23,7 @@ import {
 } from "../lib/platform/errors.js";
 import { alertLine, deliveryLine, pollLine } from "./view.js";
 import { terminalSlack, type TerminalSlackOptions } from "./terminal-slack.js";
-import { flushDigests } from "../lib/notify/notifier.js";
+import { type Delivery, flushDigests, flushEscalations } from "../lib/notify/notifier.js";
 import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/config/routes.js";
 import { receiverId } from "../lib/config/receivers.js";
 import { unsetSecretsLine } from "./routes-commands.js";
@@ -109,7 +109,7 @@ export async function runLookout(opts: RunOptions): Promise<RunSummary> {
       if (state) await raiseHealth(state, pipeline.watch, now(), pipeline.store, (d) => opts.print(alertLine(d, undefined, now())), opts.config.health);
       await pipeline.reader.drain();
       summary.owed = await pipeline.notifyRetries.retry();
-      await flushHeld(pipeline);
+      await flushHeld(pipeline, opts.print);
       // What this run leaves to a later one is said in its summary, never left silent.
       summary.held = await heldCount(pipeline);
     } else {
@@ -224,14 +224,23 @@ async function heldCount(p: LocalPipeline): Promise<number> {
   return held.reduce((n, h) => n + h.length, 0);
 }
 
-/** What storms held back goes out as digests now, whether or not another alert comes. */
-export async function flushHeld(p: LocalPipeline): Promise<number> {
-  return flushDigests(allReceivers(p.config.routes, p.config.notify), p.notifier);
+/**
+ * What storms held back goes out as digests now, whether or not another alert comes; and what is due
+ * is escalated (docs/actions.md, "Escalation"), as dispatch's tick has the notify functions do in the
+ * cloud. Either one's failure fails the call after both were tried.
+ */
+export async function flushHeld(p: LocalPipeline, print?: (line: string) => void): Promise<number> {
+  let failed: unknown;
+  const sent = await flushDigests(allReceivers(p.config.routes, p.config.notify), p.notifier).catch((err: unknown) => ((failed = err), 0));
+  const escalated = await flushEscalations(["slack", "email"], p.notifier).catch((err: unknown): Delivery[] => ((failed ??= err), []));
+  for (const d of escalated) if (d.escalated) print?.(deliveryLine(d.escalated, d, p.notifier.now(), "escalate"));
+  if (failed) throw failed;
+  return sent;
 }
 
 /** The run loop's flush: a failure is said and the loop goes on (what stays held is tried next time). */
 const flushHeldInLoop = (p: LocalPipeline, opts: RunOptions) =>
-  flushHeld(p).catch((err: unknown) => opts.print(`digest flush failed: ${(err as Error).message}; what is held stays held and is tried again`));
+  flushHeld(p, opts.print).catch((err: unknown) => opts.print(`digest flush failed: ${(err as Error).message}; what is held stays held and is tried again`));
 
 /** One pass of the watching loop: what dispatch plans is polled, owed deliveries retried, digests flushed. */
 export async function loopPass(p: LocalPipeline, opts: RunOptions, summary: RunSummary): Promise<void> {

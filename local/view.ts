@@ -30,10 +30,10 @@ export function alertLine(d: LookoutEventDetail, suppression: Suppression | unde
 /** Columns of an alert's summary on a notify line: cut with "…", so "HTTP 503" never reads as "HTTP 50". */
 const NOTIFY_SUMMARY_WIDTH = 80;
 
-export function deliveryLine(d: LookoutEventDetail, delivery: Delivery, at: Date): string {
+export function deliveryLine(d: LookoutEventDetail, delivery: Delivery, at: Date, what: "notify" | "escalate" = "notify"): string {
   // A repeat is counted in its incident's thread, not muted: say so rather than "suppressed".
   const outcome = delivery.outcome === "suppressed" && d.incident?.repeat ? "repeat, counted" : delivery.outcome;
-  return `${time(at)} notify   ${outcome.padEnd(15)} ${delivery.receiver} (route ${delivery.route}): ${clip(d.summary, NOTIFY_SUMMARY_WIDTH)}`;
+  return `${time(at)} ${what.padEnd(8)} ${outcome.padEnd(15)} ${delivery.receiver} (route ${delivery.route}): ${clip(d.summary, NOTIFY_SUMMARY_WIDTH)}`;
 }
 
 /** A logger for the terminal: warnings and errors on stderr, with their facts on one line. */

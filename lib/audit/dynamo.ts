@@ -5,6 +5,7 @@
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BatchGetCommand, type BatchGetCommandInput, type BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import type { LookoutEventDetail } from "../model/event.js";
 import pMap from "p-map";
 import { itemKeyString, keys, TTL_ATTRIBUTE } from "../model/items.js";
 import { fullJitterMs, UNPROCESSED_BACKOFF } from "../model/backoff.js";
@@ -27,7 +28,6 @@ import {
   explainQuarantine,
   explainSubject,
 } from "./explain.js";
-import type { LookoutEventDetail } from "../model/event.js";
 import type { IncidentActionRecord } from "../model/notify-store.js";
 
 /** What the CLI and the API need of the audit trail. */
@@ -202,12 +202,23 @@ export class DynamoAuditStore implements AuditReader {
     const incidents = [...new Set(alerts.map((a) => (a.detail as LookoutEventDetail | undefined)?.incident_id).filter((i): i is string => !!i))];
     const actions = (await pMap(incidents, (i) => this.partition(`ACTION#${i}`), { concurrency: JOIN_CONCURRENCY })).flat() as unknown as IncidentActionRecord[];
     actions.sort((a, b) => String(a.at).localeCompare(String(b.at)));
-    const explained = await pMap(alerts, async (alert) => explainAlert(alert, await this.deliveryFacts(String(alert.alert_id)), actions), { concurrency: JOIN_CONCURRENCY });
+    const explained = await pMap(alerts, async (alert) => {
+      const [facts, escalations] = await Promise.all([this.deliveryFacts(String(alert.alert_id)), this.escalationsBy(alert)]);
+      return explainAlert(alert, facts, escalations, actions);
+    }, { concurrency: JOIN_CONCURRENCY });
     const explainedSubject = subject ? explainSubject(subject) : undefined;
     return {
       id, ...(explainedSubject ? { subject: explainedSubject } : {}),
       ...(quarantined.length ? { quarantined: quarantined.map(explainQuarantine) } : {}), alerts: explained,
     };
+  }
+
+  /** The escalations an alert scheduled (docs/actions.md, "Escalation"): its incident's, by the routes that delivered this alert first. */
+  private async escalationsBy(alert: StoredItem): Promise<StoredItem[]> {
+    const incident = (alert.detail as LookoutEventDetail | undefined)?.incident_id;
+    if (!incident) return [];
+    const res = await this.doc.send(new QueryCommand({ TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `ESC#${incident}` } }));
+    return (res.Items ?? []).filter((e) => e.alert_id === alert.alert_id);
   }
 
   /** An alert's deliveries with the mute that silenced them and the digest that carried them. */

@@ -57,6 +57,17 @@ export interface ExplainedDelivery {
   suppression?: { reason: string; detail: string; mute?: Mute };
   /** Sent within a storm digest: the digest and how its own delivery went. */
   digest?: { id: string; state?: string; updated_at?: string };
+  /** An escalation's delivery: the route whose escalation it is (docs/actions.md, "Escalation"). */
+  escalation?: string;
+}
+
+/** A route's escalation of the incident this alert opened for it: pending, escalated or cancelled, and why. */
+export interface ExplainedEscalation {
+  route: string;
+  state: string;
+  due_at: string;
+  settled_at?: string;
+  reason?: string;
 }
 
 export interface ExplainedAlert {
@@ -77,6 +88,8 @@ export interface ExplainedAlert {
   deliveries: ExplainedDelivery[];
   /** What people did from its message (docs/actions.md), oldest first. */
   actions?: ExplainedAction[];
+  /** The escalations of its incident scheduled by its delivery (docs/actions.md, "Escalation"). */
+  escalations?: ExplainedEscalation[];
   /** One line for people: who was told, or why nobody was. */
   verdict: string;
 }
@@ -192,6 +205,7 @@ function explainDelivery({ record: d, mute, digest }: DeliveryFacts): ExplainedD
   if (d.error) out.error = String(d.error);
   if (d.permanent) out.permanent = true;
   if (d.health_id) out.health_id = String(d.health_id);
+  if (d.escalation) out.escalation = String(d.escalation);
   if (d.ts) out.ts = String(d.ts);
   if (d.message_id) out.message_id = String(d.message_id);
   if (suppression) out.suppression = { reason: suppression.reason, detail: suppression.detail, ...(mute ? { mute } : {}) };
@@ -214,6 +228,10 @@ function routePhrase(route: string): string {
 
 function deliveryPhrase(d: ExplainedDelivery): string {
   if (d.route === TERMINAL_PREVIEW_ROUTE) return `shown in the terminal's Slack preview (no receiver told)`;
+  if (d.escalation) {
+    const { escalation, ...delivery } = d;
+    return `escalation of route ${escalation}: ${deliveryPhrase(delivery)}`;
+  }
   const to = `${d.receiver} (${routePhrase(d.route)})`;
   if (d.suppression?.reason === "mute") return `not ${to}: muted${d.suppression.mute ? ` by ${d.suppression.mute.created_by}: ${d.suppression.mute.reason}` : ""}`;
   if (d.state === "sent" && d.digest) return `${to} in storm digest ${d.digest.id}`;
@@ -228,15 +246,22 @@ function deliveryPhrase(d: ExplainedDelivery): string {
   return `${to}: ${d.state}`;
 }
 
-export function verdictOf(a: Pick<ExplainedAlert, "published" | "suppression" | "deliveries">): string {
+/** An escalation for people: when it is due, or what became of it. */
+function escalationPhrase(e: ExplainedEscalation): string {
+  if (e.state === "pending") return `route ${e.route} escalates it at ${e.due_at} unless it is acknowledged or closed first`;
+  if (e.state === "escalated") return `route ${e.route} escalated it at ${e.settled_at ?? e.due_at}: nobody acknowledged it within its escalate.after`;
+  return `route ${e.route}'s escalation (due ${e.due_at}) was cancelled${e.reason ? `: ${e.reason}` : ""}`;
+}
+
+export function verdictOf(a: Pick<ExplainedAlert, "published" | "suppression" | "deliveries" | "escalations">): string {
   if (!a.published) return `nobody was told: ${a.suppression ? `${a.suppression.reason} — ${a.suppression.detail}` : "not published"}`;
   if (!a.deliveries.length) return "published, but no receiver has a delivery: no route matched it and there is no notify.default, or it is not delivered yet";
-  const told = a.deliveries.filter((d) => d.state === "sent" && d.route !== TERMINAL_PREVIEW_ROUTE);
-  const phrases = a.deliveries.map(deliveryPhrase);
+  const told = a.deliveries.filter((d) => d.state === "sent" && d.route !== TERMINAL_PREVIEW_ROUTE && !d.escalation);
+  const phrases = [...a.deliveries.map(deliveryPhrase), ...(a.escalations ?? []).map(escalationPhrase)];
   return `${told.length ? "told" : "nobody was told"}: ${phrases.join("; ")}`;
 }
 
-export function explainAlert(alert: StoredItem, deliveries: DeliveryFacts[], actions: IncidentActionRecord[] = []): ExplainedAlert {
+export function explainAlert(alert: StoredItem, deliveries: DeliveryFacts[], escalations: readonly StoredItem[] = [], actions: IncidentActionRecord[] = []): ExplainedAlert {
   const d = alert.detail as LookoutEventDetail;
   const suppression = alert.suppression as { reason: string; detail: string } | undefined;
   // The story in order: the routes' receivers, then the fallback that stood in for a failed one.
@@ -252,8 +277,16 @@ export function explainAlert(alert: StoredItem, deliveries: DeliveryFacts[], act
     published: alert.state === "pending",
     ...(suppression ? { suppression: { reason: suppression.reason, detail: suppression.detail } } : {}),
     deliveries: explained,
+    ...(escalations.length ? { escalations: escalations.map(explainEscalation) } : {}),
   };
   // The clicks on this alert's own message (an incident's clicks are read once, for all its alerts).
   const mine = actions.filter((x) => x.alert_id === d.id).map(({ kind, by, at, channel, message_ts, outcome }) => ({ kind, by, at, channel, message_ts, ...(outcome ? { outcome } : {}) }));
   return { ...out, ...(mine.length ? { actions: mine } : {}), verdict: verdictOf(out) };
+}
+
+function explainEscalation(e: StoredItem): ExplainedEscalation {
+  return {
+    route: String(e.route ?? ""), state: String(e.state ?? ""), due_at: String(e.due_at ?? ""),
+    ...(e.settled_at ? { settled_at: String(e.settled_at) } : {}), ...(e.reason ? { reason: String(e.reason) } : {}),
+  };
 }

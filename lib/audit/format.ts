@@ -167,12 +167,13 @@ export function explanationLines(e: Explanation): string[] {
     out.push(a.published ? "  published to the bus" : `  not published: ${a.suppression?.reason} — ${a.suppression?.detail}`);
     for (const d of a.deliveries) {
       const where = d.ts ? ` (ts ${d.ts})` : d.message_id ? ` (${d.message_id})` : "";
-      out.push(`  route ${d.route} → ${d.receiver}: ${d.state}${where}, ${d.attempts} attempt(s), ${d.updated_at}${d.error ? ` — ${d.error}` : ""}`);
+      out.push(`  ${d.escalation ? `escalation of route ${d.escalation}, ` : ""}route ${d.route} → ${d.receiver}: ${d.state}${where}, ${d.attempts} attempt(s), ${d.updated_at}${d.error ? ` — ${d.error}` : ""}`);
       if (d.suppression) out.push(`    ${d.suppression.reason}: ${d.suppression.detail}${d.suppression.mute?.lifted_at ? ` (lifted ${d.suppression.mute.lifted_at})` : ""}`);
       if (d.permanent) out.push("    not retried: retrying cannot fix this failure");
       if (d.health_id) out.push(`    raised health event ${d.health_id} (receiver_failing)`);
       if (d.digest) out.push(`    in digest ${d.digest.id}${d.digest.state ? `: ${d.digest.state}` : ""}${d.digest.updated_at ? ` ${d.digest.updated_at}` : ""}`);
     }
+    for (const x of a.escalations ?? []) out.push(`  escalation by route ${x.route}: ${x.state}, due ${x.due_at}${x.settled_at ? `, ${x.settled_at}` : ""}${x.reason ? ` — ${x.reason}` : ""}`);
     for (const x of a.actions ?? []) out.push(`  ${actionLine(x)}`);
     out.push(`  → ${a.verdict}`);
   }

@@ -65,6 +65,19 @@ export interface LinkTemplate {
   template: string;
 }
 
+/**
+ * A route's escalation (docs/actions.md, "Escalation"): a critical incident it delivered that nobody
+ * acknowledged or closed within `afterMs` is re-announced where it was shown, mentioning `mention`, and
+ * sent to `to`.
+ */
+export interface Escalate {
+  afterMs: number;
+  /** As written: `after: 15m`, for messages. */
+  after: string;
+  mention?: string[];
+  to?: { slack?: SlackReceiver; email?: EmailReceiver };
+}
+
 export interface Route {
   /** Unique, `[a-z0-9-]`; it names the EventBridge rule and tells notifiers which route matched. */
   name: string;
@@ -77,6 +90,7 @@ export interface Route {
   mention?: Mention;
   /** Override `notify.links` by label. */
   links?: LinkTemplate[];
+  escalate?: Escalate;
 }
 
 /**
@@ -134,5 +148,12 @@ export const receiversOf = (r: { slack?: SlackReceiver; email?: EmailReceiver } 
   ...(r?.email ? [r.email] : []),
 ];
 
+/** Whom a route's escalation pages (`escalate.to`), Slack first. */
+export const escalationReceivers = (route: Route | undefined): Receiver[] => receiversOf(route?.escalate?.to);
+
 /** The receivers of a route, Slack first, in the order written. */
 export const routeReceivers = (route: Route): Receiver[] => [...route.slack, ...(route.email ? [route.email] : [])];
+
+/** The kinds of receiver a route's escalation goes to: the route's (where it was shown) and `to`'s. */
+export const escalationKinds = (route: Route): Array<Receiver["type"]> =>
+  [...new Set([...routeReceivers(route), ...escalationReceivers(route)].map((r) => r.type))].sort();

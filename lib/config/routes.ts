@@ -8,6 +8,8 @@ import * as z from "zod/mini";
 import { distinctReceivers } from "./receivers.js";
 import { patternProblems } from "./route-patterns.js";
 import {
+  type Escalate,
+  escalationReceivers,
   type LinkTemplate,
   type Mention,
   type SeverityOverride,
@@ -82,9 +84,18 @@ const SeverityOverrideFile = z.union(
 /** `@here`, `@channel`, a user group id (S…), a user id (U… or W…): Slack's own ids, never a name to look up. */
 const MENTION = /^(@here|@channel|S[A-Z0-9]{6,}|[UW][A-Z0-9]{6,})$/;
 const MAX_MENTIONS = 10;
+/** An escalation waits at least a tick of dispatch, and no longer than a week. */
+const ESCALATE_MIN_MS = 60_000;
+const ESCALATE_MAX_MS = 7 * 86_400_000;
 const MentionFile = anyOf(
   z.string().check(
-    z.refine((s) => MENTION.test(s), { message: "must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD)" }),
+    z.superRefine((s, ctx) => {
+      if (MENTION.test(s)) return;
+      // Slack's own token (<!subteam^S…>, <@U…>) is what Lookout writes: the file names the id alone.
+      const id = /^<(?:!subteam\^|@)([A-Z0-9]+)(?:\|[^>]*)?>$/.exec(s)?.[1];
+      const message = "must be @here, @channel, a user group id (S0123ABCD) or a user id (U0123ABCD, W0123ABCD)";
+      ctx.addIssue({ code: "custom", message: id ? `${message}: write ${id}, not Slack's token` : message, input: s });
+    }),
   ),
 ).check(z.maxLength(MAX_MENTIONS));
 
@@ -159,6 +170,19 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
 
   const EmailReceiverFile = z.strictObject({ to: anyOf(z.email()) });
 
+  /** Whom an escalation pages, in the shape a route's receivers take. */
+  const EscalateFile = z.strictObject({
+    after: z.string().check(
+      z.refine((s) => { const ms = parseDuration(s); return ms !== undefined && ms >= ESCALATE_MIN_MS && ms <= ESCALATE_MAX_MS; }, {
+        message: "is not a duration from 1m to 7d (like 15m): dispatch's tick comes once a minute",
+      }),
+    ),
+    mention: z.optional(MentionFile),
+    to: z.optional(z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile) }).check(
+      z.refine((t) => Boolean(t.slack || t.email), { message: "needs slack or email: who is paged" }),
+    )),
+  }).check(z.refine((e) => Boolean(e.mention || e.to), { message: "needs mention or to: whom the escalation calls" }));
+
   const RouteFile = z.strictObject({
     name: z.string().check(
       z.refine((s) => ROUTE_NAME.test(s) && s.length <= ROUTE_NAME_MAX, {
@@ -176,6 +200,8 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
     severity: z.optional(SeverityOverrideFile),
     ...mentionFields,
     links: z.optional(LinkTemplatesFile),
+    /** Critical incidents nobody acknowledged or closed in time are escalated (docs/actions.md, "Escalation"). */
+    escalate: z.optional(EscalateFile),
   }).check(mentionNeedsWho);
 
   const NotifyFile = z.strictObject({
@@ -265,8 +291,16 @@ export function toRoutes(file: RoutesFile): Route[] {
     ...(r.severity ? { severity: toSeverity(r.severity) } : {}),
     ...toMention(r),
     ...(r.links ? { links: toLinks(r.links) } : {}),
+    ...(r.escalate ? { escalate: toEscalate(r.escalate) } : {}),
   }));
 }
+
+const toEscalate = (e: NonNullable<RoutesFile[number]["escalate"]>): Escalate => ({
+  afterMs: parseDuration(e.after)!,
+  after: e.after,
+  ...(e.mention ? { mention: [...new Set(e.mention)] } : {}),
+  ...(e.to ? { to: toPair(e.to) } : {}),
+});
 
 const toPair = (p: NonNullable<NotifyFile["fallback"]>): { slack?: SlackReceiver; email?: EmailReceiver } => ({
   ...(p.slack ? { slack: toSlack(p.slack) } : {}),
@@ -313,7 +347,9 @@ export function routingProblems(routes: readonly Route[], notify: NotifySettings
   }
   if (!notify.email) {
     const i = routes.findIndex((r) => r.email);
+    const e = routes.findIndex((r) => r.escalate?.to?.email);
     if (i >= 0) out.push({ field: "notify.email.from", problem: `is required: routes[${i}] sends email` });
+    else if (e >= 0) out.push({ field: "notify.email.from", problem: `is required: routes[${e}].escalate.to sends email` });
     else if (notify.fallback?.email) out.push({ field: "notify.email.from", problem: "is required: the fallback sends email" });
     else if (notify.default?.email) out.push({ field: "notify.email.from", problem: "is required: the default route sends email" });
   }
@@ -332,6 +368,7 @@ export function receiverSecretRefs(routes: readonly Route[], notify: NotifySetti
   const slack = (at: string, s: SlackReceiver) =>
     out.push(s.form === "webhook" ? { field: `${at}.webhook_url`, ref: s.webhookUrlRef } : { field: `${at}.token`, ref: s.tokenRef });
   routes.forEach((route, i) => route.slack.forEach((s, j) => slack(route.slack.length > 1 ? `routes[${i}].slack[${j}]` : `routes[${i}].slack`, s)));
+  routes.forEach((route, i) => route.escalate?.to?.slack && slack(`routes[${i}].escalate.to.slack`, route.escalate.to.slack));
   if (notify.default?.slack) slack("notify.default.slack", notify.default.slack);
   if (notify.fallback?.slack) slack("notify.fallback.slack", notify.fallback.slack);
   if (notify.email?.smtpUrlRef) out.push({ field: "notify.email.smtp_url", ref: notify.email.smtpUrlRef });
@@ -345,6 +382,8 @@ export function unsetEnvSecrets(refs: readonly SecretReference[], env: Readonly<
 
 /** Every receiver the configuration names, once each (routes, the default route, then the fallbacks). */
 export function allReceivers(routes: readonly Route[], notify: NotifySettings): Receiver[] {
-  return distinctReceivers([...routes.flatMap(routeReceivers), ...receiversOf(notify.default), ...receiversOf(notify.fallback)]);
+  return distinctReceivers([
+    ...routes.flatMap(routeReceivers), ...routes.flatMap(escalationReceivers), ...receiversOf(notify.default), ...receiversOf(notify.fallback),
+  ]);
 }
 

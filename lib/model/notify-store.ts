@@ -40,6 +40,8 @@ export interface DeliveryRecord {
    * turned to its resolved form, or an amended alert's message. A retry updates it again, which is harmless.
    */
   updated_message?: { ts: string; channel: string; at: string };
+  /** An escalation's delivery (docs/actions.md, "Escalation"): the route that escalated the alert's incident. */
+  escalation?: string;
   updated_at: string;
 }
 
@@ -139,6 +141,42 @@ export interface IncidentActionRecord {
   outcome?: string;
 }
 
+/** The kinds of receiver, each with a notify function of its own in the cloud. */
+export type ReceiverKind = "slack" | "email";
+
+/**
+ * An escalation of a critical incident a route opened (docs/actions.md, "Escalation"): scheduled when
+ * the route delivers the incident, due `after` later; then escalated, or cancelled by an acknowledgement
+ * or the close. One per (incident, route): the first writer keeps it, and it leaves `pending` once.
+ */
+export interface Escalation {
+  incident_id: string;
+  route: string;
+  /** The incident's alert the route delivered first: re-announced, and the escalation's deliveries are its. */
+  alert_id: string;
+  /** ISO: when the escalation is due unless acknowledged or closed before. */
+  due_at: string;
+  /** The kinds of receiver it goes to: one due entry each, so each notify function finds its own. */
+  kinds: ReceiverKind[];
+  state: "pending" | "escalated" | "cancelled";
+  scheduled_at: string;
+  /** ISO: when it was escalated or cancelled. */
+  settled_at?: string;
+  /** Why it was cancelled (acknowledged by whom, closed by which alert), for the audit trail. */
+  reason?: string;
+}
+
+/** An escalation due for one kind of receiver, as listed by due time. */
+export interface DueEscalation {
+  kind: ReceiverKind;
+  due_at: string;
+  incident_id: string;
+  route: string;
+}
+
+/** What a claim writes besides the lease: the receiver's label, the route, and an escalation's route. */
+export type ClaimInit = Pick<DeliveryRecord, "receiver_label" | "route" | "escalation">;
+
 export type ClaimResult =
   | { claimed: true; record: DeliveryRecord }
   | { claimed: false; record: DeliveryRecord };
@@ -156,7 +194,7 @@ export interface NotifyStore {
    * failed, or when an earlier sender's lease ran out (it died); the record keeps what earlier attempts
    * wrote, counts one more attempt and keeps its first attempt's time. Otherwise says what it holds.
    */
-  claim(alertId: string, receiverId: string, init: Pick<DeliveryRecord, "receiver_label" | "route">, leaseMs: number): Promise<ClaimResult>;
+  claim(alertId: string, receiverId: string, init: ClaimInit, leaseMs: number): Promise<ClaimResult>;
   /**
    * Records the outcome of a delivery (the lease dropped), only while `held` still describes it (the
    * state and attempt the caller saw when it claimed or held it): a sender whose lease ran out and was
@@ -213,6 +251,21 @@ export interface NotifyStore {
   /** Records that an incident closed unless it was recorded; the first close stands. */
   markClosed(closed: IncidentClosed): Promise<boolean>;
   getClosed(incidentId: string): Promise<IncidentClosed | undefined>;
+
+  /**
+   * Schedules an escalation unless one is kept for its (incident, route): returns the one kept. It is
+   * written with its due entries, one per kind, at once.
+   */
+  scheduleEscalation(escalation: Escalation): Promise<Escalation>;
+  getEscalation(incidentId: string, route: string): Promise<Escalation | undefined>;
+  /** An incident's escalations, one per route that scheduled one. */
+  escalationsOf(incidentId: string): Promise<Escalation[]>;
+  /** Due entries of one kind due at or before `until` (ISO), earliest first; the first `limit` only when given. */
+  dueEscalations(kind: ReceiverKind, until: string, limit?: number): Promise<DueEscalation[]>;
+  /** Moves a pending escalation on (escalated or cancelled); false when it was no longer pending (another tick, a close). */
+  settleEscalation(incidentId: string, route: string, next: Required<Pick<Escalation, "state" | "settled_at">> & Pick<Escalation, "reason">): Promise<boolean>;
+  /** Drops a due entry once its kind's part of the escalation is done. */
+  releaseDueEscalation(due: DueEscalation): Promise<void>;
 
   /**
    * The alert as raised, from the outbox, and whether it was kept quiet there (backfill): such an alert

@@ -21,9 +21,9 @@ import {
   type SlackTarget,
   SLACK_ALERT_EVENT,
 } from "./types.js";
-import { type IncidentActions, renderSlackAlert, renderSlackDigest, renderSlackRepeat, renderSlackResolved } from "./slack/render.js";
+import { type IncidentActions, renderSlackAlert, renderSlackDigest, renderSlackEscalation, renderSlackRepeat, renderSlackResolved } from "./slack/render.js";
 import { changesView } from "./view/alert.js";
-import { renderEmail, renderEmailDigest, type EmailRenderOptions } from "./email/render.js";
+import { alertMessageId, renderEmail, renderEmailDigest, renderEmailEscalation, type EmailRenderOptions } from "./email/render.js";
 
 export interface ChannelIdentity {
   id: string;
@@ -105,6 +105,13 @@ export function slackChannel(who: ChannelIdentity, target: SlackTarget, sender: 
       const posted = (await sender.post(target, marked(slackMessageFor(detail, target, incident, presentation), target, detail.id))) as Sent;
       return updated ? { ...posted, updated } : posted;
     },
+    async sendEscalation(notice, incident, presentation) {
+      const thread_ts = threadOf(target, incident);
+      const message = renderSlackEscalation(notice.first, notice.after, { presentation, thread: !!thread_ts });
+      // In the thread and shown in the channel: the escalation is for everyone there to see.
+      const placed: SlackMessage = thread_ts ? { ...message, thread_ts, reply_broadcast: true } : message;
+      return (await sender.post(target, marked(placed, target, notice.id))) as Sent;
+    },
     async sendDigest(held, window, presentationOf) {
       const message = renderSlackDigest(held, {
         channelLabel: who.label, from: window.from, to: window.to, heldAt: window.heldAt, sentAt: window.at, ...digestLinksOf(presentationOf),
@@ -137,6 +144,10 @@ export function emailChannel(who: ChannelIdentity, address: { from: string; to: 
         ...(presentation ? { presentation } : {}),
       };
       return { messageId: (await transport.send(renderEmail(detail, options))).messageId };
+    },
+    async sendEscalation(notice, incident, presentation) {
+      const parent = incident?.shown ? { firstMessageId: incident.messageId ?? alertMessageId(notice.first.id, address.from) } : {};
+      return { messageId: (await transport.send(renderEmailEscalation(notice.first, notice, { ...address, presentation, ...parent }))).messageId };
     },
     async sendDigest(held, window, presentationOf) {
       const message = renderEmailDigest(held, {

@@ -54,10 +54,26 @@ export interface Channel {
    */
   sendDigest(held: LookoutEventDetail[], window: DigestWindow, presentationOf?: (detail: LookoutEventDetail) => Presentation): Promise<Sent>;
   /**
+   * Sends an escalation of the incident `notice.first` opened (docs/actions.md, "Escalation"): a reply in
+   * the incident's thread, shown in the channel, where the receiver keeps one (the incident's `ts`), else a
+   * message of its own showing the incident; `presentation.mentions` are the escalation's.
+   */
+  sendEscalation?(notice: EscalationNotice, incident: IncidentRef | undefined, presentation: Presentation): Promise<Sent>;
+  /**
    * Where the receiver can be read back (Slack's Web API): the message an earlier attempt posted for
    * this alert (or digest) id since `since`, if it got through. Absent: a resend cannot be detected.
    */
   findSent?(alertId: string, since: Date, incident?: IncidentRef): Promise<Sent | undefined>;
+}
+
+/** An escalation as a receiver is told it. */
+export interface EscalationNotice {
+  /** Its own id, carried as an alert id is (Slack metadata, the email's Message-ID), so a retry reads it back. */
+  id: string;
+  /** The incident's alert the route delivered first. */
+  first: LookoutEventDetail;
+  /** `escalate.after` as written. */
+  after: string;
 }
 
 export interface DigestWindow {

@@ -5,7 +5,7 @@
  */
 import { EVENT_SOURCE } from "../model/event.js";
 import { type EventPattern, eventPattern } from "../config/route-patterns.js";
-import { DEFAULT_ROUTE, type NotifySettings, type Route } from "../config/route-types.js";
+import { DEFAULT_ROUTE, escalationReceivers, type NotifySettings, type Route } from "../config/route-types.js";
 import { ruleLogicalId } from "../config/routes.js";
 
 /** A rule target as CloudFormation takes it; Arn may be an intrinsic (`{"Fn::GetAtt": [...]}`). */
@@ -77,7 +77,9 @@ export function ruleResources(routes: readonly Route[], targets: RuleTargets, op
     };
   };
   routes.forEach((route, index) => {
-    const kinds = (["slack", "email"] as const).filter((k) => (k === "slack" ? route.slack.length > 0 : route.email !== undefined));
+    // Escalation's `to` is told of a close after an escalation: its kind's notify function gets the route's events too.
+    const paged = escalationReceivers(route).map((r) => r.type);
+    const kinds = (["slack", "email"] as const).filter((k) => (k === "slack" ? route.slack.length > 0 : route.email !== undefined) || paged.includes(k));
     rule(route.name, kinds, () => eventPattern(routes, index), `Lookout route ${route.name}`);
   });
   const d = opts.defaultRoute;

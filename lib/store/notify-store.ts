@@ -2,20 +2,24 @@
  * The NotifyStore port (lib/model/notify-store.ts) on the DynamoDB table: conditional writes make claims,
  * settlements and token buckets safe between workers; every item carries the table's TTL.
  */
-import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { ConditionalCheckFailedException, type DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
   DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
+  TransactWriteCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import type { LookoutEventDetail } from "../model/event.js";
 import type {
+  ClaimInit,
   ClaimResult,
   DeliveryRecord,
   DeliverySettlement,
+  DueEscalation,
+  Escalation,
   HeldAlert,
   IncidentAcknowledgement,
   IncidentActionRecord,
@@ -24,6 +28,7 @@ import type {
   Mute,
   NotifyStore,
   ReceiverFailures,
+  ReceiverKind,
   SuppressedDelivery,
 } from "../model/notify-store.js";
 import { TTL_ATTRIBUTE, keys as itemKeys } from "../model/items.js";
@@ -42,6 +47,9 @@ const keys = {
   closed: (incidentId: string) => ({ pk: `ACK#${incidentId}`, sk: "CLOSED" }),
   // An incident's clicks in one partition: `lookout explain` reads them with one query.
   action: (incidentId: string, id: string) => ({ pk: `ACTION#${incidentId}`, sk: id }),
+  escalation: (incidentId: string, route: string) => ({ pk: `ESC#${incidentId}`, sk: route }),
+  // Listed by due time, one partition per kind: each notify function queries its own (few items: critical incidents).
+  due: (d: DueEscalation) => ({ pk: `ESCDUE#${d.kind}`, sk: `${d.due_at}#${d.incident_id}#${d.route}` }),
 };
 
 export interface NotifyStoreOptions {
@@ -91,7 +99,7 @@ export class DynamoNotifyStore implements NotifyStore {
     return Item ? stripKeys(Item) : undefined;
   }
 
-  async claim(alertId: string, receiverId: string, init: Pick<DeliveryRecord, "receiver_label" | "route">, leaseMs: number): Promise<ClaimResult> {
+  async claim(alertId: string, receiverId: string, init: ClaimInit, leaseMs: number): Promise<ClaimResult> {
     const now = this.now();
     try {
       const res = await this.doc.send(
@@ -99,13 +107,13 @@ export class DynamoNotifyStore implements NotifyStore {
           TableName: this.table,
           Key: keys.delivery(alertId, receiverId),
           UpdateExpression:
-            "SET #state = :sending, lease_until = :lease, attempts = if_not_exists(attempts, :zero) + :one, first_attempt_at = if_not_exists(first_attempt_at, :now), alert_id = :a, receiver_id = :r, receiver_label = :label, #route = :route, updated_at = :now, item_type = :type, #ttl = :ttl",
+            `SET #state = :sending, lease_until = :lease, attempts = if_not_exists(attempts, :zero) + :one, first_attempt_at = if_not_exists(first_attempt_at, :now), alert_id = :a, receiver_id = :r, receiver_label = :label, #route = :route, updated_at = :now, item_type = :type, #ttl = :ttl${init.escalation ? ", escalation = :esc" : ""}`,
           ConditionExpression: "attribute_not_exists(pk) OR #state = :failed OR (#state = :sending AND lease_until < :nowMs)",
           ExpressionAttributeNames: { "#state": "state", "#route": "route", "#ttl": TTL_ATTRIBUTE },
           ExpressionAttributeValues: {
             ":sending": "sending", ":failed": "failed", ":lease": now.getTime() + leaseMs, ":nowMs": now.getTime(),
             ":zero": 0, ":one": 1, ":a": alertId, ":r": receiverId, ":label": init.receiver_label, ":route": init.route,
-            ":now": now.toISOString(), ":type": "delivery", ":ttl": this.expiresAt(),
+            ":now": now.toISOString(), ":type": "delivery", ":ttl": this.expiresAt(), ...(init.escalation ? { ":esc": init.escalation } : {}),
           },
           ReturnValues: "ALL_NEW",
         }),
@@ -335,6 +343,81 @@ export class DynamoNotifyStore implements NotifyStore {
   async actionsOn(incidentId: string): Promise<IncidentActionRecord[]> {
     const items = await this.partition(keys.action(incidentId, "").pk, true);
     return items.map(actionOf).sort((a, b) => a.at.localeCompare(b.at));
+  }
+
+  // ---- Escalations (docs/actions.md, "Escalation") ----------------------------------------------------
+
+  async scheduleEscalation(escalation: Escalation): Promise<Escalation> {
+    // Read first: every follow-up of a scheduled incident asks again, and most find it there.
+    const kept = await this.getEscalation(escalation.incident_id, escalation.route);
+    if (kept) return kept;
+    const e = escalation;
+    const due = (kind: Escalation["kinds"][number]): DueEscalation => ({ kind, due_at: e.due_at, incident_id: e.incident_id, route: e.route });
+    try {
+      // In one transaction: an escalation is never written without the due entries its tick looks for.
+      await this.doc.send(new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: this.table, Item: { ...keys.escalation(e.incident_id, e.route), item_type: "escalation", ...e, [TTL_ATTRIBUTE]: this.expiresAt() }, ConditionExpression: "attribute_not_exists(pk)" } },
+          ...e.kinds.map((kind) => ({ Put: { TableName: this.table, Item: { ...keys.due(due(kind)), item_type: "escalation_due", ...due(kind), [TTL_ATTRIBUTE]: this.expiresAt() } } })),
+        ],
+      }));
+      return e;
+    } catch (err) {
+      // Another worker scheduled it first (the other kind's notify function): the first stands.
+      if (!(err instanceof TransactionCanceledException) || !(err.CancellationReasons ?? []).some((r) => r.Code === "ConditionalCheckFailed" || r.Code === "TransactionConflict")) throw err;
+      return (await this.getEscalation(e.incident_id, e.route)) ?? e;
+    }
+  }
+
+  async getEscalation(incidentId: string, route: string): Promise<Escalation | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.escalation(incidentId, route), ConsistentRead: true }));
+    return Item ? stripKeys<Escalation>(Item) : undefined;
+  }
+
+  async escalationsOf(incidentId: string): Promise<Escalation[]> {
+    const res = await this.doc.send(new QueryCommand({
+      TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `ESC#${incidentId}` }, ConsistentRead: true,
+    }));
+    return (res.Items ?? []).map((item) => stripKeys<Escalation>(item));
+  }
+
+  async dueEscalations(kind: ReceiverKind, until: string, limit?: number): Promise<DueEscalation[]> {
+    const out: DueEscalation[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const res = await this.doc.send(new QueryCommand({
+        TableName: this.table,
+        // `<due at>#…` sorts by time: every entry due at or before `until` (`~` sorts after any id character).
+        KeyConditionExpression: "pk = :pk AND sk <= :until",
+        ExpressionAttributeValues: { ":pk": `ESCDUE#${kind}`, ":until": `${until}~` },
+        ConsistentRead: true, ExclusiveStartKey: start, ...(limit ? { Limit: limit - out.length } : {}),
+      }));
+      out.push(...(res.Items ?? []).map((item) => stripKeys<DueEscalation>(item)));
+      start = res.LastEvaluatedKey;
+    } while (start && (!limit || out.length < limit));
+    return out;
+  }
+
+  async settleEscalation(incidentId: string, route: string, next: Required<Pick<Escalation, "state" | "settled_at">> & Pick<Escalation, "reason">): Promise<boolean> {
+    try {
+      await this.doc.send(new UpdateCommand({
+        TableName: this.table,
+        Key: keys.escalation(incidentId, route),
+        UpdateExpression: `SET #state = :state, settled_at = :at${next.reason ? ", reason = :reason" : ""}`,
+        // Once: two ticks racing, or a tick and a close, leave pending one way only.
+        ConditionExpression: "#state = :pending",
+        ExpressionAttributeNames: { "#state": "state" },
+        ExpressionAttributeValues: { ":state": next.state, ":at": next.settled_at, ":pending": "pending", ...(next.reason ? { ":reason": next.reason } : {}) },
+      }));
+      return true;
+    } catch (err) {
+      if (conditionFailed(err)) return false;
+      throw err;
+    }
+  }
+
+  async releaseDueEscalation(due: DueEscalation): Promise<void> {
+    await this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.due(due) }));
   }
 
   /** Writes an item unless one is there: false when one was (the first writer keeps it). */

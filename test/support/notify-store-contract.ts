@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
-import type { DeliveryRecord, HeldAlert, Mute, NotifyStore } from "../../lib/model/notify-store.js";
+import type { DeliveryRecord, DueEscalation, Escalation, HeldAlert, Mute, NotifyStore } from "../../lib/model/notify-store.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 export interface NotifyStoreUnderTest {
@@ -251,6 +251,49 @@ export function notifyStoreContract(adapter: string, open: (now: () => Date) => 
       expect(await store.recordAction(earlier)).toBe(true);
       expect(await store.actionsOn(incident)).toEqual([earlier, click]);
       expect(await store.actionsOn(fresh("quiet"))).toEqual([]);
+    });
+
+    it("keeps one escalation per incident and route, lists it by due time per kind, and lets it leave pending once", async () => {
+      const incident = fresh("incident");
+      const mine = (d: DueEscalation[]) => d.filter((x) => x.incident_id === incident);
+      const e: Escalation = {
+        incident_id: incident, route: "prod", alert_id: "a1", due_at: iso(T0 + 15 * 60_000), kinds: ["email", "slack"],
+        state: "pending", scheduled_at: iso(T0),
+      };
+      expect(await store.scheduleEscalation(e)).toEqual(e);
+      // A redelivery, or the other kind's notify function, scheduling again later: the first stands.
+      expect(await store.scheduleEscalation({ ...e, alert_id: "a2", due_at: iso(T0 + 20 * 60_000) })).toEqual(e);
+      // Both kinds' notify functions scheduling at once: one stands, and both are told it.
+      const racing = { ...e, incident_id: fresh("incident") };
+      const kept = await Promise.all([store.scheduleEscalation(racing), store.scheduleEscalation({ ...racing, alert_id: "a9", due_at: iso(T0 + 16 * 60_000) })]);
+      expect(kept[0]).toEqual(kept[1]);
+      expect(await store.escalationsOf(racing.incident_id)).toEqual([kept[0]]);
+      const other = { ...e, route: "team", due_at: iso(T0 + 5 * 60_000), kinds: ["slack" as const] };
+      await store.scheduleEscalation(other);
+      expect(await store.escalationsOf(incident)).toEqual([e, other]);
+      expect(mine(await store.dueEscalations("slack", iso(T0 + 14 * 60_000)))).toEqual([{ kind: "slack", due_at: other.due_at, incident_id: incident, route: "team" }]);
+      const due = mine(await store.dueEscalations("slack", e.due_at));
+      expect(due.map((d) => d.route)).toEqual(["team", "prod"]);
+      expect(mine(await store.dueEscalations("email", e.due_at))).toEqual([{ kind: "email", due_at: e.due_at, incident_id: incident, route: "prod" }]);
+      // Two ticks racing: one moves it on.
+      const settled = await Promise.all([1, 2].map(() => store.settleEscalation(incident, "prod", { state: "escalated", settled_at: iso(clock) })));
+      expect(settled.filter(Boolean)).toHaveLength(1);
+      expect(await store.settleEscalation(incident, "prod", { state: "cancelled", settled_at: iso(clock), reason: "closed" })).toBe(false);
+      expect(await store.getEscalation(incident, "prod")).toEqual({ ...e, state: "escalated", settled_at: iso(clock) });
+      expect(await store.settleEscalation(incident, "nowhere", { state: "escalated", settled_at: iso(clock) })).toBe(false);
+      // Scheduled again once its entry was released: no due entry comes back.
+      await store.releaseDueEscalation(due[1]!);
+      await store.scheduleEscalation(e);
+      expect(mine(await store.dueEscalations("slack", e.due_at)).map((d) => d.route)).toEqual(["team"]);
+      expect(await store.getEscalation(fresh("incident"), "prod")).toBeUndefined();
+    });
+
+    it("records an escalation's delivery with the alert it escalates, apart from the alert's own", async () => {
+      const a = fresh("alert");
+      await store.claim(a, "r1", init, LEASE);
+      const { record } = await store.claim(a, "r1#escalation#deploys", { ...init, escalation: "deploys" }, LEASE);
+      expect(record).toMatchObject({ alert_id: a, receiver_id: "r1#escalation#deploys", escalation: "deploys", state: "sending" });
+      expect((await store.deliveriesOf(a)).map((d) => d.escalation ?? "")).toEqual(["", "deploys"]);
     });
 
     it("reads an alert as raised, for a follow-up's quote", async () => {

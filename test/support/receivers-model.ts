@@ -16,6 +16,7 @@
  * One module for the test (200 sequences) and `npm run bench -- receivers` (10,000).
  */
 import fc from "fast-check";
+import { modelCommand } from "./model-command.js";
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -604,14 +605,7 @@ export async function settle(w: World, m: Model): Promise<void> {
 
 type Cmd = fc.AsyncCommand<Model, World>;
 
-const cmd = (name: string, body: (m: Model, w: World) => Promise<void> | void, pre: (m: Model) => boolean = () => true): Cmd => ({
-  check: pre,
-  run: async (m, w) => {
-    m.log.push(name);
-    await body(m, w);
-  },
-  toString: () => name,
-});
+const cmd = (name: string, body: (m: Model, w: World) => Promise<void> | void, pre?: (m: Model) => boolean): Cmd => modelCommand(name, body, pre);
 
 /** The commands, by name: the arbitraries draw them, and the kept examples name them. */
 export const commands = {

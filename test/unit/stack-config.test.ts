@@ -76,6 +76,22 @@ describe("the stack generated from a configuration", () => {
     expect(Object.keys(cloudformation.Resources)).not.toContain("SlackInboxPolicy");
   });
 
+  it("escalation: whom it pages is sent to like a route's receivers — its token read, SES from the sender, the route's rule feeding the email function too", () => {
+    const { config } = loadDeployConfig(ROOT, fixture("escalate.yaml"));
+    const s = functionStatements(config);
+    expect(resourcesOf(s.notifySlack, "ssm:GetParameter")).toEqual([
+      JSON.stringify({ "Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/lookout/dev/slack-leads-token" }),
+      JSON.stringify({ "Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/lookout/dev/slack-webhook" }),
+    ]);
+    expect(resourcesOf(s.notifyEmail, "ses:SendRawEmail")).toHaveLength(2);
+    // No new grant: dispatch queries the due entries as it queries held alerts.
+    expect(actions(s.dispatch).filter((a) => a.startsWith("dynamodb:"))).toEqual(["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"]);
+    const { cloudformation } = fromConfig(ROOT, fixture("escalate.yaml"), opts);
+    const targets = (id: string) => (cloudformation.Resources[id] as { Properties: { Targets: Array<{ Arn: unknown }> } }).Properties.Targets.map((t) => JSON.stringify(t.Arn));
+    expect(targets("RouteProd")).toEqual([expect.stringContaining("SlackInbox"), expect.stringContaining("EmailInbox")]);
+    expect(Object.keys(cloudformation.Resources)).toEqual(expect.arrayContaining(["SlackInboxPolicy", "EmailInboxPolicy"]));
+  });
+
   it("decrypts only through SSM or Secrets Manager, and only the parameters and secrets it names (encryption context)", () => {
     const s = secretStatements(["ssm:/a/b", "secretsmanager:c", "ssm:/a/d"]);
     const kms = s.filter((x) => x.Action.includes("kms:Decrypt"));

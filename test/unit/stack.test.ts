@@ -209,8 +209,8 @@ describe("the packaged stack", () => {
     const NEVER_CALLED: Partial<Record<FunctionKey, Record<string, string>>> = {
       dispatch: {
         ...ingestOnly,
-        "dynamodb:DeleteItem": "DynamoNotifyStore: dispatch only asks whether alerts are held (heldFor, a Query)",
-        "dynamodb:UpdateItem": "DynamoNotifyStore: dispatch only asks whether alerts are held (heldFor, a Query)",
+        "dynamodb:DeleteItem": "DynamoNotifyStore: dispatch only asks whether alerts are held or escalations due (heldFor, dueEscalations: Queries)",
+        "dynamodb:UpdateItem": "DynamoNotifyStore: dispatch only asks whether alerts are held or escalations due (heldFor, dueEscalations: Queries)",
       },
       notifySlack: ingestOnly,
       notifyEmail: ingestOnly,

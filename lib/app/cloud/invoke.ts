@@ -1,14 +1,14 @@
 /**
  * Dispatch's asynchronous invocations (docs/architecture.md, "Polls and digests without queues"): the
  * poll function, a batch of a tick's polls an invocation (POLL_FUNCTION_NAME), and a notify function's
- * digest flush when alerts are held for its receivers (NOTIFY_SLACK_FUNCTION_NAME,
+ * digest flush when alerts are held for its receivers or an escalation is due (NOTIFY_SLACK_FUNCTION_NAME,
  * NOTIFY_EMAIL_FUNCTION_NAME). Lambda keeps an accepted event (202), retries a failed invocation twice
  * and then sends it to the function's on-failure destination, a dead-letter queue dispatch watches.
  */
 import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
 import type { PollRequest } from "../../model/poll.js";
 import { pollBatches } from "../../ingest/cycle.js";
-import { type DigestFlusher, heldKinds, type PollSender } from "../lambda/dispatch.js";
+import { type DigestFlusher, dueEscalationKinds, flushKinds, heldKinds, type PollSender } from "../lambda/dispatch.js";
 import { allReceivers } from "../../config/routes.js";
 import type { Config } from "../../config/load.js";
 import { DynamoNotifyStore } from "../../store/notify-store.js";
@@ -65,7 +65,7 @@ export const cloudInvokes = coldStart((config: Config): { polls: PollSender; dig
   return {
     polls: lambdaPollSender(lambda, requiredEnv("POLL_FUNCTION_NAME")),
     digests: {
-      held: heldKinds(held, allReceivers(config.routes, config.notify)),
+      held: flushKinds(heldKinds(held, allReceivers(config.routes, config.notify)), dueEscalationKinds(held, config.routes)),
       ...lambdaDigestFlusher(lambda, { slack: requiredEnv("NOTIFY_SLACK_FUNCTION_NAME"), email: requiredEnv("NOTIFY_EMAIL_FUNCTION_NAME") }),
     },
   };

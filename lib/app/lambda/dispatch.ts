@@ -19,7 +19,7 @@ import type { PollRequest } from "../../model/poll.js";
 import type { DispatchStore } from "../../model/dispatch-store.js";
 import type { IngestServices } from "../ingest.js";
 import type { NotifyStore } from "../../model/notify-store.js";
-import type { Receiver } from "../../config/route-types.js";
+import { escalationKinds, type Receiver, type Route } from "../../config/route-types.js";
 import { receiverId } from "../../config/receivers.js";
 import type { ReceiverKind } from "./messages.js";
 import { resolveDeps, telemetryOr, type Deps, type Telemetry } from "./telemetry.js";
@@ -37,12 +37,14 @@ export interface PollSender {
 }
 
 /**
- * The storm digests' flush: which kinds of receiver have alerts held, and a flush of one kind (the
- * notify function of that kind, invoked asynchronously). Held alerts go out within a tick of being
- * held without a schedule of their own that runs, and costs, every minute when nothing is held.
+ * The storm digests' flush: which kinds of receiver have alerts held or an escalation due (docs/actions.md,
+ * "Escalation"), and a flush of one kind (the notify function of that kind, invoked asynchronously). Held
+ * alerts go out within a tick of being held, and escalations within a tick of being due, without a
+ * schedule of their own that runs, and costs, every minute when nothing is held or due.
  */
 export interface DigestFlusher {
-  held(): Promise<ReceiverKind[]>;
+  /** `now`: the tick's time (epoch ms), by which escalations are due. */
+  held(now: number): Promise<ReceiverKind[]>;
   flush(kind: ReceiverKind): Promise<void>;
 }
 
@@ -54,6 +56,19 @@ export function heldKinds(store: Pick<NotifyStore, "heldFor">, receivers: readon
     return [...new Set(held.flat())];
   };
 }
+
+/** The kinds whose escalations are due (one key read a kind an escalating route sends to), none when no route escalates. */
+export function dueEscalationKinds(store: Pick<NotifyStore, "dueEscalations">, routes: readonly Route[]): (now: number) => Promise<ReceiverKind[]> {
+  const kinds = [...new Set(routes.flatMap((r) => (r.escalate ? escalationKinds(r) : [])))];
+  return async (now) => {
+    const due = await Promise.all(kinds.map(async (k) => ((await store.dueEscalations(k, new Date(now).toISOString(), 1)).length ? [k] : [])));
+    return due.flat();
+  };
+}
+
+/** Both: the kinds with alerts held or escalations due. */
+export const flushKinds = (...of: Array<(now: number) => Promise<ReceiverKind[]>>) => async (now: number): Promise<ReceiverKind[]> =>
+  [...new Set((await Promise.all(of.map((f) => f(now)))).flat())];
 
 /** Reads how many messages wait in each of Lookout's queues: SQS in the cloud (lib/app/cloud/queue-gauge.ts). */
 export interface QueueGauge {
@@ -126,7 +141,7 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
       unread ??= err;
       return { planned: 0, sent: 0 };
     });
-    const flushed = d.digests ? await flushHeld(d.digests, (err) => void (unread ??= err)) : [];
+    const flushed = d.digests ? await flushHeld(d.digests, now, (err) => void (unread ??= err)) : [];
     logger.info("tick planned", { ...outcome, flushed });
     // Queues that could not be watched, polls not sent, or held digests not flushed fail the tick, so
     // its errors alarm says so (a digest not flushed is tried again at the next tick).
@@ -158,9 +173,9 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
 }
 
 /** Flushes the held digests of each kind of receiver on its own: one notify function that cannot be invoked does not hold back the other's. */
-async function flushHeld(digests: DigestFlusher, failed: (err: unknown) => void): Promise<ReceiverKind[]> {
+async function flushHeld(digests: DigestFlusher, now: number, failed: (err: unknown) => void): Promise<ReceiverKind[]> {
   const flushed: ReceiverKind[] = [];
-  const kinds = await digests.held().catch((err: unknown): ReceiverKind[] => {
+  const kinds = await digests.held(now).catch((err: unknown): ReceiverKind[] => {
     failed(err);
     return [];
   });

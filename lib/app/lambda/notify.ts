@@ -10,7 +10,8 @@
  * fail with it, unprocessed, so that none overtakes it; other incidents' messages go on.
  * The default route's messages (`route: "default"`) carry every event; only those no route matches are
  * delivered. Dispatch invokes it with `{"lookout": "flush-digests"}` at a tick where alerts are held for
- * its receivers: what storms held back goes out without waiting for another alert.
+ * its receivers or an escalation is due for them: what storms held back, and what nobody acknowledged in
+ * time, go out without waiting for another alert.
  */
 import middy from "@middy/core";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
@@ -18,10 +19,10 @@ import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { SqsFifoPartialProcessorAsync, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import { DEFAULT_ROUTE, type Receiver } from "../../config/route-types.js";
+import { DEFAULT_ROUTE, escalationReceivers, type Receiver } from "../../config/route-types.js";
 import { decideRoutes } from "../../routes/match.js";
 import { allReceivers } from "../../config/routes.js";
-import { flushDigests, notifyEvent, unfinished } from "../../notify/notifier.js";
+import { flushDigests, flushEscalations, notifyEvent, unfinished } from "../../notify/notifier.js";
 import type { NotifyServices } from "../notify.js";
 import { FLUSH_DIGESTS, type FlushDigestsEvent, parseNotifyMessage, type ReceiverKind } from "./messages.js";
 
@@ -60,13 +61,20 @@ export function createNotifyHandler(kind: ReceiverKind, deps: Deps<NotifyHandler
     const d = await resolveDeps(deps);
     if (isFlush(event)) {
       // Every receiver of this function's kind, whichever route, the default route or the fallback names it.
-      const flushed = await flushDigests(ofKind(kind, allReceivers(d.routes, d.notifier.settings)), d.notifier);
+      // Digests and due escalations (docs/actions.md, "Escalation"): either one's failure fails the call after both were tried.
+      let failed: unknown;
+      const flushed = await flushDigests(ofKind(kind, allReceivers(d.routes, d.notifier.settings)), d.notifier).catch((err: unknown) => ((failed = err), 0));
+      const escalations = await flushEscalations([kind], d.notifier).catch((err: unknown) => ((failed ??= err), []));
       metrics.addMetric("DigestAlertsFlushed", MetricUnit.Count, flushed);
+      metrics.addMetric("EscalationDeliveries", MetricUnit.Count, escalations.length);
+      if (escalations.length) logger.info("escalated", { deliveries: escalations });
+      if (failed) throw failed;
       return { batchItemFailures: [], flushed };
     }
     const record = async (msg: SQSRecord) => {
       const { route: name, event: envelope } = parseNotifyMessage(notifyBody(msg.body));
       let receivers: Receiver[];
+      let escalateTo: Receiver[] = [];
       if (name === DEFAULT_ROUTE) {
         // The default route's rule takes every event; it delivers only what no route matches.
         const taken = decideRoutes(envelope.detail, d.routes, d.notifier.settings).find((x) => x.route === DEFAULT_ROUTE);
@@ -77,8 +85,9 @@ export function createNotifyHandler(kind: ReceiverKind, deps: Deps<NotifyHandler
         // A rule for a route that is no longer configured (a deploy in between): nothing to send.
         if (!route) return logger.warn("event for an unknown route; skipped", { route: name, alert: envelope.detail.id });
         receivers = kind === "slack" ? route.slack : route.email ? [route.email] : [];
+        escalateTo = ofKind(kind, escalationReceivers(route));
       }
-      const deliveries = await notifyEvent(envelope.detail, [{ route: name, receivers }], d.notifier);
+      const deliveries = await notifyEvent(envelope.detail, [{ route: name, receivers, escalateTo }], d.notifier);
       for (const x of deliveries) metrics.addMetric(`Deliveries_${x.outcome}`, MetricUnit.Count, 1);
       logger.info("delivered", { alert: envelope.detail.id, detailType: envelope["detail-type"], route: name, deliveries });
       if (unfinished(deliveries)) {

@@ -3,7 +3,7 @@ import type { LookoutEventDetail } from "../../model/event.js";
 import type { DigestWindow, IncidentRef, Sent } from "../types.js";
 import { type AlertAttempt, asDeliveryError, type Attempt, type DigestAttempt, type Stage } from "./stage.js";
 
-async function ask(a: Attempt, send: () => Promise<Sent>): Promise<undefined> {
+export async function ask(a: Attempt, send: () => Promise<Sent>): Promise<undefined> {
   try {
     a.answer = { sent: await send() };
   } catch (err) {

@@ -60,6 +60,11 @@ export interface Attempt {
   readonly incident: () => Promise<IncidentRef | undefined>;
   /** Forgets what `incident` read, so the next call reads the store again (a stage waiting for an opening). */
   readonly rereadIncident?: () => void;
+  /**
+   * Where the delivery is recorded, when not under its own id and the receiver's: an escalation is
+   * recorded with the alert it escalates (so the alert's audit row and `explain` show it), apart per route.
+   */
+  readonly recordAs?: { alertId: string; receiverId: string; escalation: string };
   /** Set by the claim stage: the record whose lease this attempt holds. */
   claimed?: DeliveryRecord;
   /** Set by the send stage: what the receiver answered. */

@@ -386,3 +386,30 @@ export function renderEmailDigest(held: readonly LookoutEventDetail[], opts: Ema
     headers: { "Message-ID": alertMessageId(digestId, opts.from), [ALERT_ID_HEADER]: digestId },
   };
 }
+
+/**
+ * An escalation by email (docs/actions.md, "Escalation"): the incident's first alert whole, under the
+ * escalation's line, with the incident's subject, its own Message-ID, and a reply to the incident's
+ * message where the receiver has one.
+ */
+export function renderEmailEscalation(first: LookoutEventDetail, escalation: { id: string; after: string }, opts: EmailRenderOptions): EmailMessage {
+  // The first alert as the incident's opening: the escalation is its own message, threaded below.
+  const { incident: _shown, ...alone } = opts;
+  const whole = renderEmail(first, alone);
+  const line = `ESCALATED: not acknowledged within ${escalation.after}`;
+  const headers: Record<string, string> = {
+    ...whole.headers,
+    "Message-ID": alertMessageId(escalation.id, opts.from),
+    [ALERT_ID_HEADER]: oneLine(escalation.id),
+    [STATE_HEADER]: "ESCALATED",
+  };
+  const parent = opts.firstMessageId;
+  if (parent) Object.assign(headers, { "In-Reply-To": oneLine(parent), References: oneLine(parent) });
+  const body = `<body style="${STYLE.body}">`;
+  return {
+    ...whole,
+    headers,
+    text: `${line}\n\n${whole.text}`,
+    html: whole.html.replace(body, `${body}\n<p style="margin:0 0 12px 0;font-weight:bold;color:${SEVERITY_COLOR.critical}">${escapeHtml(line)}</p>`),
+  };
+}

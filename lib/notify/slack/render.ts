@@ -430,6 +430,31 @@ export function renderSlackResolved(first: LookoutEventDetail, closing: LookoutE
   return barred(text, [header], compact([...body, actionsBlock(linksOf(v, p), accessoryUrls(body))]), RESOLVED_COLOR);
 }
 
+/** What an escalation says first: nobody acknowledged the incident in time (docs/actions.md, "Escalation"). */
+export const escalationLine = (after: string): string => `🚨 Escalated: not acknowledged within ${after}`;
+
+/**
+ * An escalation (docs/actions.md, "Escalation"), calling the escalation's mentions (the presentation's):
+ * in the incident's thread, a short reply naming it (broadcast by the sender); elsewhere a message of its
+ * own that shows the incident whole under the escalation's line.
+ */
+export function renderSlackEscalation(first: LookoutEventDetail, after: string, opts: { presentation?: Presentation; thread: boolean }): SlackMessage {
+  const p = opts.presentation ?? plainPresentation(first);
+  const line = escalationLine(after);
+  const banner: Block = { type: "section", text: plain(line) };
+  if (opts.thread) {
+    const v = viewOf(first, p);
+    const body: Block[] = [{ type: "section", text: plain(`${v.emoji} ${v.title} — ${v.summary}`) }, incidentContext(v, p.severity)];
+    return barred(fallbackText(`${line}: ${first.summary}`), [banner], body, SEVERITY_COLOR[p.severity] ?? SEVERITY_COLOR.error, mentionsOf(p));
+  }
+  const whole = renderSlackAlert(first, { presentation: p });
+  // After the mentions' section, when there is one: the escalation's line heads what the incident says.
+  const lead = mentionsOf(p).length ? 1 : 0;
+  const blocks = [...whole.blocks.slice(0, lead), banner, ...whole.blocks.slice(lead)] as Block[];
+  const attachments = whole.attachments?.map((a) => ({ ...a, blocks: clipBlocks(a.blocks as Block[], SLACK_LIMITS.blocks - blocks.length) }));
+  return { ...whole, text: clip(`${line}: ${whole.text}`, SLACK_LIMITS.fallbackText), blocks, ...(attachments ? { attachments } : {}) };
+}
+
 /** A repeat in the incident's thread: one short counted line ("same error again — 3rd time"). */
 export function renderSlackRepeat(detail: LookoutEventDetail): SlackMessage {
   const n = detail.incident?.failures;

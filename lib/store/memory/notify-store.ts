@@ -7,9 +7,12 @@
  */
 import type { LookoutEventDetail } from "../../model/event.js";
 import type {
+  ClaimInit,
   ClaimResult,
   DeliveryRecord,
   DeliverySettlement,
+  DueEscalation,
+  Escalation,
   HeldAlert,
   IncidentAcknowledgement,
   IncidentActionRecord,
@@ -18,6 +21,7 @@ import type {
   Mute,
   NotifyStore,
   ReceiverFailures,
+  ReceiverKind,
   SuppressedDelivery,
 } from "../../model/notify-store.js";
 
@@ -51,6 +55,9 @@ export class MemoryNotifyStore implements NotifyStore {
   private readonly acks = new Map<string, IncidentAcknowledgement>();
   private readonly actions = new Map<string, IncidentActionRecord>();
   private readonly closed = new Map<string, IncidentClosed>();
+  /** Escalations by incident id, then route; due entries by kind, then the table's sort key. */
+  private readonly escalations = new Map<string, Map<string, Escalation>>();
+  private readonly due = new Map<ReceiverKind, Map<string, DueEscalation>>();
   /** The outbox's alerts, which `getAlert` reads: the ingest side raises them (`putAlert` here). */
   private readonly alerts = new Map<string, { detail: LookoutEventDetail; quiet: boolean }>();
 
@@ -76,7 +83,7 @@ export class MemoryNotifyStore implements NotifyStore {
     return record && copy(record);
   }
 
-  async claim(alertId: string, receiverId: string, init: Pick<DeliveryRecord, "receiver_label" | "route">, leaseMs: number): Promise<ClaimResult> {
+  async claim(alertId: string, receiverId: string, init: ClaimInit, leaseMs: number): Promise<ClaimResult> {
     const now = this.now();
     const records = this.deliveryMap(alertId);
     const old = records.get(receiverId);
@@ -92,6 +99,7 @@ export class MemoryNotifyStore implements NotifyStore {
       receiver_id: receiverId,
       receiver_label: init.receiver_label,
       route: init.route,
+      ...(init.escalation ? { escalation: init.escalation } : {}),
       updated_at: now.toISOString(),
     });
     records.set(receiverId, record);
@@ -238,6 +246,46 @@ export class MemoryNotifyStore implements NotifyStore {
 
   async actionsOn(incidentId: string): Promise<IncidentActionRecord[]> {
     return [...this.actions.values()].filter((a) => a.incident_id === incidentId).sort((a, b) => a.at.localeCompare(b.at)).map(copy);
+  }
+
+  async scheduleEscalation(escalation: Escalation): Promise<Escalation> {
+    let m = this.escalations.get(escalation.incident_id);
+    if (!m) this.escalations.set(escalation.incident_id, (m = new Map()));
+    const had = m.get(escalation.route);
+    if (had) return copy(had);
+    m.set(escalation.route, copy(escalation));
+    const e = escalation;
+    for (const kind of e.kinds) {
+      let d = this.due.get(kind);
+      if (!d) this.due.set(kind, (d = new Map()));
+      d.set(`${e.due_at}#${e.incident_id}#${e.route}`, { kind, due_at: e.due_at, incident_id: e.incident_id, route: e.route });
+    }
+    return copy(e);
+  }
+
+  async getEscalation(incidentId: string, route: string): Promise<Escalation | undefined> {
+    const e = this.escalations.get(incidentId)?.get(route);
+    return e && copy(e);
+  }
+
+  async escalationsOf(incidentId: string): Promise<Escalation[]> {
+    return sortedValues(this.escalations.get(incidentId) ?? new Map());
+  }
+
+  async dueEscalations(kind: ReceiverKind, until: string, limit?: number): Promise<DueEscalation[]> {
+    const all = sortedValues(this.due.get(kind) ?? new Map()).filter((d) => byKey(`${d.due_at}#${d.incident_id}#${d.route}`, `${until}~`) <= 0);
+    return limit ? all.slice(0, limit) : all;
+  }
+
+  async settleEscalation(incidentId: string, route: string, next: Required<Pick<Escalation, "state" | "settled_at">> & Pick<Escalation, "reason">): Promise<boolean> {
+    const e = this.escalations.get(incidentId)?.get(route);
+    if (!e || e.state !== "pending") return false;
+    this.escalations.get(incidentId)!.set(route, copy({ ...e, ...next }));
+    return true;
+  }
+
+  async releaseDueEscalation(due: DueEscalation): Promise<void> {
+    this.due.get(due.kind)?.delete(`${due.due_at}#${due.incident_id}#${due.route}`);
   }
 
   async getRaised(alertId: string): Promise<{ detail: LookoutEventDetail; quiet: boolean } | undefined> {
