@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import LongestFirst from "./test/support/sequencer.js";
 
 // The global setup's DynamoDB client runs in this process, outside the test `env` below.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
@@ -12,6 +13,8 @@ export default defineConfig({
     // Two files at once: most of a file's time is waiting on DynamoDB Local, moto_server and child
     // processes, so two forks on a two-core machine nearly halve the run (vitest's default is one).
     maxWorkers: 2,
+    // Longest files first (test/durations.json), so that no long one is left to run alone at the end.
+    sequence: { sequencer: LongestFirst },
     env: {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
       // The handlers' structured logs and EMF metrics are for CloudWatch, not the test output.
