@@ -18,7 +18,7 @@ import { parse as parseYaml } from "yaml";
 import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/model/event.js";
 import { type Config, checkConfig, loadConfigFile } from "../lib/config/load.js";
 import { type RuleResource, ruleResources, type RuleTarget } from "../lib/routes/rules.js";
-import { receiverSecretRefs } from "../lib/config/routes.js";
+import { httpSecretRefs, receiverSecretRefs } from "../lib/config/routes.js";
 import type { Receiver } from "../lib/config/route-types.js";
 import { INDEXES } from "../lib/store/table.js";
 
@@ -112,6 +112,12 @@ export function loadDeployConfig(serviceDir: string, file: string): { config: Co
   // No environment overrides: the functions read the file as it is, without PLATFORM_API_URL/TOKEN.
   const config = loadConfigFile(abs, {});
   const problems = envReferences(config).map(({ field, ref: r }) => `${field}: ${r} is read from the environment, which the deployed functions do not get; use ssm:/… (SecureString) or secretsmanager:…`);
+  // No notify function carries PagerDuty, generic webhooks or Teams yet: refused, never dropped unsaid.
+  config.routes.forEach((route, i) => {
+    for (const type of new Set((route.http ?? []).map((r) => r.type))) {
+      problems.push(`routes[${i}].${type}: delivered by lookout start/run on one machine; the cloud stack has no notify function for ${type} receivers yet`);
+    }
+  });
   // Dispatch's tick (once a minute) flushes held digests: a shorter bound cannot be kept there.
   if (config.notify.digestWithinMs < 60_000) problems.push("notify.digest_within: the cloud flushes digests once a minute; give at least 1m");
   if (problems.length) throw new DeployConfigError(`${rel}: ${problems.join("; ")}`);
@@ -123,7 +129,7 @@ export const configToPackage = (env: NodeJS.ProcessEnv = process.env): string =>
 
 /** The receivers of notify.fallback: a failed delivery goes to them, whatever their kind. */
 const fallbackReceivers = (config: Config): Receiver[] =>
-  [config.notify.fallback?.slack, config.notify.fallback?.email].filter((r): r is Receiver => r !== undefined);
+  [config.notify.fallback?.slack, config.notify.fallback?.email].filter((r) => r !== undefined);
 
 /**
  * What the packaging builds into every bundle (esbuild `define`, read by lib/app/cloud): the configuration
@@ -155,7 +161,8 @@ function envReferences(config: Config): Array<{ field: string; ref: string }> {
   return [{ field: "platform.token", ref: config.platform.tokenRef }, ...refs].filter((r) => r.ref.startsWith("env:"));
 }
 
-const secretRefs = (r: Receiver): string[] => (r.type === "email" ? [] : r.form === "webhook" ? [r.webhookUrlRef] : [r.tokenRef]);
+const secretRefs = (r: Receiver): string[] =>
+  r.type === "slack" ? (r.form === "webhook" ? [r.webhookUrlRef] : [r.tokenRef]) : r.type === "email" ? [] : httpSecretRefs(r).map((x) => x.ref);
 
 // --- IAM ----------------------------------------------------------------------------------------------
 

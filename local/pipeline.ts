@@ -27,6 +27,7 @@ import type { Route, SlackReceiver } from "../lib/config/route-types.js";
 import { decideRoutes } from "../lib/routes/match.js";
 import { notifyEvent, type Delivery, type NotifierDeps } from "../lib/notify/notifier.js";
 import { slackSender, type SlackRetryPolicy } from "../lib/notify/slack/send.js";
+import { httpSender } from "../lib/notify/http/post.js";
 import { composeIngest } from "../lib/app/ingest.js";
 import { composeNotify } from "../lib/app/notify.js";
 import { quarantinePort } from "../lib/app/quarantine.js";
@@ -75,7 +76,7 @@ export interface OpenOptions {
    * resolutions and storm digests show as Slack would show them.
    */
   preview?: SlackSender;
-  /** The Slack sender's waits between attempts (tests on a simulated clock shorten them). */
+  /** The receivers' waits between attempts, Slack's and the HTTP receivers' (tests on a simulated clock shorten them). */
   slackRetry?: Partial<SlackRetryPolicy>;
   /** Waits in delivery, a follow-up's for its opening (tests on a simulated clock shorten them). */
   sleep?: (ms: number) => Promise<void>;
@@ -140,6 +141,8 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
       outbox: ingest.store,
       slack: opts.preview ?? slackSender({ ...(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}), ...(opts.slackRetry ? { retry: opts.slackRetry } : {}) }),
       ...(emailTransport ? { emailTransport } : {}),
+      http: httpSender(opts.slackRetry ? { retry: opts.slackRetry } : {}),
+      ...(env.LOOKOUT_PAGERDUTY_URL ? { pagerDutyUrl: env.LOOKOUT_PAGERDUTY_URL } : {}),
       ...(opts.sleep ? { sleep: opts.sleep } : {}),
     });
     services = { ...ingest, ...notify };

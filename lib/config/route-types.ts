@@ -45,7 +45,34 @@ export interface EmailReceiver {
   to: string[];
 }
 
-export type Receiver = SlackReceiver | EmailReceiver;
+/**
+ * PagerDuty's Events API v2 (docs/receivers.md, "PagerDuty"): an incident is one PagerDuty alert, keyed
+ * by `dedup_key` = Lookout's incident id; the routing key is a secret reference.
+ */
+export interface PagerDutyReceiver {
+  type: "pagerduty";
+  routingKeyRef: string;
+  /** PagerDuty's `source` field: where the problem is (default `lookout`). */
+  source?: string;
+}
+
+/** Lookout's event as signed JSON to a URL of one's own (docs/receivers.md, "Generic webhook"). */
+export interface WebhookReceiver {
+  type: "webhook";
+  urlRef: string;
+  signingSecretRef: string;
+}
+
+/** Microsoft Teams through a Workflows webhook ("When a Teams webhook request is received"): Adaptive Cards. */
+export interface TeamsReceiver {
+  type: "teams";
+  urlRef: string;
+}
+
+/** The receivers Lookout reaches by an HTTP POST of its own (not Slack's or an email transport). */
+export type HttpReceiver = PagerDutyReceiver | WebhookReceiver | TeamsReceiver;
+
+export type Receiver = SlackReceiver | EmailReceiver | HttpReceiver;
 
 /**
  * A route's own severity for its receivers: one for every event, or one per environment type (keys
@@ -71,6 +98,8 @@ export interface Route {
   match: RouteMatch;
   slack: SlackReceiver[];
   email?: EmailReceiver;
+  /** PagerDuty, generic webhooks and Teams, in that order (the file's `pagerduty`, `webhook`, `teams`). */
+  http?: HttpReceiver[];
   /** false: an event this route matches is not matched against later routes. */
   continue: boolean;
   severity?: SeverityOverride;
@@ -134,5 +163,5 @@ export const receiversOf = (r: { slack?: SlackReceiver; email?: EmailReceiver } 
   ...(r?.email ? [r.email] : []),
 ];
 
-/** The receivers of a route, Slack first, in the order written. */
-export const routeReceivers = (route: Route): Receiver[] => [...route.slack, ...(route.email ? [route.email] : [])];
+/** The receivers of a route, Slack first, then email, then the HTTP receivers, in the order written. */
+export const routeReceivers = (route: Route): Receiver[] => [...route.slack, ...(route.email ? [route.email] : []), ...(route.http ?? [])];

@@ -15,6 +15,7 @@ import {
   DEFAULT_SLACK_RATE,
   RESERVED_ROUTE_NAMES,
   type EmailReceiver,
+  type HttpReceiver,
   type NotifySettings,
   REF_FIELDS,
   type Receiver,
@@ -159,6 +160,14 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
 
   const EmailReceiverFile = z.strictObject({ to: anyOf(z.email()) });
 
+  // The HTTP receivers (docs/receivers.md): every URL and key a secret reference, as Slack's webhook URL is.
+  const PagerDutyReceiverFile = z.strictObject({
+    routing_key: secretRef,
+    source: z.optional(z.string().check(z.minLength(1), z.maxLength(255))),
+  });
+  const WebhookReceiverFile = z.strictObject({ url: secretRef, signing_secret: secretRef });
+  const TeamsReceiverFile = z.strictObject({ url: secretRef });
+
   const RouteFile = z.strictObject({
     name: z.string().check(
       z.refine((s) => ROUTE_NAME.test(s) && s.length <= ROUTE_NAME_MAX, {
@@ -171,6 +180,9 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
     match: z._default(Match, {}),
     slack: z.optional(anyOf(SlackReceiverFile)),
     email: z.optional(EmailReceiverFile),
+    pagerduty: z.optional(anyOf(PagerDutyReceiverFile)),
+    webhook: z.optional(anyOf(WebhookReceiverFile)),
+    teams: z.optional(anyOf(TeamsReceiverFile)),
     continue: z._default(z.boolean(), true),
     /** Overrides the event's severity for this route's receivers. */
     severity: z.optional(SeverityOverrideFile),
@@ -231,6 +243,15 @@ const toSlack = (r: SlackReceiverFile): SlackReceiver =>
     : { type: "slack", form: "api", channel: r.channel!, tokenRef: r.token!, broadcastResolution: r.broadcast_resolution ?? true };
 const toEmail = (r: EmailReceiverFile): EmailReceiver => ({ type: "email", to: [...new Set(r.to)] });
 
+/** A route's PagerDuty, webhook and Teams receivers as one list, in that order. */
+function toHttp(r: RoutesFile[number]): HttpReceiver[] {
+  return [
+    ...(r.pagerduty ?? []).map((p): HttpReceiver => ({ type: "pagerduty", routingKeyRef: p.routing_key, ...(p.source ? { source: p.source } : {}) })),
+    ...(r.webhook ?? []).map((w): HttpReceiver => ({ type: "webhook", urlRef: w.url, signingSecretRef: w.signing_secret })),
+    ...(r.teams ?? []).map((t): HttpReceiver => ({ type: "teams", urlRef: t.url })),
+  ];
+}
+
 function toMatch(m: RoutesFile[number]["match"]): RouteMatch {
   const out: RouteMatch = {};
   if (m.kind) out.kind = [...new Set(m.kind)];
@@ -261,6 +282,7 @@ export function toRoutes(file: RoutesFile): Route[] {
     match: toMatch(r.match),
     slack: (r.slack ?? []).map(toSlack),
     ...(r.email ? { email: toEmail(r.email) } : {}),
+    ...(toHttp(r).length ? { http: toHttp(r) } : {}),
     continue: r.continue,
     ...(r.severity ? { severity: toSeverity(r.severity) } : {}),
     ...toMention(r),
@@ -307,7 +329,7 @@ export function routingProblems(routes: readonly Route[], notify: NotifySettings
     if (same === undefined) byName.set(r.name, i);
     if (clash === undefined) byRuleId.set(ruleId, i);
     if (!routeReceivers(r).length && r.continue) {
-      out.push({ field: `routes[${i}]`, problem: "has no receivers: add slack or email, or continue: false to silence what it matches" });
+      out.push({ field: `routes[${i}]`, problem: "has no receivers: add slack, email, pagerduty, webhook or teams, or continue: false to silence what it matches" });
     }
     for (const p of patterns.filter((p) => p.index === i)) out.push({ field: `routes[${i}]${p.field ? `.${p.field}` : ""}`, problem: p.message });
   }
@@ -332,10 +354,27 @@ export function receiverSecretRefs(routes: readonly Route[], notify: NotifySetti
   const slack = (at: string, s: SlackReceiver) =>
     out.push(s.form === "webhook" ? { field: `${at}.webhook_url`, ref: s.webhookUrlRef } : { field: `${at}.token`, ref: s.tokenRef });
   routes.forEach((route, i) => route.slack.forEach((s, j) => slack(route.slack.length > 1 ? `routes[${i}].slack[${j}]` : `routes[${i}].slack`, s)));
+  routes.forEach((route, i) => {
+    const http = route.http ?? [];
+    for (const type of ["pagerduty", "webhook", "teams"] as const) {
+      const ofType = http.filter((r) => r.type === type);
+      ofType.forEach((r, j) => {
+        const at = ofType.length > 1 ? `routes[${i}].${type}[${j}]` : `routes[${i}].${type}`;
+        for (const ref of httpSecretRefs(r)) out.push({ field: `${at}.${ref.key}`, ref: ref.ref });
+      });
+    }
+  });
   if (notify.default?.slack) slack("notify.default.slack", notify.default.slack);
   if (notify.fallback?.slack) slack("notify.fallback.slack", notify.fallback.slack);
   if (notify.email?.smtpUrlRef) out.push({ field: "notify.email.smtp_url", ref: notify.email.smtpUrlRef });
   return out;
+}
+
+/** An HTTP receiver's secret references, by the key they are written under. */
+export function httpSecretRefs(r: HttpReceiver): Array<{ key: string; ref: string }> {
+  if (r.type === "pagerduty") return [{ key: "routing_key", ref: r.routingKeyRef }];
+  if (r.type === "webhook") return [{ key: "url", ref: r.urlRef }, { key: "signing_secret", ref: r.signingSecretRef }];
+  return [{ key: "url", ref: r.urlRef }];
 }
 
 /** `env:` references whose variable is unset or empty in this environment: a receiver that cannot send. */

@@ -30,6 +30,7 @@ import { ensureTable } from "../../lib/store/table.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
 import { allReceivers } from "../../lib/config/routes.js";
 import { receiverId } from "../../lib/config/receivers.js";
+import type { Receiver } from "../../lib/config/route-types.js";
 import { startSlackReceiver, type SlackReceiver, type ReceivedSlackMessage } from "../../local/slack-receiver.js";
 import { startSmtpReceiver, type SmtpReceiver, type ReceivedMail } from "./smtp-receiver.js";
 
@@ -48,7 +49,7 @@ export const DUE_MS = HELD_BOUND_MS + 10_000;
 
 export const APP_NAMES = ["api", "web", "worker", "billing"] as const;
 const CLUSTER_NAME = "edge-k8s";
-export type Recv = "api" | "hook" | "mail" | "team";
+export type Recv = "api" | "hook" | "mail" | "team" | "pd" | "whk" | "teams";
 const MAIN: Recv[] = ["api", "hook", "mail"];
 /** The second route: the team that owns `web` gets its failures in a channel of its own. */
 const TEAM_APP = 1;
@@ -209,7 +210,7 @@ export async function openWorld(parts: Parts, mode: "cron" | "loop", seed: numbe
   const world: World = {
     parts, mode, sim, slack, smtp, dataDir, env, raw, config: checkConfig(raw, "receivers-model", {}), client, apps, tableName,
     store: new DynamoNotifyStore({ client, tableName, retentionMs: 3650 * 86_400_000 }),
-    arrivals: [], seen: { api: 0, hook: 0, mail: 0, team: 0 },
+    arrivals: [], seen: { api: 0, hook: 0, mail: 0, team: 0, pd: 0, whk: 0, teams: 0 },
   };
   const model: Model = {
     mode, now: sim.clock.nowMs(), runs: [], lastReadAt: 0, pending: [], open: APP_NAMES.map(() => undefined), incidents: [], obligations: [],
@@ -447,6 +448,10 @@ export function shownAt(w: World, r: Recv): Shown[] {
   return w.slack.messages.filter(of).map(slackShown);
 }
 
+/** The model's name for a configured receiver. */
+const recvOf = (r: Receiver): Recv =>
+  r.type === "email" ? "mail" : r.type === "slack" ? (r.form === "webhook" ? "hook" : r.channel === "#oncall" ? "api" : "team") : r.type === "pagerduty" ? "pd" : r.type === "webhook" ? "whk" : "teams";
+
 // ---------------------------------------------------------------------------------------------- checks
 
 export class ModelViolation extends Error {}
@@ -561,7 +566,7 @@ async function check(w: World, m: Model): Promise<void> {
 
   // Held for a digest no longer than its bound.
   for (const r of allReceivers(w.config.routes, w.config.notify)) {
-    const name: Recv = r.type === "email" ? "mail" : r.form === "webhook" ? "hook" : r.channel === "#oncall" ? "api" : "team";
+    const name = recvOf(r);
     if (m.faults.has(name) || (name === "hook" && m.hookGone) || (m.lastFaultAt.get(name) ?? 0) + DUE_MS > m.now) continue;
     for (const h of await w.store.heldFor(receiverId(r))) {
       if (Date.parse(h.held_at) + HELD_BOUND_MS <= m.now && m.runs.some((t) => t >= Date.parse(h.held_at) + HELD_BOUND_MS - 1_000 && t < m.now)) {

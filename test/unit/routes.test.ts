@@ -96,7 +96,7 @@ describe("routes configuration", () => {
       [`routes: [{ name: a, slack: {} }]`, /routes\[0\]\.slack: needs webhook_url/],
       [`routes: [{ name: a, slack: { webhook_url: "env:H", url: x } }]`, "routes[0].slack.url: unknown field"],
       [`routes: [{ name: a, email: { to: [not-an-address] } }]`, "routes[0].email.to[0]: is not a valid email"],
-      [`routes: [{ name: a, match: { kind: health } }]`, "routes[0]: has no receivers: add slack or email, or continue: false to silence what it matches"],
+      [`routes: [{ name: a, match: { kind: health } }]`, "routes[0]: has no receivers: add slack, email, pagerduty, webhook or teams, or continue: false to silence what it matches"],
       [`routes: [{ name: a, email: { to: [a@example.com] } }]`, "notify.email.from: is required: routes[0] sends email"],
       [`notify: { fallback: { email: { to: [a@example.com] } } }`, "notify.email.from: is required: the fallback sends email"],
       [`notify: { slack_rate: { burst: 0 } }`, "notify.slack_rate.burst: too small (min 1)"],

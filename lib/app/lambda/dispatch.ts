@@ -50,7 +50,7 @@ export interface DigestFlusher {
 export function heldKinds(store: Pick<NotifyStore, "heldFor">, receivers: readonly Receiver[]): () => Promise<ReceiverKind[]> {
   return async () => {
     // One Query of at most one item a receiver, all at once (receivers are few).
-    const held = await Promise.all(receivers.map(async (r) => ((await store.heldFor(receiverId(r), 1)).length ? [r.type] : [])));
+    const held = await Promise.all(receivers.map(async (r) => ((r.type === "slack" || r.type === "email") && (await store.heldFor(receiverId(r), 1)).length ? [r.type] : [])));
     return [...new Set(held.flat())];
   };
 }
