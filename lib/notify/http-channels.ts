@@ -31,15 +31,17 @@ export function pagerDutyChannel(who: ChannelIdentity, target: PagerDutyTarget, 
   const source = target.source ? { source: target.source } : {};
   return {
     ...who,
+    // A resolve that overtakes its trigger is lost: a close waits behind its incident's held alerts.
+    ordered: true,
     async send(detail, _incident, presentation) {
       const event = renderPagerDutyEvent(detail, { ...source, ...(presentation ? { presentation } : {}) });
       await enqueue(event);
       return { messageId: event.dedup_key };
     },
-    async sendDigest(held, _window, presentationOf) {
+    async sendDigest(held, window, presentationOf) {
       // In order, one at a time: a key's trigger before its resolve. A retry sends them again, which
       // PagerDuty folds by dedup_key.
-      for (const event of renderPagerDutyDigest(held, { ...source, ...(presentationOf ? { presentationOf } : {}) })) await enqueue(event);
+      for (const event of renderPagerDutyDigest(held, { ...source, digestId: window.id, ...(presentationOf ? { presentationOf } : {}) })) await enqueue(event);
       return {};
     },
   };

@@ -20,7 +20,7 @@ import { httpSender, HttpDeliveryError } from "../../lib/notify/http/post.js";
 import { pagerDutyChannel, teamsChannel, webhookChannel } from "../../lib/notify/http-channels.js";
 import { channelResolver } from "../../lib/notify/receivers.js";
 import { fileTransport } from "../../lib/notify/email/transport.js";
-import { notifyEvent, unfinished, type NotifierDeps } from "../../lib/notify/notifier.js";
+import { flushDigests, notifyEvent, unfinished, type NotifierDeps } from "../../lib/notify/notifier.js";
 import { decideRoutes } from "../../lib/routes/match.js";
 import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
@@ -292,6 +292,38 @@ describe("through the delivery core: never silent", () => {
     expect(health.length).toBe(before + 2);
     expect(health.map((h) => h.detail.summary).join("\n")).toMatch(/attacker\.example/);
     hook.clearFaults();
+  });
+
+  it("PagerDuty in a storm: a close whose incident is held waits behind it, so the digest triggers, then resolves", async () => {
+    pd.reset();
+    // A message every 20 s, a digest a minute at most.
+    const stormy = { ...config.notify, slackRate: { perSecond: 0.05, burst: 1, perHour: 600 } };
+    const d = () => ({ ...deps(), settings: stormy });
+    const receiver = config.routes[0]!.http![0]!;
+    const send = async (base: LookoutEventDetail, incidentOf?: string) => {
+      const id = `${base.transition}-${++seq}`;
+      const detail: LookoutEventDetail = { ...base, id, incident_id: incidentOf ?? id, observed_at: now().toISOString() };
+      const x = d();
+      await x.outbox.raiseAlert(newAlertItem(detail, now().toISOString(), x.outbox.expiresAt()));
+      return { detail, outcomes: (await notifyEvent(detail, [{ route: "oncall", receivers: [receiver] }], x)).map((o) => o.outcome) };
+    };
+    const at = (ms: number) => void (clock += ms);
+    at(3_600_000);
+    expect((await send({ ...OPENING, service: { id: "other", name: "other" } })).outcomes).toEqual(["sent"]); // takes the burst
+    at(1_000);
+    expect((await send(OPENING)).outcomes).toEqual(["held"]);
+    at(25_000);
+    expect(await flushDigests([receiver], d())).toBe(1); // that digest goes; none other for a minute
+    at(1_000);
+    const y = await send(OPENING);
+    expect(y.outcomes).toEqual(["held"]);
+    at(24_000); // a message in the budget again, but no digest yet: the close would overtake its trigger
+    expect((await send(CLOSE, y.detail.id)).outcomes).toEqual(["held"]);
+    at(120_000);
+    expect(await flushDigests([receiver], d())).toBe(2);
+    const alert = pd.alerts.find((a) => a.dedupKey === y.detail.id)!;
+    expect(alert.log.map((e) => e.event_action)).toEqual(["trigger", "resolve"]);
+    expect(alert.status).toBe("resolved");
   });
 
   it("a network failure is retried later, not sent to the fallback as permanent", async () => {

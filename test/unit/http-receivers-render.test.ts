@@ -58,13 +58,14 @@ describe("PagerDuty Events API v2", () => {
 
   it("a digest: per incident its latest trigger (counting what was held), then its resolve if it closed", () => {
     const held = heldForDigest();
-    const events = renderPagerDutyDigest(held, { presentationOf });
+    const events = renderPagerDutyDigest(held, { presentationOf, digestId: "digest-0123456789" });
     expectGolden("pagerduty/digest.json", json(events));
     const keys = events.map((e) => e.dedup_key);
     expect(new Set(keys).size).toBe(keys.length);
-    const closedHere = renderPagerDutyDigest([DEPLOYMENT_INCIDENT[1]!, DEPLOYMENT_INCIDENT[5]!]);
+    // The close resolves, whatever was held after it (an amendment arriving late).
+    const closedHere = renderPagerDutyDigest([DEPLOYMENT_INCIDENT[1]!, DEPLOYMENT_INCIDENT[5]!, DEPLOYMENT_INCIDENT[4]!]);
     expect(closedHere.map((e) => e.event_action)).toEqual(["trigger", "resolve"]);
-    expect(closedHere[0]!.payload!.custom_details).toMatchObject({ held_in_digest: 1 });
+    expect(closedHere[0]!.payload!.custom_details).toMatchObject({ held_in_digest: 2, alert_id: DEPLOYMENT_INCIDENT[4]!.id });
   });
 });
 

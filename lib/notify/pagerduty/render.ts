@@ -51,8 +51,9 @@ export interface PagerDutyRenderOptions {
   presentation?: Presentation;
   /** The receiver's `source` (default: where the event is, `environment/service`). */
   source?: string;
-  /** A digest sent it: how many alerts of its key the storm held, for custom_details. */
+  /** A digest sent it: how many alerts of its key the storm held, and the digest's id, for custom_details. */
   held?: number;
+  digestId?: string;
 }
 
 /** The PagerDuty alert an event belongs to: its incident, or for Lookout's health its check and subject. */
@@ -73,7 +74,7 @@ function linksOf(detail: LookoutEventDetail, presentation: Presentation | undefi
 }
 
 /** What a responder reads under the alert: the same facts as the other receivers, as data. */
-function customDetails(detail: LookoutEventDetail, severity: Severity, held: number | undefined): Record<string, unknown> {
+function customDetails(detail: LookoutEventDetail, severity: Severity, held: number | undefined, digestId: string | undefined): Record<string, unknown> {
   const v = alertView({ ...detail, severity });
   const details: Record<string, unknown> = {
     state: incidentState(detail, v.transition),
@@ -92,6 +93,7 @@ function customDetails(detail: LookoutEventDetail, severity: Severity, held: num
   if (detail.deployment?.execution_id) details.execution_id = detail.deployment.execution_id;
   if (detail.amends) details.amends = detail.amends;
   if (held !== undefined) details.held_in_digest = held;
+  if (digestId !== undefined) details.digest_id = digestId;
   const { value } = clipStrings(redact(details), { maxBytes: CUSTOM_DETAILS_MAX_BYTES, maxFieldBytes: 4096 });
   return value;
 }
@@ -110,7 +112,7 @@ export function renderPagerDutyEvent(detail: LookoutEventDetail, opts: PagerDuty
     summary: clip(oneLine(v.summary), PAGERDUTY_SUMMARY_MAX),
     source: short(opts.source) ?? short(v.where) ?? "lookout",
     severity,
-    custom_details: customDetails(detail, severity, opts.held),
+    custom_details: customDetails(detail, severity, opts.held, opts.digestId),
   };
   if (v.occurredAt) payload.timestamp = v.occurredAt.toISOString();
   const component = short(v.subject);
@@ -126,12 +128,12 @@ export function renderPagerDutyEvent(detail: LookoutEventDetail, opts: PagerDuty
 
 /**
  * A storm's digest for PagerDuty, which groups by itself: per alert key, the latest trigger held (with
- * how many were held) and then, when the last held for that key closes it, its resolve. At most two
- * events per incident, in the order the keys were first held.
+ * how many were held) and then, when a close of it was held too, its resolve. At most two events per
+ * incident, in the order the keys were first held.
  */
 export function renderPagerDutyDigest(
   held: readonly LookoutEventDetail[],
-  opts: { presentationOf?: (d: LookoutEventDetail) => Presentation; source?: string } = {},
+  opts: { presentationOf?: (d: LookoutEventDetail) => Presentation; source?: string; digestId?: string } = {},
 ): PagerDutyEvent[] {
   const byKey = new Map<string, LookoutEventDetail[]>();
   for (const d of held) byKey.set(dedupKeyOf(d), [...(byKey.get(dedupKeyOf(d)) ?? []), d]);
@@ -141,10 +143,11 @@ export function renderPagerDutyDigest(
     const last = triggers[triggers.length - 1];
     if (last) {
       const presentation = opts.presentationOf?.(last);
-      out.push(renderPagerDutyEvent(last, { ...(presentation ? { presentation } : {}), ...(opts.source ? { source: opts.source } : {}), held: triggers.length }));
+      out.push(renderPagerDutyEvent(last, { ...(presentation ? { presentation } : {}), ...(opts.source ? { source: opts.source } : {}), held: triggers.length, ...(opts.digestId ? { digestId: opts.digestId } : {}) }));
     }
-    const end = list[list.length - 1]!;
-    if (isClosing(end.transition)) out.push(renderPagerDutyEvent(end));
+    // A close ends the incident whatever was held after it (its amendment may arrive later).
+    const close = list.find((d) => isClosing(d.transition));
+    if (close) out.push(renderPagerDutyEvent(close));
   }
   return out;
 }
