@@ -113,11 +113,16 @@ export function loadDeployConfig(serviceDir: string, file: string): { config: Co
   const config = loadConfigFile(abs, {});
   const problems = envReferences(config).map(({ field, ref: r }) => `${field}: ${r} is read from the environment, which the deployed functions do not get; use ssm:/… (SecureString) or secretsmanager:…`);
   // No notify function carries PagerDuty, generic webhooks or Teams yet: refused, never dropped unsaid.
-  config.routes.forEach((route, i) => {
-    for (const type of new Set((route.http ?? []).map((r) => r.type))) {
-      problems.push(`routes[${i}].${type}: delivered by lookout start/run on one machine; the cloud stack has no notify function for ${type} receivers yet`);
+  const named: Array<[string, readonly { type: string }[] | undefined]> = [
+    ...config.routes.map((route, i): [string, typeof route.http] => [`routes[${i}]`, route.http]),
+    ["notify.default", config.notify.default?.http],
+    ["notify.fallback", config.notify.fallback?.http],
+  ];
+  for (const [at, http] of named) {
+    for (const type of new Set((http ?? []).map((r) => r.type))) {
+      problems.push(`${at}.${type}: delivered by lookout start/run on one machine; the cloud stack has no notify function for ${type} receivers yet`);
     }
-  });
+  }
   // Dispatch's tick (once a minute) flushes held digests: a shorter bound cannot be kept there.
   if (config.notify.digestWithinMs < 60_000) problems.push("notify.digest_within: the cloud flushes digests once a minute; give at least 1m");
   if (problems.length) throw new DeployConfigError(`${rel}: ${problems.join("; ")}`);

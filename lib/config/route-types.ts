@@ -129,9 +129,9 @@ export interface NotifySettings {
   /** Per receiver (Slack or email): a storm beyond this budget, or past `perHour` an hour, becomes a digest. */
   slackRate: { perSecond: number; burst: number; perHour: number };
   /** Where an event goes when its receiver keeps failing. */
-  fallback?: { slack?: SlackReceiver; email?: EmailReceiver };
+  fallback?: ReceiverSet;
   /** The default route (like Alertmanager's root route): who gets an event that no route matches. */
-  default?: { slack?: SlackReceiver; email?: EmailReceiver; mention?: Mention };
+  default?: ReceiverSet & { mention?: Mention };
   /** Links shown with every route's events; a route's or a service's links override them by label. */
   links?: LinkTemplate[];
   /** The longest an alert held back by a storm waits before its digest goes out, even if nothing else comes. */
@@ -141,6 +141,13 @@ export interface NotifySettings {
    * buttons, and the interactivity endpoint verifies Slack's requests with this signing secret.
    */
   slackActions?: { signingSecretRef: string };
+}
+
+/** The receivers notify.default and notify.fallback name: one Slack, one email, and HTTP receivers. */
+export interface ReceiverSet {
+  slack?: SlackReceiver;
+  email?: EmailReceiver;
+  http?: HttpReceiver[];
 }
 
 export const DEFAULT_SLACK_RATE = { perSecond: 1, burst: 10, perHour: 60 } as const;
@@ -157,10 +164,11 @@ export const DIGEST_ROUTE = "digest";
 export const TERMINAL_PREVIEW_ROUTE = "terminal-preview";
 export const RESERVED_ROUTE_NAMES: readonly string[] = [DEFAULT_ROUTE, FALLBACK_ROUTE, DIGEST_ROUTE, TERMINAL_PREVIEW_ROUTE];
 
-/** The receivers of the fallback or the default route, Slack first. */
-export const receiversOf = (r: { slack?: SlackReceiver; email?: EmailReceiver } | undefined): Receiver[] => [
+/** The receivers of the fallback or the default route, Slack first, then email, then the HTTP receivers. */
+export const receiversOf = (r: ReceiverSet | undefined): Receiver[] => [
   ...(r?.slack ? [r.slack] : []),
   ...(r?.email ? [r.email] : []),
+  ...(r?.http ?? []),
 ];
 
 /** The receivers of a route, Slack first, then email, then the HTTP receivers, in the order written. */

@@ -17,6 +17,7 @@ import {
   type EmailReceiver,
   type HttpReceiver,
   type NotifySettings,
+  type ReceiverSet,
   REF_FIELDS,
   type Receiver,
   type Route,
@@ -167,6 +168,11 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
   });
   const WebhookReceiverFile = z.strictObject({ url: secretRef, signing_secret: secretRef });
   const TeamsReceiverFile = z.strictObject({ url: secretRef });
+  const httpFields = {
+    pagerduty: z.optional(anyOf(PagerDutyReceiverFile)),
+    webhook: z.optional(anyOf(WebhookReceiverFile)),
+    teams: z.optional(anyOf(TeamsReceiverFile)),
+  };
 
   const RouteFile = z.strictObject({
     name: z.string().check(
@@ -180,9 +186,7 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
     match: z._default(Match, {}),
     slack: z.optional(anyOf(SlackReceiverFile)),
     email: z.optional(EmailReceiverFile),
-    pagerduty: z.optional(anyOf(PagerDutyReceiverFile)),
-    webhook: z.optional(anyOf(WebhookReceiverFile)),
-    teams: z.optional(anyOf(TeamsReceiverFile)),
+    ...httpFields,
     continue: z._default(z.boolean(), true),
     /** Overrides the event's severity for this route's receivers. */
     severity: z.optional(SeverityOverrideFile),
@@ -201,11 +205,13 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
       }),
       { per_second: DEFAULT_SLACK_RATE.perSecond, burst: DEFAULT_SLACK_RATE.burst, per_hour: DEFAULT_SLACK_RATE.perHour },
     ),
-    fallback: z.optional(z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile) })),
+    fallback: z.optional(z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile), ...httpFields })),
     /** The default route: gets every event no route matches (docs: README, "Routes"). */
     default: z.optional(
-      z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile), ...mentionFields }).check(
-        z.refine((d) => Boolean(d.slack || d.email), { message: "needs slack or email: who gets the events no route matches" }),
+      z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile), ...httpFields, ...mentionFields }).check(
+        z.refine((d) => Boolean(d.slack || d.email || d.pagerduty || d.webhook || d.teams), {
+          message: "needs slack, email, pagerduty, webhook or teams: who gets the events no route matches",
+        }),
         mentionNeedsWho,
       ),
     ),
@@ -243,8 +249,8 @@ const toSlack = (r: SlackReceiverFile): SlackReceiver =>
     : { type: "slack", form: "api", channel: r.channel!, tokenRef: r.token!, broadcastResolution: r.broadcast_resolution ?? true };
 const toEmail = (r: EmailReceiverFile): EmailReceiver => ({ type: "email", to: [...new Set(r.to)] });
 
-/** A route's PagerDuty, webhook and Teams receivers as one list, in that order. */
-function toHttp(r: RoutesFile[number]): HttpReceiver[] {
+/** A route's (or notify.default's, notify.fallback's) PagerDuty, webhook and Teams receivers as one list, in that order. */
+function toHttp(r: Pick<RoutesFile[number], "pagerduty" | "webhook" | "teams">): HttpReceiver[] {
   return [
     ...(r.pagerduty ?? []).map((p): HttpReceiver => ({ type: "pagerduty", routingKeyRef: p.routing_key, ...(p.source ? { source: p.source } : {}) })),
     ...(r.webhook ?? []).map((w): HttpReceiver => ({ type: "webhook", urlRef: w.url, signingSecretRef: w.signing_secret })),
@@ -290,9 +296,10 @@ export function toRoutes(file: RoutesFile): Route[] {
   }));
 }
 
-const toPair = (p: NonNullable<NotifyFile["fallback"]>): { slack?: SlackReceiver; email?: EmailReceiver } => ({
+const toPair = (p: NonNullable<NotifyFile["fallback"]>): ReceiverSet => ({
   ...(p.slack ? { slack: toSlack(p.slack) } : {}),
   ...(p.email ? { email: toEmail(p.email) } : {}),
+  ...(toHttp(p).length ? { http: toHttp(p) } : {}),
 });
 
 export function toNotify(file: NotifyFile): NotifySettings {
@@ -354,18 +361,19 @@ export function receiverSecretRefs(routes: readonly Route[], notify: NotifySetti
   const slack = (at: string, s: SlackReceiver) =>
     out.push(s.form === "webhook" ? { field: `${at}.webhook_url`, ref: s.webhookUrlRef } : { field: `${at}.token`, ref: s.tokenRef });
   routes.forEach((route, i) => route.slack.forEach((s, j) => slack(route.slack.length > 1 ? `routes[${i}].slack[${j}]` : `routes[${i}].slack`, s)));
-  routes.forEach((route, i) => {
-    const http = route.http ?? [];
+  const http = (at: string, receivers: readonly HttpReceiver[] = []) => {
     for (const type of ["pagerduty", "webhook", "teams"] as const) {
-      const ofType = http.filter((r) => r.type === type);
+      const ofType = receivers.filter((r) => r.type === type);
       ofType.forEach((r, j) => {
-        const at = ofType.length > 1 ? `routes[${i}].${type}[${j}]` : `routes[${i}].${type}`;
-        for (const ref of httpSecretRefs(r)) out.push({ field: `${at}.${ref.key}`, ref: ref.ref });
+        for (const ref of httpSecretRefs(r)) out.push({ field: `${at}.${type}${ofType.length > 1 ? `[${j}]` : ""}.${ref.key}`, ref: ref.ref });
       });
     }
-  });
+  };
+  routes.forEach((route, i) => http(`routes[${i}]`, route.http));
   if (notify.default?.slack) slack("notify.default.slack", notify.default.slack);
+  http("notify.default", notify.default?.http);
   if (notify.fallback?.slack) slack("notify.fallback.slack", notify.fallback.slack);
+  http("notify.fallback", notify.fallback?.http);
   if (notify.email?.smtpUrlRef) out.push({ field: "notify.email.smtp_url", ref: notify.email.smtpUrlRef });
   return out;
 }

@@ -326,6 +326,31 @@ describe("through the delivery core: never silent", () => {
     expect(alert.status).toBe("resolved");
   });
 
+  it("PagerDuty as the fallback: a webhook that refuses for good pages someone", async () => {
+    const paging = checkConfig(
+      {
+        platform: { url: "http://127.0.0.1:1", token: "env:T" },
+        watch: [{ organization: EXAMPLE_DETAILS["Deployment Failed"].organization.id }],
+        routes: [{ name: "bot", webhook: { url: "env:HOOK_URL", signing_secret: "env:HOOK_SECRET" } }],
+        notify: { fallback: { pagerduty: { routing_key: "env:PD_KEY" } } },
+      },
+      "test", {},
+    );
+    hook.fail({ status: 410, times: 10 });
+    pd.reset();
+    clock += 60_000;
+    const detail: LookoutEventDetail = { ...OPENING, id: `fallback-${++seq}`, incident_id: `fallback-${seq}`, observed_at: now().toISOString() };
+    const d = { ...deps(), settings: paging.notify };
+    await d.outbox.raiseAlert(newAlertItem(detail, now().toISOString(), d.outbox.expiresAt()));
+    const deliveries = await notifyEvent(detail, decideRoutes(detail, paging.routes, paging.notify), d);
+    expect(deliveries.map((x) => [x.route, x.receiver, x.outcome])).toEqual([
+      ["fallback", "pagerduty env:PD_KEY", "sent"],
+      ["bot", "webhook env:HOOK_URL", "rejected"],
+    ]);
+    expect(pd.alerts.map((a) => [a.dedupKey, a.status])).toEqual([[detail.id, "triggered"]]);
+    hook.clearFaults();
+  });
+
   it("a network failure is retried later, not sent to the fallback as permanent", async () => {
     env.HOOK_URL = `http://127.0.0.1:${await closedPort()}/hooks/down`;
     const r = await deliver(OPENING);

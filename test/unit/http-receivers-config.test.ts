@@ -67,6 +67,29 @@ describe("pagerduty, webhook and teams receivers", () => {
     expect(problem(`${base}routes: [{ name: a, pagerduty: { routing_key: "env:K", source: "" } }]\n`)).toMatch(/routes\[0\]\.pagerduty\.source/);
   });
 
+  it("notify.default and notify.fallback may name them too", () => {
+    const c = parseConfig(
+      `${base}notify:
+  default: { teams: { url: "env:TEAMS_URL" } }
+  fallback: { pagerduty: { routing_key: "env:PD_KEY" }, email: { to: platform@example.com } }
+  email: { from: lookout@example.com }
+`,
+      "lookout.yaml",
+      {},
+    );
+    expect(c.notify.default?.http).toEqual([{ type: "teams", urlRef: "env:TEAMS_URL" }]);
+    expect(c.notify.fallback?.http).toEqual([{ type: "pagerduty", routingKeyRef: "env:PD_KEY" }]);
+    expect(receiverSecretRefs(c.routes, c.notify)).toEqual([
+      { field: "notify.default.teams.url", ref: "env:TEAMS_URL" },
+      { field: "notify.fallback.pagerduty.routing_key", ref: "env:PD_KEY" },
+    ]);
+    expect(allReceivers(c.routes, c.notify).map(receiverLabel)).toEqual(["teams env:TEAMS_URL", "email platform@example.com", "pagerduty env:PD_KEY"]);
+    expect(problem(`${base}notify: { default: { mention: "@here" } }
+`)).toMatch(/notify\.default: needs slack, email, pagerduty, webhook or teams/);
+    expect(problem(`${base}notify: { fallback: { pagerduty: { routing_key: "abc" } } }
+`)).toMatch(/notify\.fallback\.pagerduty\.routing_key: must name where the secret is kept/);
+  });
+
   it("a route with only HTTP receivers has receivers", () => {
     expect(() => parseConfig(`${base}routes: [{ name: a, teams: { url: "env:T" } }]\n`, "lookout.yaml", {})).not.toThrow();
   });

@@ -104,7 +104,7 @@ describe("routes configuration", () => {
       [`routes: [{ name: default, ${SLACK} }]`, /^lookout\.yaml: routes\[0\]\.name: must not be default, fallback, digest, terminal-preview: Lookout names its own deliveries so/],
       [`routes: [{ name: fallback, ${SLACK} }]`, /routes\[0\]\.name: must not be default, fallback, digest, terminal-preview/],
       [`routes: [{ name: terminal-preview, ${SLACK} }]`, /routes\[0\]\.name: must not be default, fallback, digest, terminal-preview/],
-      [`notify: { default: {} }`, "notify.default: needs slack or email: who gets the events no route matches"],
+      [`notify: { default: {} }`, "notify.default: needs slack, email, pagerduty, webhook or teams: who gets the events no route matches"],
       [`notify: { default: { email: { to: [a@example.com] } } }`, "notify.email.from: is required: the default route sends email"],
       [`notify: { default: { slack: { webhook_url: "https://hooks.slack.com/services/T/B/x" } } }`, /notify\.default\.slack\.webhook_url: must name where the secret is kept/],
       [`notify: { digest_within: 5s }`, "notify.digest_within: is not a duration of at least 10s (like 2m)"],

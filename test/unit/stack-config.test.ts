@@ -113,7 +113,7 @@ describe("the stack generated from a configuration", () => {
 
   it("refuses PagerDuty, webhook and Teams receivers, which no notify function carries yet, naming each", () => {
     expect(() => loadDeployConfig(ROOT, fixture("http-receivers.yaml"))).toThrow(
-      "test/fixtures/stack/http-receivers.yaml: routes[0].pagerduty: delivered by lookout start/run on one machine; the cloud stack has no notify function for pagerduty receivers yet; routes[0].teams: delivered by lookout start/run on one machine; the cloud stack has no notify function for teams receivers yet; routes[1].webhook: delivered by lookout start/run on one machine; the cloud stack has no notify function for webhook receivers yet",
+      "test/fixtures/stack/http-receivers.yaml: routes[0].pagerduty: delivered by lookout start/run on one machine; the cloud stack has no notify function for pagerduty receivers yet; routes[0].teams: delivered by lookout start/run on one machine; the cloud stack has no notify function for teams receivers yet; routes[1].webhook: delivered by lookout start/run on one machine; the cloud stack has no notify function for webhook receivers yet; notify.fallback.pagerduty: delivered by lookout start/run on one machine; the cloud stack has no notify function for pagerduty receivers yet",
     );
   });
 
