@@ -31,21 +31,24 @@ export const FUNCTIONS = {
   publish: { logicalId: "Publish", suffix: "publish" },
   notifySlack: { logicalId: "NotifySlack", suffix: "notify-slack" },
   notifyEmail: { logicalId: "NotifyEmail", suffix: "notify-email" },
+  notifyHttp: { logicalId: "NotifyHttp", suffix: "notify-http" },
   auditApi: { logicalId: "AuditApi", suffix: "audit-api" },
   slackActions: { logicalId: "SlackActions", suffix: "slack-actions" },
 } as const;
 export type FunctionKey = keyof typeof FUNCTIONS;
 
 /** Queues of infra/queues.yml: the two work queues, their dead letters, and the other dead-letter queues. */
-export const WORK_QUEUES = { SlackQueue: "notify-slack", EmailQueue: "notify-email" } as const;
+export const WORK_QUEUES = { SlackQueue: "notify-slack", EmailQueue: "notify-email", HttpQueue: "notify-http" } as const;
 /** The inboxes the route rules send to, each emptied by its pipe into the kind's work queue (infra/pipes.yml). */
-export const INBOXES = { SlackInbox: "SlackPipe", EmailInbox: "EmailPipe" } as const;
+export const INBOXES = { SlackInbox: "SlackPipe", EmailInbox: "EmailPipe", HttpInbox: "HttpPipe" } as const;
 export const DEAD_LETTER_QUEUES = {
   PollDeadLetterQueue: "poll invocations that failed 3 times",
   SlackDeadLetterQueue: "Slack deliveries that failed 5 times",
   EmailDeadLetterQueue: "email deliveries that failed 5 times",
+  HttpDeadLetterQueue: "PagerDuty, webhook and Teams deliveries that failed 5 times",
   SlackInboxDeadLetterQueue: "notify messages the Slack pipe could not move to the Slack queue 5 times",
   EmailInboxDeadLetterQueue: "notify messages the email pipe could not move to the email queue 5 times",
+  HttpInboxDeadLetterQueue: "notify messages the http pipe could not move to the http queue 5 times",
   PublishFailureQueue: "outbox batches the publish function gave up on",
   BusDeadLetterQueue: "events the bus could not deliver to a queue or the health log group",
 } as const;
@@ -113,14 +116,15 @@ export function loadDeployConfig(serviceDir: string, file: string): { config: Co
   const config = loadConfigFile(abs, {});
   const problems = envReferences(config).map(({ field, ref: r }) => `${field}: ${r} is read from the environment, which the deployed functions do not get; use ssm:/… (SecureString) or secretsmanager:…`);
   // No notify function carries PagerDuty, generic webhooks or Teams yet: refused, never dropped unsaid.
+  // The notify-http function carries the routes' PagerDuty, webhook and Teams receivers; the default
+  // route's rule and the other functions' fallback carry Slack and email only: refused, never dropped unsaid.
   const named: Array<[string, readonly { type: string }[] | undefined]> = [
-    ...config.routes.map((route, i): [string, typeof route.http] => [`routes[${i}]`, route.http]),
     ["notify.default", config.notify.default?.http],
     ["notify.fallback", config.notify.fallback?.http],
   ];
   for (const [at, http] of named) {
     for (const type of new Set((http ?? []).map((r) => r.type))) {
-      problems.push(`${at}.${type}: delivered by lookout start/run on one machine; the cloud stack has no notify function for ${type} receivers yet`);
+      problems.push(`${at}.${type}: delivered by lookout start/run on one machine; in the cloud ${at} names Slack or email only`);
     }
   }
   // Dispatch's tick (once a minute) flushes held digests: a shorter bound cannot be kept there.
@@ -253,6 +257,7 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
   // The default route (notify.default) is a route like the others here.
   const routeSlack = [...config.routes.flatMap((r) => r.slack), ...(config.notify.default?.slack ? [config.notify.default.slack] : [])];
   const routeEmail = config.routes.some((r) => r.email) || config.notify.default?.email !== undefined;
+  const routeHttp = config.routes.flatMap((r) => r.http ?? []);
   const fallbackEmail = fallback.some((r) => r.type === "email");
   // The notify functions write delivery records, storm buckets, held alerts and health alerts, read mutes;
   // a digest's flush deletes the held alerts it carried (DeleteItem, lib/notify/deliver.ts).
@@ -269,7 +274,7 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
     // (lib/app/cloud/ingest.ts) resolves it.
     dispatch: [
       allow("DispatchState", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"], [TABLE]),
-      allow("InvokePollAndFlush", ["lambda:InvokeFunction"], (["poll", "notifySlack", "notifyEmail"] as const).map((f) => getAtt(`${FUNCTIONS[f].logicalId}LambdaFunction`, "Arn"))),
+      allow("InvokePollAndFlush", ["lambda:InvokeFunction"], (["poll", "notifySlack", "notifyEmail", "notifyHttp"] as const).map((f) => getAtt(`${FUNCTIONS[f].logicalId}LambdaFunction`, "Arn"))),
       allow("WatchQueues", ["sqs:GetQueueAttributes"], watchedQueues().map((q) => getAtt(q.queue, "Arn"))),
       ...platform,
     ],
@@ -302,6 +307,13 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
       notifyTable,
       ...secretStatements(fallback.flatMap(secretRefs)),
       ...(routeEmail || fallbackEmail ? sesStatements(config) : []),
+    ],
+    // Its receivers' URLs, routing keys and signing secrets, and the fallback's senders.
+    notifyHttp: [
+      consumeQueue("HttpQueue"),
+      notifyTable,
+      ...secretStatements([...routeHttp, ...fallback].flatMap(secretRefs)),
+      ...(fallbackEmail ? sesStatements(config) : []),
     ],
     // Items by key (batches of records that raised nothing several at once), an alert's deliveries by
     // partition (the table), the trail through the audit indexes.
@@ -394,7 +406,7 @@ export function ruleAndPolicyResources(config: Config, o: StackOptions): Record<
   const retry = { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86400 };
   const target = (Id: string, queue: string): RuleTarget => ({ Id, Arn: getAtt(queue, "Arn"), DeadLetterConfig: dlq, RetryPolicy: retry });
   const namePrefix = `${o.service}-${o.stage}-`;
-  const perRoute = ruleResources(config.routes, { slack: target("slack", "SlackInbox"), email: target("email", "EmailInbox") }, {
+  const perRoute = ruleResources(config.routes, { slack: target("slack", "SlackInbox"), email: target("email", "EmailInbox"), http: target("http", "HttpInbox") }, {
     eventBusName: ref("LookoutBus"),
     namePrefix,
     defaultRoute: config.notify.default,
@@ -450,6 +462,8 @@ export function ruleAndPolicyResources(config: Config, o: StackOptions): Record<
   const emailRules = sendersTo("EmailInbox");
   if (slackRules.length) out.SlackInboxPolicy = queuePolicy("SlackInbox", "RouteRulesToSlack", slackRules);
   if (emailRules.length) out.EmailInboxPolicy = queuePolicy("EmailInbox", "RouteRulesToEmail", emailRules);
+  const httpRules = sendersTo("HttpInbox");
+  if (httpRules.length) out.HttpInboxPolicy = queuePolicy("HttpInbox", "RouteRulesToHttp", httpRules);
   out.BusDeadLetterQueuePolicy = queuePolicy("BusDeadLetterQueue", "RulesDeadLetters", [
     ...Object.keys(rules).map((id) => getAtt(id, "Arn")),
     getAtt("HealthRule", "Arn"),

@@ -42,8 +42,11 @@ export class MalformedPollMessage extends Error {
 
 export const parsePollMessage = (body: string): PollRequest => parseBody(body, PollMessage, "poll", MalformedPollMessage);
 
-/** The kinds of receiver with a notify function of their own. */
-export type ReceiverKind = "slack" | "email";
+/** The kinds of receiver with a notify function of their own; `http`: PagerDuty, generic webhooks and Teams. */
+export type ReceiverKind = "slack" | "email" | "http";
+
+/** The notify function that carries a receiver. */
+export const kindOf = (r: { type: string }): ReceiverKind => (r.type === "slack" || r.type === "email" ? r.type : "http");
 
 /** What dispatch invokes the poll function with: a batch of a tick's polls (lib/app/cloud/invoke.ts). */
 export const POLL_EVENT = "poll";
