@@ -28,6 +28,7 @@ import { decideRoutes } from "../lib/routes/match.js";
 import { notifyEvent, type Delivery, type NotifierDeps } from "../lib/notify/notifier.js";
 import { slackSender, type SlackRetryPolicy } from "../lib/notify/slack/send.js";
 import { httpSender } from "../lib/notify/http/post.js";
+import { httpChannels } from "../lib/notify/http-channels.js";
 import { composeIngest } from "../lib/app/ingest.js";
 import { composeNotify } from "../lib/app/notify.js";
 import { quarantinePort } from "../lib/app/quarantine.js";
@@ -141,8 +142,10 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
       outbox: ingest.store,
       slack: opts.preview ?? slackSender({ ...(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}), ...(opts.slackRetry ? { retry: opts.slackRetry } : {}) }),
       ...(emailTransport ? { emailTransport } : {}),
-      http: httpSender(opts.slackRetry ? { retry: opts.slackRetry } : {}),
-      ...(env.LOOKOUT_PAGERDUTY_URL ? { pagerDutyUrl: env.LOOKOUT_PAGERDUTY_URL } : {}),
+      httpChannel: httpChannels({
+        sender: httpSender(opts.slackRetry ? { retry: opts.slackRetry } : {}),
+        ...(env.LOOKOUT_PAGERDUTY_URL ? { pagerDutyUrl: env.LOOKOUT_PAGERDUTY_URL } : {}),
+      }),
       ...(opts.sleep ? { sleep: opts.sleep } : {}),
     });
     services = { ...ingest, ...notify };

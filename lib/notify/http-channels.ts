@@ -8,9 +8,11 @@
  *  - webhook: the event with its place in the incident (`incident.role`, `root_alert_id`);
  *  - Teams: a card; follow-ups, amendments and the close quote the incident's first alert.
  */
+import type { HttpReceiver } from "../config/route-types.js";
 import type { Channel } from "./deliver.js";
 import type { ChannelIdentity } from "./channels.js";
-import type { HttpSender } from "./http/post.js";
+import { type HttpSender, httpSender } from "./http/post.js";
+import { DeliveryError } from "./types.js";
 import { renderPagerDutyDigest, renderPagerDutyEvent, type PagerDutyEvent } from "./pagerduty/render.js";
 import { renderTeamsAlert, renderTeamsDigest } from "./teams/render.js";
 import { renderWebhookAlert, renderWebhookDigest, signedHeaders } from "./webhook/render.js";
@@ -83,5 +85,36 @@ export function teamsChannel(who: ChannelIdentity, target: { url: string }, send
       await post(renderTeamsDigest(held, { label: who.label, from: window.from, to: window.to, ...(window.heldAt ? { heldAt: window.heldAt } : {}), ...(window.at ? { sentAt: window.at } : {}), ...links }));
       return {};
     },
+  };
+}
+
+/** A PagerDuty, webhook or Teams channel for a receiver, its secrets resolved. */
+export type HttpChannelBuilder = (r: HttpReceiver, who: ChannelIdentity, resolveSecret: (ref: string) => Promise<string>) => Promise<Channel>;
+
+/** A resolved URL must be an absolute http(s) URL; the error names the reference, never the URL. */
+function checkedUrl(url: string, ref: string): string {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== "https:" && parsed.protocol !== "http:")) throw new DeliveryError(`${ref} does not hold an http(s) URL`, false);
+  return url;
+}
+
+/** The HTTP receivers' channels, one sender shared (default: the shared retry policy); PagerDuty at `pagerDutyUrl` when given. */
+export function httpChannels(opts: { sender?: HttpSender; pagerDutyUrl?: string } = {}): HttpChannelBuilder {
+  const sender = opts.sender ?? httpSender();
+  return async (r, who, resolveSecret) => {
+    if (r.type === "pagerduty") {
+      const target = { routingKey: await resolveSecret(r.routingKeyRef), ...(r.source ? { source: r.source } : {}), ...(opts.pagerDutyUrl ? { baseUrl: opts.pagerDutyUrl } : {}) };
+      return pagerDutyChannel(who, target, sender);
+    }
+    if (r.type === "webhook") {
+      const [url, signingSecret] = await Promise.all([resolveSecret(r.urlRef), resolveSecret(r.signingSecretRef)]);
+      return webhookChannel(who, { url: checkedUrl(url, r.urlRef), signingSecret }, sender);
+    }
+    return teamsChannel(who, { url: checkedUrl(await resolveSecret(r.urlRef), r.urlRef) }, sender);
   };
 }

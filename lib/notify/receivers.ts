@@ -7,8 +7,7 @@ import type { Receiver } from "../config/route-types.js";
 import { receiverId, receiverLabel } from "../config/receivers.js";
 import type { Channel } from "./deliver.js";
 import { emailChannel, slackChannel } from "./channels.js";
-import { pagerDutyChannel, teamsChannel, webhookChannel } from "./http-channels.js";
-import { type HttpSender, httpSender } from "./http/post.js";
+import type { HttpChannelBuilder } from "./http-channels.js";
 import { DeliveryError, type EmailTransport, type SlackSender } from "./types.js";
 import { ConfigError } from "../config/load.js";
 
@@ -18,10 +17,12 @@ export interface ReceiverRuntime {
   /** Slack actions are configured (notify.slack_actions): incident messages of the Web API form carry buttons. */
   slackActions?: boolean;
   email?: { from: string; transport: EmailTransport };
-  /** PagerDuty, generic webhooks and Teams post through this (default: a sender with the shared retry policy). */
-  http?: HttpSender;
-  /** PagerDuty's Events API base (default https://events.pagerduty.com): a local receiver in tests. */
-  pagerDutyUrl?: string;
+  /**
+   * Builds PagerDuty, webhook and Teams channels (lib/notify/http-channels.ts httpChannels), given only
+   * where such receivers are delivered (one machine, the notify-http function): the other functions'
+   * bundles then leave their code out.
+   */
+  httpChannel?: HttpChannelBuilder;
 }
 
 /**
@@ -64,21 +65,6 @@ const broadcastOf = (r: Receiver): { broadcastResolution?: boolean } => {
   return typeof b === "boolean" ? { broadcastResolution: b } : {};
 };
 
-let sharedHttp: HttpSender | undefined;
-const httpOf = (rt: ReceiverRuntime): HttpSender => rt.http ?? (sharedHttp ??= httpSender());
-
-/** A resolved URL must be an absolute http(s) URL; the error names the reference, never the URL. */
-function checkedUrl(url: string, ref: string): string {
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed || (parsed.protocol !== "https:" && parsed.protocol !== "http:")) throw new DeliveryError(`${ref} does not hold an http(s) URL`, false);
-  return url;
-}
-
 async function build(r: Receiver, id: string, rt: ReceiverRuntime): Promise<Channel> {
   const who = { id, label: receiverLabel(r) };
   if (r.type === "slack") {
@@ -87,15 +73,10 @@ async function build(r: Receiver, id: string, rt: ReceiverRuntime): Promise<Chan
       : { kind: "api" as const, token: await rt.resolveSecret(r.tokenRef), channel: r.channel, ...broadcastOf(r), ...(rt.slackActions ? { actions: true } : {}) };
     return slackChannel(who, target, rt.slack);
   }
-  if (r.type === "pagerduty") {
-    const target = { routingKey: await rt.resolveSecret(r.routingKeyRef), ...(r.source ? { source: r.source } : {}), ...(rt.pagerDutyUrl ? { baseUrl: rt.pagerDutyUrl } : {}) };
-    return pagerDutyChannel(who, target, httpOf(rt));
+  if (r.type !== "email") {
+    if (!rt.httpChannel) throw new DeliveryError(`this process was built without the ${r.type} receivers`, false);
+    return rt.httpChannel(r, who, rt.resolveSecret);
   }
-  if (r.type === "webhook") {
-    const [url, signingSecret] = await Promise.all([rt.resolveSecret(r.urlRef), rt.resolveSecret(r.signingSecretRef)]);
-    return webhookChannel(who, { url: checkedUrl(url, r.urlRef), signingSecret }, httpOf(rt));
-  }
-  if (r.type === "teams") return teamsChannel(who, { url: checkedUrl(await rt.resolveSecret(r.urlRef), r.urlRef) }, httpOf(rt));
   if (!rt.email) throw new DeliveryError("no email sender configured (notify.email.from)", false);
   return emailChannel(who, { from: rt.email.from, to: r.to }, rt.email.transport);
 }

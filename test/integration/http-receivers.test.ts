@@ -17,7 +17,7 @@ import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { checkConfig, resolveSecret, type Config } from "../../lib/config/load.js";
 import { receiverId } from "../../lib/config/receivers.js";
 import { httpSender, HttpDeliveryError } from "../../lib/notify/http/post.js";
-import { pagerDutyChannel, teamsChannel, webhookChannel } from "../../lib/notify/http-channels.js";
+import { httpChannels, pagerDutyChannel, teamsChannel, webhookChannel } from "../../lib/notify/http-channels.js";
 import { channelResolver } from "../../lib/notify/receivers.js";
 import { fileTransport } from "../../lib/notify/email/transport.js";
 import { flushDigests, notifyEvent, unfinished, type NotifierDeps } from "../../lib/notify/notifier.js";
@@ -220,8 +220,7 @@ describe("through the delivery core: never silent", () => {
     channelFor: channelResolver({
       resolveSecret: (ref) => resolveSecret(ref, env),
       slack: slackSender(),
-      http: sender(),
-      pagerDutyUrl: pd.url,
+      httpChannel: httpChannels({ sender: sender(), pagerDutyUrl: pd.url }),
       email: { from: "lookout@example.com", transport: fileTransport(outboxDir) },
     }),
     now,

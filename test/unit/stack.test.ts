@@ -140,6 +140,10 @@ describe("the packaged stack", () => {
     expect(code("notifySlack")).toContain("slack.com/api");
     expect(code("notifySlack")).toContain("SendEmailCommand");
     expect(code("notifyEmail")).not.toContain("slack.com/api");
+    // The HTTP receivers' function: email for the fallback, no Slack client.
+    expect(code("notifyHttp")).toContain("SendEmailCommand");
+    expect(code("notifyHttp")).not.toContain("slack.com/api");
+    expect(code("notifyHttp")).toContain("v2/enqueue");
     // Nor carries an SDK client it does not call: no secret is read by these (the clients' request targets).
     expect(code("poll")).toMatch(SECRET_CLIENTS);
     for (const key of ["auditApi", "publish", "notifyEmail"] as const) expect(code(key), key).not.toMatch(SECRET_CLIENTS);

@@ -7,7 +7,7 @@
 import type { Logger } from "@aws-lambda-powertools/logger";
 import { SESv2Client } from "@aws-sdk/client-sesv2";
 import { sesTransport } from "../../notify/email/transport.js";
-import { httpSender } from "../../notify/http/post.js";
+import { httpChannels } from "../../notify/http-channels.js";
 import { slackSender } from "../../notify/slack/send.js";
 import { composeNotify } from "../notify.js";
 import { packagedConfig } from "./config.js";
@@ -24,8 +24,7 @@ export const cloudHttpNotify = coldStart((logger: Logger) => {
   const config = packagedConfig();
   return composeNotify(config, {
     ...cloudAdapters(logger, cloudSecret),
-    http: httpSender(),
-    ...(process.env.LOOKOUT_PAGERDUTY_URL ? { pagerDutyUrl: process.env.LOOKOUT_PAGERDUTY_URL } : {}),
+    httpChannel: httpChannels(process.env.LOOKOUT_PAGERDUTY_URL ? { pagerDutyUrl: process.env.LOOKOUT_PAGERDUTY_URL } : {}),
     ...(fallbackSlack ? { slack: slackSender(cloudSlackApiUrl()) } : {}),
     ...(fallbackEmail && config.notify.email ? { emailTransport: sesTransport(new SESv2Client({})) } : {}),
   });
