@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { startDynamoDbLocal, type DynamoDbLocal } from "../../local/dynamodb-local.js";
 import { commands as c, runSequence, sequenceArbitrary, type Parts } from "../support/receivers-model.js";
 
-// 120 sequences here (about 100 s on two cores); the bench's receivers section runs the long form.
+// 120 sequences here (about 150 s on two cores with the three HTTP receivers in the model); the bench's receivers section runs the long form.
 const RUNS = Number(process.env.RECEIVERS_MODEL_RUNS ?? 120);
 const MIN = 60_000;
 
