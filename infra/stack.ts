@@ -18,7 +18,7 @@ import { parse as parseYaml } from "yaml";
 import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/model/event.js";
 import { type Config, checkConfig, loadConfigFile } from "../lib/config/load.js";
 import { type RuleResource, ruleResources, type RuleTarget } from "../lib/routes/rules.js";
-import { receiverSecretRefs } from "../lib/config/routes.js";
+import { httpSecretRefs, receiverSecretRefs } from "../lib/config/routes.js";
 import type { Receiver } from "../lib/config/route-types.js";
 import { INDEXES } from "../lib/store/table.js";
 
@@ -31,22 +31,25 @@ export const FUNCTIONS = {
   publish: { logicalId: "Publish", suffix: "publish" },
   notifySlack: { logicalId: "NotifySlack", suffix: "notify-slack" },
   notifyEmail: { logicalId: "NotifyEmail", suffix: "notify-email" },
+  notifyHttp: { logicalId: "NotifyHttp", suffix: "notify-http" },
   auditApi: { logicalId: "AuditApi", suffix: "audit-api" },
   slackActions: { logicalId: "SlackActions", suffix: "slack-actions" },
 } as const;
 export type FunctionKey = keyof typeof FUNCTIONS;
 
 /** Queues of infra/queues.yml: the two work queues, their dead letters, and the other dead-letter queues. */
-export const WORK_QUEUES = { SlackQueue: "notify-slack", EmailQueue: "notify-email" } as const;
+export const WORK_QUEUES = { SlackQueue: "notify-slack", EmailQueue: "notify-email", HttpQueue: "notify-http" } as const;
 /** The inboxes the route rules send to, each emptied by its pipe into the kind's work queue (infra/pipes.yml). */
-export const INBOXES = { SlackInbox: "SlackPipe", EmailInbox: "EmailPipe" } as const;
+export const INBOXES = { SlackInbox: "SlackPipe", EmailInbox: "EmailPipe", HttpInbox: "HttpPipe" } as const;
 export const DEAD_LETTER_QUEUES = {
   PollDeadLetterQueue: "poll invocations that failed 3 times",
   SlackActionsDeadLetterQueue: "Slack button clicks whose handling failed 3 times",
   SlackDeadLetterQueue: "Slack deliveries that failed 5 times",
   EmailDeadLetterQueue: "email deliveries that failed 5 times",
+  HttpDeadLetterQueue: "PagerDuty, webhook and Teams deliveries that failed 5 times",
   SlackInboxDeadLetterQueue: "notify messages the Slack pipe could not move to the Slack queue 5 times",
   EmailInboxDeadLetterQueue: "notify messages the email pipe could not move to the email queue 5 times",
+  HttpInboxDeadLetterQueue: "notify messages the http pipe could not move to the http queue 5 times",
   PublishFailureQueue: "outbox batches the publish function gave up on",
   BusDeadLetterQueue: "events the bus could not deliver to a queue or the health log group",
 } as const;
@@ -113,6 +116,18 @@ export function loadDeployConfig(serviceDir: string, file: string): { config: Co
   // No environment overrides: the functions read the file as it is, without PLATFORM_API_URL/TOKEN.
   const config = loadConfigFile(abs, {});
   const problems = envReferences(config).map(({ field, ref: r }) => `${field}: ${r} is read from the environment, which the deployed functions do not get; use ssm:/… (SecureString) or secretsmanager:…`);
+  // No notify function carries PagerDuty, generic webhooks or Teams yet: refused, never dropped unsaid.
+  // The notify-http function carries the routes' PagerDuty, webhook and Teams receivers; the default
+  // route's rule and the other functions' fallback carry Slack and email only: refused, never dropped unsaid.
+  const named: Array<[string, readonly { type: string }[] | undefined]> = [
+    ["notify.default", config.notify.default?.http],
+    ["notify.fallback", config.notify.fallback?.http],
+  ];
+  for (const [at, http] of named) {
+    for (const type of new Set((http ?? []).map((r) => r.type))) {
+      problems.push(`${at}.${type}: delivered by lookout start/run on one machine; in the cloud ${at} names Slack or email only`);
+    }
+  }
   // Dispatch's tick (once a minute) flushes held digests: a shorter bound cannot be kept there.
   if (config.notify.digestWithinMs < 60_000) problems.push("notify.digest_within: the cloud flushes digests once a minute; give at least 1m");
   if (problems.length) throw new DeployConfigError(`${rel}: ${problems.join("; ")}`);
@@ -124,7 +139,7 @@ export const configToPackage = (env: NodeJS.ProcessEnv = process.env): string =>
 
 /** The receivers of notify.fallback: a failed delivery goes to them, whatever their kind. */
 const fallbackReceivers = (config: Config): Receiver[] =>
-  [config.notify.fallback?.slack, config.notify.fallback?.email].filter((r): r is Receiver => r !== undefined);
+  [config.notify.fallback?.slack, config.notify.fallback?.email].filter((r) => r !== undefined);
 
 /**
  * What the packaging builds into every bundle (esbuild `define`, read by lib/app/cloud): the configuration
@@ -156,7 +171,8 @@ function envReferences(config: Config): Array<{ field: string; ref: string }> {
   return [{ field: "platform.token", ref: config.platform.tokenRef }, ...refs].filter((r) => r.ref.startsWith("env:"));
 }
 
-const secretRefs = (r: Receiver): string[] => (r.type === "email" ? [] : r.form === "webhook" ? [r.webhookUrlRef] : [r.tokenRef]);
+const secretRefs = (r: Receiver): string[] =>
+  r.type === "slack" ? (r.form === "webhook" ? [r.webhookUrlRef] : [r.tokenRef]) : r.type === "email" ? [] : httpSecretRefs(r).map((x) => x.ref);
 
 // --- IAM ----------------------------------------------------------------------------------------------
 
@@ -246,6 +262,7 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
     ...(config.notify.default?.slack ? [config.notify.default.slack] : []),
   ];
   const routeEmail = config.routes.some((r) => r.email || r.escalate?.to?.email) || config.notify.default?.email !== undefined;
+  const routeHttp = config.routes.flatMap((r) => r.http ?? []);
   const fallbackEmail = fallback.some((r) => r.type === "email");
   // The notify functions write delivery records, storm buckets, held alerts and health alerts, read mutes;
   // a digest's flush deletes the held alerts it carried (DeleteItem, lib/notify/deliver.ts).
@@ -262,7 +279,7 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
     // (lib/app/cloud/ingest.ts) resolves it.
     dispatch: [
       allow("DispatchState", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"], [TABLE]),
-      allow("InvokePollAndFlush", ["lambda:InvokeFunction"], (["poll", "notifySlack", "notifyEmail"] as const).map((f) => getAtt(`${FUNCTIONS[f].logicalId}LambdaFunction`, "Arn"))),
+      allow("InvokePollAndFlush", ["lambda:InvokeFunction"], (["poll", "notifySlack", "notifyEmail", "notifyHttp"] as const).map((f) => getAtt(`${FUNCTIONS[f].logicalId}LambdaFunction`, "Arn"))),
       allow("WatchQueues", ["sqs:GetQueueAttributes"], watchedQueues().map((q) => getAtt(q.queue, "Arn"))),
       ...platform,
     ],
@@ -295,6 +312,13 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
       notifyTable,
       ...secretStatements(fallback.flatMap(secretRefs)),
       ...(routeEmail || fallbackEmail ? sesStatements(config) : []),
+    ],
+    // Its receivers' URLs, routing keys and signing secrets, and the fallback's senders.
+    notifyHttp: [
+      consumeQueue("HttpQueue"),
+      notifyTable,
+      ...secretStatements([...routeHttp, ...fallback].flatMap(secretRefs)),
+      ...(fallbackEmail ? sesStatements(config) : []),
     ],
     // Items by key (batches of records that raised nothing several at once), an alert's deliveries by
     // partition (the table), the trail through the audit indexes.
@@ -389,7 +413,7 @@ export function ruleAndPolicyResources(config: Config, o: StackOptions): Record<
   const retry = { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86400 };
   const target = (Id: string, queue: string): RuleTarget => ({ Id, Arn: getAtt(queue, "Arn"), DeadLetterConfig: dlq, RetryPolicy: retry });
   const namePrefix = `${o.service}-${o.stage}-`;
-  const perRoute = ruleResources(config.routes, { slack: target("slack", "SlackInbox"), email: target("email", "EmailInbox") }, {
+  const perRoute = ruleResources(config.routes, { slack: target("slack", "SlackInbox"), email: target("email", "EmailInbox"), http: target("http", "HttpInbox") }, {
     eventBusName: ref("LookoutBus"),
     namePrefix,
     defaultRoute: config.notify.default,
@@ -445,6 +469,8 @@ export function ruleAndPolicyResources(config: Config, o: StackOptions): Record<
   const emailRules = sendersTo("EmailInbox");
   if (slackRules.length) out.SlackInboxPolicy = queuePolicy("SlackInbox", "RouteRulesToSlack", slackRules);
   if (emailRules.length) out.EmailInboxPolicy = queuePolicy("EmailInbox", "RouteRulesToEmail", emailRules);
+  const httpRules = sendersTo("HttpInbox");
+  if (httpRules.length) out.HttpInboxPolicy = queuePolicy("HttpInbox", "RouteRulesToHttp", httpRules);
   out.BusDeadLetterQueuePolicy = queuePolicy("BusDeadLetterQueue", "RulesDeadLetters", [
     ...Object.keys(rules).map((id) => getAtt(id, "Arn")),
     getAtt("HealthRule", "Arn"),

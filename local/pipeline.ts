@@ -27,6 +27,8 @@ import { escalationReceivers, type Route, type SlackReceiver } from "../lib/conf
 import { decideRoutes } from "../lib/routes/match.js";
 import { notifyEvent, type Delivery, type NotifierDeps, type RouteDecision } from "../lib/notify/notifier.js";
 import { slackSender, type SlackRetryPolicy } from "../lib/notify/slack/send.js";
+import { httpSender } from "../lib/notify/http/post.js";
+import { httpChannels } from "../lib/notify/http-channels.js";
 import { composeIngest } from "../lib/app/ingest.js";
 import { composeNotify } from "../lib/app/notify.js";
 import { quarantinePort } from "../lib/app/quarantine.js";
@@ -78,7 +80,7 @@ export interface OpenOptions {
    * resolutions and storm digests show as Slack would show them.
    */
   preview?: SlackSender;
-  /** The Slack sender's waits between attempts (tests on a simulated clock shorten them). */
+  /** The receivers' waits between attempts, Slack's and the HTTP receivers' (tests on a simulated clock shorten them). */
   slackRetry?: Partial<SlackRetryPolicy>;
   /** Waits in delivery, a follow-up's for its opening (tests on a simulated clock shorten them). */
   sleep?: (ms: number) => Promise<void>;
@@ -148,6 +150,10 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
       outbox: ingest.store,
       slack,
       ...(emailTransport ? { emailTransport } : {}),
+      httpChannel: httpChannels({
+        sender: httpSender(opts.slackRetry ? { retry: opts.slackRetry } : {}),
+        ...(env.LOOKOUT_PAGERDUTY_URL ? { pagerDutyUrl: env.LOOKOUT_PAGERDUTY_URL } : {}),
+      }),
       ...(opts.sleep ? { sleep: opts.sleep } : {}),
     });
     services = { ...ingest, ...notify };

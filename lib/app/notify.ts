@@ -10,6 +10,7 @@ import type { NotifierDeps } from "../notify/notifier.js";
 import { channelResolver } from "../notify/receivers.js";
 import { presenterFor } from "../notify/presentation.js";
 import { SlackDeliveryError, type EmailTransport, type SlackSender } from "../notify/types.js";
+import type { HttpChannelBuilder } from "../notify/http-channels.js";
 import { DynamoNotifyStore } from "../store/notify-store.js";
 import { DynamoIngestStore } from "../store/ingest-store.js";
 import type { Adapters } from "./ingest.js";
@@ -19,6 +20,8 @@ export interface NotifyAdapters extends Omit<Adapters, "onCost"> {
   slack?: SlackSender;
   /** Only when notify.email is configured, and where something sends email. */
   emailTransport?: EmailTransport;
+  /** PagerDuty, generic webhooks and Teams (lib/notify/http-channels.ts): one machine, and the notify-http function. */
+  httpChannel?: HttpChannelBuilder;
   /** The outbox health events go to; default a store on the same table. */
   outbox?: NotifierDeps["outbox"];
   /** Waits in delivery; default a timer (tests on a simulated clock shorten them). */
@@ -48,6 +51,7 @@ export function composeNotify(config: Config, a: NotifyAdapters): NotifyServices
         resolveSecret: a.resolveSecret,
         slack: a.slack ?? noSlack,
         ...(config.notify.slackActions ? { slackActions: true } : {}),
+        ...(a.httpChannel ? { httpChannel: a.httpChannel } : {}),
         ...(config.notify.email && a.emailTransport ? { email: { from: config.notify.email.from, transport: a.emailTransport } } : {}),
       }),
       now,

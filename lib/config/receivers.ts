@@ -9,6 +9,9 @@ import type { Receiver } from "./route-types.js";
 /** The fields that make a receiver what it is, in a fixed order. */
 function identity(r: Receiver): string[] {
   if (r.type === "email") return ["email", ...[...new Set(r.to.map((a) => a.toLowerCase()))].sort()];
+  if (r.type === "pagerduty") return ["pagerduty", r.routingKeyRef, r.source ?? ""];
+  if (r.type === "webhook") return ["webhook", r.urlRef, r.signingSecretRef];
+  if (r.type === "teams") return ["teams", r.urlRef];
   return r.form === "webhook" ? ["slack", "webhook", r.webhookUrlRef] : ["slack", "api", r.channel, r.tokenRef];
 }
 
@@ -18,9 +21,14 @@ export function receiverId(r: Receiver): string {
   return `${r.type}-${hash}`;
 }
 
-/** For people: `slack #oncall`, `slack webhook env:SLACK_WEBHOOK_ONCALL`, `email oncall@example.com`. */
+/**
+ * For people: `slack #oncall`, `slack webhook env:SLACK_WEBHOOK_ONCALL`, `email oncall@example.com`,
+ * `pagerduty env:PD_ROUTING_KEY`: a secret's reference, never the secret.
+ */
 export function receiverLabel(r: Receiver): string {
   if (r.type === "email") return `email ${r.to.join(", ")}`;
+  if (r.type === "pagerduty") return `pagerduty ${r.routingKeyRef}`;
+  if (r.type === "webhook" || r.type === "teams") return `${r.type} ${r.urlRef}`;
   return r.form === "webhook" ? `slack webhook ${r.webhookUrlRef}` : `slack ${r.channel}`;
 }
 

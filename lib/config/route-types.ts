@@ -5,6 +5,7 @@
  * references (`env:NAME`, `ssm:/path`, `secretsmanager:name`) until a sender resolves them.
  */
 import type { EventKind, Severity, Transition } from "../model/event.js";
+import { kindOf, type ReceiverKind } from "../model/notify-store.js";
 
 /** The fields a route may match on, in the order they are checked and explained. */
 export const MATCH_FIELDS = ["kind", "transition", "severity", "organization", "project", "environment", "service"] as const;
@@ -45,7 +46,34 @@ export interface EmailReceiver {
   to: string[];
 }
 
-export type Receiver = SlackReceiver | EmailReceiver;
+/**
+ * PagerDuty's Events API v2 (docs/receivers.md, "PagerDuty"): an incident is one PagerDuty alert, keyed
+ * by `dedup_key` = Lookout's incident id; the routing key is a secret reference.
+ */
+export interface PagerDutyReceiver {
+  type: "pagerduty";
+  routingKeyRef: string;
+  /** PagerDuty's `source` field: where the problem is (default `lookout`). */
+  source?: string;
+}
+
+/** Lookout's event as signed JSON to a URL of one's own (docs/receivers.md, "Generic webhook"). */
+export interface WebhookReceiver {
+  type: "webhook";
+  urlRef: string;
+  signingSecretRef: string;
+}
+
+/** Microsoft Teams through a Workflows webhook ("When a Teams webhook request is received"): Adaptive Cards. */
+export interface TeamsReceiver {
+  type: "teams";
+  urlRef: string;
+}
+
+/** The receivers Lookout reaches by an HTTP POST of its own (not Slack's or an email transport). */
+export type HttpReceiver = PagerDutyReceiver | WebhookReceiver | TeamsReceiver;
+
+export type Receiver = SlackReceiver | EmailReceiver | HttpReceiver;
 
 /**
  * A route's own severity for its receivers: one for every event, or one per environment type (keys
@@ -84,6 +112,8 @@ export interface Route {
   match: RouteMatch;
   slack: SlackReceiver[];
   email?: EmailReceiver;
+  /** PagerDuty, generic webhooks and Teams, in that order (the file's `pagerduty`, `webhook`, `teams`). */
+  http?: HttpReceiver[];
   /** false: an event this route matches is not matched against later routes. */
   continue: boolean;
   severity?: SeverityOverride;
@@ -114,9 +144,9 @@ export interface NotifySettings {
   /** Per receiver (Slack or email): a storm beyond this budget, or past `perHour` an hour, becomes a digest. */
   slackRate: { perSecond: number; burst: number; perHour: number };
   /** Where an event goes when its receiver keeps failing. */
-  fallback?: { slack?: SlackReceiver; email?: EmailReceiver };
+  fallback?: ReceiverSet;
   /** The default route (like Alertmanager's root route): who gets an event that no route matches. */
-  default?: { slack?: SlackReceiver; email?: EmailReceiver; mention?: Mention };
+  default?: ReceiverSet & { mention?: Mention };
   /** Links shown with every route's events; a route's or a service's links override them by label. */
   links?: LinkTemplate[];
   /** The longest an alert held back by a storm waits before its digest goes out, even if nothing else comes. */
@@ -126,6 +156,13 @@ export interface NotifySettings {
    * buttons, and the interactivity endpoint verifies Slack's requests with this signing secret.
    */
   slackActions?: { signingSecretRef: string };
+}
+
+/** The receivers notify.default and notify.fallback name: one Slack, one email, and HTTP receivers. */
+export interface ReceiverSet {
+  slack?: SlackReceiver;
+  email?: EmailReceiver;
+  http?: HttpReceiver[];
 }
 
 export const DEFAULT_SLACK_RATE = { perSecond: 1, burst: 10, perHour: 60 } as const;
@@ -142,18 +179,26 @@ export const DIGEST_ROUTE = "digest";
 export const TERMINAL_PREVIEW_ROUTE = "terminal-preview";
 export const RESERVED_ROUTE_NAMES: readonly string[] = [DEFAULT_ROUTE, FALLBACK_ROUTE, DIGEST_ROUTE, TERMINAL_PREVIEW_ROUTE];
 
-/** The receivers of the fallback or the default route, Slack first. */
-export const receiversOf = (r: { slack?: SlackReceiver; email?: EmailReceiver } | undefined): Receiver[] => [
+/** The receivers of the fallback or the default route, Slack first, then email, then the HTTP receivers. */
+export const receiversOf = (r: ReceiverSet | undefined): Receiver[] => [
   ...(r?.slack ? [r.slack] : []),
   ...(r?.email ? [r.email] : []),
+  ...(r?.http ?? []),
 ];
 
 /** Whom a route's escalation pages (`escalate.to`), Slack first. */
 export const escalationReceivers = (route: Route | undefined): Receiver[] => receiversOf(route?.escalate?.to);
 
-/** The receivers of a route, Slack first, in the order written. */
-export const routeReceivers = (route: Route): Receiver[] => [...route.slack, ...(route.email ? [route.email] : [])];
+/** The receivers of a route, Slack first, then email, then the HTTP receivers, in the order written. */
+export const routeReceivers = (route: Route): Receiver[] => [...route.slack, ...(route.email ? [route.email] : []), ...(route.http ?? [])];
 
 /** The kinds of receiver a route's escalation goes to: the route's (where it was shown) and `to`'s. */
-export const escalationKinds = (route: Route): Array<Receiver["type"]> =>
-  [...new Set([...routeReceivers(route), ...escalationReceivers(route)].map((r) => r.type))].sort();
+export const escalationKinds = (route: Route): ReceiverKind[] =>
+  [...new Set([...routeReceivers(route), ...escalationReceivers(route)].filter(reAnnounces).map(kindOf))].sort();
+
+/**
+ * The receivers an escalation is re-announced to: Slack and email. PagerDuty escalates by its own
+ * escalation policies (its alert is open from the opening); a webhook and Teams get no re-announcement
+ * (docs/actions.md, "Escalation").
+ */
+export const reAnnounces = (r: Receiver): boolean => r.type === "slack" || r.type === "email";

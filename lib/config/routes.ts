@@ -17,7 +17,9 @@ import {
   DEFAULT_SLACK_RATE,
   RESERVED_ROUTE_NAMES,
   type EmailReceiver,
+  type HttpReceiver,
   type NotifySettings,
+  type ReceiverSet,
   REF_FIELDS,
   type Receiver,
   type Route,
@@ -182,6 +184,18 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
       z.refine((t) => Boolean(t.slack || t.email), { message: "needs slack or email: who is paged" }),
     )),
   }).check(z.refine((e) => Boolean(e.mention || e.to), { message: "needs mention or to: whom the escalation calls" }));
+  // The HTTP receivers (docs/receivers.md): every URL and key a secret reference, as Slack's webhook URL is.
+  const PagerDutyReceiverFile = z.strictObject({
+    routing_key: secretRef,
+    source: z.optional(z.string().check(z.minLength(1), z.maxLength(255))),
+  });
+  const WebhookReceiverFile = z.strictObject({ url: secretRef, signing_secret: secretRef });
+  const TeamsReceiverFile = z.strictObject({ url: secretRef });
+  const httpFields = {
+    pagerduty: z.optional(anyOf(PagerDutyReceiverFile)),
+    webhook: z.optional(anyOf(WebhookReceiverFile)),
+    teams: z.optional(anyOf(TeamsReceiverFile)),
+  };
 
   const RouteFile = z.strictObject({
     name: z.string().check(
@@ -195,6 +209,7 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
     match: z._default(Match, {}),
     slack: z.optional(anyOf(SlackReceiverFile)),
     email: z.optional(EmailReceiverFile),
+    ...httpFields,
     continue: z._default(z.boolean(), true),
     /** Overrides the event's severity for this route's receivers. */
     severity: z.optional(SeverityOverrideFile),
@@ -215,11 +230,13 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
       }),
       { per_second: DEFAULT_SLACK_RATE.perSecond, burst: DEFAULT_SLACK_RATE.burst, per_hour: DEFAULT_SLACK_RATE.perHour },
     ),
-    fallback: z.optional(z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile) })),
+    fallback: z.optional(z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile), ...httpFields })),
     /** The default route: gets every event no route matches (docs: README, "Routes"). */
     default: z.optional(
-      z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile), ...mentionFields }).check(
-        z.refine((d) => Boolean(d.slack || d.email), { message: "needs slack or email: who gets the events no route matches" }),
+      z.strictObject({ slack: z.optional(SlackReceiverFile), email: z.optional(EmailReceiverFile), ...httpFields, ...mentionFields }).check(
+        z.refine((d) => Boolean(d.slack || d.email || d.pagerduty || d.webhook || d.teams), {
+          message: "needs slack, email, pagerduty, webhook or teams: who gets the events no route matches",
+        }),
         mentionNeedsWho,
       ),
     ),
@@ -257,6 +274,15 @@ const toSlack = (r: SlackReceiverFile): SlackReceiver =>
     : { type: "slack", form: "api", channel: r.channel!, tokenRef: r.token!, broadcastResolution: r.broadcast_resolution ?? true };
 const toEmail = (r: EmailReceiverFile): EmailReceiver => ({ type: "email", to: [...new Set(r.to)] });
 
+/** A route's (or notify.default's, notify.fallback's) PagerDuty, webhook and Teams receivers as one list, in that order. */
+function toHttp(r: Pick<RoutesFile[number], "pagerduty" | "webhook" | "teams">): HttpReceiver[] {
+  return [
+    ...(r.pagerduty ?? []).map((p): HttpReceiver => ({ type: "pagerduty", routingKeyRef: p.routing_key, ...(p.source ? { source: p.source } : {}) })),
+    ...(r.webhook ?? []).map((w): HttpReceiver => ({ type: "webhook", urlRef: w.url, signingSecretRef: w.signing_secret })),
+    ...(r.teams ?? []).map((t): HttpReceiver => ({ type: "teams", urlRef: t.url })),
+  ];
+}
+
 function toMatch(m: RoutesFile[number]["match"]): RouteMatch {
   const out: RouteMatch = {};
   if (m.kind) out.kind = [...new Set(m.kind)];
@@ -287,6 +313,7 @@ export function toRoutes(file: RoutesFile): Route[] {
     match: toMatch(r.match),
     slack: (r.slack ?? []).map(toSlack),
     ...(r.email ? { email: toEmail(r.email) } : {}),
+    ...(toHttp(r).length ? { http: toHttp(r) } : {}),
     continue: r.continue,
     ...(r.severity ? { severity: toSeverity(r.severity) } : {}),
     ...toMention(r),
@@ -302,9 +329,10 @@ const toEscalate = (e: NonNullable<RoutesFile[number]["escalate"]>): Escalate =>
   ...(e.to ? { to: toPair(e.to) } : {}),
 });
 
-const toPair = (p: NonNullable<NotifyFile["fallback"]>): { slack?: SlackReceiver; email?: EmailReceiver } => ({
+const toPair = (p: NonNullable<NotifyFile["fallback"]>): ReceiverSet => ({
   ...(p.slack ? { slack: toSlack(p.slack) } : {}),
   ...(p.email ? { email: toEmail(p.email) } : {}),
+  ...(toHttp(p).length ? { http: toHttp(p) } : {}),
 });
 
 export function toNotify(file: NotifyFile): NotifySettings {
@@ -341,7 +369,7 @@ export function routingProblems(routes: readonly Route[], notify: NotifySettings
     if (same === undefined) byName.set(r.name, i);
     if (clash === undefined) byRuleId.set(ruleId, i);
     if (!routeReceivers(r).length && r.continue) {
-      out.push({ field: `routes[${i}]`, problem: "has no receivers: add slack or email, or continue: false to silence what it matches" });
+      out.push({ field: `routes[${i}]`, problem: "has no receivers: add slack, email, pagerduty, webhook or teams, or continue: false to silence what it matches" });
     }
     for (const p of patterns.filter((p) => p.index === i)) out.push({ field: `routes[${i}]${p.field ? `.${p.field}` : ""}`, problem: p.message });
   }
@@ -369,10 +397,28 @@ export function receiverSecretRefs(routes: readonly Route[], notify: NotifySetti
     out.push(s.form === "webhook" ? { field: `${at}.webhook_url`, ref: s.webhookUrlRef } : { field: `${at}.token`, ref: s.tokenRef });
   routes.forEach((route, i) => route.slack.forEach((s, j) => slack(route.slack.length > 1 ? `routes[${i}].slack[${j}]` : `routes[${i}].slack`, s)));
   routes.forEach((route, i) => route.escalate?.to?.slack && slack(`routes[${i}].escalate.to.slack`, route.escalate.to.slack));
+  const http = (at: string, receivers: readonly HttpReceiver[] = []) => {
+    for (const type of ["pagerduty", "webhook", "teams"] as const) {
+      const ofType = receivers.filter((r) => r.type === type);
+      ofType.forEach((r, j) => {
+        for (const ref of httpSecretRefs(r)) out.push({ field: `${at}.${type}${ofType.length > 1 ? `[${j}]` : ""}.${ref.key}`, ref: ref.ref });
+      });
+    }
+  };
+  routes.forEach((route, i) => http(`routes[${i}]`, route.http));
   if (notify.default?.slack) slack("notify.default.slack", notify.default.slack);
+  http("notify.default", notify.default?.http);
   if (notify.fallback?.slack) slack("notify.fallback.slack", notify.fallback.slack);
+  http("notify.fallback", notify.fallback?.http);
   if (notify.email?.smtpUrlRef) out.push({ field: "notify.email.smtp_url", ref: notify.email.smtpUrlRef });
   return out;
+}
+
+/** An HTTP receiver's secret references, by the key they are written under. */
+export function httpSecretRefs(r: HttpReceiver): Array<{ key: string; ref: string }> {
+  if (r.type === "pagerduty") return [{ key: "routing_key", ref: r.routingKeyRef }];
+  if (r.type === "webhook") return [{ key: "url", ref: r.urlRef }, { key: "signing_secret", ref: r.signingSecretRef }];
+  return [{ key: "url", ref: r.urlRef }];
 }
 
 /** `env:` references whose variable is unset or empty in this environment: a receiver that cannot send. */

@@ -141,8 +141,11 @@ export interface IncidentActionRecord {
   outcome?: string;
 }
 
-/** The kinds of receiver, each with a notify function of its own in the cloud. */
-export type ReceiverKind = "slack" | "email";
+/** The kinds of receiver, each with a notify function of its own in the cloud; `http`: PagerDuty, generic webhooks and Teams. */
+export type ReceiverKind = "slack" | "email" | "http";
+
+/** The notify function that carries a receiver. */
+export const kindOf = (r: { type: string }): ReceiverKind => (r.type === "slack" || r.type === "email" ? r.type : "http");
 
 /**
  * An escalation of a critical incident a route opened (docs/actions.md, "Escalation"): scheduled when

@@ -10,9 +10,9 @@ import type { Log } from "../model/log.js";
 import { receiverLabel } from "../config/receivers.js";
 import type { IngestStore } from "../model/ingest-store.js";
 import { newAlertItem } from "../alerts/outbox-item.js";
-import type { DueEscalation, Escalation, Mute, NotifyStore, ReceiverFailures, ReceiverKind } from "../model/notify-store.js";
+import { type DueEscalation, type Escalation, kindOf, type Mute, type NotifyStore, type ReceiverFailures, type ReceiverKind } from "../model/notify-store.js";
 import {
-  escalationReceivers, FALLBACK_ROUTE, type NotifySettings, type Receiver, receiversOf, type Route, routeReceivers, TERMINAL_PREVIEW_ROUTE,
+  escalationReceivers, FALLBACK_ROUTE, type NotifySettings, reAnnounces, type Receiver, receiversOf, type Route, routeReceivers, TERMINAL_PREVIEW_ROUTE,
 } from "../config/route-types.js";
 import { distinctReceivers, receiverId } from "../config/receivers.js";
 import { decideRoutes } from "../routes/match.js";
@@ -280,7 +280,7 @@ async function deliverEscalations(
   const mine: Delivery[] = [];
   const failover = withFallback(deps, mine, (_failed, fallback) =>
     deliverEscalation(e, notice, FALLBACK_ROUTE, fallback, { first, shown: false }, presentation, deliverDepsOf(deps)));
-  for (const r of distinctReceivers([...routeReceivers(route), ...escalationReceivers(route)]).filter((x) => x.type === kind)) {
+  for (const r of distinctReceivers([...routeReceivers(route), ...escalationReceivers(route)]).filter((x) => kindOf(x) === kind && reAnnounces(x))) {
     const channel = await deps.channelFor(r);
     const incident = await shownAt(deps.store, first, channel.id);
     // Re-announced where the incident is shown; `to` is paged whether or not it showed it.

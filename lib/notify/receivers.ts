@@ -7,6 +7,7 @@ import type { Receiver } from "../config/route-types.js";
 import { receiverId, receiverLabel } from "../config/receivers.js";
 import type { Channel } from "./deliver.js";
 import { emailChannel, slackChannel } from "./channels.js";
+import type { HttpChannelBuilder } from "./http-channels.js";
 import { DeliveryError, type EmailTransport, type SlackSender } from "./types.js";
 import { ConfigError } from "../config/load.js";
 
@@ -16,6 +17,12 @@ export interface ReceiverRuntime {
   /** Slack actions are configured (notify.slack_actions): incident messages of the Web API form carry buttons. */
   slackActions?: boolean;
   email?: { from: string; transport: EmailTransport };
+  /**
+   * Builds PagerDuty, webhook and Teams channels (lib/notify/http-channels.ts httpChannels), given only
+   * where such receivers are delivered (one machine, the notify-http function): the other functions'
+   * bundles then leave their code out.
+   */
+  httpChannel?: HttpChannelBuilder;
 }
 
 /**
@@ -65,6 +72,10 @@ async function build(r: Receiver, id: string, rt: ReceiverRuntime): Promise<Chan
       ? { kind: "webhook" as const, url: await rt.resolveSecret(r.webhookUrlRef) }
       : { kind: "api" as const, token: await rt.resolveSecret(r.tokenRef), channel: r.channel, ...broadcastOf(r), ...(rt.slackActions ? { actions: true } : {}) };
     return slackChannel(who, target, rt.slack);
+  }
+  if (r.type !== "email") {
+    if (!rt.httpChannel) throw new DeliveryError(`this process was built without the ${r.type} receivers`, false);
+    return rt.httpChannel(r, who, rt.resolveSecret);
   }
   if (!rt.email) throw new DeliveryError("no email sender configured (notify.email.from)", false);
   return emailChannel(who, { from: rt.email.from, to: r.to }, rt.email.transport);

@@ -49,6 +49,12 @@ export interface Channel {
    */
   threads?: boolean;
   /**
+   * What the receiver shows depends on the order its messages arrive (PagerDuty: a resolve before its
+   * trigger changes nothing, and the trigger then stays open). A close whose incident has alerts held
+   * for this receiver's digest is held behind them, so the digest carries the trigger, then the resolve.
+   */
+  ordered?: boolean;
+  /**
    * `window.id` is the digest's delivery id, carried like an alert id; `heldAt` says when each alert
    * (by id) was held and `at` when the digest goes out, so the digest can say how long each waited.
    */

@@ -18,6 +18,8 @@ export interface RuleTarget {
 export interface RuleTargets {
   slack?: RuleTarget;
   email?: RuleTarget;
+  /** PagerDuty, generic webhooks and Teams: one notify function for the three. */
+  http?: RuleTarget;
 }
 
 export interface RuleOptions {
@@ -56,7 +58,7 @@ export const inputTemplate = (routeName: string): string => `{"route": ${JSON.st
  */
 export function ruleResources(routes: readonly Route[], targets: RuleTargets, opts: RuleOptions = {}): Record<string, RuleResource> {
   const out: Record<string, RuleResource> = {};
-  const rule = (name: string, kinds: Array<"slack" | "email">, pattern: () => EventPattern, description: string) => {
+  const rule = (name: string, kinds: Array<keyof RuleTargets>, pattern: () => EventPattern, description: string) => {
     if (!kinds.length) return; // a route that only stops matching needs no rule
     const logicalId = ruleLogicalId(name);
     if (out[logicalId]) throw new Error(`routes ${name} and another route share the rule id ${logicalId}`);
@@ -78,8 +80,9 @@ export function ruleResources(routes: readonly Route[], targets: RuleTargets, op
   };
   routes.forEach((route, index) => {
     // Escalation's `to` is told of a close after an escalation: its kind's notify function gets the route's events too.
-    const paged = escalationReceivers(route).map((r) => r.type);
-    const kinds = (["slack", "email"] as const).filter((k) => (k === "slack" ? route.slack.length > 0 : route.email !== undefined) || paged.includes(k));
+    const paged: string[] = escalationReceivers(route).map((r) => r.type);
+    const kinds = (["slack", "email", "http"] as const).filter((k) =>
+      (k === "slack" ? route.slack.length > 0 : k === "email" ? route.email !== undefined : (route.http?.length ?? 0) > 0) || paged.includes(k));
     rule(route.name, kinds, () => eventPattern(routes, index), `Lookout route ${route.name}`);
   });
   const d = opts.defaultRoute;

@@ -10,7 +10,8 @@ import { join, relative, resolve } from "node:path";
 import YAML from "yaml";
 import { packageStack, ROOT } from "../../scripts/package.js";
 import { loadConfigFile, type Config } from "../../lib/config/load.js";
-import { receiverSecretRefs } from "../../lib/config/routes.js";
+import { allReceivers, receiverSecretRefs } from "../../lib/config/routes.js";
+import { startPagerDutyReceiver, startTeamsReceiver, startWebhookReceiver, type PagerDutyReceiver, type TeamsReceiver, type WebhookReceiver } from "../http-receivers.js";
 import { startDynamoDbLocal, type DynamoDbLocal } from "../dynamodb-local.js";
 import { MOTO_ACCOUNT, MOTO_REGION, type MotoServer, startMoto } from "../moto.js";
 import { type ReceivedSlackMessage, type SlackReceiver, startSlackReceiver } from "../slack-receiver.js";
@@ -25,6 +26,16 @@ export const CLOUD_LOCAL_STAGE = "local";
 const GENERATED_CONFIG = "lookout.cloud-local.yaml";
 /** The bot token the local Slack accepts for the Web API form. */
 const LOCAL_SLACK_TOKEN = "xoxb-cloud-local";
+/** What the local PagerDuty takes as a routing key (PagerDuty's are 32 characters), and the webhook's signing secret. */
+export const LOCAL_PAGERDUTY_KEY = "CL0UDL0CALR0UT1NGKEY0123456789ab";
+export const LOCAL_WEBHOOK_SECRET = "cloud-local-webhook-secret";
+
+/** The local PagerDuty, webhook receiver and Teams, started when the configuration names such receivers. */
+export interface LocalHttpReceivers {
+  pagerduty: PagerDutyReceiver;
+  webhook: WebhookReceiver;
+  teams: TeamsReceiver;
+}
 const PLATFORM_TOKEN_REF = "ssm:/lookout/cloud-local/platform-token";
 const SIGNING_SECRET_REF = "ssm:/lookout/cloud-local/slack-signing-secret";
 /** The signing secret the local Slack signs its clicks with (docs/actions.md), seeded for any configuration that names one. */
@@ -52,6 +63,8 @@ export interface CloudLocal {
   stack: CloudLocalStack;
   config: Config;
   slack: SlackReceiver;
+  /** When the configuration names PagerDuty, webhook or Teams receivers (local/http-receivers.ts). */
+  http?: LocalHttpReceivers;
   moto: MotoServer;
   /** The SES messages moto_server accepted, as raw MIME, oldest first (also written to workDir/outbox). */
   emails(): Promise<Array<{ raw: string; destinations: string[] }>>;
@@ -97,7 +110,7 @@ export function checkRehearsalConfig(configFile: string, env: NodeJS.ProcessEnv 
 }
 
 /** What the local stand-ins answer for each secret the configuration names. */
-function localSecrets(config: Config, slack: SlackReceiver, sim: Simulator | undefined, env: NodeJS.ProcessEnv): Record<string, string> {
+function localSecrets(config: Config, slack: SlackReceiver, http: LocalHttpReceivers | undefined, sim: Simulator | undefined, env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   const token = rehearsalToken(config, sim, env);
   if (token) out[config.platform.tokenRef!] = token;
@@ -105,8 +118,15 @@ function localSecrets(config: Config, slack: SlackReceiver, sim: Simulator | und
   if (signing && /^(ssm|secretsmanager):/.test(signing)) out[signing] = LOCAL_SLACK_SIGNING_SECRET;
   for (const { field, ref } of receiverSecretRefs(config.routes, config.notify)) {
     if (!/^(ssm|secretsmanager):/.test(ref)) continue;
+    const name = ref.replace(/\W+/g, "-");
+    // The HTTP receivers' secrets: URLs on their local stand-ins, the key and secret those accept.
+    const local = http && /\.(pagerduty|webhook|teams)(\[\d+\])?\./.test(field)
+      ? field.endsWith(".routing_key") ? LOCAL_PAGERDUTY_KEY
+        : field.endsWith(".signing_secret") ? LOCAL_WEBHOOK_SECRET
+          : field.includes(".teams") ? http.teams.workflowUrl(name) : http.webhook.hookUrl(name)
+      : undefined;
     // A webhook's secret is a URL on the local Slack; a bot token the one it accepts (LOOKOUT_SLACK_API_URL points the Web API there).
-    out[ref] = field.endsWith(".webhook_url") ? slack.webhookUrl(ref.replace(/\W+/g, "-")) : LOCAL_SLACK_TOKEN;
+    out[ref] = local ?? (field.endsWith(".webhook_url") ? slack.webhookUrl(name) : LOCAL_SLACK_TOKEN);
   }
   return out;
 }
@@ -143,6 +163,12 @@ export async function startCloudLocal(opts: CloudLocalOptions): Promise<CloudLoc
     });
     started.push(async () => rmSync(packaged.serviceDir, { recursive: true, force: true }));
     const config = loadConfigFile(join(packaged.serviceDir, inProject ? configName : GENERATED_CONFIG), {});
+    let http: LocalHttpReceivers | undefined;
+    if (allReceivers(config.routes, config.notify).some((r) => r.type !== "slack" && r.type !== "email")) {
+      const [pagerduty, webhook, teams] = await Promise.all([startPagerDutyReceiver(), startWebhookReceiver({ secret: LOCAL_WEBHOOK_SECRET }), startTeamsReceiver()]);
+      http = { pagerduty, webhook, teams };
+      started.push(async () => void (await Promise.all([pagerduty.close(), webhook.close(), teams.close()])));
+    }
 
     const template = readPackagedTemplate(packaged.template);
     const stack = new CloudLocalStack({
@@ -151,9 +177,9 @@ export async function startCloudLocal(opts: CloudLocalOptions): Promise<CloudLoc
       account: { region: MOTO_REGION, accountId: MOTO_ACCOUNT, stackName: `lookout-${CLOUD_LOCAL_STAGE}` },
       emulators: { dynamodb: opts.dynamodbEndpoint ?? ddb!.endpoint, moto: moto.endpoint },
       workDir,
-      secrets: localSecrets(config, slack, opts.simulator, process.env),
+      secrets: localSecrets(config, slack, http, opts.simulator, process.env),
       sesIdentities: config.notify.email?.from ? [config.notify.email.from] : [],
-      env: { LOOKOUT_SLACK_API_URL: slack.apiUrl },
+      env: { LOOKOUT_SLACK_API_URL: slack.apiUrl, ...(http ? { LOOKOUT_PAGERDUTY_URL: http.pagerduty.url } : {}) },
       ...(opts.continuous !== undefined ? { continuous: opts.continuous } : {}),
       ...(opts.asyncRetryDelaysMs ? { asyncRetryDelaysMs: opts.asyncRetryDelaysMs } : {}),
       ...(opts.activity ? { activity: opts.activity } : {}),
@@ -171,7 +197,7 @@ export async function startCloudLocal(opts: CloudLocalOptions): Promise<CloudLoc
       for (; copied < all.length; copied++) writeFileSync(join(outbox, `${String(copied + 1).padStart(4, "0")}.eml`), all[copied]!.raw);
       return all;
     };
-    return { stack, config, slack, moto, emails, packageDir: packaged.outDir, stop: stopAll };
+    return { stack, config, slack, ...(http ? { http } : {}), moto, emails, packageDir: packaged.outDir, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;

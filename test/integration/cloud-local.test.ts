@@ -15,16 +15,14 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { aMinuteLater } from "../support/cloud-local-clock.js";
 import { simpleParser } from "mailparser";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { type CloudLocal, startCloudLocal } from "../../local/cloud-local/run.js";
 import { MOTO_ABSENT, MOTO_REGION, motoAvailable } from "../../local/moto.js";
 import type { ReceivedSlackMessage } from "../../local/slack-receiver.js";
-import { DISPATCH_NAME } from "../../lib/ingest/cycle.js";
-import { keys } from "../../lib/model/items.js";
-import { decodeDispatchState, encodeDispatchState } from "../../lib/store/dispatch-store.js";
 import { SEVERITY_COLOR } from "../../lib/notify/slack/render.js";
 import { checkConfig } from "../../lib/config/load.js";
 import { runLookout } from "../../local/run.js";
@@ -93,32 +91,9 @@ afterAll(async () => {
   if (workDir && !process.env.KEEP_CLOUD_LOCAL) rmSync(workDir, { recursive: true, force: true });
 });
 
-/**
- * A minute later, as far as dispatch can tell: the sources' last polls in the dispatch state a table
- * holds are moved a minute back (the functions read the real clock, and a test does not wait out the
- * minute), and so is the request budget's window.
- */
-async function aMinuteLater(table: string): Promise<void> {
-  const key = keys.dispatch(DISPATCH_NAME);
-  const tables = (await doc.send(new ListTablesCommand({}))).TableNames ?? [];
-  if (!tables.includes(table)) return; // not made yet: nothing polled
-  const { Item } = await doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }));
-  if (!Item) return;
-  // Through the store's own codec (its sources are kept gzipped).
-  const state = decodeDispatchState(Item as Parameters<typeof decodeDispatchState>[0]);
-  const back = (v: number | undefined) => (v === undefined ? v : v - MINUTE);
-  for (const st of Object.values(state.sources)) {
-    st.last_polled_at = back(st.last_polled_at);
-    if (st.next_allowed_at) st.next_allowed_at = back(st.next_allowed_at);
-  }
-  state.last_tick_at = back(state.last_tick_at);
-  state.budget = { ...state.budget, at: state.budget.at - MINUTE, minutes: state.budget.minutes.map(([m, n]) => [m - 1, n]) };
-  await doc.send(new PutCommand({ TableName: table, Item: { ...Item, ...encodeDispatchState(state) } }));
-}
-
 /** A dispatch tick a minute later: the schedule fires and everything it sets moving is let settle. */
 async function pass(): Promise<void> {
-  await aMinuteLater(tableName);
+  await aMinuteLater(doc, tableName);
   cl.stack.fireSchedules();
   await cl.stack.settle();
 }
@@ -132,7 +107,7 @@ function both(step: (s: Simulator) => void): void {
 /** A pass of the packaged stack (above) and, in lockstep, a `lookout run --once` on the twin a minute later too. */
 async function passBoth(cloudPass: Promise<void> = pass()): Promise<void> {
   await cloudPass;
-  await aMinuteLater(TWIN_TABLE);
+  await aMinuteLater(doc, TWIN_TABLE);
   await runOnce();
 }
 

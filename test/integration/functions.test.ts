@@ -187,7 +187,7 @@ describe("dispatch's digest flush", () => {
       lambda.register("poll", async () => undefined);
       lambda.register("notify-email", async () => ({ flushed: 1 }));
       // The Slack notify function is missing: Lambda answers 404.
-      const digests = { held: async () => ["slack", "email"] as Array<"slack" | "email">, ...lambdaDigestFlusher(lambdaClient, { slack: "notify-slack", email: "notify-email" }) };
+      const digests = { held: async () => ["slack", "email"] as Array<"slack" | "email">, ...lambdaDigestFlusher(lambdaClient, { slack: "notify-slack", email: "notify-email", http: "notify-http" }) };
       const tick = createDispatchHandler({ store: new DynamoDispatchStore({ client: t.client, tableName: t.tableName }), watch, polls: lambdaPollSender(lambdaClient, "poll"), digests, now: () => sim.clock.nowMs() });
       await expect(tick({}, context)).rejects.toThrow(/notify-slack/);
       expect(lambda.accepted.filter((a) => a.name !== "poll")).toEqual([{ name: "notify-email", event: { lookout: "flush-digests" } }]);
@@ -203,7 +203,7 @@ describe("dispatch's digest flush, when the rest of the tick fails", () => {
     const { sim, lambda, lambdaClient, watch, t, close } = await dispatchWorld({ seed: 4, applications: 1, table: "flush-regardless" });
     try {
       lambda.register("notify-slack", async () => ({ flushed: 1 }));
-      const digests = { held: async () => ["slack"] as Array<"slack" | "email">, ...lambdaDigestFlusher(lambdaClient, { slack: "notify-slack", email: "notify-email" }) };
+      const digests = { held: async () => ["slack"] as Array<"slack" | "email">, ...lambdaDigestFlusher(lambdaClient, { slack: "notify-slack", email: "notify-email", http: "notify-http" }) };
       const broken = new DynamoDispatchStore({ client: t.client, tableName: "no-such-table" });
       const tick = createDispatchHandler({ store: broken, watch, polls: lambdaPollSender(lambdaClient, "poll"), digests, now: () => sim.clock.nowMs() });
       await expect(tick({}, context)).rejects.toThrow(/non-existent table|ResourceNotFound|not found/i);

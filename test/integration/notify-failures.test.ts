@@ -263,7 +263,7 @@ describe("a storm's digest", () => {
       lambda.register("notify-slack", createNotifyHandler("slack", { routes: config.routes, notifier: process_(tight) }));
       lambda.register("notify-email", createNotifyHandler("email", { routes: config.routes, notifier: process_(tight) }));
       lambda.register("poll", async () => undefined);
-      const digests = { held: heldKinds(deps.store, allReceivers(config.routes, config.notify)), ...lambdaDigestFlusher(lambdaClient, { slack: "notify-slack", email: "notify-email" }) };
+      const digests = { held: heldKinds(deps.store, allReceivers(config.routes, config.notify)), ...lambdaDigestFlusher(lambdaClient, { slack: "notify-slack", email: "notify-email", http: "notify-http" }) };
       const tick = createDispatchHandler({ store: new DynamoDispatchStore({ client, tableName }), watch: watchlist(config), polls: lambdaPollSender(lambdaClient, "poll"), digests, now: () => clock });
       expect((await tick({}, context)).flushed).toEqual(["slack"]);
       expect(lambda.accepted.filter((a) => a.name.startsWith("notify"))).toEqual([{ name: "notify-slack", event: { lookout: FLUSH_DIGESTS } }]);

@@ -1,7 +1,7 @@
 /**
  * What a person sees, as a model (docs/events.md, "Incidents"; docs/architecture.md, "Receivers' rate"):
  * fast-check commands drive the real pipeline — the simulator, DynamoDB Local, the Slack test receiver
- * in both forms and the SMTP receiver — and a model of the platform predicts what each receiver must
+ * in both forms, the SMTP receiver and the PagerDuty, webhook and Teams test receivers — and a model of the platform predicts what each receiver must
  * show. After every run the receivers are read, never the bus:
  *  - every genuine deployment failure after first sight is visible at every receiver its routes name
  *    (its execution in a message, a counted repeat under a root that receiver shows, or counted in a
@@ -31,8 +31,12 @@ import { ensureTable } from "../../lib/store/table.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
 import { allReceivers } from "../../lib/config/routes.js";
 import { receiverId } from "../../lib/config/receivers.js";
+import type { Receiver } from "../../lib/config/route-types.js";
 import { startSlackReceiver, type SlackReceiver, type ReceivedSlackMessage } from "../../local/slack-receiver.js";
 import { startSmtpReceiver, type SmtpReceiver, type ReceivedMail } from "./smtp-receiver.js";
+import {
+  startPagerDutyReceiver, startTeamsReceiver, startWebhookReceiver, type PagerDutyReceiver, type TeamsReceiver, type WebhookReceiver,
+} from "../../local/http-receivers.js";
 
 const MIN = 60_000;
 const QUICK = { queuedMs: 1_000, buildingMs: 1_000, deployingMs: 1_000 };
@@ -49,8 +53,13 @@ export const DUE_MS = HELD_BOUND_MS + 10_000;
 
 export const APP_NAMES = ["api", "web", "worker", "billing"] as const;
 const CLUSTER_NAME = "edge-k8s";
-export type Recv = "api" | "hook" | "mail" | "team";
-const MAIN: Recv[] = ["api", "hook", "mail"];
+export type Recv = "api" | "hook" | "mail" | "team" | "pd" | "whk" | "teams";
+const MAIN: Recv[] = ["api", "hook", "mail", "pd", "whk", "teams"];
+const ALL: Recv[] = [...MAIN, "team"];
+/** Receivers that cannot be read back: after a crash, a send may be repeated there. */
+const BLIND = new Set<Recv>(["hook", "mail", "pd", "whk", "teams"]);
+const PD_KEY = "M0DELR0UT1NGKEY0123456789abcdefA";
+const HOOK_SECRET = "model-signing-secret";
 /** The second route: the team that owns `web` gets its failures in a channel of its own. */
 const TEAM_APP = 1;
 
@@ -148,6 +157,9 @@ export interface World {
   sim: Simulator;
   slack: SlackReceiver;
   smtp: SmtpReceiver;
+  pd: PagerDutyReceiver;
+  whk: WebhookReceiver;
+  teams: TeamsReceiver;
   dataDir: string;
   env: NodeJS.ProcessEnv;
   raw: Record<string, unknown>;
@@ -171,6 +183,9 @@ function rawConfig(w: Pick<World, "sim" | "dataDir" | "apps">, team: boolean): R
       match: {},
       slack: [{ channel: "#oncall", token: "env:SLACK_BOT_TOKEN" }, { webhook_url: "env:SLACK_WEBHOOK" }],
       email: { to: ["oncall@example.com"] },
+      pagerduty: { routing_key: "env:PD_KEY" },
+      webhook: { url: "env:HOOK_URL", signing_secret: "env:HOOK_SECRET" },
+      teams: { url: "env:TEAMS_URL" },
     },
   ];
   if (team) routes.push({ name: "team-web", match: { kind: "deployment", service: [APP_NAMES[TEAM_APP]] }, slack: [{ channel: "#team-web", token: "env:SLACK_BOT_TOKEN" }] });
@@ -195,7 +210,9 @@ function rawConfig(w: Pick<World, "sim" | "dataDir" | "apps">, team: boolean): R
 
 export async function openWorld(parts: Parts, mode: "cron" | "loop", seed: number, oldFailures: number[]): Promise<{ world: World; model: Model }> {
   const sim = await startSimulator({ seed, size: { applications: APP_NAMES.length, clusters: 1, webhooks: 1, pastDeployments: 0 } });
-  const [slack, smtp] = await Promise.all([startSlackReceiver({ now: () => sim.clock.nowMs() }), startSmtpReceiver()]);
+  const [slack, smtp, pd, whk, teams] = await Promise.all([
+    startSlackReceiver({ now: () => sim.clock.nowMs() }), startSmtpReceiver(), startPagerDutyReceiver(), startWebhookReceiver({ secret: HOOK_SECRET }), startTeamsReceiver(),
+  ]);
   const dataDir = mkdtempSync(join(tmpdir(), "lookout-receivers-"));
   const client = new DynamoDBClient({ endpoint: parts.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   const tableName = `receivers-${seed}-${Math.random().toString(36).slice(2, 8)}`;
@@ -203,14 +220,15 @@ export async function openWorld(parts: Parts, mode: "cron" | "loop", seed: numbe
   const apps = sim.ids.applicationIds.slice(0, APP_NAMES.length);
   const env = {
     SIM_TOKEN: sim.apiToken, SLACK_BOT_TOKEN: "xoxb-model", SLACK_WEBHOOK: slack.webhookUrl("T000/B000/MAIN"), SMTP_URL: smtp.url,
-    LOOKOUT_SLACK_API_URL: slack.apiUrl, DYNAMODB_ENDPOINT: parts.dynamodbEndpoint, LOOKOUT_TABLE: tableName,
+    LOOKOUT_SLACK_API_URL: slack.apiUrl, PD_KEY, LOOKOUT_PAGERDUTY_URL: pd.url, HOOK_URL: whk.hookUrl(), HOOK_SECRET, TEAMS_URL: teams.workflowUrl(),
+    DYNAMODB_ENDPOINT: parts.dynamodbEndpoint, LOOKOUT_TABLE: tableName,
   };
   const partial = { sim, dataDir, apps };
   const raw = rawConfig(partial, false);
   const world: World = {
-    parts, mode, sim, slack, smtp, dataDir, env, raw, config: checkConfig(raw, "receivers-model", {}), client, apps, tableName,
+    parts, mode, sim, slack, smtp, pd, whk, teams, dataDir, env, raw, config: checkConfig(raw, "receivers-model", {}), client, apps, tableName,
     store: new DynamoNotifyStore({ client, tableName, retentionMs: 3650 * 86_400_000 }),
-    arrivals: [], seen: { api: 0, hook: 0, mail: 0, team: 0 },
+    arrivals: [], seen: { api: 0, hook: 0, mail: 0, team: 0, pd: 0, whk: 0, teams: 0 },
   };
   const model: Model = {
     mode, now: sim.clock.nowMs(), runs: [], lastReadAt: 0, pending: [], open: APP_NAMES.map(() => undefined), incidents: [], obligations: [],
@@ -229,7 +247,7 @@ export async function closeWorld(w: World): Promise<void> {
   await w.pipeline?.close();
   // DynamoDB Local slows as tables pile up: a sequence leaves none behind.
   await w.client.send(new DeleteTableCommand({ TableName: w.tableName })).catch(() => undefined);
-  await Promise.all([w.sim.close(), w.slack.close(), w.smtp.close()]);
+  await Promise.all([w.sim.close(), w.slack.close(), w.smtp.close(), w.pd.close(), w.whk.close(), w.teams.close()]);
   w.client.destroy();
   rmSync(w.dataDir, { recursive: true, force: true });
 }
@@ -344,6 +362,7 @@ async function pipelineRun(w: World): Promise<RunSummary> {
 function applyFaults(w: World, m: Model) {
   for (const [r, kind] of m.faults) {
     if (r === "mail") w.smtp.fail({ phase: "rcpt", code: 451, message: "try again later", times: 10 });
+    else if (r === "pd" || r === "whk" || r === "teams") w[r].fail({ status: kind === "429" ? 429 : 503, retryAfterSec: 0, times: 1_000 });
     else if (r === "hook") w.slack.fail({ form: "webhook", status: kind === "429" ? 429 : 500, error: kind === "429" ? "rate_limited" : "rollup_error", retryAfterSec: 0, times: 1_000 });
     else w.slack.fail({ form: "api", status: kind === "429" ? 429 : 503, retryAfterSec: 0, times: 1_000 });
     m.lastFaultAt.set(r, m.now);
@@ -353,6 +372,7 @@ function applyFaults(w: World, m: Model) {
 function clearFaults(w: World, m: Model) {
   w.slack.clearFaults();
   w.smtp.clearFaults();
+  for (const r of [w.pd, w.whk, w.teams]) r.clearFaults();
   m.faults.clear();
   if (m.hookGone) w.slack.fail({ form: "webhook", error: "no_service", times: 1_000_000 });
 }
@@ -392,7 +412,7 @@ export async function crashRun(w: World, m: Model, after: number): Promise<void>
   read(m, true);
   m.runs.push(m.now);
   m.log.push(`crash after ${after} calls (${out.signal ?? "ended"})`);
-  for (const r of ["api", "hook", "mail", "team"] as Recv[]) m.lastFaultAt.set(r, m.now);
+  for (const r of ALL) m.lastFaultAt.set(r, m.now);
   clearFaults(w, m);
   await advance(w, m, 15_000);
   await run(w, m, "after the crash");
@@ -418,6 +438,10 @@ interface Shown {
   threadOf?: string;
   ts?: string;
   mail?: ReceivedMail;
+  /** Sent as part of one delivery with others (PagerDuty's digest: an event per incident): one arrival. */
+  batch?: string;
+  /** PagerDuty: the alert it went to, and whether that alert is resolved now. */
+  pd?: { dedupKey: string; resolved: boolean };
 }
 
 const ALERT_IN_CONTEXT = /"alert ([A-Za-z0-9_-]{20,24})"/;
@@ -442,11 +466,56 @@ function mailShown(mail: ReceivedMail): Shown {
   };
 }
 
+/** PagerDuty's accepted events, each in the alert it went to (its log). */
+function pagerDutyShown(w: World): Shown[] {
+  return w.pd.events.map((e) => {
+    const payload = e.payload as { custom_details?: Record<string, unknown> } | undefined;
+    const details = payload?.custom_details ?? {};
+    const key = String(e.dedup_key);
+    const alert = [...w.pd.alerts].reverse().find((a) => a.dedupKey === key);
+    const held = Number(details.held_in_digest ?? 0);
+    return {
+      text: JSON.stringify(payload ?? {}),
+      close: e.event_action === "resolve",
+      // The event shows its own execution; the others of its key the storm held are counted.
+      digest: Math.max(0, held - 1),
+      ...(typeof details.alert_id === "string" ? { alertId: details.alert_id } : {}),
+      ...(typeof details.digest_id === "string" ? { batch: details.digest_id } : {}),
+      pd: { dedupKey: key, resolved: alert?.status === "resolved" },
+    };
+  });
+}
+
+function webhookShown(w: World): Shown[] {
+  return w.whk.deliveries.map((d) => {
+    const b = d.body as { type: string; id: string; incident?: { role: string }; held?: unknown[]; omitted?: unknown[] };
+    const digest = b.type === "lookout.digest";
+    return {
+      text: JSON.stringify(b), close: b.incident?.role === "close", digest: digest ? (b.held?.length ?? 0) + (b.omitted?.length ?? 0) : 0,
+      ...(digest ? {} : { alertId: b.id }),
+    };
+  });
+}
+
+function teamsShown(w: World): Shown[] {
+  return w.teams.posts.map((p) => {
+    const alertId = /^Alert: (\S+)$/m.exec(p.text)?.[1];
+    return { text: p.text, close: /✅ Resolved/.test(p.text), digest: digestCount(p.text), ...(alertId ? { alertId } : {}) };
+  });
+}
+
 export function shownAt(w: World, r: Recv): Shown[] {
+  if (r === "pd") return pagerDutyShown(w);
+  if (r === "whk") return webhookShown(w);
+  if (r === "teams") return teamsShown(w);
   if (r === "mail") return w.smtp.messages.filter((x) => x.to.includes("oncall@example.com")).map(mailShown);
   const of = (x: ReceivedSlackMessage) => (r === "hook" ? x.form === "webhook" : x.form === "api" && x.channel === (r === "api" ? "#oncall" : "#team-web"));
   return w.slack.messages.filter(of).map(slackShown);
 }
+
+/** The model's name for a configured receiver. */
+const recvOf = (r: Receiver): Recv =>
+  r.type === "email" ? "mail" : r.type === "slack" ? (r.form === "webhook" ? "hook" : r.channel === "#oncall" ? "api" : "team") : r.type === "pagerduty" ? "pd" : r.type === "webhook" ? "whk" : "teams";
 
 // ---------------------------------------------------------------------------------------------- checks
 
@@ -471,11 +540,14 @@ async function check(w: World, m: Model): Promise<void> {
   const receivers: Recv[] = m.team ? [...MAIN, "team"] : MAIN;
   // Arrivals of this run, for the rate checks.
   const counts = {} as World["arrivals"][number]["counts"];
-  for (const r of ["api", "hook", "mail", "team"] as Recv[]) {
+  for (const r of ALL) {
     const all = shownAt(w, r);
     const fresh = all.slice(w.seen[r]);
     w.seen[r] = all.length;
-    counts[r] = { all: fresh.length, closes: fresh.filter((s) => s.close).length, digests: fresh.filter((s) => s.digest > 0).length };
+    // What one delivery sent as several (a PagerDuty digest) arrives as one digest.
+    const batches = new Set(fresh.flatMap((s) => (s.batch ? [s.batch] : [])));
+    const single = fresh.filter((s) => !s.batch);
+    counts[r] = { all: single.length + batches.size, closes: single.filter((s) => s.close).length, digests: single.filter((s) => s.digest > 0).length + batches.size };
   }
   w.arrivals.push({ at: m.now, counts });
 
@@ -485,7 +557,7 @@ async function check(w: World, m: Model): Promise<void> {
     // Nothing shown twice.
     const times = new Map<string, number>();
     for (const s of shown) if (s.alertId) times.set(s.alertId, (times.get(s.alertId) ?? 0) + 1);
-    const most = m.crashed && (r === "hook" || r === "mail") ? 2 : 1;
+    const most = m.crashed && BLIND.has(r) ? 2 : 1;
     for (const [id, n] of times) if (n > most) fail(m, `${r} shows alert ${id} ${n} times`);
 
     // Every failure owed: its execution shown, a counted repeat under a root shown there, or in a digest.
@@ -527,7 +599,14 @@ async function check(w: World, m: Model): Promise<void> {
           if (!roots.some((s) => /✅ Resolved after/.test(s.text))) fail(m, `${r} shows the incident of ${APP_NAMES[i.app]} (${i.execs.join(", ")}) but never resolved`);
         }
       }
-      if (r === "hook" || r === "mail") {
+      if (r === "pd") {
+        // PagerDuty: the alert an incident's executions went to is resolved.
+        for (const i of closed) {
+          const alerts = shown.filter((s) => i.execs.some((e) => s.text.includes(e)));
+          if (alerts.some((s) => !s.pd!.resolved)) fail(m, `pd shows the incident of ${APP_NAMES[i.app]} (${i.execs.join(", ")}) but its alert ${alerts.find((s) => !s.pd!.resolved)!.pd!.dedupKey} was never resolved`);
+        }
+      }
+      if (r === "hook" || r === "mail" || r === "whk" || r === "teams") {
         for (const [a, name] of APP_NAMES.entries()) {
           const owed = closed.filter((i) => i.app === a).length;
           const said = shown.filter((s) => new RegExp(`${name} \\([^)]*\\) recovered`).test(s.text)).length;
@@ -562,7 +641,7 @@ async function check(w: World, m: Model): Promise<void> {
 
   // Held for a digest no longer than its bound.
   for (const r of allReceivers(w.config.routes, w.config.notify)) {
-    const name: Recv = r.type === "email" ? "mail" : r.form === "webhook" ? "hook" : r.channel === "#oncall" ? "api" : "team";
+    const name = recvOf(r);
     if (m.faults.has(name) || (name === "hook" && m.hookGone) || (m.lastFaultAt.get(name) ?? 0) + DUE_MS > m.now) continue;
     for (const h of await w.store.heldFor(receiverId(r))) {
       if (Date.parse(h.held_at) + HELD_BOUND_MS <= m.now && m.runs.some((t) => t >= Date.parse(h.held_at) + HELD_BOUND_MS - 1_000 && t < m.now)) {
@@ -665,7 +744,7 @@ export function commandArbitraries(opts: { crashes: boolean }): fc.Arbitrary<Cmd
     fc.boolean().map(commands.webhookTarget),
     fc.tuple(app, fc.constantFrom(10 * MIN, 2 * 60 * MIN)).map(([a, ms]) => commands.mute(a, ms)),
     fc.constant(null).map(commands.addRoute),
-    fc.tuple(fc.constantFrom<Recv>("api", "hook", "mail"), fc.constantFrom<"429" | "5xx">("429", "5xx")).map(([r, kind]) => commands.fault(r, kind)),
+    fc.tuple(fc.constantFrom<Recv>("api", "hook", "mail", "pd", "whk", "teams"), fc.constantFrom<"429" | "5xx">("429", "5xx")).map(([r, kind]) => commands.fault(r, kind)),
     fc.constant(null).map(commands.hookGone),
   ];
   if (opts.crashes) list.push(fc.integer({ min: 1, max: 80 }).map(commands.crash));
@@ -675,7 +754,7 @@ export function commandArbitraries(opts: { crashes: boolean }): fc.Arbitrary<Cmd
 /** What each receiver shows and holds, for a person reading a counterexample. */
 async function describeWorld(w: World): Promise<string> {
   const lines: string[] = [];
-  for (const r of ["api", "hook", "mail", "team"] as Recv[]) {
+  for (const r of ALL) {
     lines.push(`${r}:`);
     for (const s of shownAt(w, r)) lines.push(`  ${s.threadOf ? "  ↳ " : ""}${s.alertId ?? "-"} ${s.close ? "[close] " : ""}${s.digest ? `[digest ${s.digest}] ` : ""}${s.text.replace(/\s+/g, " ").slice(0, 160)}`);
   }

@@ -107,7 +107,7 @@ routes:
     const lines = problem(`${minimal}routes: [{ name: a, ${slack} }, { name: a, ${slack} }, { name: b, match: { kind: health } }, { name: c, email: { to: [a@example.com] } }]\n`).split("\n");
     expect(lines).toEqual([
       `lookout.yaml: routes[1].name: "a" is already the name of routes[0]`,
-      "lookout.yaml: routes[2]: has no receivers: add slack or email, or continue: false to silence what it matches",
+      "lookout.yaml: routes[2]: has no receivers: add slack, email, pagerduty, webhook or teams, or continue: false to silence what it matches",
       "lookout.yaml: notify.email.from: is required: routes[3] sends email",
     ]);
   });

@@ -7,13 +7,13 @@
  * whoever was paged, and a receiver that refuses it sending it to the fallback with receiver_failing.
  */
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../../lib/config/load.js";
+import { checkConfig, ConfigError, parseConfig } from "../../lib/config/load.js";
 import { escalationPresentation, newEscalation, nextStep, onClose, schedules } from "../../lib/notify/escalation.js";
 import { flushEscalations, notifyEvent, type NotifierDeps, type RouteDecision } from "../../lib/notify/notifier.js";
 import { MemoryNotifyStore } from "../../lib/store/memory/notify-store.js";
 import { emailChannel, slackChannel } from "../../lib/notify/channels.js";
 import { receiverId, receiverLabel } from "../../lib/config/receivers.js";
-import { escalationReceivers, type Receiver, type Route } from "../../lib/config/route-types.js";
+import { escalationKinds, escalationReceivers, type Receiver, type Route } from "../../lib/config/route-types.js";
 import { presenterFor } from "../../lib/notify/presentation.js";
 import { DeliveryError, type EmailMessage, type SlackMessage, type SlackSender, type SlackTarget } from "../../lib/notify/types.js";
 import type { AlertItem } from "../../lib/model/alert-item.js";
@@ -143,6 +143,7 @@ function world(opts: { refuse?: (r: Receiver) => boolean } = {}) {
       return { ...who, send: refuse, sendDigest: refuse, sendEscalation: refuse };
     }
     if (r.type === "email") return emailChannel(who, { from: "lookout@example.com", to: r.to }, { send: async (m) => (mails.push(m), { messageId: m.headers!["Message-ID"]! }) });
+    if (r.type !== "slack") throw new Error(`no ${r.type} receiver in these tests`);
     const target: SlackTarget = r.form === "api" ? { kind: "api", token: "xoxb", channel: r.channel } : { kind: "webhook", url: "https://hooks.slack.test/x" };
     return slackChannel(who, target, slack);
   };
@@ -290,5 +291,17 @@ describe("in the cloud: dispatch's tick and the notify function of each kind", (
     w.advance(5 * MIN);
     expect(await email(sqs(recovered), context)).toEqual({ batchItemFailures: [] });
     expect(w.mails.map((m) => m.headers?.["X-Lookout-State"])).toEqual(["ESCALATED", expect.stringMatching(/^RECOVERED/)]);
+  });
+});
+
+describe("an escalating route with PagerDuty beside Slack", () => {
+  it("re-announces in Slack only: PagerDuty escalates by its own policies, so no due entry for the HTTP receivers' function", () => {
+    const cfg = checkConfig({
+      platform: { url: "http://127.0.0.1:1", token: "env:T" }, watch: [{ organization: "3a29f3d0-303f-40cd-b7ae-61d8adf98156" }],
+      routes: [{ name: "prod", match: { kind: "deployment" }, slack: { channel: "#oncall", token: "env:SLACK" }, pagerduty: { routing_key: "env:PD" }, escalate: { after: "15m", mention: "S0LEADS" } }],
+    }, "test", {});
+    const route = cfg.routes[0]!;
+    expect(route.http?.map((r) => r.type)).toEqual(["pagerduty"]);
+    expect(escalationKinds(route)).toEqual(["slack"]);
   });
 });

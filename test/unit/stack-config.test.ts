@@ -127,6 +127,29 @@ describe("the stack generated from a configuration", () => {
     );
   });
 
+  it("PagerDuty, webhook and Teams: their rules send to the HTTP inbox, and notify-http alone reads their secrets", () => {
+    const { config } = loadDeployConfig(ROOT, fixture("http-receivers.yaml"));
+    const statements = functionStatements(config);
+    const ssm = (key: FunctionKey) => resourcesOf(statements[key], "ssm:GetParameter").map((r) => r.replace(/.*parameter/, "")).sort();
+    expect(ssm("notifyHttp")).toEqual(['/lookout/dev/hook-secret"}', '/lookout/dev/hook-url"}', '/lookout/dev/pagerduty"}', '/lookout/dev/teams"}']);
+    expect(ssm("notifySlack")).toEqual([]);
+    expect(ssm("notifyEmail")).toEqual([]);
+    expect(actions(statements.notifyHttp)).not.toContain("ses:SendEmail");
+    expect(resourcesOf(statements.notifyHttp, "sqs:ReceiveMessage")).toEqual([JSON.stringify({ "Fn::GetAtt": ["HttpQueue", "Arn"] })]);
+    const resources = ruleAndPolicyResources(config, opts);
+    const targets = (id: string) => (resources[id] as { Properties: { Targets: Array<{ Id: string }> } }).Properties.Targets.map((t) => t.Id);
+    expect(targets("RoutePages")).toEqual(["http"]);
+    expect(targets("RouteBot")).toEqual(["http"]);
+    expect(resources.HttpInboxPolicy).toBeDefined();
+    expect(resources.SlackInboxPolicy).toBeUndefined();
+  });
+
+  it("refuses PagerDuty, webhook and Teams in notify.default and notify.fallback, which only one machine delivers", () => {
+    expect(() => loadDeployConfig(ROOT, fixture("http-fallback.yaml"))).toThrow(
+      "test/fixtures/stack/http-fallback.yaml: notify.fallback.pagerduty: delivered by lookout start/run on one machine; in the cloud notify.fallback names Slack or email only",
+    );
+  });
+
   it("refuses a configuration outside the project and rule names EventBridge would refuse", () => {
     expect(() => loadDeployConfig(ROOT, "/etc/lookout.yaml")).toThrow(/must be inside/);
     expect(() => fromConfig(ROOT, "lookout.example.yaml", { service: "lookout", stage: "staging-for-the-load-tests-of-the-new-cluster" })).toThrow(

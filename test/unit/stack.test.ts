@@ -140,6 +140,10 @@ describe("the packaged stack", () => {
     expect(code("notifySlack")).toContain("slack.com/api");
     expect(code("notifySlack")).toContain("SendEmailCommand");
     expect(code("notifyEmail")).not.toContain("slack.com/api");
+    // The HTTP receivers' function: email for the fallback, no Slack client.
+    expect(code("notifyHttp")).toContain("SendEmailCommand");
+    expect(code("notifyHttp")).not.toContain("slack.com/api");
+    expect(code("notifyHttp")).toContain("v2/enqueue");
     // Nor carries an SDK client it does not call: no secret is read by these (the clients' request targets).
     expect(code("poll")).toMatch(SECRET_CLIENTS);
     for (const key of ["auditApi", "publish", "notifyEmail"] as const) expect(code(key), key).not.toMatch(SECRET_CLIENTS);
@@ -214,6 +218,7 @@ describe("the packaged stack", () => {
       },
       notifySlack: ingestOnly,
       notifyEmail: ingestOnly,
+      notifyHttp: ingestOnly,
       slackActions: {
         "dynamodb:DeleteItem": "DynamoNotifyStore: a click never releases held alerts",
         "dynamodb:UpdateItem": "DynamoNotifyStore: a click never sends or counts a receiver's failures",
@@ -240,7 +245,7 @@ describe("the packaged stack", () => {
   it("names the narrowest resource for every action", () => {
     const table = "${LookoutTable.Arn}";
     expect(resourcesFor("dispatch", "dynamodb:PutItem")).toEqual([table]);
-    expect(resourcesFor("dispatch", "lambda:InvokeFunction")).toEqual(["${NotifyEmailLambdaFunction.Arn}", "${NotifySlackLambdaFunction.Arn}", "${PollLambdaFunction.Arn}"]);
+    expect(resourcesFor("dispatch", "lambda:InvokeFunction")).toEqual(["${NotifyEmailLambdaFunction.Arn}", "${NotifyHttpLambdaFunction.Arn}", "${NotifySlackLambdaFunction.Arn}", "${PollLambdaFunction.Arn}"]);
     expect(resourcesFor("dispatch", "dynamodb:Query")).toEqual([table]);
     expect(resourcesFor("poll", "sqs:SendMessage")).toEqual(["${PollDeadLetterQueue.Arn}"]);
     expect(resourcesFor("slackActions", "sqs:SendMessage")).toEqual(["${SlackActionsDeadLetterQueue.Arn}"]);
@@ -364,9 +369,10 @@ describe("the packaged stack", () => {
     expect(env.POLL_FUNCTION_NAME).toEqual({ Ref: "PollLambdaFunction" });
     expect(env.NOTIFY_SLACK_FUNCTION_NAME).toEqual({ Ref: "NotifySlackLambdaFunction" });
     expect(env.NOTIFY_EMAIL_FUNCTION_NAME).toEqual({ Ref: "NotifyEmailLambdaFunction" });
+    expect(env.NOTIFY_HTTP_FUNCTION_NAME).toEqual({ Ref: "NotifyHttpLambdaFunction" });
     expect(ofType("AWS::Lambda::EventSourceMapping").map(([, m]) => text(m.Properties.FunctionName))).not.toContain("${PollLambdaFunction.Arn}");
     // A digest flush is sent again every tick while alerts are held: not retried, not kept past a minute.
-    for (const fn of ["NotifySlack", "NotifyEmail"]) {
+    for (const fn of ["NotifySlack", "NotifyEmail", "NotifyHttp"]) {
       const flush = ofType("AWS::Lambda::EventInvokeConfig").map(([, r]) => r.Properties).find((p) => text(p.FunctionName) === `\${${fn}LambdaFunction}`);
       expect(flush, fn).toMatchObject({ MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 });
     }
@@ -377,6 +383,7 @@ describe("the packaged stack", () => {
     for (const [key, queue, dlq, receives] of [
       ["notifySlack", "SlackQueue", "SlackDeadLetterQueue", 5],
       ["notifyEmail", "EmailQueue", "EmailDeadLetterQueue", 5],
+      ["notifyHttp", "HttpQueue", "HttpDeadLetterQueue", 5],
     ] as const) {
       const m = mappings.find((p) => text(p.EventSourceArn) === `\${${queue}.Arn}`)!;
       expect(m, queue).toBeDefined();
@@ -673,6 +680,7 @@ describe("the packaged bundles", () => {
           POLL_FUNCTION_NAME: "lookout-prod-poll",
           NOTIFY_SLACK_FUNCTION_NAME: "lookout-prod-notify-slack",
           NOTIFY_EMAIL_FUNCTION_NAME: "lookout-prod-notify-email",
+          NOTIFY_HTTP_FUNCTION_NAME: "lookout-prod-notify-http",
           WATCHED_QUEUES: watched,
           LOOKOUT_CONFIG_FILE: join(dir, CONFIG_FILE),
         }, {})) as { planned: number; sent: number; flushed: string[] };

@@ -2,7 +2,7 @@
  * Dispatch's asynchronous invocations (docs/architecture.md, "Polls and digests without queues"): the
  * poll function, a batch of a tick's polls an invocation (POLL_FUNCTION_NAME), and a notify function's
  * digest flush when alerts are held for its receivers or an escalation is due (NOTIFY_SLACK_FUNCTION_NAME,
- * NOTIFY_EMAIL_FUNCTION_NAME). Lambda keeps an accepted event (202), retries a failed invocation twice
+ * NOTIFY_EMAIL_FUNCTION_NAME, NOTIFY_HTTP_FUNCTION_NAME). Lambda keeps an accepted event (202), retries a failed invocation twice
  * and then sends it to the function's on-failure destination, a dead-letter queue dispatch watches.
  */
 import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
@@ -66,7 +66,9 @@ export const cloudInvokes = coldStart((config: Config): { polls: PollSender; dig
     polls: lambdaPollSender(lambda, requiredEnv("POLL_FUNCTION_NAME")),
     digests: {
       held: flushKinds(heldKinds(held, allReceivers(config.routes, config.notify)), dueEscalationKinds(held, config.routes)),
-      ...lambdaDigestFlusher(lambda, { slack: requiredEnv("NOTIFY_SLACK_FUNCTION_NAME"), email: requiredEnv("NOTIFY_EMAIL_FUNCTION_NAME") }),
+      ...lambdaDigestFlusher(lambda, {
+        slack: requiredEnv("NOTIFY_SLACK_FUNCTION_NAME"), email: requiredEnv("NOTIFY_EMAIL_FUNCTION_NAME"), http: requiredEnv("NOTIFY_HTTP_FUNCTION_NAME"),
+      }),
     },
   };
 });

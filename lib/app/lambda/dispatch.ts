@@ -21,7 +21,7 @@ import type { IngestServices } from "../ingest.js";
 import type { NotifyStore } from "../../model/notify-store.js";
 import { escalationKinds, type Receiver, type Route } from "../../config/route-types.js";
 import { receiverId } from "../../config/receivers.js";
-import type { ReceiverKind } from "./messages.js";
+import { kindOf, type ReceiverKind } from "./messages.js";
 import { resolveDeps, telemetryOr, type Deps, type Telemetry } from "./telemetry.js";
 
 /** Polls that could not be sent, and why (each distinct reason once). */
@@ -52,7 +52,7 @@ export interface DigestFlusher {
 export function heldKinds(store: Pick<NotifyStore, "heldFor">, receivers: readonly Receiver[]): () => Promise<ReceiverKind[]> {
   return async () => {
     // One Query of at most one item a receiver, all at once (receivers are few).
-    const held = await Promise.all(receivers.map(async (r) => ((await store.heldFor(receiverId(r), 1)).length ? [r.type] : [])));
+    const held = await Promise.all(receivers.map(async (r) => ((await store.heldFor(receiverId(r), 1)).length ? [kindOf(r)] : [])));
     return [...new Set(held.flat())];
   };
 }

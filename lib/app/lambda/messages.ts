@@ -42,8 +42,7 @@ export class MalformedPollMessage extends Error {
 
 export const parsePollMessage = (body: string): PollRequest => parseBody(body, PollMessage, "poll", MalformedPollMessage);
 
-/** The kinds of receiver with a notify function of their own. */
-export type ReceiverKind = "slack" | "email";
+export { kindOf, type ReceiverKind } from "../../model/notify-store.js";
 
 /** What dispatch invokes the poll function with: a batch of a tick's polls (lib/app/cloud/invoke.ts). */
 export const POLL_EVENT = "poll";

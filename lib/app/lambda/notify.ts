@@ -1,6 +1,7 @@
 /**
  * The notify functions as Lambda handlers: SQS messages `{ route, event }` — put there by the route's
- * EventBridge rule — are delivered to the route's receivers of one kind (Slack or email), each once.
+ * EventBridge rule — are delivered to the route's receivers of one kind (Slack, email, or the HTTP
+ * receivers: PagerDuty, generic webhooks, Teams), each once.
  * A delivery that failed and may succeed later fails the message, so SQS retries it and, in the end,
  * dead-letters it; the fallback receiver and a health event have been told by then. So does one that
  * another sender holds: if that sender died, the retry takes over once its lease ran out. One that no
@@ -19,12 +20,12 @@ import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { SqsFifoPartialProcessorAsync, processPartialResponse } from "@aws-lambda-powertools/batch";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import { DEFAULT_ROUTE, escalationReceivers, type Receiver } from "../../config/route-types.js";
+import { DEFAULT_ROUTE, escalationReceivers, type Receiver, routeReceivers } from "../../config/route-types.js";
 import { decideRoutes } from "../../routes/match.js";
 import { allReceivers } from "../../config/routes.js";
 import { flushDigests, flushEscalations, notifyEvent, unfinished } from "../../notify/notifier.js";
 import type { NotifyServices } from "../notify.js";
-import { FLUSH_DIGESTS, type FlushDigestsEvent, parseNotifyMessage, type ReceiverKind } from "./messages.js";
+import { FLUSH_DIGESTS, type FlushDigestsEvent, kindOf, parseNotifyMessage, type ReceiverKind } from "./messages.js";
 
 export { FLUSH_DIGESTS, type ReceiverKind };
 import { resolveDeps, telemetryOr, type Deps, type Telemetry } from "./telemetry.js";
@@ -34,7 +35,7 @@ export type NotifyHandlerDeps = NotifyServices;
 
 const isFlush = (e: unknown): e is FlushDigestsEvent => (e as FlushDigestsEvent | undefined)?.lookout === FLUSH_DIGESTS;
 
-const ofKind = (kind: ReceiverKind, receivers: readonly Receiver[]) => receivers.filter((r) => r.type === kind);
+const ofKind = (kind: ReceiverKind, receivers: readonly Receiver[]) => receivers.filter((r) => kindOf(r) === kind);
 
 /**
  * The rule's message from the pipe's (infra/pipes.yml): its input template sends the message itself; should
@@ -84,7 +85,7 @@ export function createNotifyHandler(kind: ReceiverKind, deps: Deps<NotifyHandler
         const route = d.routes.find((r) => r.name === name);
         // A rule for a route that is no longer configured (a deploy in between): nothing to send.
         if (!route) return logger.warn("event for an unknown route; skipped", { route: name, alert: envelope.detail.id });
-        receivers = kind === "slack" ? route.slack : route.email ? [route.email] : [];
+        receivers = ofKind(kind, routeReceivers(route));
         escalateTo = ofKind(kind, escalationReceivers(route));
       }
       const deliveries = await notifyEvent(envelope.detail, [{ route: name, receivers, escalateTo }], d.notifier);

@@ -8,7 +8,8 @@
  *    minutes), so a crash-looping component is one thread, not thousands of replies;
  *  - the receiver's digests: one per `digestEveryMs` at most.
  * An alert over a budget is held, never dropped: it goes out in the receiver's next digest. A close of
- * an incident the receiver shows is never held: its root must turn resolved where it was shown open.
+ * an incident the receiver shows is never held: its root must turn resolved where it was shown open;
+ * at an ordered receiver (PagerDuty), a close whose incident has alerts held there is held behind them.
  */
 import { isClosing } from "../../model/event.js";
 import type { Attempt } from "./stage.js";
@@ -55,8 +56,16 @@ async function hold(a: AlertAttempt, why: string): Promise<DeliveryOutcome> {
   return "held";
 }
 
+/** An ordered receiver (Channel.ordered) holds a close behind its incident's alerts held there. */
+async function heldBefore(a: AlertAttempt): Promise<boolean> {
+  const d = a.detail;
+  if (!a.channel.ordered || !isClosing(d.transition) || !d.incident_id) return false;
+  return (await a.deps.store.heldFor(a.channel.id)).some((h) => h.detail.incident_id === d.incident_id);
+}
+
 export const rateOrHoldStage: Stage<AlertAttempt, DeliveryOutcome> = async (a) => {
   const d = a.detail;
+  if (await heldBefore(a)) return hold(a, `incident ${d.incident_id} has alerts held for ${a.channel.label}, which must come first`);
   const followUp = !!d.incident_id && d.incident_id !== d.id;
   const shown = followUp && (await a.incident())?.shown === true;
   if (shown && isClosing(d.transition)) {

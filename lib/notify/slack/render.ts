@@ -52,6 +52,7 @@ import {
   parseInstant,
   moreCommits,
   severityWords,
+  resolutionLine,
 } from "../view/index.js";
 
 export const SLACK_LIMITS = {
@@ -293,13 +294,7 @@ function incidentContext(v: AlertView, severity: Severity): Block {
 }
 
 /** What closed the incident: "✅ resolved after 14m · by HTTP 200 · 5 failures". */
-function resolutionText(v: AlertView): string {
-  const i = v.incident;
-  const parts = [`✅ Resolved${i?.lasted ? ` after ${i.lasted}` : ""}`];
-  if (i?.resolvedBy) parts.push(`by ${i.resolvedBy}`);
-  if (i?.failures) parts.push(`${i.failures} failure${i.failures === 1 ? "" : "s"}`);
-  return parts.join(" · ");
-}
+const resolutionText = resolutionLine;
 
 // --- Public renderers --------------------------------------------------------------------------------
 

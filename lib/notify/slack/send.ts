@@ -29,7 +29,8 @@ import {
   WebAPIRequestError,
   WebClient,
 } from "@slack/web-api";
-import { type BackoffPolicy, backoffDelay, parseRetryAfter } from "../../model/backoff.js";
+import { parseRetryAfter } from "../../model/backoff.js";
+import { AttemptFailed, defaultRetryPolicy, type Failure, networkCode as anyNetworkCode, type RetryPolicy, sleepReal, withRetries } from "../retry.js";
 import { oneLine } from "../view/format.js";
 import {
   type PostedQuery,
@@ -41,20 +42,9 @@ import {
   SlackDeliveryError,
 } from "../types.js";
 
-export interface SlackRetryPolicy extends BackoffPolicy {
-  /** Cap on the time spent waiting between attempts of one post, Retry-After included. */
-  maxTotalWaitMs: number;
-}
-
-export const defaultSlackRetryPolicy: SlackRetryPolicy = {
-  maxAttempts: 4,
-  baseDelayMs: 500,
-  maxDelayMs: 8_000,
-  // A Retry-After longer than this is not slept on: the error (retryable, with retryAfterMs) goes to
-  // the caller, whose queue can redeliver later. Slack's usual answer for chat.postMessage is 1-30 s.
-  maxWaitMs: 30_000,
-  maxTotalWaitMs: 45_000,
-};
+/** Slack's usual answer for chat.postMessage's Retry-After is 1-30 s: the shared policy waits that long. */
+export type SlackRetryPolicy = RetryPolicy;
+export const defaultSlackRetryPolicy: SlackRetryPolicy = defaultRetryPolicy;
 
 export interface SlackSenderOptions {
   retry?: Partial<SlackRetryPolicy>;
@@ -69,23 +59,6 @@ export interface SlackSenderOptions {
   onRetry?: (info: { attempt: number; delayMs: number; status?: number; form: SlackTarget["kind"] }) => void;
 }
 
-/** One failed attempt, classified. */
-interface Failure {
-  retryable: boolean;
-  status?: number;
-  retryAfterMs?: number;
-  /** Safe to show: a status and Slack's error code, nothing from the request. */
-  reason: string;
-}
-
-class AttemptFailed extends Error {
-  constructor(readonly failure: Failure) {
-    super(failure.reason);
-  }
-}
-
-const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /** The Web API's `ok:false` errors that say "try again", sent with HTTP 200. */
 const TRANSIENT_API_ERRORS = new Set(["internal_error", "service_unavailable", "request_timeout", "ratelimited"]);
 
@@ -96,18 +69,8 @@ const codeOf = (body: unknown): string => {
   return /^[\w.-]+$/.test(line) ? line : line ? "error" : "";
 };
 
-/** Network failures: the error code only (ECONNREFUSED, UND_ERR_CONNECT_TIMEOUT, TimeoutError). */
-const networkCode = (err: unknown): string => {
-  let e: unknown = err;
-  for (let i = 0; i < 4 && e; i++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && !code.startsWith("slack_")) return code;
-    const name = (e as { name?: unknown }).name;
-    if (name === "TimeoutError" || name === "AbortError") return name;
-    e = (e as { cause?: unknown; original?: unknown }).original ?? (e as { cause?: unknown }).cause;
-  }
-  return "network error";
-};
+/** Network failures: the error code only; `slack_…` codes are the library's own. */
+const networkCode = (err: unknown): string => anyNetworkCode(err, (code) => code.startsWith("slack_"));
 
 const silentLogger: Logger = {
   debug: () => undefined,
@@ -286,39 +249,21 @@ export function slackSender(opts: SlackSenderOptions = {}): SlackSender {
   }
 
   /** One Slack call with the retry policy: 429 after Retry-After, 5xx and network errors with backoff. */
-  async function withRetries(form: SlackTarget["kind"], call: () => Promise<SlackPosted>): Promise<SlackPosted> {
-    let waited = 0;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await call();
-      } catch (err) {
-        if (!(err instanceof AttemptFailed)) throw err;
-        const f = err.failure;
-        const giveUp = (why: string) =>
-          new SlackDeliveryError(`${f.reason}${why}`, f.retryable, f.status, f.retryAfterMs);
-        if (!f.retryable) throw giveUp("");
-        // What Retry-After asked for when Slack sent one, else the jittered backoff.
-        const delay = backoffDelay({ policy, attempt, askedMs: f.retryAfterMs, random });
-        if (delay === undefined) {
-          throw giveUp(
-            f.retryAfterMs !== undefined && f.retryAfterMs > policy.maxWaitMs
-              ? ` (Retry-After ${Math.ceil(f.retryAfterMs / 1000)} s is longer than we wait)`
-              : ` (after ${attempt + 1} attempt${attempt ? "s" : ""})`,
-          );
-        }
-        if (waited + delay > policy.maxTotalWaitMs) throw giveUp(` (after ${attempt + 1} attempts, ${waited} ms waited)`);
-        opts.onRetry?.({ attempt, delayMs: delay, ...(f.status !== undefined ? { status: f.status } : {}), form });
-        await sleep(delay);
-        waited += delay;
-      }
-    }
-  }
+  const withSlackRetries = (form: SlackTarget["kind"], call: () => Promise<SlackPosted>): Promise<SlackPosted> =>
+    withRetries(
+      {
+        policy, sleep, random,
+        ...(opts.onRetry ? { onRetry: (info: { attempt: number; delayMs: number; status?: number }) => opts.onRetry!({ ...info, form }) } : {}),
+        giveUp: (f, why) => new SlackDeliveryError(`${f.reason}${why}`, f.retryable, f.status, f.retryAfterMs),
+      },
+      call,
+    );
 
   return {
     findPosted,
     post: (target: SlackTarget, message: SlackMessage) =>
-      withRetries(target.kind, () => (target.kind === "webhook" ? viaWebhook(target.url, message) : viaApi(target.token, target.channel, message))),
+      withSlackRetries(target.kind, () => (target.kind === "webhook" ? viaWebhook(target.url, message) : viaApi(target.token, target.channel, message))),
     update: (target: SlackTarget & { kind: "api" }, at: { channel: string; ts: string }, message: SlackMessage) =>
-      withRetries("api", () => viaUpdate(target.token, at, message)),
+      withSlackRetries("api", () => viaUpdate(target.token, at, message)),
   };
 }

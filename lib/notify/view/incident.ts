@@ -5,7 +5,7 @@
  */
 import { isClosing, type LookoutEventDetail } from "../../model/event.js";
 import { formatElapsed, formatUtc, nameOf, oneLine, parseInstant } from "./format.js";
-import type { ChangesView, CommitView, Fact } from "./types.js";
+import type { AlertView, ChangesView, CommitView, Fact } from "./types.js";
 
 /**
  * Whether a detail is a message of an incident: every failure and close of a deployment, webhook target
@@ -103,4 +103,13 @@ export function changesHeading(ch: ChangesView): string {
 /** One commit of a change list as a line: "a94a8fe Bump payment SDK to 4.2 — Dana Ruiz". */
 export function commitLine(c: CommitView): string {
   return `${c.shortId ?? "(no id)"}${c.tag ? ` (${c.tag})` : ""}${c.subject ? ` ${c.subject}` : ""}${c.author ? ` — ${c.author}` : ""}`;
+}
+
+/** A close's line, whatever the medium: "✅ Resolved after 14m · by DEPLOYED, commit a94a8fe · 5 failures". */
+export function resolutionLine(v: AlertView): string {
+  const i = v.incident;
+  const parts = [`✅ Resolved${i?.lasted ? ` after ${i.lasted}` : ""}`];
+  if (i?.resolvedBy) parts.push(`by ${i.resolvedBy}`);
+  if (i?.failures) parts.push(`${i.failures} failure${i.failures === 1 ? "" : "s"}`);
+  return parts.join(" · ");
 }
