@@ -130,7 +130,7 @@ export async function actOn(r: IncidentActionRequest, ports: ActionPorts): Promi
     // one just drawn. Drawn again, resolved (the close's own edit, if it is still to come, draws the same).
     const closedSince = await ports.store.getClosed(r.incidentId);
     const closing = closedSince && (await ports.store.getAlert(closedSince.alert_id));
-    if (closing) await ports.slack.update(shown.target, at, renderSlackResolved(detail, closing, shown.presentation, changes));
+    if (closing) await ports.slack.update(shown.target, at, renderSlackResolved(detail, closing, shown.presentation, changes, { userId: ack.by.id, at: ack.at }));
     await reply(`👀 Acknowledged by ${who}: they are looking at it.`);
     return done({ outcome: "acknowledged", by: r.user.id });
   }

@@ -80,7 +80,7 @@ export function slackUpdateFor(
     // The receiver's root: the opening, or the follow-up that stood in for it there.
     const root = incident.root ?? incident.first;
     const changes = incident.changes && !incident.root ? changesView(incident.changes) : undefined;
-    const message = renderSlackResolved(root, detail, presentation, changes);
+    const message = renderSlackResolved(root, detail, presentation, changes, incident.acknowledged);
     return { alertId: root.id, ts: incident.ts, ...(incident.channel ? { channel: incident.channel } : {}), message };
   }
   return undefined;

@@ -87,8 +87,8 @@ async function incidentOf(detail: LookoutEventDetail, channel: Channel, store: N
     detail.amends ? amendedOf(detail.amends, channel, store) : undefined,
     // The resolved form of the opening keeps what changed before it failed.
     followUp && isClosing(detail.transition) ? store.getAlert(changesAlertId(incidentId!)) : undefined,
-    // An amendment redraws the message it amends: who acknowledged the incident stays on it.
-    detail.amends && incidentId ? store.getAcknowledgement(incidentId) : undefined,
+    // An amendment redraws the message it amends, and a close draws it resolved: who acknowledged the incident stays on it.
+    (detail.amends || isClosing(detail.transition)) && incidentId ? store.getAcknowledgement(incidentId) : undefined,
   ]);
   const first = opening?.detail;
   // A root of another alert: this event follows it (an opening too, when it came after a follow-up took the root).

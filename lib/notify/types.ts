@@ -182,7 +182,7 @@ export interface IncidentRef {
   amended?: AmendedRef;
   /** On a close: what changed before the opening failed (its amendment), kept in the resolved message. */
   changes?: LookoutEventDetail;
-  /** On an amendment: who acknowledged the incident (docs/actions.md), kept in the message it updates. */
+  /** On an amendment or a close: who acknowledged the incident (docs/actions.md), kept in the message it updates. */
   acknowledged?: { userId: string; at: string };
 }
 

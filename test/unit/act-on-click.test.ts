@@ -11,6 +11,7 @@ import type { IncidentActionRequest } from "../../lib/actions/slack-payload.js";
 import type { SlackMessage, SlackSender, SlackTarget } from "../../lib/notify/types.js";
 import { MemoryNotifyStore } from "../../lib/store/memory/notify-store.js";
 import type { Channel } from "../../lib/notify/deliver.js";
+import { slackChannel } from "../../lib/notify/channels.js";
 import { notifyEvent, type NotifierDeps } from "../../lib/notify/notifier.js";
 import type { Receiver } from "../../lib/config/route-types.js";
 import type { IncidentActionRecord, Mute } from "../../lib/model/notify-store.js";
@@ -243,5 +244,24 @@ describe("acting on a click", () => {
     const { posted, ports } = world();
     await actOn(click({ kind: "mute_1h" }), ports);
     expect(posted[0]!.text).toContain(`Muted ${opening.service!.name} in ${opening.environment!.name} until`);
+  });
+
+  it("the close's resolved form keeps who acknowledged the incident", async () => {
+    const { store, posted, updated, ports } = world();
+    const receiver: Receiver = { type: "slack", form: "api", channel: "#oncall", tokenRef: "env:T" };
+    const deps: NotifierDeps = {
+      settings: { slackRate: { perSecond: 10, burst: 10, perHour: 600 }, digestWithinMs: 60_000 }, store, outbox: { raiseAlert: async () => true, expiresAt: () => 0 },
+      channelFor: async () => slackChannel({ id: "slack-1", label: "slack #oncall" }, target, ports.slack), now: () => new Date(T0), log,
+    };
+    await notifyEvent(opening, [{ route: "route", receivers: [receiver] }], deps);
+    expect(posted).toHaveLength(1);
+    expect(await actOn(click({ messageTs: "1.0002" }), ports)).toMatchObject({ outcome: "acknowledged" });
+    const recovered = { ...EXAMPLE_DETAILS["Deployment Recovered"], id: "closed-3", incident_id: "open-1" };
+    store.putAlert(recovered);
+    await notifyEvent(recovered, [{ route: "route", receivers: [receiver] }], deps);
+    const resolved = text(updated.at(-1)!.message);
+    expect(resolved).toContain("Resolved");
+    expect(resolved).toContain("Acknowledged by <@U0ANN>");
+    expect(resolved).not.toMatch(/lookout_ack|lookout_mute/);
   });
 });

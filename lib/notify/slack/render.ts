@@ -338,12 +338,14 @@ function incidentActionBlocks(detail: LookoutEventDetail, a: IncidentActions): B
     act("🔕 Mute 1h", INCIDENT_ACTIONS.mute_1h),
     act("🔕 Mute until resolved", INCIDENT_ACTIONS.mute_until_resolved),
   ];
-  const ack = a.acknowledged;
-  const who = ack && (SLACK_USER_ID.test(ack.userId) ? `<@${ack.userId}>` : escapeSlack(oneLine(ack.userId)));
-  return compact<Block>([
-    ack ? { type: "context", elements: [md(`👀 Acknowledged by ${who} ${slackDate(ack.at)}`)] } : undefined,
-    { type: "actions", block_id: "lookout_incident", elements: buttons },
-  ]);
+  return compact<Block>([acknowledgedBlock(a.acknowledged), { type: "actions", block_id: "lookout_incident", elements: buttons }]);
+}
+
+/** "👀 Acknowledged by @x <when>": on the open message after a press, and kept on its resolved form. */
+function acknowledgedBlock(ack: IncidentActions["acknowledged"]): Block | undefined {
+  if (!ack) return undefined;
+  const who = SLACK_USER_ID.test(ack.userId) ? `<@${ack.userId}>` : escapeSlack(oneLine(ack.userId));
+  return { type: "context", elements: [md(`👀 Acknowledged by ${who} ${slackDate(ack.at)}`)] };
 }
 
 /** Fields a thread reply leaves out: the first alert in the thread above already says them. */
@@ -403,7 +405,7 @@ export function renderSlackAlert(detail: LookoutEventDetail, opts: SlackRenderOp
  * resolved it and how many failures it saw, above what the first message said. No mention: an edit
  * notifies nobody, and the page is over.
  */
-export function renderSlackResolved(first: LookoutEventDetail, closing: LookoutEventDetail, presentation?: Presentation, changes?: ChangesView): SlackMessage {
+export function renderSlackResolved(first: LookoutEventDetail, closing: LookoutEventDetail, presentation?: Presentation, changes?: ChangesView, acknowledged?: IncidentActions["acknowledged"]): SlackMessage {
   const p = presentation ?? plainPresentation(first);
   // The opening's count of failures is the resolution's to tell now ("5 failures"): not shown twice.
   const opened = alertView(first);
@@ -419,6 +421,8 @@ export function renderSlackResolved(first: LookoutEventDetail, closing: LookoutE
     changesBlock(changes),
     errorBlock(v),
     { type: "context", elements: [md(slackDate(closing.occurred_at, "Resolved ")), plain(`resolved by alert ${closing.id}`, 200)] },
+    // Who was on it stays on the record people see.
+    acknowledgedBlock(acknowledged),
     timeContext(v),
   ]);
   const text = clip(escapeSlack(oneLine(`${resolutionText(closed)}: ${first.summary}`)), SLACK_LIMITS.fallbackText);
