@@ -7,7 +7,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Config } from "../lib/config/load.js";
 import type { Log } from "../lib/model/log.js";
 import type { PollRequest, PollResult } from "../lib/model/poll.js";
-import { DISPATCH_NAME, everySource, planPolls, pollAndRecord, raiseHealth, recordRefusedPolls, recordUnplannedPolls } from "../lib/ingest/cycle.js";
+import { DISPATCH_NAME, everySource, feedFirst, planPolls, pollAndRecord, raiseHealth, recordRefusedPolls, recordUnplannedPolls } from "../lib/ingest/cycle.js";
 import { openLocalPipeline, PREVIEW_RECEIVER, PREVIEW_ROUTE, type LocalPipeline, type OpenOptions } from "./pipeline.js";
 import { startActionsEndpoint, type ActionsEndpoint } from "./actions-endpoint.js";
 import { composeActions } from "../lib/app/actions.js";
@@ -207,15 +207,16 @@ function tally(summary: RunSummary, r: PollResult) {
 
 /** Polls the given sources (a few at a time), prints a line for each, and records them for dispatch. */
 async function pollEach(p: LocalPipeline, polls: PollRequest[], opts: RunOptions, summary: RunSummary) {
-  await pMap(
-    polls,
+  // The change feed first: the services it names are known to the deployment polls after it.
+  await feedFirst(polls, (batch) => pMap(
+    batch,
     async (req) => {
       const r = await pollAndRecord(req, p.pollDeps, p.dispatch, p.watch);
       tally(summary, r);
       if (r.newRecords || !r.ok || opts.verbosePolls) opts.print(pollLine(r, p.pollDeps.now()));
     },
     { concurrency: POLL_CONCURRENCY },
-  );
+  ));
 }
 
 /** How many alerts wait in the receivers' digests. */

@@ -197,9 +197,21 @@ export function pollBatches(polls: readonly PollRequest[]): PollRequest[][] {
  * (lib/platform/answer-memory.ts; another is deferred to the next tick), and dispatch told what they
  * learned in one write. Results in the order of `reqs`.
  */
+/**
+ * The change feed's polls (webhook delivery logs) before the others of the same pass: the services a
+ * feed entry names — their project and environment — are then known to a deployment poll that reads the
+ * same deployment's failure. Polled together, the failure could be raised before its service was named,
+ * without its environment, at a lower severity than its environment gives it (docs/platform.md).
+ */
+export async function feedFirst<T>(reqs: readonly PollRequest[], poll: (batch: readonly PollRequest[]) => Promise<T[]>): Promise<T[]> {
+  const feeds = reqs.filter((r) => r.source.kind === "webhook");
+  const rest = reqs.filter((r) => r.source.kind !== "webhook");
+  return [...(feeds.length ? await poll(feeds) : []), ...(rest.length ? await poll(rest) : [])];
+}
+
 export async function pollBatch(reqs: readonly PollRequest[], deps: PollDeps, store: DispatchStore, watch: Watchlist, name = DISPATCH_NAME): Promise<PollResult[]> {
   const room = new AnswerRoom(deps.bounds?.smallAnswerBytes);
-  const results = await Promise.all(reqs.map((req) => room.run(() => pollSource(req, deps), { reserve: req.large })));
+  const results = await feedFirst(reqs, (batch) => Promise.all(batch.map((req) => room.run(() => pollSource(req, deps), { reserve: req.large }))));
   await recordPollResults(store, name, results, deps.now().getTime(), watch);
   return results;
 }

@@ -5,7 +5,7 @@
  * fault injection makes an endpoint fail.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { everySource, pollAndRecord, planPolls, raiseHealth } from "../../lib/ingest/cycle.js";
+import { everySource, feedFirst, pollAndRecord, planPolls, raiseHealth } from "../../lib/ingest/cycle.js";
 import { DISPATCH_POLICY } from "../../lib/ingest/dispatch.js";
 import { watchlist } from "../../lib/ingest/watchlist.js";
 import { sourceKey, type SourceRef } from "../../lib/model/source.js";
@@ -144,5 +144,22 @@ describe("health from the dispatch state", () => {
     const state = (await dispatch.get("default"))!;
     expect(await raiseHealth(state, watch, new Date(now()), outbox, undefined, { failingAfter: 3 })).toBe(0);
     expect(await raiseHealth(state, watch, new Date(now()), outbox, undefined, { failingAfter: 2 })).toBe(1);
+  });
+});
+
+describe("a pass's polls", () => {
+  it("read the change feeds first, then the rest together: what a feed names is known to the deployments' polls", async () => {
+    const req = (kind: SourceRef["kind"], id: string) => ({ source: { kind, organizationId: "o", id } }) as unknown as Parameters<typeof feedFirst>[0][number];
+    const batches: string[][] = [];
+    const out = await feedFirst([req("deployment", "a"), req("webhook", "w"), req("cluster", "c"), req("webhook", "v")], async (batch) => {
+      batches.push(batch.map((r) => r.source.id));
+      return batch.map((r) => r.source.id);
+    });
+    expect(batches).toEqual([["w", "v"], ["a", "c"]]);
+    expect(out).toEqual(["w", "v", "a", "c"]);
+    // Nothing to poll of a kind: no empty batch.
+    batches.length = 0;
+    await feedFirst([req("deployment", "a")], async (batch) => (batches.push(batch.map((r) => r.source.id)), []));
+    expect(batches).toEqual([["a"]]);
   });
 });
