@@ -141,7 +141,8 @@ describe.skipIf(!available)("the packaged stack on one machine", () => {
 
     const titles = topLevel().map((m) => m.text ?? "");
     expect(titles).toHaveLength(3);
-    expect(titles.filter((t) => t.startsWith("api-gateway deployment failed — DEPLOYMENT_ERROR — commit 0123456 by Ann"))).toHaveLength(1);
+    // Its project and environment from the change feed, read before the deployment in the same pass.
+    expect(titles.filter((t) => t.startsWith("api-gateway (shop/production) deployment failed — DEPLOYMENT_ERROR — commit 0123456 by Ann"))).toHaveLength(1);
     // Text from the platform is escaped before it reaches Slack.
     expect(titles.join("\n")).toContain("&lt;!channel&gt;");
     expect(titles.filter((t) => t.includes("answered HTTP 503"))).toHaveLength(1);
@@ -149,7 +150,7 @@ describe.skipIf(!available)("the packaged stack on one machine", () => {
     // One email thread per incident; the deployment's list of what changed follows its failure there.
     const subjectsNow = await subjects();
     expect(new Set(subjectsNow).size).toBe(3);
-    expect(subjectsNow.filter((x) => x.includes("api-gateway — deployment"))).toHaveLength(2);
+    expect(subjectsNow.filter((x) => x.includes("api-gateway in shop/production — deployment"))).toHaveLength(2);
     expect(cl.stack.functions.get("lookout-local-publish")!.counts.errors).toBe(0);
     // Each message delivered at its first receive: none failed back to its queue for a retry minutes later.
     expect(activity.filter((l) => l.includes("back after the visibility timeout"))).toEqual([]);
@@ -164,7 +165,7 @@ describe.skipIf(!available)("the packaged stack on one machine", () => {
   }, 60_000);
 
   it("a recovery turns the deployment's Slack message green", async () => {
-    const failed = topLevel().find((m) => m.text?.startsWith("api-gateway deployment failed"))!;
+    const failed = topLevel().find((m) => m.text?.startsWith("api-gateway (shop/production) deployment failed"))!;
     expect(colorOf(failed)).not.toBe(SEVERITY_COLOR.info);
     both((s) => {
       s.scenario.deploy(s.ids.applicationIds[0]!, { outcome: "DEPLOYED" });

@@ -4,7 +4,7 @@
  * file's `mkdtemp(tmpdir())` lands in (TMPDIR, inherited by the workers and what they start) and which
  * is removed when the run ends, failed or not: tests leave nothing behind in the system's temporary directory.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -18,6 +18,8 @@ declare module "vitest" {
 
 export default async function setup(project: TestProject) {
   const runTmp = mkdtempSync(join(tmpdir(), "lookout-tests-"));
+  // Others may enter it, as they may /tmp (a test runs a command as an unprivileged user); none may write.
+  chmodSync(runTmp, 0o755);
   process.env.TMPDIR = runTmp;
   const removeTmp = () => rmSync(runTmp, { recursive: true, force: true });
   const external = process.env.DYNAMODB_ENDPOINT;
