@@ -8,7 +8,7 @@
 import { execFile, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { packageStack, ROOT, type Packaged } from "../scripts/package.js";
@@ -80,12 +80,23 @@ export async function benchBundles() {
 
     const unpacked = mkdtempSync(join(tmpdir(), "lookout-bench-bundles-"));
     cleanup.push(unpacked);
+    // The floor: what any bundled function that reads DynamoDB pays, its client alone, bundled the same way.
+    const floorBundle = await sdkFloor(join(unpacked, "floor"));
+    const floorLoads: Load[] = [];
+    const ratios: string[] = [];
     for (const fn of after.sizes.keys()) {
       const roots = variants.map((v) => (v.sizes.has(fn) ? extracted(v, fn, join(unpacked, v.label, fn)) : undefined));
       const loads: Load[][] = variants.map(() => []);
+      const floor: Load[] = [];
       for (let i = 0; i < RUNS; i++) {
         for (const [j, root] of roots.entries()) if (root) loads[j]!.push(await load(root.dir, root.bundle));
+        // The floor in turn with the functions, so that each ratio is of loads on the same machine at the same time.
+        floor.push(await load(dirname(floorBundle), floorBundle));
       }
+      floorLoads.push(...floor);
+      const afterIndex = variants.indexOf(after);
+      const ratio = Number(median(loads[afterIndex]!.map((x) => x.importMs))) / Number(median(floor.map((x) => x.importMs)));
+      ratios.push(`${fn} ${ratio.toFixed(2)}×`);
       // "before → after (after with the runtime's SDK)"
       const both = (f: (v: Variant, j: number) => string) => {
         const xs = variants.map(f);
@@ -111,9 +122,32 @@ export async function benchBundles() {
         method: `median of ${RUNS} fresh \`node\` processes: performance.now() around import() of the bundle, and performance.now() at its end (since the process started)`,
       });
     }
+    report({
+      name: "the SDK floor: the bare DynamoDB client bundled the same way, module load (import) / whole process, median",
+      value: `${median(floorLoads.map((x) => x.importMs))} / ${median(floorLoads.map((x) => x.sinceStartMs))}`,
+      unit: "ms",
+      method: "esbuild (the packaging's options: ESM, node22, minified, the same require banner) of `new DynamoDBClient({})` from @aws-sdk/client-dynamodb; loaded in turn with each function's bundle",
+    });
+    report({
+      name: "module load against the SDK floor (each function's median import ÷ the floor's, loaded in turn)",
+      value: ratios.join(", "),
+      method: "the bundled variant (after); the floor loaded between its loads, RUNS times",
+    });
   } finally {
     for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The bare DynamoDB client, bundled as serverless-esbuild bundles the functions (serverless.yml, custom.esbuild). */
+async function sdkFloor(dir: string): Promise<string> {
+  const { build } = await import("esbuild");
+  const outfile = join(dir, "floor.mjs");
+  await build({
+    stdin: { contents: 'import { DynamoDBClient } from "@aws-sdk/client-dynamodb";\nexport const client = new DynamoDBClient({});\n', resolveDir: ROOT, loader: "js" },
+    bundle: true, minify: true, platform: "node", format: "esm", target: "node22", mainFields: ["module", "main"], outfile, logLevel: "silent",
+    banner: { js: "import{createRequire as __lookoutRequire}from'node:module';const require=__lookoutRequire(import.meta.url);" },
+  });
+  return outfile;
 }
 
 async function variant(label: string, pack: () => Promise<Packaged>, cleanup: string[]): Promise<Variant> {
