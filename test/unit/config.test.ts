@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkConfigCommand } from "../../local/routes-commands.js";
+import { configProblem } from "../support/config-problem.js";
 
 const ORG = "0b9c3a52-3f9e-4c43-9d5f-1f0f4a2b7c11";
 const APP = "6a3c2d1e-5b4f-4a7e-8c9d-0e1f2a3b4c5d";
@@ -15,15 +16,7 @@ watch:
     applications: [${APP}]
 `;
 
-function problem(text: string, source = "lookout.yaml"): string {
-  try {
-    parseConfig(text, source, {});
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error("expected a ConfigError");
-}
+const problem = configProblem;
 
 describe("configuration", () => {
   it("fills defaults", () => {

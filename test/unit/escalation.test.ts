@@ -7,7 +7,7 @@
  * whoever was paged, and a receiver that refuses it sending it to the fallback with receiver_failing.
  */
 import { describe, expect, it } from "vitest";
-import { checkConfig, ConfigError, parseConfig } from "../../lib/config/load.js";
+import { checkConfig, parseConfig } from "../../lib/config/load.js";
 import { escalationPresentation, newEscalation, nextStep, onClose, schedules } from "../../lib/notify/escalation.js";
 import { flushEscalations, notifyEvent, type NotifierDeps, type RouteDecision } from "../../lib/notify/notifier.js";
 import { MemoryNotifyStore } from "../../lib/store/memory/notify-store.js";
@@ -24,6 +24,7 @@ import { dueEscalationKinds } from "../../lib/app/lambda/dispatch.js";
 import { createNotifyHandler, FLUSH_DIGESTS } from "../../lib/app/lambda/notify.js";
 import { toEnvelope } from "../../lib/alerts/publish.js";
 import type { Context, SQSEvent } from "aws-lambda";
+import { configProblem } from "../support/config-problem.js";
 
 const T0 = Date.parse("2026-03-02T14:10:00Z");
 const MIN = 60_000;
@@ -40,15 +41,7 @@ const ESCALATE = `escalate: { after: 15m, mention: S0ESCALATE, to: { email: { to
 const config = (escalate = ESCALATE, notify = "notify: { email: { from: lookout@example.com }, fallback: { slack: { channel: '#platform', token: 'env:B' } } }") =>
   parseConfig(`${head}routes: [{ name: prod, slack: [{ channel: "#oncall", token: "env:B" }, { webhook_url: "env:HOOK" }], ${escalate} }]\n${notify}\n`, "lookout.yaml", {});
 
-function problem(text: string): string {
-  try {
-    parseConfig(text, "lookout.yaml", {});
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error("expected a ConfigError");
-}
+const problem = (text: string) => configProblem(text);
 
 describe("the escalate configuration", () => {
   it("reads after, mention and to, in the shape a route's receivers take", () => {

@@ -4,9 +4,10 @@
  * reference listed for the preflight and the deploy checks.
  */
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../../lib/config/load.js";
+import { parseConfig } from "../../lib/config/load.js";
 import { receiverId, receiverLabel } from "../../lib/config/receivers.js";
 import { allReceivers, receiverSecretRefs } from "../../lib/config/routes.js";
+import { configProblem } from "../support/config-problem.js";
 
 const base = `
 platform: { url: "http://127.0.0.1:4010", token: "env:PLATFORM_API_TOKEN" }
@@ -14,15 +15,7 @@ watch:
   - organization: 0b9c3a52-3f9e-4c43-9d5f-1f0f4a2b7c11
 `;
 
-function problem(text: string): string {
-  try {
-    parseConfig(text, "lookout.yaml", {});
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error("expected a ConfigError");
-}
+const problem = (text: string) => configProblem(text);
 
 describe("pagerduty, webhook and teams receivers", () => {
   it("a route names each; ids are stable hashes, labels show references only", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfigFile, parseConfig } from "../../lib/config/load.js";
+import { loadConfigFile, parseConfig } from "../../lib/config/load.js";
 import { covered, disjoint, globMatch } from "../../lib/config/route-values.js";
 import { decideRoutes, describeCheck, explainRoutes, routeEvent } from "../../lib/routes/match.js";
 import { coverage, eventKinds } from "../../lib/routes/coverage.js";
@@ -10,6 +10,7 @@ import { inputTemplate, ruleResources } from "../../lib/routes/rules.js";
 import type { Receiver, Route } from "../../lib/config/route-types.js";
 import { compilePattern } from "../fixtures/routes/eventbridge.js";
 import { PARITY_EVENTS, detail } from "../fixtures/routes/parity-events.js";
+import { configProblem } from "../support/config-problem.js";
 
 const fixture = (name: string) => new URL(`../fixtures/routes/${name}`, import.meta.url).pathname;
 const sample = loadConfigFile(fixture("lookout.yaml"), {});
@@ -21,15 +22,7 @@ watch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01 }]
 `;
 const SLACK = `slack: { webhook_url: "env:HOOK" }`;
 
-function problem(yaml: string): string {
-  try {
-    parseConfig(HEAD + yaml, "lookout.yaml", {});
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error("expected a ConfigError");
-}
+const problem = (yaml: string) => configProblem(HEAD + yaml);
 
 const route = (name: string, match: Route["match"], stops = false): Route => ({
   name,
