@@ -218,11 +218,14 @@ export async function flushEscalations(kinds: readonly ReceiverKind[], deps: Not
   const out: Delivery[] = [];
   if (!deps.routes?.some((r) => r.escalate)) return out;
   let failed: unknown;
+  // The mutes, read once for the flush (only if some escalation is pending and due).
+  let mutes: Promise<Mute[]> | undefined;
+  const readMutes = () => (mutes ??= deps.store.listMutes());
   for (const kind of kinds) {
     for (const due of await deps.store.dueEscalations(kind, deps.now().toISOString())) {
       // One escalation's failure does not hold back the others; it fails the call after they were tried.
       try {
-        await flushEscalation(due, deps, out);
+        await flushEscalation(due, deps, out, readMutes);
       } catch (err) {
         deps.log.error("escalation failed; it is tried again at the next tick", { incident: due.incident_id, route: due.route, error: (err as Error).message });
         failed ??= err;
@@ -233,7 +236,7 @@ export async function flushEscalations(kinds: readonly ReceiverKind[], deps: Not
   return out;
 }
 
-async function flushEscalation(due: DueEscalation, deps: NotifierDeps, out: Delivery[]): Promise<void> {
+async function flushEscalation(due: DueEscalation, deps: NotifierDeps, out: Delivery[], readMutes: () => Promise<Mute[]>): Promise<void> {
   const { store } = deps;
   const now = deps.now();
   const route = deps.routes?.find((r) => r.name === due.route);
@@ -241,7 +244,7 @@ async function flushEscalation(due: DueEscalation, deps: NotifierDeps, out: Deli
   const first = e && (await store.getAlert(e.alert_id));
   // What may cancel it, read only when it is pending and due.
   const deciding = e?.state === "pending" && Date.parse(e.due_at) <= now.getTime();
-  const [ack, mutes] = deciding ? await Promise.all([store.getAcknowledgement(due.incident_id), store.listMutes()]) : [];
+  const [ack, mutes] = deciding ? await Promise.all([store.getAcknowledgement(due.incident_id), readMutes()]) : [];
   const mute = first && mutes ? activeMute(first, mutes, now) : undefined;
   const step = nextStep(e, route, { ack, mute }, now);
   if (step.step === "wait") return;
@@ -252,11 +255,15 @@ async function flushEscalation(due: DueEscalation, deps: NotifierDeps, out: Deli
     return;
   }
   if (step.step === "escalate") {
-    if (await store.settleEscalation(due.incident_id, due.route, { state: "escalated", settled_at: now.toISOString() })) {
+    const settled = { state: "escalated" as const, settled_at: now.toISOString() };
+    if (await store.settleEscalation(due.incident_id, due.route, settled)) {
       deps.log.info("escalated: not acknowledged in time", { incident: due.incident_id, route: due.route });
+      e = { ...e!, ...settled };
+    } else {
+      // Another tick escalated it, or the close cancelled it, first: what it became is read.
+      e = await store.getEscalation(due.incident_id, due.route);
+      if (e?.state !== "escalated") return; // cancelled meanwhile by the close: the next tick releases it
     }
-    e = await store.getEscalation(due.incident_id, due.route);
-    if (e?.state !== "escalated") return; // cancelled meanwhile by the close: the next tick releases it
   }
   // Its route no longer escalates (a deploy in between), or the alert is gone: nothing to send.
   if (!route?.escalate || !first) return store.releaseDueEscalation(due);

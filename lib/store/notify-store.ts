@@ -375,10 +375,7 @@ export class DynamoNotifyStore implements NotifyStore {
   }
 
   async escalationsOf(incidentId: string): Promise<Escalation[]> {
-    const res = await this.doc.send(new QueryCommand({
-      TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `ESC#${incidentId}` }, ConsistentRead: true,
-    }));
-    return (res.Items ?? []).map((item) => stripKeys<Escalation>(item));
+    return (await this.partition(keys.escalation(incidentId, "").pk, true)).map((item) => stripKeys<Escalation>(item));
   }
 
   async dueEscalations(kind: ReceiverKind, until: string, limit?: number): Promise<DueEscalation[]> {

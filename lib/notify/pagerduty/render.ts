@@ -13,7 +13,7 @@ import { isClosing, type LookoutEventDetail, type Severity } from "../../model/e
 import { clipStrings } from "../../model/bounds.js";
 import { redact } from "../../platform/redact.js";
 import type { Presentation } from "../types.js";
-import { alertView, changesView, clip, commitLine, incidentFacts, incidentName, incidentState, oneLine, safeHttpUrl, type LinkFact } from "../view/index.js";
+import { alertView, changesView, clip, commitLine, incidentFacts, incidentState, oneLine, safeHttpUrl, type LinkFact } from "../view/index.js";
 
 export const PAGERDUTY_SUMMARY_MAX = 1024;
 /** PagerDuty's `source`, `component`, `group` and `class` are short strings: kept to this. */
@@ -107,7 +107,6 @@ export function renderPagerDutyEvent(detail: LookoutEventDetail, opts: PagerDuty
   if (isClosing(detail.transition)) return { event_action: "resolve", dedup_key };
   const severity = opts.presentation?.severity ?? detail.severity;
   const v = alertView({ ...detail, severity });
-  const name = incidentName(detail);
   const payload: PagerDutyPayload = {
     summary: clip(oneLine(v.summary), PAGERDUTY_SUMMARY_MAX),
     source: short(opts.source) ?? short(v.where) ?? "lookout",
@@ -136,7 +135,12 @@ export function renderPagerDutyDigest(
   opts: { presentationOf?: (d: LookoutEventDetail) => Presentation; source?: string; digestId?: string } = {},
 ): PagerDutyEvent[] {
   const byKey = new Map<string, LookoutEventDetail[]>();
-  for (const d of held) byKey.set(dedupKeyOf(d), [...(byKey.get(dedupKeyOf(d)) ?? []), d]);
+  for (const d of held) {
+    const key = dedupKeyOf(d);
+    const list = byKey.get(key);
+    if (list) list.push(d);
+    else byKey.set(key, [d]);
+  }
   const out: PagerDutyEvent[] = [];
   for (const list of byKey.values()) {
     const triggers = list.filter((d) => !isClosing(d.transition));
