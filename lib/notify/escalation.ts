@@ -52,13 +52,15 @@ export type EscalationStep = { step: "escalate" } | { step: "cancel"; reason: st
 export function nextStep(
   e: Escalation | undefined,
   route: Route | undefined,
-  seen: { ack?: IncidentAcknowledgement | undefined; mute?: Mute | undefined },
+  seen: { ack?: IncidentAcknowledgement | undefined; mute?: Mute | undefined; alertGone?: boolean },
   now: Date,
 ): EscalationStep {
   if (!e || e.state === "cancelled") return { step: "release" };
   if (e.state === "escalated") return { step: "deliver" };
   if (Date.parse(e.due_at) > now.getTime()) return { step: "wait" };
   if (!route?.escalate) return { step: "cancel", reason: `route ${e.route} no longer escalates` };
+  // Nothing to show anyone (its retention ended): cancelled, saying so, never marked escalated with nobody paged.
+  if (seen.alertGone) return { step: "cancel", reason: `its alert ${e.alert_id} is no longer stored` };
   if (seen.ack) return { step: "cancel", reason: `acknowledged by ${seen.ack.by.name} at ${seen.ack.at}` };
   // Muted since (Mute 1h, Mute until resolved, `lookout mute`): someone chose not to be called about it.
   if (seen.mute) return { step: "cancel", reason: `muted until ${seen.mute.until} by ${seen.mute.created_by}: ${seen.mute.reason}` };

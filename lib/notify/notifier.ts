@@ -246,7 +246,7 @@ async function flushEscalation(due: DueEscalation, deps: NotifierDeps, out: Deli
   const deciding = e?.state === "pending" && Date.parse(e.due_at) <= now.getTime();
   const [ack, mutes] = deciding ? await Promise.all([store.getAcknowledgement(due.incident_id), readMutes()]) : [];
   const mute = first && mutes ? activeMute(first, mutes, now) : undefined;
-  const step = nextStep(e, route, { ack, mute }, now);
+  const step = nextStep(e, route, { ack, mute, alertGone: !!e && !first }, now);
   if (step.step === "wait") return;
   if (step.step === "release") return store.releaseDueEscalation(due);
   if (step.step === "cancel") {

@@ -92,6 +92,7 @@ describe("the escalation's decisions", () => {
     expect(nextStep(pending, route, {}, new Date(T0 + 15 * MIN - 1))).toEqual({ step: "wait" });
     expect(nextStep(pending, route, { ack }, new Date(T0 + 15 * MIN - 1))).toEqual({ step: "wait" });
     expect(nextStep(pending, route, {}, due)).toEqual({ step: "escalate" });
+    expect(nextStep(pending, route, { alertGone: true }, due)).toEqual({ step: "cancel", reason: `its alert ${pending.alert_id} is no longer stored` });
     expect(nextStep(pending, route, { ack }, due)).toEqual({ step: "cancel", reason: `acknowledged by ann at ${ack.at}` });
     expect(nextStep(pending, route, { mute }, due)).toEqual({ step: "cancel", reason: `muted until ${mute.until} by slack:U0BOB (bob): migration` });
     expect(nextStep(pending, { ...route, escalate: undefined } as Route, {}, due)).toEqual({ step: "cancel", reason: "route prod no longer escalates" });

@@ -14,6 +14,7 @@ import { expectGolden, json } from "../golden/golden.js";
 import { CLUSTER_CLOSE, CLUSTER_OPENING, DEPLOYMENT_INCIDENT, PRESENTATION, presentationOf, WEBHOOK_CLOSE, WEBHOOK_OPENING } from "../golden/incident-inputs.js";
 import { DIGEST_WINDOW, HOSTILE, hostile, heldForDigest, heldTimes } from "../golden/inputs.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
+import { answerReason, HttpDeliveryError, httpSender } from "../../lib/notify/http/post.js";
 
 const NAMES = ["opening", "still-failing-1", "still-failing-2", "still-failing-3", "changes-listed", "close"];
 const CASES: [string, LookoutEventDetail[], string[]][] = [
@@ -150,5 +151,21 @@ describe("Microsoft Teams (Workflows webhook)", () => {
   it("stays under the size Teams takes", () => {
     const d = { ...EXAMPLE_DETAILS["Deployment Failed"], summary: "w".repeat(50_000), error: { tag: "E", message: "v".repeat(50_000), hint: "u".repeat(50_000) } };
     expect(Buffer.byteLength(JSON.stringify(renderTeamsAlert(d)))).toBeLessThanOrEqual(TEAMS_MESSAGE_MAX_BYTES);
+  });
+});
+
+describe("the HTTP receivers' sender", () => {
+  it("a URL that is not one is a permanent failure that does not show it", async () => {
+    const err = await httpSender({ sleep: async () => {} }).post({ service: "PagerDuty", url: "not a url/with-a-key-in-it", body: "{}" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HttpDeliveryError);
+    expect((err as HttpDeliveryError).retryable).toBe(false);
+    expect((err as Error).message).toContain("PagerDuty URL is not a valid URL");
+    expect((err as Error).message).not.toContain("with-a-key-in-it");
+  });
+
+  it("an answer that echoes the request's secrets is redacted before it becomes an error's reason", () => {
+    const said = answerReason(JSON.stringify({ message: "bad request to https://prod.example/workflows/run?api-version=1&sig=Zk9vQmFyU2VjcmV0U2lnbmF0dXJl" }));
+    expect(said).toContain("bad request");
+    expect(said).not.toContain("Zk9vQmFyU2VjcmV0U2lnbmF0dXJl");
   });
 });

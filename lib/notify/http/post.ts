@@ -12,6 +12,7 @@
 import { parseRetryAfter } from "../../model/backoff.js";
 import { AttemptFailed, defaultRetryPolicy, type Failure, networkCode, type RetryPolicy, sleepReal, withRetries } from "../retry.js";
 import { clip, oneLine } from "../view/format.js";
+import { redactText } from "../../platform/redact.js";
 import { DeliveryError } from "../types.js";
 
 export class HttpDeliveryError extends DeliveryError {}
@@ -64,7 +65,9 @@ export function answerReason(body: string): string {
   } catch {
     if (/<html|<!doctype/i.test(body)) said = "";
   }
-  return clip(oneLine(said), 160);
+  // A proxy or a custom target may echo the request (Teams' `sig=`, a token in a path): redacted before it
+  // reaches an error, a log line, a delivery record or a health event.
+  return clip(oneLine(redactText(said)), 160);
 }
 
 async function readSome(res: Response): Promise<string> {
@@ -105,7 +108,13 @@ export function httpSender(opts: HttpSenderOptions = {}): HttpSender {
   const maxBody = opts.maxBodyBytes ?? MAX_BODY_BYTES;
 
   async function attempt(req: HttpRequest, n: number): Promise<HttpAnswer> {
-    let url = new URL(req.url);
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      // A setting no retry can fix (LOOKOUT_PAGERDUTY_URL, say): said as such, and the URL not shown.
+      throw new AttemptFailed({ retryable: false, reason: `${req.service} URL is not a valid URL` });
+    }
     const host = url.host;
     for (let hops = 0; ; hops++) {
       let res: Response;
@@ -120,7 +129,10 @@ export function httpSender(opts: HttpSenderOptions = {}): HttpSender {
       } catch (err) {
         throw new AttemptFailed({ retryable: true, reason: `${req.service} request failed (${networkCode(err)})` });
       }
-      const body = await readSome(res);
+      // A stream that breaks mid-answer is a failed attempt like a refused connection, retried.
+      const body = await readSome(res).catch((err: unknown) => {
+        throw new AttemptFailed({ retryable: true, status: res.status, reason: `${req.service} answer could not be read (${networkCode(err)})` });
+      });
       if (res.status >= 300 && res.status < 400) {
         const location = res.headers.get("location");
         let next: URL | undefined;
