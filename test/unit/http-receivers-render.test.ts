@@ -7,8 +7,8 @@
 import { describe, expect, it } from "vitest";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { CUSTOM_DETAILS_MAX_BYTES, dedupKeyOf, PAGERDUTY_SUMMARY_MAX, renderPagerDutyDigest, renderPagerDutyEvent } from "../../lib/notify/pagerduty/render.js";
-import { escapeCardText, renderTeamsAlert, renderTeamsDigest, TEAMS_MESSAGE_MAX_BYTES } from "../../lib/notify/teams/render.js";
-import { incidentRole, renderWebhookAlert, renderWebhookDigest, verifyWebhookSignature, WEBHOOK_BODY_MAX_BYTES, webhookSignature } from "../../lib/notify/webhook/render.js";
+import { escapeCardText, renderTeamsAlert, renderTeamsDigest, TEAMS_DIGEST_GROUPS, TEAMS_MESSAGE_MAX_BYTES } from "../../lib/notify/teams/render.js";
+import { incidentRole, OMITTED_LISTED, renderWebhookAlert, renderWebhookDigest, verifyWebhookSignature, WEBHOOK_BODY_MAX_BYTES, webhookSignature } from "../../lib/notify/webhook/render.js";
 import type { IncidentRef } from "../../lib/notify/types.js";
 import { expectGolden, json } from "../golden/golden.js";
 import { CLUSTER_CLOSE, CLUSTER_OPENING, DEPLOYMENT_INCIDENT, PRESENTATION, presentationOf, WEBHOOK_CLOSE, WEBHOOK_OPENING } from "../golden/incident-inputs.js";
@@ -95,6 +95,16 @@ describe("generic webhook", () => {
     expect(parsed.omitted.length).toBeGreaterThan(0);
   });
 
+  it("a storm of 10,000 held alerts is still one body under 256 KB: what fits, the first 100 others named, all counted", () => {
+    const storm = Array.from({ length: 10_000 }, (_, i) => ({ ...EXAMPLE_DETAILS["Deployment Failed"], id: `storm-${String(i).padStart(5, "0")}-${"k".repeat(40)}` }));
+    const body = renderWebhookDigest(storm, digestWindow(storm));
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(WEBHOOK_BODY_MAX_BYTES);
+    const parsed = JSON.parse(body) as { held: unknown[]; omitted: string[]; omitted_count: number };
+    expect(parsed.held.length).toBeGreaterThan(0);
+    expect(parsed.omitted).toHaveLength(OMITTED_LISTED);
+    expect(parsed.held.length + parsed.omitted_count).toBe(10_000);
+  });
+
   it("an alert over 256 KB has its text clipped, its ids kept", () => {
     const d = { ...EXAMPLE_DETAILS["Deployment Failed"], summary: "z".repeat(300_000) };
     const body = renderWebhookAlert(d);
@@ -126,6 +136,16 @@ describe("Microsoft Teams (Workflows webhook)", () => {
       for (const c of cards) expect(c.attachments[0]!.content.version).toBe("1.4");
     });
   }
+
+  it("a digest card of a storm over 10,000 subjects stays one card Teams takes, saying how many more groups", () => {
+    const storm = Array.from({ length: 10_000 }, (_, i) => ({
+      ...EXAMPLE_DETAILS["Deployment Failed"], id: `storm-${i}`,
+      service: { ...EXAMPLE_DETAILS["Deployment Failed"].service!, id: `svc-${i}`, name: `service-${i}-${"n".repeat(200)}` },
+    }));
+    const message = renderTeamsDigest(storm, { label: "teams env:TEAMS_URL", from: DIGEST_WINDOW.from, to: DIGEST_WINDOW.to });
+    expect(Buffer.byteLength(JSON.stringify(message))).toBeLessThanOrEqual(TEAMS_MESSAGE_MAX_BYTES);
+    expect(JSON.stringify(message)).toContain(`and ${10_000 - TEAMS_DIGEST_GROUPS} more groups with ${10_000 - TEAMS_DIGEST_GROUPS} alerts`);
+  });
 
   it("a digest card", () => {
     const held = heldForDigest();

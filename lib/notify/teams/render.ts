@@ -177,7 +177,14 @@ function bounded(body: CardElement[], links: Array<{ label: string; url: string 
   );
   message = card(shorter, links);
   if (Buffer.byteLength(JSON.stringify(message)) <= TEAMS_MESSAGE_MAX_BYTES) return message;
-  return card(shorter.filter((e) => e.type !== "FactSet"), links);
+  // Then the facts, then the last elements, until it fits: a card Teams refuses would say nothing.
+  const kept = shorter.filter((e) => e.type !== "FactSet");
+  message = card(kept, links);
+  while (kept.length > 1 && Buffer.byteLength(JSON.stringify(message)) > TEAMS_MESSAGE_MAX_BYTES) {
+    kept.pop();
+    message = card(kept, links);
+  }
+  return message;
 }
 
 export interface TeamsDigestOptions extends DigestOptions {
@@ -194,7 +201,8 @@ export function renderTeamsDigest(held: readonly LookoutEventDetail[], opts: Tea
     text(escapeCardText(`⏸ ${alerts} held back${tally ? ` — ${tally}` : ""}`), { weight: "Bolder", size: "Medium" }),
     text(escapeCardText(`${heldIntro(asDate(opts.from), asDate(opts.to), `for ${opts.label}`)}.`), { isSubtle: true }),
   ];
-  for (const g of groups) {
+  // A storm of many subjects is one card of bounded size: the first groups, then how many more.
+  for (const g of groups.slice(0, TEAMS_DIGEST_GROUPS)) {
     const lines = g.details.slice(0, perGroup).map((d) => digestEntry(d, 300, opts));
     const more = g.details.length - lines.length;
     body.push(
@@ -202,5 +210,13 @@ export function renderTeamsDigest(held: readonly LookoutEventDetail[], opts: Tea
       text([...lines.map((l) => `• ${escapeCardText(l.text)}`), ...(more > 0 ? [`and ${more} more`] : [])].join("\n\n")),
     );
   }
+  const hidden = groups.slice(TEAMS_DIGEST_GROUPS);
+  if (hidden.length) {
+    const k = hidden.reduce((n, g) => n + g.details.length, 0);
+    body.push(text(`and ${hidden.length} more group${hidden.length === 1 ? "" : "s"} with ${k} alert${k === 1 ? "" : "s"}`, { isSubtle: true }));
+  }
   return bounded(body, []);
 }
+
+/** The groups a digest card lists (Teams refuses a message past about 28 KB). */
+export const TEAMS_DIGEST_GROUPS = 20;

@@ -56,6 +56,8 @@ export interface WebhookDigestBody {
   held: Array<{ id: string; "detail-type": string; severity: string; held_at?: string; detail: LookoutEventDetail }>;
   /** Held events left out to stay within the size limit, by id. */
   omitted?: string[];
+  /** How many were left out, when any were (the first OMITTED_LISTED of them are named in `omitted`). */
+  omitted_count?: number;
 }
 
 /** The event's place in its incident at this receiver. */
@@ -92,7 +94,8 @@ export function renderWebhookAlert(detail: LookoutEventDetail, incident?: Incide
 
 export function renderWebhookDigest(held: readonly LookoutEventDetail[], window: DigestWindow, presentationOf?: (d: LookoutEventDetail) => Presentation): string {
   const body: WebhookDigestBody = { type: "lookout.digest", id: window.id, source: EVENT_SOURCE, time: window.at ?? window.to, from: window.from, to: window.to, held: [] };
-  let size = Buffer.byteLength(JSON.stringify(body)) + 64 * held.length; // room for the ids of what is left out
+  // Room for the ids of what is left out (the first OMITTED_LISTED of them) and their count.
+  let size = Buffer.byteLength(JSON.stringify(body)) + 64 * Math.min(held.length, OMITTED_LISTED) + 32;
   const omitted: string[] = [];
   for (const d of held) {
     const entry = { id: d.id, "detail-type": detailTypeOfDetail(d), severity: presentationOf?.(d).severity ?? d.severity, ...(window.heldAt?.[d.id] ? { held_at: window.heldAt[d.id] } : {}), detail: d };
@@ -104,9 +107,15 @@ export function renderWebhookDigest(held: readonly LookoutEventDetail[], window:
     size += bytes;
     body.held.push(entry);
   }
-  if (omitted.length) body.omitted = omitted;
+  if (omitted.length) {
+    body.omitted = omitted.slice(0, OMITTED_LISTED);
+    body.omitted_count = omitted.length;
+  }
   return JSON.stringify(body);
 }
+
+/** The ids a digest names of what it left out: a storm of 10,000 still fits its body. */
+export const OMITTED_LISTED = 100;
 
 /** `v1=<hex>`: HMAC-SHA256 of `<timestamp>.<body>` with the signing secret. */
 export function webhookSignature(secret: string, timestamp: string | number, body: string): string {
