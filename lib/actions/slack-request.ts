@@ -6,7 +6,7 @@
  * @slack/bolt: these twenty lines are all Lookout needs of a framework that brings an HTTP server,
  * OAuth and a dependency tree into a Lambda bundle.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { hmacHex, sameSignature } from "../model/hash.js";
 
 /** How far a request's timestamp may be from now, in seconds (Slack's own advice: five minutes). */
 export const SLACK_REQUEST_WINDOW_S = 300;
@@ -26,7 +26,7 @@ export interface SlackRequest {
 
 /** The signature Slack sends for a body at a timestamp; the local Slack signs its clicks with it too. */
 export function slackSignature(signingSecret: string, timestamp: string | number, rawBody: string): string {
-  return `v0=${createHmac("sha256", signingSecret).update(`v0:${timestamp}:${rawBody}`).digest("hex")}`;
+  return `v0=${hmacHex(signingSecret, `v0:${timestamp}:${rawBody}`)}`;
 }
 
 export function verifySlackRequest(req: SlackRequest, signingSecret: string, nowMs: number): SlackRequestVerdict {
@@ -39,9 +39,6 @@ export function verifySlackRequest(req: SlackRequest, signingSecret: string, now
     const when = skew > 0 ? `${Math.round(skew)} s ago` : `${Math.round(-skew)} s ahead of this clock`;
     return { ok: false, reason: "stale", detail: `signed ${when}; at most ${SLACK_REQUEST_WINDOW_S} s either way` };
   }
-  const expected = Buffer.from(slackSignature(signingSecret, req.timestamp, req.rawBody));
-  const given = Buffer.from(req.signature);
-  // Equal lengths by the shape check above; compared in constant time.
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { ok: false, reason: "forged", detail: "the signature does not match the body" };
+  if (!sameSignature(slackSignature(signingSecret, req.timestamp, req.rawBody), req.signature)) return { ok: false, reason: "forged", detail: "the signature does not match the body" };
   return { ok: true, timestamp };
 }

@@ -11,7 +11,7 @@
  * keyed by the signing secret, `X-Lookout-Timestamp` Unix seconds. A receiver recomputes it over the raw
  * body, compares in constant time and refuses a timestamp more than five minutes off.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { hmacHex, sameSignature } from "../../model/hash.js";
 import { EVENT_SOURCE, isClosing, type LookoutEventDetail } from "../../model/event.js";
 import { clipStrings } from "../../model/bounds.js";
 import type { DigestWindow, IncidentRef, Presentation } from "../types.js";
@@ -119,7 +119,7 @@ export const OMITTED_LISTED = 100;
 
 /** `v1=<hex>`: HMAC-SHA256 of `<timestamp>.<body>` with the signing secret. */
 export function webhookSignature(secret: string, timestamp: string | number, body: string): string {
-  return `v1=${createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex")}`;
+  return `v1=${hmacHex(secret, `${timestamp}.${body}`)}`;
 }
 
 /** What a receiver of Lookout's webhook checks (the test receiver does, as a user's would). */
@@ -128,9 +128,7 @@ export function verifyWebhookSignature(secret: string, headers: { signature?: st
   if (!signature || !timestamp) return { ok: false, reason: "unsigned" };
   if (!/^\d{1,12}$/.test(timestamp)) return { ok: false, reason: "malformed timestamp" };
   if (Math.abs(nowMs / 1000 - Number(timestamp)) > SIGNATURE_TOLERANCE_SEC) return { ok: false, reason: "stale" };
-  const expected = Buffer.from(webhookSignature(secret, timestamp, body));
-  const given = Buffer.from(signature);
-  return expected.length === given.length && timingSafeEqual(expected, given) ? { ok: true } : { ok: false, reason: "bad signature" };
+  return sameSignature(webhookSignature(secret, timestamp, body), signature) ? { ok: true } : { ok: false, reason: "bad signature" };
 }
 
 /** The headers of one attempt: signed at the moment it is sent, so a retry is not stale. */
