@@ -212,7 +212,8 @@ export interface NotifyStore {
   /** Kept past its end for the audit trail ("muted by whom, why"). */
   putMute(mute: Mute): Promise<void>;
   /** Every mute, lifted and ended ones included, by id. */
-  listMutes(): Promise<Mute[]>;
+  /** Every mute; `consistent`: with a strongly consistent read (an incident's close, which must see a mute set just before it). */
+  listMutes(opts?: { consistent?: boolean }): Promise<Mute[]>;
   getMute(id: string): Promise<Mute | undefined>;
 
   /**

@@ -95,7 +95,7 @@ export async function notifyEvent(detail: LookoutEventDetail, decisions: readonl
   // it closed, and one that edited the open form meanwhile draws the resolved form again (docs/actions.md).
   if (closes) await deps.store.markClosed({ incident_id: detail.incident_id!, alert_id: detail.id, at: deps.now().toISOString() });
   // Read once: a close lifts its incident's until-resolved mutes in them, then they judge its deliveries.
-  const mutes = await liftResolvedMutes(detail, await deps.store.listMutes(), deps);
+  const mutes = await liftResolvedMutes(detail, await deps.store.listMutes({ consistent: closes }), deps);
   if (!anyone) return [];
   const out: Delivery[] = [];
   const deliverDeps = withFallback(deps, out, (failed, fallback) => deliver(failed, FALLBACK_ROUTE, fallback, mutes, deliverDepsOf(deps)));

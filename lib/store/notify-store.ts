@@ -183,9 +183,9 @@ export class DynamoNotifyStore implements NotifyStore {
     }));
   }
 
-  async listMutes(): Promise<Mute[]> {
-    // Consistent: a mute written just before an incident's close must be read by the close that lifts it.
-    return (await this.partition(keys.mutes().pk, true)).map((item) => item.mute as Mute);
+  async listMutes(opts: { consistent?: boolean } = {}): Promise<Mute[]> {
+    // Consistent for a close: a mute written just before it must be read by the close that lifts it.
+    return (await this.partition(keys.mutes().pk, opts.consistent ?? false)).map((item) => item.mute as Mute);
   }
 
   /** Every item of a partition, page after page. */
