@@ -24,7 +24,8 @@ import type { Watchlist } from "../lib/model/dispatch.js";
 import { everySource } from "../lib/ingest/cycle.js";
 import { pollSource, type PollDeps } from "../lib/ingest/poll.js";
 import { POLL_CONCURRENCY, TickRunner } from "../local/simulated-run.js";
-import { MemoryDispatchStore } from "../lib/store/memory/dispatch-store.js";
+import { MemoryDispatchStore, MemoryFeedLoopStore } from "../lib/store/memory/dispatch-store.js";
+import { FEED_LOOP } from "../lib/ingest/feed-loop.js";
 import { createPlatformClient } from "../lib/platform/client.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
 import type { Suppression } from "../lib/model/alert-item.js";
@@ -44,7 +45,8 @@ const DEPLOYMENTS_PER_HOUR = 60;
 const FAILURE_RATE = 0.1;
 /** As local/run.ts: a few polls in flight at once. */
 const SEED = 7;
-const SIZES = [50, 200, 500] as const;
+const SIZES = (process.env.BENCH_DETECTION_SIZES ?? "50,200,500").split(",").map(Number);
+const FEEDS = (process.env.BENCH_DETECTION_FEED ?? "with,without").split(",").map((f) => f === "with");
 
 const silent = { info() {}, warn() {}, error() {} };
 const minutes = (ms: number) => ms / MINUTE;
@@ -96,7 +98,7 @@ export async function benchDetectionLatency() {
   });
   const started = performance.now();
   for (const applications of SIZES) {
-    for (const feed of [true, false]) {
+    for (const feed of FEEDS) {
       const o = await runConfiguration(applications, feed);
       const label = `${applications} apps, ${feed ? "with" : "without"} change feed`;
       const how =
@@ -168,7 +170,7 @@ async function runConfiguration(applications: number, feed: boolean): Promise<Ou
         raised.set(id, [...(raised.get(id) ?? []), { at: Date.parse(detail.observed_at), suppression }]);
       },
     };
-    const run = new TickRunner(sim, watch, dispatch, deps);
+    const run = new TickRunner(sim, watch, dispatch, deps, new MemoryFeedLoopStore());
 
     // Warm-up: a first-sight poll of every source (what exists is stored, its alerts backfill-suppressed),
     // budget aside as `lookout run --once` does; then dispatch ticks until dispatch has planned every source

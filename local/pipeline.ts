@@ -18,7 +18,7 @@ import type { OutboxPublishResult } from "../lib/alerts/outbox.js";
 import type { Log } from "../lib/model/log.js";
 import type { PollDeps } from "../lib/ingest/poll.js";
 import type { Watchlist } from "../lib/model/dispatch.js";
-import type { DynamoDispatchStore } from "../lib/store/dispatch-store.js";
+import type { DynamoDispatchStore, DynamoFeedLoopStore } from "../lib/store/dispatch-store.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local.js";
 import { LocalBus } from "./bus.js";
 import { ensureDataDir } from "./data-dir.js";
@@ -59,6 +59,8 @@ export interface LocalPipeline {
   /** The sources the configuration watches, as dispatch sees them. */
   watch: Watchlist;
   dispatch: DynamoDispatchStore;
+  /** The change feed's loop's lease and reads. */
+  loops: DynamoFeedLoopStore;
   /** What posts to Slack here: the terminal preview, or Slack's Web API (the Slack actions edit and reply with it). */
   slack: SlackSender;
   resolveSecret(ref: string): Promise<string>;
@@ -193,7 +195,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
 
   return {
     config, client: services.client, dynamodb, tableName, store, notifyStore: notifier.store, routes, notifier, bus, reader, slack, resolveSecret: resolve,
-    notifyRetries, pollDeps: services.pollDeps, watch: services.watch, dispatch: services.dispatch,
+    notifyRetries, pollDeps: services.pollDeps, watch: services.watch, dispatch: services.dispatch, loops: services.loops,
     async close() {
       await reader.stop();
       await close();

@@ -7,7 +7,8 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Config } from "../lib/config/load.js";
 import type { Log } from "../lib/model/log.js";
 import type { PollRequest, PollResult } from "../lib/model/poll.js";
-import { DISPATCH_NAME, everySource, feedFirst, planPolls, pollAndRecord, raiseHealth, recordRefusedPolls, recordUnplannedPolls } from "../lib/ingest/cycle.js";
+import { DISPATCH_NAME, everySource, feedFirst, feedTick, planPolls, pollAndRecord, raiseHealth, recordRefusedPolls, recordUnplannedPolls } from "../lib/ingest/cycle.js";
+import { FEED_LOOP, feedReadsPerTick } from "../lib/ingest/feed-loop.js";
 import { openLocalPipeline, PREVIEW_RECEIVER, PREVIEW_ROUTE, type LocalPipeline, type OpenOptions } from "./pipeline.js";
 import { startActionsEndpoint, type ActionsEndpoint } from "./actions-endpoint.js";
 import { composeActions } from "../lib/app/actions.js";
@@ -246,25 +247,55 @@ const flushHeldInLoop = (p: LocalPipeline, opts: RunOptions) =>
 /** One pass of the watching loop: what dispatch plans is polled, owed deliveries retried, digests flushed. */
 export async function loopPass(p: LocalPipeline, opts: RunOptions, summary: RunSummary): Promise<void> {
   const now = p.pollDeps.now();
-  const { polls, state } = await planPolls(p.dispatch, p.watch, now.getTime());
+  const { polls, state } = await planPolls(p.dispatch, p.watch, now.getTime(), DISPATCH_NAME, p.loops);
   await raiseHealth(state, p.watch, now, p.store, (d) => opts.print(alertLine(d, undefined, now)), opts.config.health);
   await pollEach(p, polls, opts, summary);
   await p.notifyRetries.retry();
   await flushHeldInLoop(p, opts);
 }
 
+/**
+ * One tick of the change feed's loop (lib/ingest/feed-loop.ts): the feed read and the services it names
+ * polled at once. A failure is said and the loop goes on; the minute's pass reads the feed meanwhile.
+ */
+export async function feedPass(p: LocalPipeline, opts: RunOptions, summary: RunSummary): Promise<void> {
+  try {
+    const { results } = await feedTick({ dispatch: p.dispatch, loops: p.loops, watch: p.watch, pollDeps: p.pollDeps }, p.pollDeps.now().getTime());
+    for (const r of results) {
+      tally(summary, r);
+      if (r.newRecords || !r.ok || opts.verbosePolls) opts.print(pollLine(r, p.pollDeps.now()));
+    }
+  } catch (err) {
+    opts.print(`change feed tick failed: ${(err as Error).message}; the next one comes in ${FEED_LOOP.everyMs / 1000} s`);
+  }
+}
+
 async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunSummary) {
   p.reader.start(1_000);
-  // Digests are flushed at least every digest_within, also between polling passes.
+  // Between polling passes: the change feed's loop ticks (when the feed is watched and the budget has
+  // room for it), and digests are flushed at least every digest_within.
+  const feedEvery = feedReadsPerTick(p.watch) && opts.config.pollIntervalMs > FEED_LOOP.everyMs ? FEED_LOOP.everyMs : Infinity;
   const flushEvery = Math.min(opts.config.pollIntervalMs, opts.config.notify.digestWithinMs);
   while (!opts.signal?.aborted) {
     const started = Date.now();
     await loopPass(p, opts, summary);
+    let fed = started;
+    let flushed = Date.now();
+    if (feedEvery !== Infinity) await feedPass(p, opts, summary);
     for (;;) {
-      const wait = Math.min(flushEvery, opts.config.pollIntervalMs - (Date.now() - started));
-      if (wait <= 0 || opts.signal?.aborted) break;
-      await delay(wait, undefined, { signal: opts.signal }).catch(() => undefined);
-      if (!opts.signal?.aborted) await flushHeldInLoop(p, opts);
+      const at = Date.now();
+      const wait = Math.min(fed + feedEvery, flushed + flushEvery, started + opts.config.pollIntervalMs) - at;
+      if (started + opts.config.pollIntervalMs <= at || opts.signal?.aborted) break;
+      if (wait > 0) await delay(wait, undefined, { signal: opts.signal }).catch(() => undefined);
+      if (opts.signal?.aborted || Date.now() >= started + opts.config.pollIntervalMs) break;
+      if (Date.now() >= fed + feedEvery) {
+        fed = Date.now();
+        await feedPass(p, opts, summary);
+      }
+      if (Date.now() >= flushed + flushEvery) {
+        flushed = Date.now();
+        await flushHeldInLoop(p, opts);
+      }
     }
   }
 }

@@ -9,7 +9,7 @@ import type { Config } from "../config/load.js";
 import { createPlatformClient, type PlatformApi, type PlatformClient } from "../platform/client.js";
 import type { CallCost } from "../platform/cost.js";
 import { DynamoIngestStore } from "../store/ingest-store.js";
-import { DynamoDispatchStore } from "../store/dispatch-store.js";
+import { DynamoDispatchStore, DynamoFeedLoopStore } from "../store/dispatch-store.js";
 import { watchlist } from "../ingest/watchlist.js";
 import type { Watchlist } from "../model/dispatch.js";
 import type { Log } from "../model/log.js";
@@ -35,6 +35,8 @@ export interface IngestServices {
   client: PlatformClient & PlatformApi;
   store: DynamoIngestStore;
   dispatch: DynamoDispatchStore;
+  /** The change feed's loop: its lease and reads (lib/ingest/feed-loop.ts). */
+  loops: DynamoFeedLoopStore;
   watch: Watchlist;
   pollDeps: PollDeps;
 }
@@ -57,6 +59,7 @@ export async function composeIngest(config: Config, a: Adapters): Promise<Ingest
     client,
     store,
     dispatch,
+    loops: new DynamoFeedLoopStore({ client: a.dynamodb, tableName: a.tableName, retentionMs: config.retentionMs }),
     watch: watchlist(config),
     pollDeps: {
       client,

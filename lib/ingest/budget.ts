@@ -75,6 +75,14 @@ export function available(s: BudgetState, now: number, keepMinutes = 0): number 
   return Math.max(0, Math.floor(Math.min(tokens, headroom, platform)));
 }
 
+/**
+ * Whether the platform lets a request go now, whatever our own count: no 429's wait running, and its own
+ * count, when it is lower than ours, not spent. The change feed's loop reads within a share kept apart
+ * from the bucket (lib/ingest/feed-loop.ts), so this is all it asks.
+ */
+export const platformAllows = (s: BudgetState, now: number): boolean =>
+  !(s.throttled_until !== undefined && now < s.throttled_until) && (activePlatform(s, now)?.remaining ?? 1) > 0;
+
 /** Records `n` requests sent (or planned) at `now`. */
 export function spend(s: BudgetState, n: number, now: number): BudgetState {
   if (n <= 0) return s;

@@ -2,8 +2,8 @@
  * One dispatch tick and one recorded poll: the glue shared by functions/dispatch, functions/poll and the
  * local runner, so the cloud and one machine plan and account the same way.
  */
-import type { DispatchStore } from "../model/dispatch-store.js";
-import type { DispatchState, Watchlist } from "../model/dispatch.js";
+import type { DispatchStore, FeedLoopStore } from "../model/dispatch-store.js";
+import type { DispatchState, FeedLoopState, Watchlist } from "../model/dispatch.js";
 import type { IngestStore } from "../model/ingest-store.js";
 import type { PollRequest, PollResult } from "../model/poll.js";
 import { newAlertItem } from "../alerts/outbox-item.js";
@@ -12,9 +12,10 @@ import type { LookoutEventDetail } from "../model/event.js";
 import type { HealthSettings } from "../config/load.js";
 import { sourceKey } from "../model/source.js";
 import { healthFacts } from "./health-facts.js";
-import { planTick, pollRequest } from "./plan.js";
+import { planTick } from "./plan.js";
+import { claimFeedTick, feedReadsPerTick, planHot, withLoopRead, type FeedClaim } from "./feed-loop.js";
 import { AnswerRoom } from "../platform/answer-memory.js";
-import { applyPollResult, initialState, lastOkAt, notPolled, polled, recordPollResult, recordPollResults } from "./source-state.js";
+import { applyPollResult, initialState, lastOkAt, notPolled, polled, pollRequest, recordPollResult, recordPollResults } from "./source-state.js";
 import * as budget from "./budget.js";
 import { pollSource, type PollDeps } from "./poll.js";
 
@@ -27,14 +28,17 @@ export async function planPolls(
   watch: Watchlist,
   now: number,
   name = DISPATCH_NAME,
-): Promise<{ polls: PollRequest[]; state: DispatchState }> {
+  loops?: FeedLoopStore,
+): Promise<{ polls: PollRequest[]; state: DispatchState; loop?: FeedLoopState }> {
   let polls: PollRequest[] = [];
+  // The change feed's loop, when one beats, reads the webhooks (lib/ingest/feed-loop.ts).
+  const loop = await loops?.get(name);
   const { state } = await store.update(name, (current) => {
-    const plan = planTick(current, watch, now);
+    const plan = planTick(current, watch, now, loop);
     polls = plan.polls;
     return plan.changed ? plan.state : undefined;
   });
-  return { polls, state: state ?? initialState(watch, now) };
+  return { polls, state: state ?? initialState(watch, now), ...(loop ? { loop } : {}) };
 }
 
 /** Planned polls that could not be sent: not polled after all, so their sources are due again and their staleness shows. */
@@ -210,8 +214,56 @@ export async function feedFirst<T>(reqs: readonly PollRequest[], poll: (batch: r
 }
 
 export async function pollBatch(reqs: readonly PollRequest[], deps: PollDeps, store: DispatchStore, watch: Watchlist, name = DISPATCH_NAME): Promise<PollResult[]> {
-  const room = new AnswerRoom(deps.bounds?.smallAnswerBytes);
-  const results = await feedFirst(reqs, (batch) => Promise.all(batch.map((req) => room.run(() => pollSource(req, deps), { reserve: req.large }))));
+  const results = await pollTogether(reqs, deps);
   await recordPollResults(store, name, results, deps.now().getTime(), watch);
   return results;
+}
+
+/** Polls sources at once, the feeds first, with room for one large answer among them; records nothing. */
+function pollTogether(reqs: readonly PollRequest[], deps: PollDeps): Promise<PollResult[]> {
+  const room = new AnswerRoom(deps.bounds?.smallAnswerBytes);
+  return feedFirst(reqs, (batch) => Promise.all(batch.map((req) => room.run(() => pollSource(req, deps), { reserve: req.large }))));
+}
+
+export interface FeedTickOutcome {
+  /** False when another loop holds the lease (or there is no loop to run): this loop ends. */
+  claimed: boolean;
+  /** The feed reads', then the named services' polls' results. */
+  results: PollResult[];
+}
+
+/**
+ * One tick of the change feed's loop (lib/ingest/feed-loop.ts): claims the lease, reads the feed, and
+ * polls at once the services it named. Dispatch's state is written only when the feed brought news (the
+ * loop's own reads go to its small item), and the news and the polls it calls for in one write.
+ */
+export async function feedTick(
+  d: { dispatch: DispatchStore; loops: FeedLoopStore; watch: Watchlist; pollDeps: PollDeps },
+  now: number,
+  name = DISPATCH_NAME,
+): Promise<FeedTickOutcome> {
+  if (!feedReadsPerTick(d.watch)) return { claimed: false, results: [] };
+  const state = await d.dispatch.get(name);
+  let claim: FeedClaim | undefined;
+  await d.loops.update(name, (current) => (claim = claimFeedTick(current, state, d.watch, now))?.loop);
+  if (!claim) return { claimed: false, results: [] };
+  const feed = await pollTogether(claim.polls, d.pollDeps);
+  let hot: PollRequest[] = [];
+  if (feed.length) {
+    await d.dispatch.update(name, (current) => {
+      let next = current ?? initialState(d.watch, now);
+      let changed = false;
+      for (const r of feed) {
+        // The loop's read counts as the source's poll, written only with the news it brought.
+        next = { ...next, sources: { ...next.sources, [r.source]: withLoopRead(next.sources[r.source] ?? {}, now) } };
+        const applied = applyPollResult(next, r, now, d.watch);
+        next = applied.state;
+        changed ||= applied.changed;
+      }
+      const plan = planHot(next, d.watch, now);
+      hot = plan.polls;
+      return changed || hot.length ? plan.state : undefined;
+    });
+  }
+  return { claimed: true, results: [...feed, ...(hot.length ? await pollBatch(hot, d.pollDeps, d.dispatch, d.watch, name) : [])] };
 }

@@ -10,8 +10,9 @@
  * 1. sources with executions in progress (re-read every tick until terminal);
  * 2. sources the change feed named (hot) and that have not been read since;
  * 3. everything else by weighted staleness (see `weight` in plan.ts): webhooks first in practice, then
- *    recently active sources, then the stalest. At least a quarter of the tick's polls go here, so
- *    nothing starves.
+ *    the stalest, a round. At least a quarter of the tick's polls go here, so nothing starves.
+ * While the change feed's loop beats (lib/ingest/feed-loop.ts), it reads the webhooks every ten seconds
+ * and polls what they name at once; the tick leaves the webhooks and the loop's share of the budget to it.
  * No source is polled twice within a tick; failing sources back off exponentially.
  *
  * Writes: dispatch writes its state once per tick. A poll writes only when it learned something
@@ -26,11 +27,8 @@ export const DISPATCH_POLICY = {
   minIntervalMs: 55_000,
   /** A source named by the change feed stays hot at most this long (until read after the news). */
   hotMs: 10 * MINUTE,
-  /** A source that found something within this is "recently active". */
-  activeMs: 60 * MINUTE,
   /** An organization's change feed counts as this many idle sources; its webhooks share the weight. */
   feedWeight: 40,
-  activeWeight: 5,
   /** Share of a tick's polls kept for the staleness queue, however busy the urgent ones are. */
   queueShare: 0.25,
   /** Minutes of refill the staleness queue leaves in the bucket, for bursts of activity. */

@@ -1,23 +1,25 @@
 /** The plan of one dispatch tick: which sources to poll now, within the budget (see dispatch.ts for the order). */
-import type { DispatchState, SourceState, Watchlist } from "../model/dispatch.js";
+import type { DispatchState, FeedLoopState, SourceState, Watchlist } from "../model/dispatch.js";
 import type { PollRequest } from "../model/poll.js";
 import * as budget from "./budget.js";
 import { DISPATCH_POLICY, MINUTE } from "./dispatch.js";
 import { type SourceRef, sourceKey } from "../model/source.js";
-import { initialState, isHot, lastOkAt, polled } from "./source-state.js";
+import { initialState, isHot, polled, pollRequest } from "./source-state.js";
+import { feedReserve, loopAlive, withLoopRead } from "./feed-loop.js";
 
 /**
  * Weighted staleness: a source's score is the time since its last poll times its weight, and the
  * highest scores are polled first. In steady state every source is polled when its score reaches the
  * same level, so its interval is inversely proportional to its weight: an organization's webhooks
- * together are read `feedWeight` times as often as an idle application (one request names every
- * service that started or failed a deployment), a recently active source `activeWeight` times. The
- * score grows without bound, so every source is reached: nothing starves.
+ * together are read `feedWeight` times as often as an application (one request names every service that
+ * started or failed a deployment); every other source has weight 1, so the rest is a round: each polled
+ * once every N/R hours with N sources and R requests an hour, the least staleness a plan can promise
+ * when a failure is as likely anywhere. (Recent activity once weighed 5: where deployments come at
+ * random, it took polls from the rest and doubled the p95 time to detection, BENCHMARKS.md, detection.)
+ * The score grows without bound, so every source is reached: nothing starves.
  */
-function weight(ref: SourceRef, s: SourceState, watch: Watchlist, now: number): number {
-  if (ref.kind === "webhook") return DISPATCH_POLICY.feedWeight / (watch.webhooksPerOrg.get(ref.organizationId) ?? 1);
-  const active = s.last_activity_at !== undefined && now - s.last_activity_at < DISPATCH_POLICY.activeMs;
-  return active ? DISPATCH_POLICY.activeWeight : 1;
+function weight(ref: SourceRef, watch: Watchlist): number {
+  return ref.kind === "webhook" ? DISPATCH_POLICY.feedWeight / (watch.webhooksPerOrg.get(ref.organizationId) ?? 1) : 1;
 }
 
 interface Candidate {
@@ -41,14 +43,20 @@ export interface Plan {
   changed: boolean;
 }
 
-/** Plans one tick: the polls to send now and the state to store before sending them. */
-export function planTick(prior: DispatchState | undefined, watch: Watchlist, now: number): Plan {
+/**
+ * Plans one tick: the polls to send now and the state to store before sending them. While the change
+ * feed's loop beats (`loop`, lib/ingest/feed-loop.ts) it reads the webhooks: their reads are folded in
+ * as polls, and the tick plans within the budget less the loop's share.
+ */
+export function planTick(prior: DispatchState | undefined, watch: Watchlist, now: number, loop?: FeedLoopState): Plan {
   const state = prior ?? initialState(watch, now);
-  let b = budget.reconfigure(state.budget, watch.requestsPerHour);
+  const looping = loopAlive(loop, now) && feedReserve(watch) > 0;
+  let b = budget.reconfigure(state.budget, watch.requestsPerHour - (looping ? feedReserve(watch) : 0));
   const sources: Record<string, SourceState> = {};
   for (const ref of watch.sources) {
     const key = sourceKey(ref);
-    if (state.sources[key]) sources[key] = state.sources[key]; // sources no longer watched are dropped
+    const s = looping && ref.kind === "webhook" ? withLoopRead(state.sources[key] ?? {}, loop.reads[key]) : state.sources[key];
+    if (s && (state.sources[key] || s.last_polled_at !== undefined)) sources[key] = s; // sources no longer watched are dropped
   }
   // A source never polled counts as a minute staler than the stalest: first in the round of its weight,
   // while the change feed keeps its place (a cold start reads the webhooks first, then every tick).
@@ -57,10 +65,10 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
   for (const ref of watch.sources) {
     const key = sourceKey(ref);
     const st = sources[key] ?? {};
-    if (!isDue(st, now)) continue;
+    if (!isDue(st, now) || (looping && ref.kind === "webhook")) continue;
     const tier = st.in_progress || st.backlog ? 0 : isHot(st, now) ? 1 : 2;
     const age = now - (st.last_polled_at ?? stalest - MINUTE);
-    const w = weight(ref, st, watch, now);
+    const w = weight(ref, watch);
     candidates.push({ ref, key, s: st, tier, weight: w, score: age * w });
   }
 
@@ -80,18 +88,6 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
   const newTick = silentSince === undefined || now - silentSince >= DISPATCH_POLICY.minIntervalMs;
   const changed = !prior || chosen.length > 0 || dropped || b !== state.budget || newTick;
   return { polls, state: changed ? next : state, changed };
-}
-
-/** A poll of a source: when it was last read, and the outage it has not been read since, if any. */
-export function pollRequest(source: SourceRef, s: SourceState, outage: DispatchState["outage"]): PollRequest {
-  const ok = lastOkAt(s);
-  const missedOutage = outage && (s.last_polled_at ?? -Infinity) < outage.to;
-  return {
-    source,
-    ...(ok !== undefined ? { previousPollAt: new Date(ok).toISOString() } : {}),
-    ...(missedOutage ? { outage: { from: new Date(outage.from).toISOString(), to: new Date(outage.to).toISOString() } } : {}),
-    ...(s.deferred ? { large: true } : {}),
-  };
 }
 
 /**
@@ -118,7 +114,7 @@ export function idleIntervalMs(watch: Watchlist): number {
   // The queue, saturated, spends the bucket's refill.
   const perMinute = budget.perMinute(budget.newBudget(watch.requestsPerHour, 0));
   if (watch.sources.length <= perMinute) return MINUTE;
-  const weights = watch.sources.map((ref) => weight(ref, {}, watch, 0)).sort((x, y) => y - x);
+  const weights = watch.sources.map((ref) => weight(ref, watch)).sort((x, y) => y - x);
   let rest = weights.reduce((sum, w) => sum + w, 0);
   // The heaviest sources are capped at one poll a tick; the others share what is left by weight.
   for (const [everyTick, w] of weights.entries()) {

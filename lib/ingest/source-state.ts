@@ -5,8 +5,9 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { DispatchState, SourceState, Watchlist } from "../model/dispatch.js";
+import type { SourceRef } from "../model/source.js";
 import type { DispatchStore } from "../model/dispatch-store.js";
-import type { PollResult } from "../model/poll.js";
+import type { PollRequest, PollResult } from "../model/poll.js";
 import * as budget from "./budget.js";
 import { DISPATCH_POLICY, MINUTE } from "./dispatch.js";
 
@@ -26,6 +27,18 @@ export function isHot(s: SourceState, now: number): boolean {
   const namedAt = s.hot_until - DISPATCH_POLICY.hotMs;
   const readSince = (s.last_polled_at ?? -Infinity) >= namedAt && !s.consecutive_failures;
   return !readSince;
+}
+
+/** A poll of a source: when it was last read, and the outage it has not been read since, if any. */
+export function pollRequest(source: SourceRef, s: SourceState, outage: DispatchState["outage"]): PollRequest {
+  const ok = lastOkAt(s);
+  const missedOutage = outage && (s.last_polled_at ?? -Infinity) < outage.to;
+  return {
+    source,
+    ...(ok !== undefined ? { previousPollAt: new Date(ok).toISOString() } : {}),
+    ...(missedOutage ? { outage: { from: new Date(outage.from).toISOString(), to: new Date(outage.to).toISOString() } } : {}),
+    ...(s.deferred ? { large: true } : {}),
+  };
 }
 
 /** A planned poll that did not happen (a 429, a deferred answer, an invocation Lambda refused): due again, its last success as it was. */

@@ -3,7 +3,7 @@
  * lib/store/dispatch-store.ts (DynamoDB), lib/store/memory/dispatch-store.ts (in memory); both are
  * checked by the same contract tests (test/support/dispatch-store-contract.ts).
  */
-import type { DispatchState } from "./dispatch.js";
+import type { DispatchState, FeedLoopState } from "./dispatch.js";
 
 export interface DispatchStore {
   get(name: string): Promise<DispatchState | undefined>;
@@ -20,4 +20,13 @@ export interface DispatchStore {
 export interface Updated {
   state: DispatchState | undefined;
   written: boolean;
+}
+
+/**
+ * The port the change feed's loop keeps its lease and reads through (lib/ingest/feed-loop.ts), with the
+ * same optimistic update as dispatch's state. Adapters beside DispatchStore's.
+ */
+export interface FeedLoopStore {
+  get(name: string): Promise<FeedLoopState | undefined>;
+  update(name: string, fn: (current: FeedLoopState | undefined) => FeedLoopState | undefined): Promise<{ state: FeedLoopState | undefined; written: boolean }>;
 }

@@ -65,6 +65,18 @@ export interface DispatchState {
   sources: Record<string, SourceState>;
 }
 
+/**
+ * The change feed's loop (lib/ingest/feed-loop.ts): a tick every few seconds that reads the feed and at
+ * once the services it names. Its own small item, so that a tick that finds nothing writes a few bytes,
+ * not dispatch's whole state.
+ */
+export interface FeedLoopState {
+  /** When a tick last claimed the loop (epoch ms): the lease. A tick sooner than the lease's gap after it is another loop's, and ends it. */
+  beat_at: number;
+  /** Webhook source key → when the loop last read it (epoch ms, planned time). */
+  reads: Record<string, number>;
+}
+
 /** What dispatch watches, from the configuration. */
 export interface Watchlist {
   sources: SourceRef[];

@@ -14,7 +14,7 @@ export const TTL_ATTRIBUTE = "expires_at";
 /** The TTL of an item written at `atMs` and kept for `retentionMs`, in epoch seconds. */
 export const expiresAfter = (atMs: number, retentionMs: number): number => Math.floor((atMs + retentionMs) / 1000);
 
-export type ItemType = "cursor" | "seen" | "record" | "record_ref" | "routine_batch" | "execution" | "service" | "incident" | "alert" | "directory" | "names" | "dispatch" | "quarantine";
+export type ItemType = "cursor" | "seen" | "record" | "record_ref" | "routine_batch" | "execution" | "service" | "incident" | "alert" | "directory" | "names" | "dispatch" | "feed_loop" | "quarantine";
 
 /** The key prefix of a batch of records that raised nothing (lib/store/routine-batches.ts): an index entry whose pk starts with it is a batch to expand. */
 export const BATCH_PREFIX = "RTN#";
@@ -42,6 +42,8 @@ export const keys = {
   /** Per organization: its project and member names from the platform, cached (lib/ingest/names.ts). */
   names: (organizationId: string) => ({ pk: `NAMES#${keyPart(organizationId)}`, sk: "ORGANIZATION" }),
   dispatch: (name: string) => ({ pk: `DISPATCH#${name}`, sk: "STATE" }),
+  /** The change feed's loop: its lease and the webhooks it read (lib/ingest/feed-loop.ts). */
+  feedLoop: (name: string) => ({ pk: `DISPATCH#${name}`, sk: "FEED_LOOP" }),
   /** A record that could not be stored or an alert that could not be published (lib/alerts/quarantine.ts). */
   quarantine: (id: string, stage: "ingest" | "publish") => ({ pk: `QUAR#${keyPart(id)}`, sk: stage.toUpperCase() }),
 } as const;

@@ -13,10 +13,10 @@
 import { gunzipSync, gzipSync } from "node:zlib";
 import { ConditionalCheckFailedException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { keys, TTL_ATTRIBUTE } from "../model/items.js";
+import { type ItemType, keys, TTL_ATTRIBUTE } from "../model/items.js";
 import { type Versioned, VersionedStates } from "./optimistic.js";
-import type { BudgetState, DispatchState, SourceState } from "../model/dispatch.js";
-import type { DispatchStore } from "../model/dispatch-store.js";
+import type { BudgetState, DispatchState, FeedLoopState, SourceState } from "../model/dispatch.js";
+import type { DispatchStore, FeedLoopStore } from "../model/dispatch-store.js";
 import { type SourceKind, parseSourceKey } from "../model/source.js";
 
 export interface DynamoDispatchStoreOptions {
@@ -30,25 +30,31 @@ export interface DynamoDispatchStoreOptions {
 
 const DEFAULT_RETENTION_MS = 400 * 86_400_000;
 
-export class DynamoDispatchStore extends VersionedStates<DispatchState> implements DispatchStore {
+/**
+ * Named states, one item each, written on a version attribute with a conditional put: dispatch's state
+ * and the change feed loop's share it.
+ */
+class DynamoVersionedItems<S, Stored extends object> extends VersionedStates<S> {
   private readonly doc: DynamoDBDocumentClient;
-  private readonly table: string;
   readonly writes = { count: 0 };
 
-  constructor(private readonly opts: DynamoDispatchStoreOptions) {
-    super("dispatch state", opts.maxAttempts);
+  constructor(
+    what: string,
+    private readonly opts: DynamoDispatchStoreOptions,
+    private readonly item: { key: (name: string) => { pk: string; sk: string }; type: ItemType; encode: (s: S) => Stored; decode: (stored: Stored) => S },
+  ) {
+    super(what, opts.maxAttempts);
     this.doc = DynamoDBDocumentClient.from(opts.client, { marshallOptions: { removeUndefinedValues: true } });
-    this.table = opts.tableName;
   }
 
-  protected async write(name: string, next: DispatchState, readVersion: number | undefined): Promise<boolean> {
+  protected async write(name: string, next: S, readVersion: number | undefined): Promise<boolean> {
     try {
       this.writes.count++;
       await this.doc.send(
         new PutCommand({
-          TableName: this.table,
+          TableName: this.opts.tableName,
           Item: {
-            ...keys.dispatch(name), item_type: "dispatch", version: (readVersion ?? 0) + 1, ...encodeDispatchState(next),
+            ...this.item.key(name), item_type: this.item.type, version: (readVersion ?? 0) + 1, ...this.item.encode(next),
             // Live state, rewritten every tick: the TTL only removes it once Lookout is gone for a retention.
             [TTL_ATTRIBUTE]: Math.floor((Date.now() + (this.opts.retentionMs ?? DEFAULT_RETENTION_MS)) / 1000),
           },
@@ -63,9 +69,27 @@ export class DynamoDispatchStore extends VersionedStates<DispatchState> implemen
     }
   }
 
-  protected async read(name: string): Promise<Versioned<DispatchState> | undefined> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.dispatch(name), ConsistentRead: true }));
-    return Item ? { state: decodeDispatchState(Item as StoredDispatch), version: Item.version as number } : undefined;
+  protected async read(name: string): Promise<Versioned<S> | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.opts.tableName, Key: this.item.key(name), ConsistentRead: true }));
+    return Item ? { state: this.item.decode(Item as Stored), version: Item.version as number } : undefined;
+  }
+}
+
+export class DynamoDispatchStore extends DynamoVersionedItems<DispatchState, StoredDispatch> implements DispatchStore {
+  constructor(opts: DynamoDispatchStoreOptions) {
+    super("dispatch state", opts, { key: keys.dispatch, type: "dispatch", encode: encodeDispatchState, decode: decodeDispatchState });
+  }
+}
+
+/** The change feed loop's lease and reads: a small item beside dispatch's, written at each of its ticks. */
+export class DynamoFeedLoopStore extends DynamoVersionedItems<FeedLoopState, FeedLoopState> implements FeedLoopStore {
+  constructor(opts: DynamoDispatchStoreOptions) {
+    super("change feed loop", opts, {
+      key: keys.feedLoop,
+      type: "feed_loop",
+      encode: (s) => ({ beat_at: s.beat_at, reads: s.reads }),
+      decode: (stored) => ({ beat_at: Number(stored.beat_at), reads: stored.reads ?? {} }),
+    });
   }
 }
 

@@ -1,0 +1,105 @@
+/**
+ * The change feed's loop (docs/architecture.md, "The change feed's loop"): every `everyMs` a tick reads
+ * the feed — the stalest watched webhook's delivery log, one request — and at once polls the services
+ * whose deployments it names (started, failed, ended), so a failure is read seconds after the platform
+ * delivered its event, not at the next minute. Dispatch's minute tick plans everything else as before;
+ * while the loop beats, it leaves the webhooks and the loop's share of the budget to it, and when the
+ * loop is lost it reads the feed itself again.
+ *
+ * Pure: the loop's lease and reads come from and go back to a FeedLoopStore, dispatch's state from a
+ * DispatchStore; the clock is passed in.
+ */
+import type { DispatchState, FeedLoopState, SourceState, Watchlist } from "../model/dispatch.js";
+import type { PollRequest } from "../model/poll.js";
+import { type SourceRef, sourceKey } from "../model/source.js";
+import * as budget from "./budget.js";
+import { isHot, polled, pollRequest } from "./source-state.js";
+
+const HOUR = 3_600_000;
+
+export const FEED_LOOP = {
+  /** A tick every this long: the feed is read within it of a delivery. */
+  everyMs: 10_000,
+  /**
+   * The lease: a tick less than this after the last claimed one belongs to a second loop, and that loop
+   * ends there. Ticks of one loop come at least `everyMs` apart, so two loops never double the reads: of
+   * any two, one is refused at its next tick.
+   */
+  leaseGapMs: 9_500,
+  /** No tick for this long: the loop is lost. The minute tick reads the feed again and dispatch starts a new loop. */
+  lostAfterMs: 30_000,
+  /** The most of the request budget the loop may take. Below one read a tick, there is no loop: the minute tick reads the feed. */
+  maxShare: 0.4,
+} as const;
+
+/** Reads an hour one feed read a tick can take at most, the lease's gap apart. */
+const READS_AN_HOUR_A_SLOT = Math.ceil(HOUR / FEED_LOOP.leaseGapMs);
+
+/** Feed reads a tick: the watched webhooks, within the loop's share of the budget; 0: no loop. */
+export function feedReadsPerTick(watch: Pick<Watchlist, "sources" | "requestsPerHour">): number {
+  const webhooks = watch.sources.filter((s) => s.kind === "webhook").length;
+  return Math.min(webhooks, Math.floor((watch.requestsPerHour * FEED_LOOP.maxShare) / READS_AN_HOUR_A_SLOT));
+}
+
+/** Requests an hour the loop may send at most: while it beats, the minute tick plans within the rest. */
+export const feedReserve = (watch: Pick<Watchlist, "sources" | "requestsPerHour">): number => feedReadsPerTick(watch) * READS_AN_HOUR_A_SLOT;
+
+/** Whether a loop is reading the feed: it ticked lately. */
+export const loopAlive = (loop: FeedLoopState | undefined, now: number): loop is FeedLoopState =>
+  loop !== undefined && now - loop.beat_at < FEED_LOOP.lostAfterMs;
+
+/** A source's state with the loop's last read of it counted as a poll of dispatch's (the minute tick folds them in). */
+export function withLoopRead(s: SourceState, readAt: number | undefined): SourceState {
+  return readAt !== undefined && readAt > (s.last_polled_at ?? -Infinity) ? polled(s, readAt) : s;
+}
+
+export interface FeedClaim {
+  loop: FeedLoopState;
+  /** The feed reads of this tick (none while the platform holds requests back: the tick still beats). */
+  polls: PollRequest[];
+}
+
+/**
+ * A tick's claim on the loop and its feed reads: the stalest webhooks not backing off. Undefined when
+ * another tick claimed the loop within the lease's gap: this tick is a second loop's, which ends here.
+ */
+export function claimFeedTick(loop: FeedLoopState | undefined, dispatch: DispatchState | undefined, watch: Watchlist, now: number): FeedClaim | undefined {
+  if (loop && now - loop.beat_at < FEED_LOOP.leaseGapMs) return undefined;
+  const reads: Record<string, number> = {};
+  for (const [key, at] of Object.entries(loop?.reads ?? {})) if (watch.keys.has(key)) reads[key] = at; // webhooks no longer watched are dropped
+  const mayRead = !dispatch || budget.platformAllows(dispatch.budget, now);
+  const webhooks = watch.sources
+    .filter((ref) => ref.kind === "webhook")
+    .map((ref) => {
+      const key = sourceKey(ref);
+      return { ref, key, s: withLoopRead(dispatch?.sources[key] ?? {}, reads[key]) };
+    })
+    .filter((w) => w.s.next_allowed_at === undefined || now >= w.s.next_allowed_at)
+    .sort((x, y) => (x.s.last_polled_at ?? -Infinity) - (y.s.last_polled_at ?? -Infinity) || x.key.localeCompare(y.key));
+  const chosen = mayRead ? webhooks.slice(0, feedReadsPerTick(watch)) : [];
+  for (const w of chosen) reads[w.key] = now;
+  return { loop: { beat_at: now, reads }, polls: chosen.map((w) => pollRequest(w.ref, w.s, dispatch?.outage)) };
+}
+
+/**
+ * The services the feed named since they were last read, polled now within the budget (the bucket,
+ * burst included: activity is what the burst is kept for). What the budget cannot take stays hot, and
+ * the minute tick reads it first.
+ */
+export function planHot(state: DispatchState, watch: Watchlist, now: number): { polls: PollRequest[]; state: DispatchState } {
+  const hot: Array<{ ref: SourceRef; key: string; s: SourceState }> = [];
+  for (const ref of watch.sources) {
+    if (ref.kind === "webhook") continue;
+    const key = sourceKey(ref);
+    const s = state.sources[key];
+    if (s && isHot(s, now) && (s.next_allowed_at === undefined || now >= s.next_allowed_at)) hot.push({ ref, key, s });
+  }
+  const chosen = hot.slice(0, budget.available(state.budget, now));
+  if (!chosen.length) return { polls: [], state };
+  const sources = { ...state.sources };
+  for (const c of chosen) sources[c.key] = polled(c.s, now);
+  return {
+    polls: chosen.map((c) => pollRequest(c.ref, c.s, state.outage)),
+    state: { ...state, budget: budget.spend(state.budget, chosen.length, now), sources },
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * The change feed's loop (lib/ingest/feed-loop.ts): its lease lets one loop read the feed however many
+ * are started, its reads go round the watched webhooks within its share of the budget, the minute tick
+ * leaves the webhooks and that share to it while it beats and takes them back when it is lost, and what
+ * the feed names is polled at once within the budget.
+ */
+import { describe, expect, it } from "vitest";
+import type { DispatchState, FeedLoopState, Watchlist } from "../../lib/model/dispatch.js";
+import { claimFeedTick, FEED_LOOP, feedReadsPerTick, feedReserve, planHot } from "../../lib/ingest/feed-loop.js";
+import { planTick } from "../../lib/ingest/plan.js";
+import { initialState } from "../../lib/ingest/source-state.js";
+import { watchlist } from "../../lib/ingest/watchlist.js";
+import * as budget from "../../lib/ingest/budget.js";
+import { DISPATCH_POLICY } from "../../lib/ingest/dispatch.js";
+import { sourceKey } from "../../lib/model/source.js";
+
+const T0 = Date.parse("2026-03-02T10:00:00Z");
+const ORG = "0a000000-0000-4000-8000-000000000000";
+const id = (p: string, i: number) => `${p}${String(i).padStart(7, "0")}-0000-4000-8000-000000000000`;
+
+function watchOf(o: { apps: number; webhooks: number; rph?: number }): Watchlist {
+  return watchlist({
+    platform: { url: "http://x", tokenRef: "env:T", auth: "token", requestsPerHour: o.rph ?? 1000, timeoutMs: 10_000 },
+    watch: [{ organization: ORG, webhooks: Array.from({ length: o.webhooks }, (_, i) => id("b", i)), clusters: [], applications: Array.from({ length: o.apps }, (_, i) => ({ id: id("a", i) })) }],
+  });
+}
+const hook = (i: number) => sourceKey({ kind: "webhook", organizationId: ORG, id: id("b", i) });
+const dep = (i: number) => sourceKey({ kind: "deployment", organizationId: ORG, id: id("a", i) });
+
+describe("the loop's share of the budget", () => {
+  it("one feed read a tick at 1000 requests an hour: at most 379 an hour, the lease's gap apart; no loop without webhooks or below the share", () => {
+    expect(feedReadsPerTick(watchOf({ apps: 5, webhooks: 3 }))).toBe(1);
+    expect(feedReserve(watchOf({ apps: 5, webhooks: 3 }))).toBe(Math.ceil(3_600_000 / FEED_LOOP.leaseGapMs));
+    expect(feedReadsPerTick(watchOf({ apps: 5, webhooks: 0 }))).toBe(0);
+    expect(feedReadsPerTick(watchOf({ apps: 5, webhooks: 1, rph: 600 }))).toBe(0);
+    expect(feedReadsPerTick(watchOf({ apps: 5, webhooks: 3, rph: 5000 }))).toBe(3);
+  });
+});
+
+describe("the lease", () => {
+  const watch = watchOf({ apps: 3, webhooks: 1 });
+
+  it("a tick sooner than the lease's gap after the last is refused; one a gap later claims", () => {
+    const first = claimFeedTick(undefined, undefined, watch, T0)!;
+    expect(first.polls).toHaveLength(1);
+    expect(claimFeedTick(first.loop, undefined, watch, T0 + FEED_LOOP.leaseGapMs - 1)).toBeUndefined();
+    expect(claimFeedTick(first.loop, undefined, watch, T0 + FEED_LOOP.everyMs)?.polls).toHaveLength(1);
+  });
+
+  it("two loops at any phase: within two rounds one is left, and the feed is read no more than one loop would", () => {
+    for (const phase of [0, 1, 3_000, 7_000, 9_400, 9_500, 9_600, 9_999]) {
+      let loop: FeedLoopState | undefined;
+      // Each loop's next tick comes its period after its last (10 s, plus a little delivery jitter).
+      const next = [T0, T0 + phase];
+      const alive = [true, true];
+      const claims: number[] = [];
+      for (let round = 0; round < 30; round++) {
+        const i = next[0]! <= next[1]! ? 0 : 1;
+        if (!alive[0] && !alive[1]) break;
+        if (!alive[i]) {
+          next[i] = Infinity;
+          continue;
+        }
+        const claim = claimFeedTick(loop, undefined, watch, next[i]!);
+        if (!claim) alive[i] = false;
+        else {
+          loop = claim.loop;
+          claims.push(next[i]!);
+        }
+        next[i] = alive[i] ? next[i]! + FEED_LOOP.everyMs + (round % 3) * 37 : Infinity;
+      }
+      expect(alive.filter(Boolean), `phase ${phase}`).toHaveLength(1);
+      // Claims never closer than the gap: no doubled reads.
+      for (let k = 1; k < claims.length; k++) expect(claims[k]! - claims[k - 1]!).toBeGreaterThanOrEqual(FEED_LOOP.leaseGapMs);
+    }
+  });
+});
+
+describe("the feed reads", () => {
+  it("go round the webhooks, the least recently read first, skipping one that backs off", () => {
+    const watch = watchOf({ apps: 3, webhooks: 3 });
+    let loop: FeedLoopState | undefined;
+    const read: string[] = [];
+    for (let k = 0; k < 6; k++) {
+      const c = claimFeedTick(loop, undefined, watch, T0 + k * FEED_LOOP.everyMs)!;
+      loop = c.loop;
+      read.push(...c.polls.map((p) => sourceKey(p.source)));
+    }
+    expect(read).toEqual([hook(0), hook(1), hook(2), hook(0), hook(1), hook(2)]);
+    const backingOff: DispatchState = { ...initialState(watch, T0), sources: { [hook(0)]: { consecutive_failures: 2, next_allowed_at: T0 + 10 * 60_000 } } };
+    const c = claimFeedTick(loop, backingOff, watch, T0 + 6 * FEED_LOOP.everyMs)!;
+    expect(c.polls.map((p) => sourceKey(p.source))).toEqual([hook(1)]);
+  });
+
+  it("none while the platform holds requests back (a 429's wait): the tick still beats, so no second loop starts", () => {
+    const watch = watchOf({ apps: 3, webhooks: 1 });
+    const throttled: DispatchState = { ...initialState(watch, T0), budget: { ...budget.newBudget(1000, T0), throttled_until: T0 + 60_000 } };
+    const c = claimFeedTick(undefined, throttled, watch, T0)!;
+    expect(c.polls).toEqual([]);
+    expect(c.loop.beat_at).toBe(T0);
+  });
+
+  it("a read says when the webhook was last read, the loop's reads counted", () => {
+    const watch = watchOf({ apps: 3, webhooks: 1 });
+    const c = claimFeedTick({ beat_at: T0 - 20_000, reads: { [hook(0)]: T0 - 20_000 } }, initialState(watch, T0), watch, T0)!;
+    expect(c.polls[0]!.previousPollAt).toBe(new Date(T0 - 20_000).toISOString());
+  });
+});
+
+describe("the minute tick beside the loop", () => {
+  const watch = watchOf({ apps: 20, webhooks: 2 });
+  const loop: FeedLoopState = { beat_at: T0 - 5_000, reads: { [hook(0)]: T0 - 15_000, [hook(1)]: T0 - 5_000 } };
+
+  it("while the loop beats, leaves the webhooks to it, counts its reads as polls, and plans within the budget less the loop's share", () => {
+    const plan = planTick(undefined, watch, T0, loop);
+    expect(plan.polls.map((p) => p.source.kind)).not.toContain("webhook");
+    expect(plan.state.sources[hook(1)]?.last_polled_at).toBe(T0 - 5_000);
+    expect(plan.state.budget.configured).toBe(1000 - feedReserve(watch));
+  });
+
+  it("once the loop is lost, reads the webhooks itself with the whole budget", () => {
+    const lost = { ...loop, beat_at: T0 - FEED_LOOP.lostAfterMs - 1 };
+    const plan = planTick(undefined, watch, T0, lost);
+    expect(plan.polls.map((p) => p.source.kind)).toContain("webhook");
+    expect(plan.state.budget.configured).toBe(1000);
+  });
+});
+
+describe("what the feed names", () => {
+  const watch = watchOf({ apps: 20, webhooks: 1 });
+  const named = (state: DispatchState, key: string, at: number): DispatchState =>
+    ({ ...state, sources: { ...state.sources, [key]: { ...state.sources[key], hot_until: at + DISPATCH_POLICY.hotMs } } });
+
+  it("is polled at once, even when it was read seconds ago (an execution in progress named as failed), and only once", () => {
+    let state: DispatchState = { ...initialState(watch, T0), sources: { [dep(3)]: { last_polled_at: T0 - 20_000, in_progress: 1 } } };
+    state = named(state, dep(3), T0);
+    const plan = planHot(state, watch, T0);
+    expect(plan.polls.map((p) => sourceKey(p.source))).toEqual([dep(3)]);
+    expect(planHot(plan.state, watch, T0 + 10_000).polls).toEqual([]);
+    expect(budget.spentInWindow(plan.state.budget, T0)).toBe(1);
+  });
+
+  it("waits for the minute tick when the bucket is empty or the source backs off", () => {
+    const empty: DispatchState = { ...initialState(watch, T0), budget: { ...budget.newBudget(1000, T0), tokens: 0 } };
+    expect(planHot(named(empty, dep(1), T0), watch, T0).polls).toEqual([]);
+    const failing: DispatchState = { ...initialState(watch, T0), sources: { [dep(2)]: { last_polled_at: T0 - 60_000, consecutive_failures: 1, next_allowed_at: T0 + 60_000 } } };
+    expect(planHot(named(failing, dep(2), T0), watch, T0).polls).toEqual([]);
+  });
+});
