@@ -28,6 +28,7 @@ export type Cfn = Record<string, unknown>;
 export const FUNCTIONS = {
   dispatch: { logicalId: "Dispatch", suffix: "dispatch" },
   poll: { logicalId: "Poll", suffix: "poll" },
+  feedTick: { logicalId: "FeedTick", suffix: "feed-tick" },
   publish: { logicalId: "Publish", suffix: "publish" },
   notifySlack: { logicalId: "NotifySlack", suffix: "notify-slack" },
   notifyEmail: { logicalId: "NotifyEmail", suffix: "notify-email" },
@@ -57,7 +58,8 @@ export const DEAD_LETTER_QUEUES = {
 /**
  * The queues dispatch samples every five minutes (lib/app/cloud/queue-gauge.ts), in WATCHED_QUEUES:
  * a dead letter raises `dead_letters` at once, a work queue or inbox not emptied for 15 minutes
- * `queue_backlog` (docs/deploy.md, "Alarms").
+ * `queue_backlog` (docs/deploy.md, "Alarms"). Not the change feed's loop's queue: its one message is
+ * always there, delayed or in flight, and dispatch watches the loop by its lease instead.
  */
 export function watchedQueues(): Array<{ queue: string; dead_letter: boolean; what: string }> {
   return [
@@ -281,6 +283,8 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
       allow("DispatchState", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"], [TABLE]),
       allow("InvokePollAndFlush", ["lambda:InvokeFunction"], (["poll", "notifySlack", "notifyEmail", "notifyHttp"] as const).map((f) => getAtt(`${FUNCTIONS[f].logicalId}LambdaFunction`, "Arn"))),
       allow("WatchQueues", ["sqs:GetQueueAttributes"], watchedQueues().map((q) => getAtt(q.queue, "Arn"))),
+      // Starts the change feed's loop when it is lost (a tick's message).
+      allow("StartFeedLoop", ["sqs:SendMessage"], [getAtt("FeedLoopQueue", "Arn")]),
       ...platform,
     ],
     // Conditional puts and transactions (TransactWriteItems is authorized per item: PutItem and
@@ -288,6 +292,14 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
     // directory; no index is queried.
     poll: [
       allow("OnFailureDestination", ["sqs:SendMessage"], [getAtt("PollDeadLetterQueue", "Arn")]),
+      allow("IngestStore", ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"], [TABLE]),
+      ...platform,
+    ],
+    // The change feed's loop: consumes a tick's message and sends the next; reads and writes its lease
+    // and dispatch's state; polls as the poll function does.
+    feedTick: [
+      consumeQueue("FeedLoopQueue"),
+      allow("RenewLoop", ["sqs:SendMessage"], [getAtt("FeedLoopQueue", "Arn")]),
       allow("IngestStore", ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"], [TABLE]),
       ...platform,
     ],

@@ -238,7 +238,11 @@ export interface FeedTickOutcome {
  * loop's own reads go to its small item), and the news and the polls it calls for in one write.
  */
 export async function feedTick(
-  d: { dispatch: DispatchStore; loops: FeedLoopStore; watch: Watchlist; pollDeps: PollDeps },
+  d: {
+    dispatch: DispatchStore; loops: FeedLoopStore; watch: Watchlist; pollDeps: PollDeps;
+    /** Once the lease is won, before the reads: the cloud's loop sends its next tick's message. */
+    renew?: () => Promise<void>;
+  },
   now: number,
   name = DISPATCH_NAME,
 ): Promise<FeedTickOutcome> {
@@ -247,6 +251,7 @@ export async function feedTick(
   let claim: FeedClaim | undefined;
   await d.loops.update(name, (current) => (claim = claimFeedTick(current, state, d.watch, now))?.loop);
   if (!claim) return { claimed: false, results: [] };
+  await d.renew?.();
   const feed = await pollTogether(claim.polls, d.pollDeps);
   let hot: PollRequest[] = [];
   if (feed.length) {

@@ -171,7 +171,12 @@ describe("the packaged stack", () => {
     const secrets = ["kms:Decrypt", "ssm:GetParameter"];
     const sorted = (...xs: string[][]) => xs.flat().sort();
     // Query: whether alerts are held for a receiver's digest (one key read a receiver).
-    expect(actionsOf("dispatch")).toEqual(sorted(logs, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "lambda:InvokeFunction", "sqs:GetQueueAttributes"], secrets));
+    // sqs:SendMessage: starts the change feed's loop when it is lost.
+    expect(actionsOf("dispatch")).toEqual(sorted(logs, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "lambda:InvokeFunction", "sqs:GetQueueAttributes", "sqs:SendMessage"], secrets));
+    // The loop's ticks: consumed, and the next one sent; it polls as the poll function does.
+    expect(actionsOf("feedTick")).toEqual(
+      sorted(logs, consume, ["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage"], secrets),
+    );
     expect(actionsOf("poll")).toEqual(
       // sqs:SendMessage: Lambda sends an invocation that failed every attempt to its on-failure destination with the function's role.
       sorted(logs, ["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage"], secrets),
@@ -545,7 +550,8 @@ describe("the packaged stack", () => {
     // Every queue of the template, each by its URL, dead-letter queues marked: dispatch samples them.
     const env = resources.DispatchLambdaFunction!.Properties.Environment.Variables.WATCHED_QUEUES;
     const watched = JSON.parse(env["Fn::Sub"]) as Array<{ queue: string; url: string; dead_letter: boolean; what: string }>;
-    const queues = ofType("AWS::SQS::Queue").map(([id]) => id);
+    // All but the change feed's loop: its one message is always there, delayed or in flight, by design.
+    const queues = ofType("AWS::SQS::Queue").map(([id]) => id).filter((id) => id !== "FeedLoopQueue");
     expect(watched.map((q) => q.queue).sort()).toEqual(queues.sort());
     for (const q of watched) {
       expect(q.url).toBe(`\${${q.queue}}`);
@@ -672,6 +678,7 @@ describe("the packaged bundles", () => {
         }
         await sqs.send(new SendMessageCommand({ QueueUrl: urls.PollDeadLetterQueue, MessageBody: "{}" }));
         const watched = (resources.DispatchLambdaFunction!.Properties.Environment.Variables.WATCHED_QUEUES["Fn::Sub"] as string).replace(/\$\{(\w+)\}/g, (_, q: string) => urls[q]!);
+        const feedLoop = (await sqs.send(new CreateQueueCommand({ QueueName: "lookout-stack-test-FeedLoopQueue" }))).QueueUrl!;
         const dir = join(work, "dispatch");
         const out = (await runBundle(dir, extract("dispatch", dir), {
           ...awsEnv(),
@@ -682,8 +689,12 @@ describe("the packaged bundles", () => {
           NOTIFY_EMAIL_FUNCTION_NAME: "lookout-prod-notify-email",
           NOTIFY_HTTP_FUNCTION_NAME: "lookout-prod-notify-http",
           WATCHED_QUEUES: watched,
+          FEED_LOOP_QUEUE_URL: feedLoop,
           LOOKOUT_CONFIG_FILE: join(dir, CONFIG_FILE),
         }, {})) as { planned: number; sent: number; flushed: string[] };
+        // No loop beats yet (a new stack): dispatch started one, a tick's message at once.
+        const tick = await sqs.send(new ReceiveMessageCommand({ QueueUrl: feedLoop, MaxNumberOfMessages: 10 }));
+        expect((tick.Messages ?? []).map((m) => JSON.parse(m.Body!))).toEqual([{ lookout: "feed-tick" }]);
         expect(out.planned).toBeGreaterThan(0);
         expect(out).toMatchObject({ sent: out.planned, flushed: [] });
         const polls = lambda.accepted.map((a) => { expect(a.name).toBe("lookout-prod-poll"); return (a.event as { polls: unknown[] }).polls.length; });

@@ -9,14 +9,16 @@ import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import type { Context } from "aws-lambda";
-import { planPolls, raiseHealth, unplanPolls, watchQueues } from "../../ingest/cycle.js";
+import { DISPATCH_NAME, planPolls, raiseHealth, unplanPolls, watchQueues } from "../../ingest/cycle.js";
+import { feedReadsPerTick, loopAlive } from "../../ingest/feed-loop.js";
+import type { FeedLoopQueue } from "./feed-tick.js";
 import type { QueueSample } from "../../alerts/health.js";
 import type { IngestStore } from "../../model/ingest-store.js";
 import type { HealthSettings } from "../../config/load.js";
-import type { Watchlist } from "../../model/dispatch.js";
+import type { FeedLoopState, Watchlist } from "../../model/dispatch.js";
 import { sourceKey } from "../../model/source.js";
 import type { PollRequest } from "../../model/poll.js";
-import type { DispatchStore } from "../../model/dispatch-store.js";
+import type { DispatchStore, FeedLoopStore } from "../../model/dispatch-store.js";
 import type { IngestServices } from "../ingest.js";
 import type { NotifyStore } from "../../model/notify-store.js";
 import { escalationKinds, type Receiver, type Route } from "../../config/route-types.js";
@@ -90,6 +92,8 @@ export interface DispatchHandlerDeps {
   health?: HealthSettings;
   /** Lookout's queues, watched for dead letters and backlogs (absent on one machine: no queues). */
   queues?: QueueGauge;
+  /** The change feed's loop: its lease (read each tick), and its queue, where a lost loop is started again (absent on one machine: its run loop ticks it). */
+  feedLoop?: { loops: FeedLoopStore; queue: FeedLoopQueue };
   now?: () => number;
 }
 
@@ -101,12 +105,13 @@ export interface DispatchOutcome {
 }
 
 /** Dispatch's deps from the composed services and the cloud's adapters. */
-export const dispatchDeps = (s: IngestServices, polls: PollSender, queues?: QueueGauge, digests?: DigestFlusher): DispatchHandlerDeps => ({
+export const dispatchDeps = (s: IngestServices, polls: PollSender, queues?: QueueGauge, digests?: DigestFlusher, feedLoop?: FeedLoopQueue): DispatchHandlerDeps => ({
   store: s.dispatch,
   watch: s.watch,
   polls,
   ...(queues ? { queues } : {}),
   ...(digests ? { digests } : {}),
+  ...(feedLoop ? { feedLoop: { loops: s.loops, queue: feedLoop } } : {}),
   outbox: s.pollDeps.store,
   health: s.config.health,
 });
@@ -139,18 +144,26 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
     // not hold back what a person is waiting for), and any failure fails the tick after both.
     const outcome = await sendPolls(d, now, logger).catch((err: unknown) => {
       unread ??= err;
-      return { planned: 0, sent: 0 };
+      return { planned: 0, sent: 0, loop: undefined };
     });
     const flushed = d.digests ? await flushHeld(d.digests, now, (err) => void (unread ??= err)) : [];
-    logger.info("tick planned", { ...outcome, flushed });
+    // A lost loop (or none yet: a new stack) is started; two started at once keep one (the lease).
+    if (d.feedLoop && feedReadsPerTick(d.watch) && !loopAlive(outcome.loop, now)) {
+      await d.feedLoop.queue.tick(0).then(() => {
+        metrics.addMetric("FeedLoopsStarted", MetricUnit.Count, 1);
+        logger.warn("change feed loop started", { last_tick_at: outcome.loop ? new Date(outcome.loop.beat_at).toISOString() : "never" });
+      }, (err: unknown) => void (unread ??= err));
+    }
+    const { loop: _, ...counts } = outcome;
+    logger.info("tick planned", { ...counts, flushed });
     // Queues that could not be watched, polls not sent, or held digests not flushed fail the tick, so
     // its errors alarm says so (a digest not flushed is tried again at the next tick).
     if (unread) throw unread;
-    return { ...outcome, flushed };
+    return { ...counts, flushed };
   };
   /** Plans the tick's polls, raises what the state says of polling's health, and sends the polls. */
-  async function sendPolls(d: DispatchHandlerDeps, now: number, log: typeof logger): Promise<{ planned: number; sent: number }> {
-    const { polls, state } = await planPolls(d.store, d.watch, now);
+  async function sendPolls(d: DispatchHandlerDeps, now: number, log: typeof logger): Promise<{ planned: number; sent: number; loop: FeedLoopState | undefined }> {
+    const { polls, state, loop } = await planPolls(d.store, d.watch, now, DISPATCH_NAME, d.feedLoop?.loops);
     // A send that fails is retried once. What still fails was not polled after all: its sources are due
     // again and stay stale (polling_stalled), and the tick fails, naming why, so its errors alarm says so.
     let { unsent, reasons } = await d.polls.send(polls);
@@ -166,7 +179,7 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
       throw new Error(`${unsent.length} of ${polls.length} polls could not be sent to the poll function: ${reasons.join("; ")}`);
     }
     if (health) throw health;
-    return { planned: polls.length, sent: polls.length };
+    return { planned: polls.length, sent: polls.length, loop };
   }
 
   return middy(base).use(injectLambdaContext(logger)).use(logMetrics(metrics));
