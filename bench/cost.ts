@@ -30,6 +30,9 @@ export const PRICES = {
   dynamoPitrGbMonth: 0.2,
   alarmMonth: 0.1,
   kmsKeyMonth: 1.0,
+  /** Step Functions Express: per execution, and per GB-second (billed by 64 MB and 100 ms). */
+  sfnExpressRequest: 1.0 / 1e6,
+  sfnExpressGbSecond: 0.00001667,
 } as const;
 
 /** The stack's CloudWatch alarms (infra/stack.ts), each billed a month; it keeps no KMS key of its own (infra/bus.yml). */
@@ -51,6 +54,8 @@ const MONTH_DAYS = 365 / 12;
 /** From serverless.yml: memory (MB), and the event sources' batch sizes. Durations are assumed (not measured in AWS). */
 const FUNCTIONS = {
   dispatch: { mb: 256, ms: 200 },
+  // The change feed's loop: a feed read, and now and then the services it names.
+  feedTick: { mb: 512, ms: 250 },
   // Up to ten sources an invocation, polled at once (serverless.yml): a batch lasts about as long as its
   // slowest poll, assumed half again as long as one poll alone (400 ms).
   poll: { mb: 512, ms: 600, batch: 10 },
@@ -59,7 +64,7 @@ const FUNCTIONS = {
 } as const;
 
 /** Log bytes per invocation: START/END/REPORT lines (~350 B) and a few Powertools JSON lines (~350 B each). */
-const LOG_BYTES = { dispatch: 1_050, poll: 1_400, publish: 700, notify: 1_050 } as const;
+const LOG_BYTES = { dispatch: 1_050, feedTick: 700, poll: 1_400, publish: 700, notify: 1_050 } as const;
 
 /**
  * Lambda's SQS event source long-polls each queue with 5 pollers, 20 s each, busy or not (assumed, AWS
@@ -68,6 +73,8 @@ const LOG_BYTES = { dispatch: 1_050, poll: 1_400, publish: 700, notify: 1_050 } 
  */
 const SQS_IDLE_RECEIVES_PER_MINUTE = 5 * 3;
 const SQS_QUEUES = { standard: 0, fifo: 4 } as const;
+/** The change feed's loop's queue (standard), polled like the others while a loop runs; a tick sends, receives and deletes one message. */
+const FEED_LOOP_REQUESTS_PER_TICK = 3;
 /** Dispatch samples every queue of the stack every five minutes (GetQueueAttributes), priced as FIFO requests: an upper bound. */
 const QUEUE_SAMPLES_PER_TICK = watchedQueues().length / 5;
 
@@ -112,7 +119,7 @@ async function storedBytes(client: DynamoDBClient, tableName: string): Promise<S
 const EMPTY_DAY: DayResult = {
   deployments: 0, clusterRuns: 0, failures: 0, missed: [], suppressedAfterFirstSight: 0, clusterErrorsAlerted: 0, polls: 0, requests: 0,
   maxRequestsInAnHour: 0, requestsPerHourAllowed: 0, failedPolls: 0, newRecords: 0, writes: 0, dynamoCalls: {},
-  dynamoUnits: { read: 0, write: 0, writesByItem: {} }, ticks: 0, dispatchWrites: 0, sources: 0,
+  dynamoUnits: { read: 0, write: 0, writesByItem: {} }, ticks: 0, dispatchWrites: 0, loopTicks: 0, sources: 0,
   messages: { alerts: 0, incidents: 0, before: 0, after: 0, repeats: 0 },
 };
 
@@ -135,7 +142,8 @@ export function monthlyCost(r: DayResult, hours: number, storedByteMonths: numbe
   // amendment (changes_listed) is one more message in the incident's conversation.
   const emails = (r.messages.alerts - r.messages.repeats) * scale;
   // Dispatch invokes a notify function to flush held digests only at a tick where alerts are held (storms).
-  const inv = { dispatch: ticks, poll: pollInvocations, publish: alerts, notify: 2 * alerts };
+  const loopTicks = r.loopTicks * scale;
+  const inv = { dispatch: ticks, feedTick: loopTicks, poll: pollInvocations, publish: alerts, notify: 2 * alerts };
   const gbSeconds = (Object.keys(inv) as Array<keyof typeof inv>).reduce((sum, f) => sum + inv[f] * (FUNCTIONS[f].mb / 1024) * (FUNCTIONS[f].ms / 1000), 0);
   const invocations = Object.values(inv).reduce((a, b) => a + b, 0);
 
@@ -148,7 +156,7 @@ export function monthlyCost(r: DayResult, hours: number, storedByteMonths: numbe
 
   const idle = SQS_IDLE_RECEIVES_PER_MINUTE * 60 * MONTH_HOURS;
   // Sends and deletes: each alert into and out of two inboxes and two queues (the polls are invocations, no queue).
-  const sqs = SQS_QUEUES.standard * idle;
+  const sqs = SQS_QUEUES.standard * idle + (loopTicks ? idle + FEED_LOOP_REQUESTS_PER_TICK * loopTicks : 0);
   const sqsFifo = SQS_QUEUES.fifo * idle + 2 * 2 * 2 * alerts + QUEUE_SAMPLES_PER_TICK * ticks;
   const logBytes = (Object.keys(inv) as Array<keyof typeof inv>).reduce((sum, f) => sum + inv[f] * LOG_BYTES[f], 0);
   const lines: CostLine[] = [
@@ -182,8 +190,8 @@ export async function benchCost(): Promise<void> {
       `Local, dispatch's state in the table as deployed; it counts ticks, polls and alerts, and DynamoDB Local reports the read and write units ` +
       `each call consumed (item sizes, transactions and the audit indexes' entries included; a refused conditional write counts one unit); ` +
       `the period is scaled to a 730-hour month. Invocations follow ` +
-      `the schedule (dispatch every minute; poll once per ten sources of a tick (dispatch invokes it asynchronously with up to ten polls, polled at once, dispatch's state written once a batch); publish, Slack notify and email notify per alert, one email per alert but repeats within an incident); memory sizes ` +
-      `from serverless.yml; durations assumed (dispatch 200 ms, a poll batch 600 ms, publish 150 ms, notify 500 ms); log bytes estimated per invocation ` +
+      `the schedule (dispatch every minute; the change feed's loop every 10 s while the feed is watched, each tick an invocation and 3 standard SQS requests (send, receive, delete), its queue polled like the others, its DynamoDB use measured with the rest; poll once per ten sources of a tick (dispatch invokes it asynchronously with up to ten polls, polled at once, dispatch's state written once a batch); publish, Slack notify and email notify per alert, one email per alert but repeats within an incident); memory sizes ` +
+      `from serverless.yml; durations assumed (dispatch 200 ms, a feed tick 250 ms, a poll batch 600 ms, publish 150 ms, notify 500 ms); log bytes estimated per invocation ` +
       `(700 to 1400 B); Lambda's and the pipes' SQS pollers assumed at 15 receives a minute per queue (5 long-polls of 20 s each, busy or not), four queues: the Slack and email queues and their inboxes (FIFO); dispatch's samples of the stack's ${watchedQueues().length} queues every five minutes (GetQueueAttributes, at the FIFO price); notify's DynamoDB ` +
       `use assumed (claim, settle and rate bucket: 3 writes and 2 reads per alert and receiver); dispatch's look for held digests each tick ` +
       `(a Query a receiver, cents) is not counted, nor its flush invocations (only while a storm holds alerts). Fixed: CloudWatch alarms at $0.10 a month each, counted from the stack (${ALARMS}); no KMS key of its own ` +
@@ -223,6 +231,24 @@ export async function benchCost(): Promise<void> {
     report({
       name: `${applications} applications: dollars a month`, value: total.toFixed(2), unit: "$",
       method: `${method}; ${steady}${target ? `; target ≤ $${target}: ${total <= target ? "met" : "not met"}` : ""}`,
+    });
+    // The change feed's loop, and what the other sub-minute mechanisms would cost in its place (docs/architecture.md, "The change feed's loop").
+    const withoutLoop = monthlyCost({ ...r, loopTicks: 0 }, HOURS, steadyBytes).total;
+    const loopMonth = total - withoutLoop;
+    const minutes = MONTH_HOURS * 60;
+    const loopTicks = r.loopTicks * (MONTH_HOURS / HOURS);
+    const loopQueue = loopTicks ? (SQS_IDLE_RECEIVES_PER_MINUTE * minutes + FEED_LOOP_REQUESTS_PER_TICK * loopTicks) * PRICES.sqsRequest : 0;
+    // Instead of the queue: an Express execution each minute (60 s at 64 MB) drives the same invocations.
+    const sfn = loopMonth - loopQueue + minutes * (PRICES.sfnExpressRequest + 60 * (64 / 1024) * PRICES.sfnExpressGbSecond);
+    // Or one invocation a minute that does its 6 ticks and sleeps between them: 60 s billed, the work included.
+    const sleeper = minutes * (PRICES.lambdaRequest + 60 * (FUNCTIONS.feedTick.mb / 1024) * PRICES.lambdaGbSecondArm);
+    report({
+      name: `${applications} applications: the change feed's 10-second loop, dollars a month`,
+      value: `${loopMonth.toFixed(2)} (Step Functions Express ${sfn.toFixed(2)}; a function awake all minute ${sleeper.toFixed(2)})`,
+      unit: "$",
+      method: `${method}; the month with the loop less the same month without it (${Math.round(loopTicks).toLocaleString("en")} ticks: invocations, GB-seconds, logs, its queue's requests; its DynamoDB units are in the measured total either way). ` +
+        `In brackets, the same ticks driven otherwise: a Step Functions Express execution each minute waiting 10 s between 6 invocations ($1 per million executions, 60 s at 64 MB at $0.00001667 per GB-second) in place of the queue, ` +
+        `or one invocation each minute at ${FUNCTIONS.feedTick.mb} MB that does the 6 ticks and sleeps between them (60 s billed)`,
     });
     report({ name: `${applications} applications: dollars a month per 100 services`, value: ((total * 100) / applications).toFixed(2), unit: "$", method: `${steady}; target ≤ $1 a month per 100 services: ${(total * 100) / applications <= 1 ? "met" : "not met"}` });
     report({ name: `${applications} applications: dollars in the first month`, value: firstMonth.toFixed(2), unit: "$", method: `${method}; storage of half a month's growth` });

@@ -15,8 +15,8 @@ import { pollSource, type PollDeps } from "../lib/ingest/poll.js";
 import { createPlatformClient } from "../lib/platform/client.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
 import { POLL_CONCURRENCY, TickRunner } from "./simulated-run.js";
-import { MemoryDispatchStore } from "../lib/store/memory/dispatch-store.js";
-import { DynamoDispatchStore } from "../lib/store/dispatch-store.js";
+import { MemoryDispatchStore, MemoryFeedLoopStore } from "../lib/store/memory/dispatch-store.js";
+import { DynamoDispatchStore, DynamoFeedLoopStore } from "../lib/store/dispatch-store.js";
 
 const HOUR = 3_600_000;
 const silent = { info() {}, warn() {}, error() {} };
@@ -63,6 +63,8 @@ export interface DayResult {
   /** Dispatch ticks over the span, and dispatch state writes (its one item, of `sources` sources). */
   ticks: number;
   dispatchWrites: number;
+  /** Ticks of the change feed's loop that claimed it (every 10 s while the feed is watched). */
+  loopTicks: number;
   sources: number;
   /** What a Slack channel (Web API form) shows, per alert raised after first sight (`channelMessages`). */
   messages: ChannelMessages;
@@ -128,8 +130,10 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
       },
     };
     const dispatch = opts.dispatchInTable ? new DynamoDispatchStore(opts.store) : new MemoryDispatchStore();
+    // The change feed's loop, as deployed: its lease and reads beside dispatch's state.
+    const loops = opts.dispatchInTable ? new DynamoFeedLoopStore(opts.store) : new MemoryFeedLoopStore();
     const { calls: dynamoCalls, units: dynamoUnits } = countDynamoCalls(opts.store.client);
-    const run = new TickRunner(sim, watch, dispatch, deps);
+    const run = new TickRunner(sim, watch, dispatch, deps, loops);
 
     // First sight of everything, then steady state.
     await pMap(await everySource(dispatch, watch, deps.now().getTime()), (req) => pollSource(req, deps), { concurrency: POLL_CONCURRENCY });
@@ -153,6 +157,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
     const newBefore = run.newRecords;
     const pollsBefore = run.polls;
     const ticksBefore = run.ticks;
+    const loopTicksBefore = run.loopTicks;
     const dispatchWritesBefore = dispatch.writes.count;
     await opts.onSpanStart?.();
     for (const k of Object.keys(dynamoCalls)) delete dynamoCalls[k];
@@ -179,6 +184,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
       dynamoCalls: { ...dynamoCalls },
       dynamoUnits: { ...dynamoUnits, writesByItem: { ...dynamoUnits.writesByItem } },
       ticks: run.ticks - ticksBefore,
+      loopTicks: run.loopTicks - loopTicksBefore,
       dispatchWrites: dispatch.writes.count - dispatchWritesBefore,
       sources: watch.sources.length,
       messages: channelMessages(raised.slice(raisedAtFirstSight)),
