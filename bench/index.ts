@@ -18,6 +18,7 @@ import { benchCost } from "./cost.js";
 import { benchFlood } from "./flood.js";
 import { benchFloodIngest } from "./flood-ingest.js";
 import { benchReceivers } from "./receivers.js";
+import { benchCi } from "./ci.js";
 import { renderReport, renderSection } from "./markdown.js";
 import { figures, machine, report, section, sections, stopDynamo } from "./support.js";
 
@@ -35,6 +36,7 @@ const BENCHES: ReadonlyArray<readonly [string, () => Promise<void>]> = [
   ["flood", benchFlood],
   ["flood-ingest", benchFloodIngest],
   ["receivers", benchReceivers],
+  ["ci", benchCi],
 ];
 const ORDER = BENCHES.map(([id]) => id);
 const OUT = resolve(import.meta.dirname, "..", "BENCHMARKS.md");
