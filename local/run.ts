@@ -48,6 +48,8 @@ export interface RunOptions {
   now?: () => Date;
   /** Print a line for every poll, not only those with news. */
   verbosePolls?: boolean;
+  /** How often the change feed's loop ticks, in real time (default FEED_LOOP.everyMs; the demo's faster clock ticks it sooner). */
+  feedEveryMs?: number;
   /** The Slack sender's waits between attempts (tests on a simulated clock shorten them). */
   slackRetry?: OpenOptions["slackRetry"];
   /** Waits in delivery (tests on a simulated clock shorten them). */
@@ -263,7 +265,7 @@ export async function feedPass(p: LocalPipeline, opts: RunOptions, summary: RunS
     const { results } = await feedTick({ dispatch: p.dispatch, loops: p.loops, watch: p.watch, pollDeps: p.pollDeps }, p.pollDeps.now().getTime());
     for (const r of results) {
       tally(summary, r);
-      if (r.newRecords || !r.ok || opts.verbosePolls) opts.print(pollLine(r, p.pollDeps.now()));
+      if (r.newRecords || !r.ok || opts.verbosePolls) opts.print(`${pollLine(r, p.pollDeps.now())} (change feed loop)`);
     }
   } catch (err) {
     opts.print(`change feed tick failed: ${(err as Error).message}; the next one comes in ${FEED_LOOP.everyMs / 1000} s`);
@@ -274,14 +276,15 @@ async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunS
   p.reader.start(1_000);
   // Between polling passes: the change feed's loop ticks (when the feed is watched and the budget has
   // room for it), and digests are flushed at least every digest_within.
-  const feedEvery = feedReadsPerTick(p.watch) && opts.config.pollIntervalMs > FEED_LOOP.everyMs ? FEED_LOOP.everyMs : Infinity;
+  const every = opts.feedEveryMs ?? FEED_LOOP.everyMs;
+  const feedEvery = feedReadsPerTick(p.watch) && opts.config.pollIntervalMs > every ? every : Infinity;
   const flushEvery = Math.min(opts.config.pollIntervalMs, opts.config.notify.digestWithinMs);
   while (!opts.signal?.aborted) {
     const started = Date.now();
     await loopPass(p, opts, summary);
-    let fed = started;
     let flushed = Date.now();
     if (feedEvery !== Infinity) await feedPass(p, opts, summary);
+    let fed = Date.now();
     for (;;) {
       const at = Date.now();
       const wait = Math.min(fed + feedEvery, flushed + flushEvery, started + opts.config.pollIntervalMs) - at;

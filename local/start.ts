@@ -4,6 +4,7 @@
  * (DynamoDB Local, dispatch, polls, outbox, local bus) and shows what happens live. With
  * PLATFORM_API_URL and a configuration file, the same command watches the real platform.
  */
+import { FEED_LOOP } from "../lib/ingest/feed-loop.js";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -89,6 +90,8 @@ export async function startCommand(opts: { configFile: string }): Promise<number
       print: (line) => process.stdout.write(`${line}\n`),
       signal: controller.signal,
       ...(now ? { now } : {}),
+      // The demo's clock runs DEMO_SPEED times faster: the change feed's loop ticks every 10 s of it.
+      ...(sim ? { feedEveryMs: FEED_LOOP.everyMs / DEMO_SPEED } : {}),
       ...(clicks ? { onPreviewPost: clicks.onPosted, onActionsEndpoint: clicks.endpoint } : {}),
     });
     process.stdout.write(`\nlookout: stopped after ${runSummaryText(summary)}\n`);

@@ -13,7 +13,7 @@ import type { HealthSettings } from "../config/load.js";
 import { sourceKey } from "../model/source.js";
 import { healthFacts } from "./health-facts.js";
 import { planTick } from "./plan.js";
-import { claimFeedTick, feedReadsPerTick, planHot, withLoopRead, type FeedClaim } from "./feed-loop.js";
+import { claimFeedTick, feedReadsPerTick, planHot, readsDone, withLoopRead, type FeedClaim } from "./feed-loop.js";
 import { AnswerRoom } from "../platform/answer-memory.js";
 import { applyPollResult, initialState, lastOkAt, notPolled, polled, pollRequest, recordPollResult, recordPollResults } from "./source-state.js";
 import * as budget from "./budget.js";
@@ -235,7 +235,9 @@ export interface FeedTickOutcome {
 /**
  * One tick of the change feed's loop (lib/ingest/feed-loop.ts): claims the lease, reads the feed, and
  * polls at once the services it named. Dispatch's state is written only when the feed brought news (the
- * loop's own reads go to its small item), and the news and the polls it calls for in one write.
+ * loop's own reads go to its small item, stamped once answered), and the news and the polls it calls for
+ * in one write. `renew` (the cloud's next tick) goes right after the claim; when it fails the tick still
+ * reads, and fails afterwards.
  */
 export async function feedTick(
   d: {
@@ -251,8 +253,9 @@ export async function feedTick(
   let claim: FeedClaim | undefined;
   await d.loops.update(name, (current) => (claim = claimFeedTick(current, state, d.watch, now))?.loop);
   if (!claim) return { claimed: false, results: [] };
-  await d.renew?.();
+  const renewed = d.renew ? await d.renew().then(() => undefined, (err: unknown) => err) : undefined;
   const feed = await pollTogether(claim.polls, d.pollDeps);
+  if (feed.length) await d.loops.update(name, (current) => current && readsDone(current, feed, now));
   let hot: PollRequest[] = [];
   if (feed.length) {
     await d.dispatch.update(name, (current) => {
@@ -270,5 +273,7 @@ export async function feedTick(
       return changed || hot.length ? plan.state : undefined;
     });
   }
-  return { claimed: true, results: [...feed, ...(hot.length ? await pollBatch(hot, d.pollDeps, d.dispatch, d.watch, name) : [])] };
+  const results = [...feed, ...(hot.length ? await pollBatch(hot, d.pollDeps, d.dispatch, d.watch, name) : [])];
+  if (renewed) throw renewed;
+  return { claimed: true, results };
 }

@@ -10,7 +10,7 @@
  * DispatchStore; the clock is passed in.
  */
 import type { DispatchState, FeedLoopState, SourceState, Watchlist } from "../model/dispatch.js";
-import type { PollRequest } from "../model/poll.js";
+import type { PollRequest, PollResult } from "../model/poll.js";
 import { type SourceRef, sourceKey } from "../model/source.js";
 import * as budget from "./budget.js";
 import { isHot, polled, pollRequest } from "./source-state.js";
@@ -35,14 +35,18 @@ export const FEED_LOOP = {
 /** Reads an hour one feed read a tick can take at most, the lease's gap apart. */
 const READS_AN_HOUR_A_SLOT = Math.ceil(HOUR / FEED_LOOP.leaseGapMs);
 
-/** Feed reads a tick: the watched webhooks, within the loop's share of the budget; 0: no loop. */
-export function feedReadsPerTick(watch: Pick<Watchlist, "sources" | "requestsPerHour">): number {
+/**
+ * Feed reads a tick: the watched webhooks, within the loop's share of `limit` (the requests an hour in
+ * force: the configured figure, or the platform's when it is lower); 0: no loop.
+ */
+export function feedReadsPerTick(watch: Pick<Watchlist, "sources" | "requestsPerHour">, limit = watch.requestsPerHour): number {
   const webhooks = watch.sources.filter((s) => s.kind === "webhook").length;
-  return Math.min(webhooks, Math.floor((watch.requestsPerHour * FEED_LOOP.maxShare) / READS_AN_HOUR_A_SLOT));
+  return Math.min(webhooks, Math.floor((limit * FEED_LOOP.maxShare) / READS_AN_HOUR_A_SLOT));
 }
 
-/** Requests an hour the loop may send at most: while it beats, the minute tick plans within the rest. */
-export const feedReserve = (watch: Pick<Watchlist, "sources" | "requestsPerHour">): number => feedReadsPerTick(watch) * READS_AN_HOUR_A_SLOT;
+/** Feed reads a tick under dispatch's budget as it stands (its limit may be the platform's, lower than configured). */
+export const feedReadsNow = (watch: Watchlist, dispatch: DispatchState | undefined): number =>
+  feedReadsPerTick(watch, dispatch ? budget.limitOf(dispatch.budget) : watch.requestsPerHour);
 
 /** Whether a loop is reading the feed: it ticked lately. */
 export const loopAlive = (loop: FeedLoopState | undefined, now: number): loop is FeedLoopState =>
@@ -60,11 +64,16 @@ export interface FeedClaim {
 }
 
 /**
- * A tick's claim on the loop and its feed reads: the stalest webhooks not backing off. Undefined when
- * another tick claimed the loop within the lease's gap: this tick is a second loop's, which ends here.
+ * A tick's claim on the loop and its feed reads: the stalest webhooks not backing off, counted in the
+ * loop's `requests` (dispatch folds them into the budget); when each was read is stamped from its result
+ * (`readsDone`), so a read that never happened is not taken for one. Undefined when another tick
+ * claimed the loop within the lease's gap (this tick is a second loop's, which ends here), or when the
+ * budget in force has no room for the loop (the minute tick reads the feed then).
  */
 export function claimFeedTick(loop: FeedLoopState | undefined, dispatch: DispatchState | undefined, watch: Watchlist, now: number): FeedClaim | undefined {
   if (loop && now - loop.beat_at < FEED_LOOP.leaseGapMs) return undefined;
+  const perTick = feedReadsNow(watch, dispatch);
+  if (!perTick) return undefined;
   const reads: Record<string, number> = {};
   for (const [key, at] of Object.entries(loop?.reads ?? {})) if (watch.keys.has(key)) reads[key] = at; // webhooks no longer watched are dropped
   const mayRead = !dispatch || budget.platformAllows(dispatch.budget, now);
@@ -76,9 +85,28 @@ export function claimFeedTick(loop: FeedLoopState | undefined, dispatch: Dispatc
     })
     .filter((w) => w.s.next_allowed_at === undefined || now >= w.s.next_allowed_at)
     .sort((x, y) => (x.s.last_polled_at ?? -Infinity) - (y.s.last_polled_at ?? -Infinity) || x.key.localeCompare(y.key));
-  const chosen = mayRead ? webhooks.slice(0, feedReadsPerTick(watch)) : [];
-  for (const w of chosen) reads[w.key] = now;
-  return { loop: { beat_at: now, reads }, polls: chosen.map((w) => pollRequest(w.ref, w.s, dispatch?.outage)) };
+  const chosen = mayRead ? webhooks.slice(0, perTick) : [];
+  const requests = (loop?.requests ?? 0) + chosen.length;
+  return { loop: { beat_at: now, reads, ...(requests ? { requests } : {}) }, polls: chosen.map((w) => pollRequest(w.ref, w.s, dispatch?.outage)) };
+}
+
+/** The loop's state once these feed reads are done: each that reached the platform and was answered is stamped read at `at`. */
+export function readsDone(loop: FeedLoopState, results: readonly PollResult[], at: number): FeedLoopState | undefined {
+  const done = results.filter((r) => r.ok || (r.error?.kind !== "rate_limited" && r.error?.kind !== "deferred" && r.error?.kind !== "internal"));
+  if (!done.length) return undefined;
+  return { ...loop, reads: { ...loop.reads, ...Object.fromEntries(done.map((r) => [r.source, at])) } };
+}
+
+/**
+ * The loop's feed reads not yet counted into dispatch's budget: counted now (the minute tick), so the
+ * budget's sliding hour and bucket hold every request, the loop's too. A new loop item counts from 0.
+ */
+export function countLoopReads(state: DispatchState, loop: FeedLoopState | undefined, now: number): DispatchState {
+  const total = loop?.requests ?? 0;
+  const counted = state.loop_requests ?? 0;
+  const fresh = total >= counted ? total - counted : total;
+  if (!fresh && total === counted) return state;
+  return { ...state, budget: budget.spend(state.budget, fresh, now), ...(total ? { loop_requests: total } : {}) };
 }
 
 /**

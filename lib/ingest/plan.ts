@@ -5,7 +5,7 @@ import * as budget from "./budget.js";
 import { DISPATCH_POLICY, MINUTE } from "./dispatch.js";
 import { type SourceRef, sourceKey } from "../model/source.js";
 import { initialState, isHot, polled, pollRequest } from "./source-state.js";
-import { feedReserve, loopAlive, withLoopRead } from "./feed-loop.js";
+import { countLoopReads, feedReadsNow, loopAlive, withLoopRead } from "./feed-loop.js";
 
 /**
  * Weighted staleness: a source's score is the time since its last poll times its weight, and the
@@ -46,12 +46,14 @@ export interface Plan {
 /**
  * Plans one tick: the polls to send now and the state to store before sending them. While the change
  * feed's loop beats (`loop`, lib/ingest/feed-loop.ts) it reads the webhooks: their reads are folded in
- * as polls, and the tick plans within the budget less the loop's share.
+ * as polls. Its reads are counted into the budget first, beating or not, so the tick plans within what
+ * they left.
  */
 export function planTick(prior: DispatchState | undefined, watch: Watchlist, now: number, loop?: FeedLoopState): Plan {
-  const state = prior ?? initialState(watch, now);
-  const looping = loopAlive(loop, now) && feedReserve(watch) > 0;
-  let b = budget.reconfigure(state.budget, watch.requestsPerHour - (looping ? feedReserve(watch) : 0));
+  const base = prior ?? initialState(watch, now);
+  const state = countLoopReads(base, loop, now);
+  const looping = loopAlive(loop, now) && feedReadsNow(watch, state) > 0;
+  let b = budget.reconfigure(state.budget, watch.requestsPerHour);
   const sources: Record<string, SourceState> = {};
   for (const ref of watch.sources) {
     const key = sourceKey(ref);
@@ -80,13 +82,16 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
   const outage = silentSince !== undefined && now - silentSince > DISPATCH_POLICY.outageAfterMs
     ? { from: silentSince, to: now }
     : state.outage;
-  const next: DispatchState = { budget: b, last_tick_at: now, ...(outage ? { outage } : {}), ...(state.queues ? { queues: state.queues } : {}), sources };
+  const next: DispatchState = {
+    budget: b, last_tick_at: now, ...(outage ? { outage } : {}), ...(state.queues ? { queues: state.queues } : {}),
+    ...(state.loop_requests ? { loop_requests: state.loop_requests } : {}), sources,
+  };
   const polls = chosen.map((c): PollRequest => pollRequest(c.ref, c.s, outage));
   const dropped = Object.keys(sources).length !== Object.keys(state.sources).length;
   // A new tick's time is worth writing (outages are seen by its absence); a retried invocation within
   // the same minute that polls nothing is not.
   const newTick = silentSince === undefined || now - silentSince >= DISPATCH_POLICY.minIntervalMs;
-  const changed = !prior || chosen.length > 0 || dropped || b !== state.budget || newTick;
+  const changed = !prior || chosen.length > 0 || dropped || b !== base.budget || newTick;
   return { polls, state: changed ? next : state, changed };
 }
 

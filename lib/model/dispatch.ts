@@ -61,6 +61,8 @@ export interface DispatchState {
    * queue since it was first seen holding any, a work queue since it stopped being emptied.
    */
   queues?: Record<string, number>;
+  /** The change feed loop's `requests` already counted into the budget. */
+  loop_requests?: number;
   /** By source key; only watched sources that were polled at least once. */
   sources: Record<string, SourceState>;
 }
@@ -73,8 +75,10 @@ export interface DispatchState {
 export interface FeedLoopState {
   /** When a tick last claimed the loop (epoch ms): the lease. A tick sooner than the lease's gap after it is another loop's, and ends it. */
   beat_at: number;
-  /** Webhook source key → when the loop last read it (epoch ms, planned time). */
+  /** Webhook source key → when the loop last read it successfully (epoch ms, the tick's time). */
   reads: Record<string, number>;
+  /** Feed reads the loop has claimed since its item was made: dispatch counts them into the budget (`loop_requests`). */
+  requests?: number;
 }
 
 /** What dispatch watches, from the configuration. */

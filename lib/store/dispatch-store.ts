@@ -87,8 +87,12 @@ export class DynamoFeedLoopStore extends DynamoVersionedItems<FeedLoopState, Fee
     super("change feed loop", opts, {
       key: keys.feedLoop,
       type: "feed_loop",
-      encode: (s) => ({ beat_at: s.beat_at, reads: s.reads }),
-      decode: (stored) => ({ beat_at: Number(stored.beat_at), reads: stored.reads ?? {} }),
+      encode: (s) => ({ beat_at: s.beat_at, reads: s.reads, ...(s.requests ? { requests: s.requests } : {}) }),
+      decode: (stored) => ({
+        beat_at: Number(stored.beat_at),
+        reads: Object.fromEntries(Object.entries(stored.reads ?? {}).map(([k, at]) => [k, Number(at)])),
+        ...(stored.requests ? { requests: Number(stored.requests) } : {}),
+      }),
     });
   }
 }
@@ -119,6 +123,7 @@ export interface StoredDispatch {
   last_tick_at?: number;
   outage?: { from: number; to: number };
   queues?: Record<string, number>;
+  loop_requests?: number;
   /** The sources' map, as gzipped JSON. */
   sources_gz?: Uint8Array;
   /** The sources' map as written before compression. */
@@ -139,6 +144,7 @@ export function encodeDispatchState(state: DispatchState): StoredDispatch {
     ...(state.last_tick_at !== undefined ? { last_tick_at: state.last_tick_at } : {}),
     ...(state.outage ? { outage: state.outage } : {}),
     ...(state.queues && Object.keys(state.queues).length ? { queues: state.queues } : {}),
+    ...(state.loop_requests ? { loop_requests: state.loop_requests } : {}),
     sources_gz: gzipSync(JSON.stringify(sources), { level: 9 }),
   };
 }
@@ -164,6 +170,7 @@ export function decodeDispatchState(stored: StoredDispatch): DispatchState {
     ...(stored.last_tick_at !== undefined ? { last_tick_at: Number(stored.last_tick_at) } : {}),
     ...(stored.outage ? { outage: { from: Number(stored.outage.from), to: Number(stored.outage.to) } } : {}),
     ...(stored.queues ? { queues: Object.fromEntries(Object.entries(stored.queues).map(([q, since]) => [q, Number(since)])) } : {}),
+    ...(stored.loop_requests ? { loop_requests: Number(stored.loop_requests) } : {}),
     sources,
   };
 }

@@ -3,7 +3,10 @@
  * simulator over HTTP, DynamoDB Local. A deployment that fails between two minute ticks is read, and
  * raised with its environment, at the loop's first tick after the platform delivered its failure event;
  * a tick that finds nothing writes only the loop's small item, never dispatch's state; two ticks at
- * once read the feed once.
+ * once read the feed once. In the cloud (moto_server's SQS): the feed-tick handler sends its next tick
+ * ten seconds ahead before it reads, ends a loop the lease refuses, and still reads when the next tick
+ * could not be sent (then fails, for SQS to deliver it again); dispatch starts a loop when none beats, and
+ * none while one does.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
@@ -18,6 +21,12 @@ import { everySource, feedTick, planPolls, pollBatch, DISPATCH_NAME } from "../.
 import { FEED_LOOP } from "../../lib/ingest/feed-loop.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import type { Context } from "aws-lambda";
+import { CreateQueueCommand, PurgeQueueCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { MOTO_CREDENTIALS, MOTO_REGION, motoAvailable, startMoto, type MotoServer } from "../../local/moto.js";
+import { createFeedTickHandler } from "../../lib/app/lambda/feed-tick.js";
+import { sqsFeedLoopQueue } from "../../lib/app/cloud/feed-loop-queue.js";
+import { createDispatchHandler } from "../../lib/app/lambda/dispatch.js";
 
 const MIN = 60_000;
 let sim: Simulator;
@@ -83,4 +92,59 @@ describe("the change feed's loop", () => {
     const failed = raised.find((d) => d.kind === "deployment" && d.service?.id === app && d.transition === "failed")!;
     expect(failed.environment?.id).toBe(sim.model.services.get(app)!.environmentId);
   }, 60_000);
+});
+
+const context = { functionName: "feed-tick", awsRequestId: "req-1", invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:feed-tick" } as unknown as Context;
+const SQS_EVENT = { Records: [{ messageId: "m-1", body: JSON.stringify({ lookout: "feed-tick" }), eventSource: "aws:sqs" }] };
+
+describe.skipIf(!motoAvailable())("the loop in the cloud, on moto_server's SQS", () => {
+  let moto: MotoServer;
+  let sqs: SQSClient;
+  let queueUrl: string;
+  beforeAll(async () => {
+    moto = await startMoto();
+    sqs = new SQSClient({ endpoint: moto.endpoint, region: MOTO_REGION, credentials: MOTO_CREDENTIALS });
+    queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: "feed-loop" }))).QueueUrl!;
+  }, 60_000);
+  afterAll(async () => {
+    sqs?.destroy();
+    await moto?.stop();
+  });
+  const waiting = async (waitSeconds = 0) => (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: waitSeconds }))).Messages ?? [];
+  const handler = (queue = sqsFeedLoopQueue(sqs, queueUrl)) =>
+    createFeedTickHandler({ dispatch, loops, watch, pollDeps, queue, now: () => sim.clock.nowMs() });
+
+  it("a tick sends the next one ten seconds ahead, then reads; a second tick at once is refused and sends none", async () => {
+    await sqs.send(new PurgeQueueCommand({ QueueUrl: queueUrl }));
+    sim.clock.advance(FEED_LOOP.everyMs);
+    expect(await handler()(SQS_EVENT, context)).toMatchObject({ claimed: true, polled: 1 });
+    expect(await handler()(SQS_EVENT, context)).toEqual({ claimed: false, polled: 0 });
+    // Delayed: not there yet, then one message (the refused tick sent none).
+    expect(await waiting()).toEqual([]);
+    const next = await waiting(12);
+    expect(next.map((m) => JSON.parse(m.Body!))).toEqual([{ lookout: "feed-tick" }]);
+  }, 30_000);
+
+  it("a tick whose next one cannot be sent still reads the feed, then fails, for SQS to deliver it again", async () => {
+    sim.clock.advance(FEED_LOOP.everyMs);
+    const before = (await loops.get(DISPATCH_NAME))!;
+    const broken = { tick: async () => { throw new Error("SendMessage: AccessDenied"); } };
+    await expect(handler(broken)(SQS_EVENT, context)).rejects.toThrow("AccessDenied");
+    const after = (await loops.get(DISPATCH_NAME))!;
+    expect(after.beat_at).toBe(sim.clock.nowMs());
+    expect(Object.values(after.reads)).toEqual([sim.clock.nowMs()]);
+    expect(after.requests).toBe((before.requests ?? 0) + 1);
+  });
+
+  it("dispatch starts a loop when none beats, and none while one does", async () => {
+    const started: number[] = [];
+    const queue = { tick: async (delayMs: number) => void started.push(delayMs) };
+    const dispatchHandler = createDispatchHandler({ store: dispatch, watch, polls: { send: async () => ({ unsent: [], reasons: [] }) }, feedLoop: { loops, queue }, now: () => sim.clock.nowMs() });
+    // The loop ticked just now (the test above): alive.
+    await dispatchHandler({}, context);
+    expect(started).toEqual([]);
+    sim.clock.advance(FEED_LOOP.lostAfterMs + 1_000);
+    await dispatchHandler({}, context);
+    expect(started).toEqual([0]);
+  });
 });

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { DispatchState, FeedLoopState, Watchlist } from "../../lib/model/dispatch.js";
-import { claimFeedTick, FEED_LOOP, feedReadsPerTick, feedReserve, planHot } from "../../lib/ingest/feed-loop.js";
+import { claimFeedTick, countLoopReads, FEED_LOOP, feedReadsPerTick, planHot, readsDone } from "../../lib/ingest/feed-loop.js";
 import { planTick } from "../../lib/ingest/plan.js";
 import { initialState } from "../../lib/ingest/source-state.js";
 import { watchlist } from "../../lib/ingest/watchlist.js";
@@ -28,12 +28,59 @@ const hook = (i: number) => sourceKey({ kind: "webhook", organizationId: ORG, id
 const dep = (i: number) => sourceKey({ kind: "deployment", organizationId: ORG, id: id("a", i) });
 
 describe("the loop's share of the budget", () => {
-  it("one feed read a tick at 1000 requests an hour: at most 379 an hour, the lease's gap apart; no loop without webhooks or below the share", () => {
+  it("one feed read a tick at 1000 requests an hour (at most 379 an hour, the lease's gap apart); no loop without webhooks or below the share", () => {
     expect(feedReadsPerTick(watchOf({ apps: 5, webhooks: 3 }))).toBe(1);
-    expect(feedReserve(watchOf({ apps: 5, webhooks: 3 }))).toBe(Math.ceil(3_600_000 / FEED_LOOP.leaseGapMs));
     expect(feedReadsPerTick(watchOf({ apps: 5, webhooks: 0 }))).toBe(0);
     expect(feedReadsPerTick(watchOf({ apps: 5, webhooks: 1, rph: 600 }))).toBe(0);
     expect(feedReadsPerTick(watchOf({ apps: 5, webhooks: 3, rph: 5000 }))).toBe(3);
+  });
+
+  it("the share follows the limit in force: a platform that allows fewer requests than configured gets fewer reads, or no loop", () => {
+    const watch = watchOf({ apps: 5, webhooks: 3, rph: 5000 });
+    const lowered: DispatchState = { ...initialState(watch, T0), budget: { ...budget.newBudget(5000, T0), platform_limit: 600 } };
+    expect(claimFeedTick(undefined, initialState(watch, T0), watch, T0)?.polls).toHaveLength(3);
+    expect(claimFeedTick(undefined, lowered, watch, T0)).toBeUndefined();
+    // …and the minute tick reads the feed itself.
+    expect(planTick(lowered, watch, T0, { beat_at: T0 - 1_000, reads: {} }).polls.map((p) => p.source.kind)).toContain("webhook");
+  });
+
+  it("the loop's reads are counted into the budget at the minute tick, whenever the loop started: no cliff, never over the limit", () => {
+    const watch = watchOf({ apps: 200, webhooks: 1 });
+    // An hour of busy polling without the loop, then the loop starts and reads every 10 s.
+    let state: DispatchState | undefined;
+    let loop: FeedLoopState | undefined;
+    const perMinute: number[] = [];
+    const planned: number[] = [];
+    for (let m = 0; m < 180; m++) {
+      const now = T0 + m * 60_000;
+      const plan = planTick(state, watch, now, m >= 60 ? loop : undefined);
+      state = plan.state;
+      planned.push(plan.polls.length);
+      let sent = plan.polls.length;
+      if (m >= 60) {
+        for (let t = now; t < now + 60_000; t += FEED_LOOP.everyMs) {
+          const c = claimFeedTick(loop, state, watch, t)!;
+          loop = readsDone(c.loop, c.polls.map((p) => ({ source: sourceKey(p.source), ok: true } as never)), t) ?? c.loop;
+          sent += c.polls.length;
+        }
+      }
+      perMinute.push(sent);
+    }
+    // The minute tick keeps polling when the loop starts (the reserve it once kept made it stop for 20 minutes).
+    expect(Math.min(...planned.slice(61, 90))).toBeGreaterThan(0);
+    for (let m = 0; m + 60 <= perMinute.length; m++) expect(perMinute.slice(m, m + 60).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(1000);
+    // Every read counted but the last minute's, which the next tick counts.
+    expect(state!.loop_requests).toBe(loop!.requests! - 6);
+  });
+
+  it("counts a loop's reads once, and a new loop item from nothing", () => {
+    const watch = watchOf({ apps: 3, webhooks: 1 });
+    const s0 = initialState(watch, T0);
+    const s1 = countLoopReads(s0, { beat_at: T0, reads: {}, requests: 12 }, T0);
+    expect(budget.spentInWindow(s1.budget, T0)).toBe(12);
+    expect(countLoopReads(s1, { beat_at: T0, reads: {}, requests: 12 }, T0)).toBe(s1);
+    const s2 = countLoopReads(s1, { beat_at: T0, reads: {}, requests: 3 }, T0);
+    expect(budget.spentInWindow(s2.budget, T0)).toBe(15);
   });
 });
 
@@ -82,8 +129,9 @@ describe("the feed reads", () => {
     let loop: FeedLoopState | undefined;
     const read: string[] = [];
     for (let k = 0; k < 6; k++) {
-      const c = claimFeedTick(loop, undefined, watch, T0 + k * FEED_LOOP.everyMs)!;
-      loop = c.loop;
+      const at = T0 + k * FEED_LOOP.everyMs;
+      const c = claimFeedTick(loop, undefined, watch, at)!;
+      loop = readsDone(c.loop, c.polls.map((p) => ({ source: sourceKey(p.source), ok: true }) as never), at) ?? c.loop;
       read.push(...c.polls.map((p) => sourceKey(p.source)));
     }
     expect(read).toEqual([hook(0), hook(1), hook(2), hook(0), hook(1), hook(2)]);
@@ -111,18 +159,27 @@ describe("the minute tick beside the loop", () => {
   const watch = watchOf({ apps: 20, webhooks: 2 });
   const loop: FeedLoopState = { beat_at: T0 - 5_000, reads: { [hook(0)]: T0 - 15_000, [hook(1)]: T0 - 5_000 } };
 
-  it("while the loop beats, leaves the webhooks to it, counts its reads as polls, and plans within the budget less the loop's share", () => {
+  it("while the loop beats, leaves the webhooks to it and counts its reads as polls", () => {
     const plan = planTick(undefined, watch, T0, loop);
     expect(plan.polls.map((p) => p.source.kind)).not.toContain("webhook");
     expect(plan.state.sources[hook(1)]?.last_polled_at).toBe(T0 - 5_000);
-    expect(plan.state.budget.configured).toBe(1000 - feedReserve(watch));
   });
 
-  it("once the loop is lost, reads the webhooks itself with the whole budget", () => {
+  it("once the loop is lost, reads the webhooks itself", () => {
     const lost = { ...loop, beat_at: T0 - FEED_LOOP.lostAfterMs - 1 };
     const plan = planTick(undefined, watch, T0, lost);
     expect(plan.polls.map((p) => p.source.kind)).toContain("webhook");
-    expect(plan.state.budget.configured).toBe(1000);
+  });
+
+  it("a read is stamped from its answer: one refused by a 429 or never answered is not taken for a read", () => {
+    const c = claimFeedTick(undefined, undefined, watch, T0)!;
+    expect(c.loop.reads).toEqual({});
+    expect(c.loop.requests).toBe(1);
+    const key = sourceKey(c.polls[0]!.source);
+    expect(readsDone(c.loop, [{ source: key, ok: false, error: { kind: "rate_limited", message: "429" } } as never], T0)).toBeUndefined();
+    expect(readsDone(c.loop, [{ source: key, ok: true } as never], T0)?.reads).toEqual({ [key]: T0 });
+    // A failed read (5xx after retries) was a read: the failure is dispatch's to count and back off.
+    expect(readsDone(c.loop, [{ source: key, ok: false, error: { kind: "server_error", message: "502" } } as never], T0)?.reads).toEqual({ [key]: T0 });
   });
 });
 

@@ -10,12 +10,12 @@ import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import type { Context } from "aws-lambda";
 import { DISPATCH_NAME, planPolls, raiseHealth, unplanPolls, watchQueues } from "../../ingest/cycle.js";
-import { feedReadsPerTick, loopAlive } from "../../ingest/feed-loop.js";
+import { feedReadsNow, loopAlive } from "../../ingest/feed-loop.js";
 import type { FeedLoopQueue } from "./feed-tick.js";
 import type { QueueSample } from "../../alerts/health.js";
 import type { IngestStore } from "../../model/ingest-store.js";
 import type { HealthSettings } from "../../config/load.js";
-import type { FeedLoopState, Watchlist } from "../../model/dispatch.js";
+import type { DispatchState, FeedLoopState, Watchlist } from "../../model/dispatch.js";
 import { sourceKey } from "../../model/source.js";
 import type { PollRequest } from "../../model/poll.js";
 import type { DispatchStore, FeedLoopStore } from "../../model/dispatch-store.js";
@@ -142,19 +142,21 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
     }
     // Polls first; held digests are flushed whatever became of them (a store or platform failure does
     // not hold back what a person is waiting for), and any failure fails the tick after both.
-    const outcome = await sendPolls(d, now, logger).catch((err: unknown) => {
+    let planned: Pick<TickPlanned, "loop" | "state"> = { loop: "unknown" };
+    const outcome: TickPlanned = await sendPolls(d, now, logger, (p) => void (planned = p)).catch((err: unknown) => {
       unread ??= err;
-      return { planned: 0, sent: 0, loop: undefined };
+      return { planned: 0, sent: 0, ...planned };
     });
     const flushed = d.digests ? await flushHeld(d.digests, now, (err) => void (unread ??= err)) : [];
-    // A lost loop (or none yet: a new stack) is started; two started at once keep one (the lease).
-    if (d.feedLoop && feedReadsPerTick(d.watch) && !loopAlive(outcome.loop, now)) {
+    // A lost loop (or none yet: a new stack) is started, when the budget in force has room for it; two
+    // started at once keep one (the lease). Not when the tick could not read the loop's state.
+    if (d.feedLoop && outcome.loop !== "unknown" && feedReadsNow(d.watch, outcome.state) && !loopAlive(outcome.loop, now)) {
       await d.feedLoop.queue.tick(0).then(() => {
         metrics.addMetric("FeedLoopsStarted", MetricUnit.Count, 1);
-        logger.warn("change feed loop started", { last_tick_at: outcome.loop ? new Date(outcome.loop.beat_at).toISOString() : "never" });
+        logger.warn("change feed loop started", { last_tick_at: outcome.loop && outcome.loop !== "unknown" ? new Date(outcome.loop.beat_at).toISOString() : "never" });
       }, (err: unknown) => void (unread ??= err));
     }
-    const { loop: _, ...counts } = outcome;
+    const { loop: _, state: __, ...counts } = outcome;
     logger.info("tick planned", { ...counts, flushed });
     // Queues that could not be watched, polls not sent, or held digests not flushed fail the tick, so
     // its errors alarm says so (a digest not flushed is tried again at the next tick).
@@ -162,8 +164,9 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
     return { ...counts, flushed };
   };
   /** Plans the tick's polls, raises what the state says of polling's health, and sends the polls. */
-  async function sendPolls(d: DispatchHandlerDeps, now: number, log: typeof logger): Promise<{ planned: number; sent: number; loop: FeedLoopState | undefined }> {
+  async function sendPolls(d: DispatchHandlerDeps, now: number, log: typeof logger, onPlanned: (p: Pick<TickPlanned, "loop" | "state">) => void): Promise<TickPlanned> {
     const { polls, state, loop } = await planPolls(d.store, d.watch, now, DISPATCH_NAME, d.feedLoop?.loops);
+    onPlanned({ loop, state });
     // A send that fails is retried once. What still fails was not polled after all: its sources are due
     // again and stay stale (polling_stalled), and the tick fails, naming why, so its errors alarm says so.
     let { unsent, reasons } = await d.polls.send(polls);
@@ -179,10 +182,18 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
       throw new Error(`${unsent.length} of ${polls.length} polls could not be sent to the poll function: ${reasons.join("; ")}`);
     }
     if (health) throw health;
-    return { planned: polls.length, sent: polls.length, loop };
+    return { planned: polls.length, sent: polls.length, loop, state };
   }
 
   return middy(base).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+}
+
+/** What a tick planned: its counts, and the loop's lease and dispatch's state as it read them ("unknown": not read). */
+interface TickPlanned {
+  planned: number;
+  sent: number;
+  loop: FeedLoopState | undefined | "unknown";
+  state?: DispatchState;
 }
 
 /** Flushes the held digests of each kind of receiver on its own: one notify function that cannot be invoked does not hold back the other's. */
