@@ -1,7 +1,8 @@
 // serverless.yml's `custom.esbuild.plugins`: what packaging adds to esbuild for Lookout's bundles.
-//  - The configuration, converted to JSON at package time, and which receivers its fallback names, as
+//  - The configuration, checked at package time, as JSON, and which receivers its fallback names, as
 //    esbuild `define`s (infra/stack.ts packagedDefines; read by lib/app/cloud). The bundler then drops
-//    the code they make unreachable: reading the YAML file, and the sender a notify function cannot use.
+//    the code they make unreachable: reading and checking the file (YAML, the schema), and the sender a
+//    notify function cannot use.
 //  - The packages that code alone needs, marked free of side effects: left out when nothing calls them.
 //    Their authors do not say so in package.json, so esbuild would keep them for their top-level code.
 //  - The AWS SDK, bundled and tree-shaken: the tested version, and a module load two to four times

@@ -11,12 +11,10 @@
  *    watches the queues: `watchedQueues`); dispatch's WATCHED_QUEUES.
  * The static resources (table, queues, bus, archive, alarm topic, health log group, schedule) are the YAML files beside this one.
  */
-import { readFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { parse as parseYaml } from "yaml";
 import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/model/event.js";
-import { type Config, checkConfig, loadConfigFile } from "../lib/config/load.js";
+import { type Config, loadConfigFile } from "../lib/config/load.js";
 import { type RuleResource, ruleResources, type RuleTarget } from "../lib/routes/rules.js";
 import { httpSecretRefs, receiverSecretRefs } from "../lib/config/routes.js";
 import type { Receiver } from "../lib/config/route-types.js";
@@ -143,17 +141,16 @@ const fallbackReceivers = (config: Config): Receiver[] =>
 
 /**
  * What the packaging builds into every bundle (esbuild `define`, read by lib/app/cloud): the configuration
- * file as JSON text, so that the functions parse JSON and carry no YAML parser, and which kinds of
- * receiver the fallback names, so that each notify function carries only the senders it can use. The
- * functions check the JSON as they would the file; it must mean the same configuration.
+ * as the loader checked it, as JSON text, so that the functions carry no YAML parser and build no schema
+ * at their cold start (the same code checked the same file here; lib/app/cloud/config.ts), and which kinds
+ * of receiver the fallback names, so that each notify function carries only the senders it can use.
  */
 export function packagedDefines(serviceDir: string, file: string): Record<string, string> {
   const { config } = loadDeployConfig(serviceDir, file);
-  const abs = resolve(serviceDir, file);
-  const text = readFileSync(abs, "utf8");
-  const raw: unknown = /\.json$/i.test(abs) ? JSON.parse(text) : parseYaml(text);
-  const json = JSON.stringify(raw);
-  if (!isDeepStrictEqual(checkConfig(JSON.parse(json), abs, {}), checkConfig(raw, abs, {}))) {
+  // Where it was read is the function's own (LOOKOUT_CONFIG_FILE), not this machine's.
+  const { source: _, ...checked } = config;
+  const json = JSON.stringify(checked);
+  if (!isDeepStrictEqual({ ...JSON.parse(json), source: config.source }, config)) {
     throw new DeployConfigError(`${file}: a value in it has no JSON form (the functions read the configuration as JSON); write it as a plain string or number`);
   }
   const fallback = fallbackReceivers(config);

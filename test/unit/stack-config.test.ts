@@ -13,6 +13,7 @@ import {
   fromConfig,
   functionStatements,
   loadDeployConfig,
+  packagedDefines,
   ruleAndPolicyResources,
   secretStatements,
 } from "../../infra/stack.js";
@@ -155,6 +156,18 @@ describe("the stack generated from a configuration", () => {
     expect(() => fromConfig(ROOT, "lookout.example.yaml", { service: "lookout", stage: "staging-for-the-load-tests-of-the-new-cluster" })).toThrow(
       /rule names longer than 64 characters: lookout-staging-for-the-load-tests-of-the-new-cluster-prod-failures/,
     );
+  });
+
+  it("builds in the configuration as the loader checked it, which the functions take as it is (lib/app/cloud/config.ts)", () => {
+    for (const file of ["lookout.example.yaml", ...["slack-only", "email-fallback-slack", "escalate", "http-receivers"].map((f) => fixture(`${f}.yaml`))]) {
+      const defines = packagedDefines(ROOT, file);
+      const { config } = loadDeployConfig(ROOT, file);
+      // A define is source text: a JSON string literal of the configuration's JSON.
+      const packaged = JSON.parse(JSON.parse(defines.LOOKOUT_PACKAGED_CONFIG!) as string) as Record<string, unknown>;
+      expect(packaged.source, file).toBeUndefined();
+      expect({ ...packaged, source: config.source }, file).toEqual(config);
+    }
+    expect(packagedDefines(ROOT, "lookout.example.yaml")).toMatchObject({ LOOKOUT_FALLBACK_EMAIL: "true", LOOKOUT_FALLBACK_SLACK: "false" });
   });
 
   it("serverless's resolver: the generated stack, or one line that says what to change", async () => {

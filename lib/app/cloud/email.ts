@@ -6,7 +6,7 @@
  */
 import type { Logger } from "@aws-lambda-powertools/logger";
 import { SESv2Client } from "@aws-sdk/client-sesv2";
-import { resolveSecret } from "../../config/load.js";
+import { resolveSecret } from "../../config/secrets.js";
 import { sesTransport } from "../../notify/email/transport.js";
 import { slackSender } from "../../notify/slack/send.js";
 import { composeNotify } from "../notify.js";
@@ -17,9 +17,9 @@ import { cloudSecret } from "./secrets.js";
 /** Set by the packaging: whether notify.fallback names a Slack receiver. Unpackaged: assume it may. */
 declare const LOOKOUT_FALLBACK_SLACK: boolean | undefined;
 
-export const cloudEmailNotify = coldStart((logger: Logger) => {
+export const cloudEmailNotify = coldStart(async (logger: Logger) => {
   const fallbackSlack = typeof LOOKOUT_FALLBACK_SLACK === "boolean" ? LOOKOUT_FALLBACK_SLACK : true;
-  const config = packagedConfig();
+  const config = await packagedConfig();
   // Email receivers name no secret: only Slack's need SSM or Secrets Manager.
   return composeNotify(config, {
     ...cloudAdapters(logger, fallbackSlack ? cloudSecret : (ref) => resolveSecret(ref, process.env)),

@@ -18,10 +18,10 @@ import { cloudSecret } from "./secrets.js";
 declare const LOOKOUT_FALLBACK_EMAIL: boolean | undefined;
 declare const LOOKOUT_FALLBACK_SLACK: boolean | undefined;
 
-export const cloudHttpNotify = coldStart((logger: Logger) => {
+export const cloudHttpNotify = coldStart(async (logger: Logger) => {
   const fallbackEmail = typeof LOOKOUT_FALLBACK_EMAIL === "boolean" ? LOOKOUT_FALLBACK_EMAIL : true;
   const fallbackSlack = typeof LOOKOUT_FALLBACK_SLACK === "boolean" ? LOOKOUT_FALLBACK_SLACK : true;
-  const config = packagedConfig();
+  const config = await packagedConfig();
   return composeNotify(config, {
     ...cloudAdapters(logger, cloudSecret),
     httpChannel: httpChannels(process.env.LOOKOUT_PAGERDUTY_URL ? { pagerDutyUrl: process.env.LOOKOUT_PAGERDUTY_URL } : {}),

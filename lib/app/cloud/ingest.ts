@@ -5,4 +5,4 @@ import { packagedConfig } from "./config.js";
 import { cloudAdapters, coldStart } from "./container.js";
 import { cloudSecret } from "./secrets.js";
 
-export const cloudIngest = coldStart((logger: Logger) => composeIngest(packagedConfig(), cloudAdapters(logger, cloudSecret)));
+export const cloudIngest = coldStart(async (logger: Logger) => composeIngest(await packagedConfig(), cloudAdapters(logger, cloudSecret)));

@@ -9,7 +9,7 @@ import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
 import type { PollRequest } from "../../model/poll.js";
 import { pollBatches } from "../../ingest/cycle.js";
 import { type DigestFlusher, dueEscalationKinds, flushKinds, heldKinds, type PollSender } from "../lambda/dispatch.js";
-import { allReceivers } from "../../config/routes.js";
+import { allReceivers } from "../../config/receivers.js";
 import type { Config } from "../../config/load.js";
 import { DynamoNotifyStore } from "../../store/notify-store.js";
 import { FLUSH_DIGESTS, POLL_EVENT, type ReceiverKind } from "../lambda/messages.js";

@@ -1,7 +1,7 @@
 /** Secret references in the cloud: env:, ssm: (SecureString) and secretsmanager:, each cached five minutes. */
 import { getParameter } from "@aws-lambda-powertools/parameters/ssm";
 import { getSecret } from "@aws-lambda-powertools/parameters/secrets";
-import { resolveSecret } from "../../config/load.js";
+import { resolveSecret } from "../../config/secrets.js";
 
 /** A rotated token is picked up within five minutes, without a redeploy. */
 const SECRET_MAX_AGE_S = 300;

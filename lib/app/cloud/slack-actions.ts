@@ -15,7 +15,7 @@ import { invokeAsync } from "./invoke.js";
 import { cloudSecret } from "./secrets.js";
 
 export const cloudSlackActions = coldStart(async (logger: Logger): Promise<SlackActionsDeps> => {
-  const config = packagedConfig();
+  const config = await packagedConfig();
   const ref = config.notify.slackActions?.signingSecretRef;
   const lambda = new LambdaClient({});
   const self = requiredEnv("AWS_LAMBDA_FUNCTION_NAME");

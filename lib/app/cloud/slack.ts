@@ -15,9 +15,9 @@ import { cloudSecret } from "./secrets.js";
 /** Set by the packaging: whether notify.fallback names an email receiver. Unpackaged: assume it may. */
 declare const LOOKOUT_FALLBACK_EMAIL: boolean | undefined;
 
-export const cloudSlackNotify = coldStart((logger: Logger) => {
+export const cloudSlackNotify = coldStart(async (logger: Logger) => {
   const fallbackEmail = typeof LOOKOUT_FALLBACK_EMAIL === "boolean" ? LOOKOUT_FALLBACK_EMAIL : true;
-  const config = packagedConfig();
+  const config = await packagedConfig();
   return composeNotify(config, {
     ...cloudAdapters(logger, cloudSecret),
     slack: slackSender(cloudSlackApiUrl()),
