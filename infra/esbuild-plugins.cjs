@@ -10,6 +10,9 @@
 //    runtime instead (serverless.yml `exclude`), marked free of side effects so that a client nothing
 //    calls is not imported: bundles under 250 KB that load slower (docs/deploy.md, "The AWS SDK";
 //    both measured in BENCHMARKS.md).
+//  - The chunks of code a function loads on demand (serverless.yml `splitting`), named after its bundle
+//    (`notify-slack.ses-<hash>.mjs`): serverless-esbuild leaves `<another bundle>.*` out of a function's
+//    zip, so each zip carries its own chunks and no other function's.
 "use strict";
 
 const path = require("node:path");
@@ -36,6 +39,14 @@ module.exports = () => {
       setup(build) {
         if (!runtimeSdk()) build.initialOptions.external = (build.initialOptions.external ?? []).filter((p) => !RUNTIME_SDK.test(p));
         else build.onResolve({ filter: RUNTIME_SDK }, (args) => ({ path: args.path, external: true, sideEffects: false }));
+      },
+    },
+    {
+      name: "lookout-chunks",
+      setup(build) {
+        const entries = build.initialOptions.entryPoints ?? [];
+        const [entry] = Array.isArray(entries) ? entries.map((e) => (typeof e === "string" ? e : e.in)) : Object.values(entries);
+        if (entry) build.initialOptions.chunkNames = `${path.basename(entry, path.extname(entry))}.[name]-[hash]`;
       },
     },
     {

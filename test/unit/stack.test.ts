@@ -26,7 +26,7 @@ import { eventPattern } from "../../lib/config/route-patterns.js";
 import { ruleLogicalId } from "../../lib/config/routes.js";
 import { INDEXES, tableDefinition } from "../../lib/store/table.js";
 import { DEAD_LETTER_QUEUES, FUNCTIONS, type FunctionKey, INBOX_GROUP, notifyTemplate } from "../../infra/stack.js";
-import { bundleSizes } from "../../scripts/bundle-sizes.js";
+import { bundleSizes, loadedScripts } from "../../scripts/bundle-sizes.js";
 import { cfnLintAvailable, lintTemplate } from "../../scripts/lint-template.js";
 import { packageStack } from "../../scripts/package.js";
 import { extractZip, readZip } from "../../scripts/zip.js";
@@ -92,6 +92,14 @@ const REGION_ACCOUNT = "${AWS::Region}:${AWS::AccountId}";
 /** The SSM and Secrets Manager clients, by the operations they send (minified code keeps these strings). */
 const SECRET_CLIENTS = /GetParameter|GetSecretValue/;
 
+/** A function's own chunks, beside its bundle (infra/esbuild-plugins.cjs): `functions/<name>.<chunk>-<hash>.mjs`. */
+const isChunkOf = (key: FunctionKey, name: string) => name.startsWith(`functions/${FUNCTIONS[key].suffix}.`) && name.endsWith(".mjs") && name !== `functions/${FUNCTIONS[key].suffix}.mjs`;
+/** A function's code: its bundle and all its chunks (`loaded`: only what importing the handler loads). */
+function codeOf(key: FunctionKey, loaded = false): string {
+  const entries = readZip(join(outDir, `${key}.zip`)).filter((e) => e.name.endsWith(".mjs"));
+  return (loaded ? loadedScripts(entries, `functions/${FUNCTIONS[key].suffix}.mjs`) : entries).map((e) => e.data().toString()).join("\n");
+}
+
 describe("the packaged stack", () => {
   it("packs one minified bundle per function, for nodejs22.x on arm64, with the configuration beside it", () => {
     const fns = ofType("AWS::Lambda::Function");
@@ -107,7 +115,10 @@ describe("the packaged stack", () => {
       const entries = readZip(join(outDir, `${key}.zip`));
       // The audit API also serves the audit web page from its own package (lib/app/lambda/audit-api.ts).
       const web = key === "auditApi" ? ["web/audit/audit.css", "web/audit/audit.js", "web/audit/index.html", "web/audit/uplot.LICENSE", "web/audit/uplot.css", "web/audit/uplot.js"] : [];
-      expect(entries.map((e) => e.name).sort()).toEqual([`functions/${suffix}.mjs`, CONFIG_FILE, ...web].sort());
+      // Beside the bundle, its own chunks (what it loads on demand), and no other function's.
+      const chunks = entries.filter((e) => isChunkOf(key, e.name));
+      expect(chunks.length, key).toBeGreaterThan(0);
+      expect(entries.filter((e) => !chunks.includes(e)).map((e) => e.name).sort()).toEqual([`functions/${suffix}.mjs`, CONFIG_FILE, ...web].sort());
       for (const f of web) expect(entries.find((e) => e.name === f)!.data().toString(), f).toBe(readFileSync(f, "utf8"));
       expect(entries.find((e) => e.name === CONFIG_FILE)!.data().toString()).toBe(readFileSync(CONFIG_FILE, "utf8"));
     }
@@ -117,14 +128,17 @@ describe("the packaged stack", () => {
     const builtins = new Set(builtinModules);
     const PACKAGE = /^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/[\w./-]*)?$/;
     for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) {
-      const code = readZip(join(outDir, `${key}.zip`)).find((e) => e.name.endsWith(".mjs"))!.data().toString();
-      // "[require(\"@aws-sdk/signature-v4-crt\");]" is advice inside one of the SDK's error messages, not a call.
-      const specifiers = [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|(?<!\[)\brequire\s*\(\s*)"([^"]+)"/g)].map((m) => m[1]!).filter((s) => PACKAGE.test(s));
-      const outside = [...new Set(specifiers)].filter((s) => !s.startsWith("node:") && !builtins.has(s));
-      expect(outside, `${key} imports packages at run time`).toEqual([]);
-      // Minified: a handful of very long lines, not one statement per line.
-      expect(code.split("\n").length, `${key} is not minified`).toBeLessThan(Math.max(50, code.length / 2000));
-      if (key !== "auditApi" && key !== "publish") expect(code).toContain("DynamoDB");
+      for (const file of readZip(join(outDir, `${key}.zip`)).filter((e) => e.name.endsWith(".mjs"))) {
+        const code = file.data().toString();
+        // "[require(\"@aws-sdk/signature-v4-crt\");]" is advice inside one of the SDK's error messages, not a call.
+        // A chunk's own imports ("./notify-slack.chunk-….mjs") are its siblings in the package.
+        const specifiers = [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|(?<!\[)\brequire\s*\(\s*)"([^"]+)"/g)].map((m) => m[1]!).filter((s) => PACKAGE.test(s));
+        const outside = [...new Set(specifiers)].filter((s) => !s.startsWith("node:") && !builtins.has(s));
+        expect(outside, `${file.name} imports packages at run time`).toEqual([]);
+        // Minified: a handful of very long lines, not one statement per line.
+        expect(code.split("\n").length, `${file.name} is not minified`).toBeLessThan(Math.max(50, code.length / 2000));
+      }
+      if (key !== "auditApi" && key !== "publish") expect(codeOf(key)).toContain("DynamoDB");
     }
     const sizes = bundleSizes(outDir);
     expect(sizes.map((s) => s.fn).sort()).toEqual(Object.keys(FUNCTIONS).sort());
@@ -133,7 +147,7 @@ describe("the packaged stack", () => {
   });
 
   it("builds the configuration into the bundles as JSON, and leaves out what a function never calls", () => {
-    const code = (key: FunctionKey) => readZip(join(outDir, `${key}.zip`)).find((e) => e.name.endsWith(".mjs"))!.data().toString();
+    const code = (key: FunctionKey) => codeOf(key);
     // No YAML parser: lib/app/cloud/config.ts parses the JSON the packaging built in (infra/esbuild-plugins.cjs).
     for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) expect(code(key), key).not.toMatch(/YAMLParseError|Implicit keys need to be on a single line/);
     // The example's fallback is email: the Slack function emails it; the email function never posts to Slack.
@@ -144,9 +158,20 @@ describe("the packaged stack", () => {
     expect(code("notifyHttp")).toContain("SendEmailCommand");
     expect(code("notifyHttp")).not.toContain("slack.com/api");
     expect(code("notifyHttp")).toContain("v2/enqueue");
+    // A fallback's sender is a chunk loaded on its first message (lib/app/cloud/fallback-senders.ts), not at a cold start.
+    for (const key of ["notifySlack", "notifyHttp"] as const) expect(codeOf(key, true), key).not.toContain("SendEmailCommand");
+    expect(codeOf("notifyEmail", true)).toContain("SendEmailCommand");
     // Nor carries an SDK client it does not call: no secret is read by these (the clients' request targets).
     expect(code("poll")).toMatch(SECRET_CLIENTS);
     for (const key of ["auditApi", "publish", "notifyEmail"] as const) expect(code(key), key).not.toMatch(SECRET_CLIENTS);
+    // What only some invocations need is a chunk loaded on demand, not at the cold start: acting on a
+    // click (Slack, the table) for the Slack actions function, which answers Slack without them; the
+    // quarantine's transaction for publish (lib/app/cloud/slack-actions.ts, lib/app/cloud/publish.ts).
+    expect(code("slackActions")).toContain("slack.com/api");
+    expect(codeOf("slackActions", true)).not.toContain("slack.com/api");
+    expect(codeOf("slackActions", true)).not.toContain("DynamoDB");
+    expect(code("publish")).toContain("TransactWriteItems");
+    expect(codeOf("publish", true)).not.toContain("TransactWriteItems");
   });
 
   it("gives each function its own role, assumed by Lambda, and no shared default role", () => {

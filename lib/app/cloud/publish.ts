@@ -2,25 +2,23 @@
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { eventBridgeBus } from "../../alerts/bus.js";
 import type { QuarantinePort } from "../../model/quarantine.js";
-import type { Config } from "../../config/load.js";
 import type { PublishHandlerDeps } from "../lambda/publish.js";
-import { quarantinePort } from "../quarantine.js";
 import { requiredEnv } from "../env.js";
 import { packagedConfig } from "./config.js";
-import { cloudTable, coldStart } from "./container.js";
+import { coldStart } from "./container.js";
 
 /**
- * The table's client is built when an alert is first quarantined, not at every cold start; the
- * configuration (for the retention) is the packaged one, read at the cold start (a JSON parse).
+ * Only an alert no retry can publish is quarantined: the configuration (for the retention), the table's
+ * client and its store are loaded when the first is (a chunk of their own, ./quarantine.ts), not at every
+ * cold start; if that fails, the batch is retried.
  */
-function lazyQuarantine(config: Config): QuarantinePort {
-  let port: QuarantinePort | undefined;
-  const open = () => (port ??= quarantinePort(config, cloudTable()));
-  return { quarantine: (write) => open().quarantine(write), expiresAt: () => open().expiresAt() };
+function lazyQuarantine(): QuarantinePort {
+  const port = coldStart(async () => (await import("./quarantine.js")).cloudQuarantine(await packagedConfig()));
+  return { quarantine: async (write) => (await port()).quarantine(write), expiresAt: async () => (await port()).expiresAt() };
 }
 
 /** Built on the first invocation: without EVENT_BUS_NAME the function refuses to run. */
-export const cloudPublish = coldStart(async (): Promise<PublishHandlerDeps> => ({
+export const cloudPublish = coldStart((): PublishHandlerDeps => ({
   bus: eventBridgeBus(new EventBridgeClient({}), requiredEnv("EVENT_BUS_NAME")),
-  quarantine: lazyQuarantine(await packagedConfig()),
+  quarantine: lazyQuarantine(),
 }));
