@@ -272,13 +272,11 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
     // Plans polls (its own dispatch state item), raises health alerts into the outbox, invokes the poll
     // function with the polls, looks for alerts held for a digest (a key read a receiver) and invokes the
     // notify function of that kind, samples every queue of the stack for dead letters and backlogs
-    // (attributes only, no messages). It reads the platform token only because the shared cold start
-    // (lib/app/cloud/ingest.ts) resolves it.
+    // (attributes only, no messages). It never calls the platform: no token (lib/app/dispatch.ts).
     dispatch: [
       allow("DispatchState", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"], [TABLE]),
       allow("InvokePollAndFlush", ["lambda:InvokeFunction"], (["poll", "notifySlack", "notifyEmail", "notifyHttp"] as const).map((f) => getAtt(`${FUNCTIONS[f].logicalId}LambdaFunction`, "Arn"))),
       allow("WatchQueues", ["sqs:GetQueueAttributes"], watchedQueues().map((q) => getAtt(q.queue, "Arn"))),
-      ...platform,
     ],
     // Conditional puts and transactions (TransactWriteItems is authorized per item: PutItem and
     // ConditionCheckItem), BatchWriteItem for records without alerts, BatchGetItem for the service

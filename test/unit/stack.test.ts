@@ -4,7 +4,7 @@
  * lookout.example.yaml, and the tests read the packaged template and zips — each function's own role
  * with no wildcard where a narrower resource exists, the table, the event source mappings, one rule per
  * route, the token from SSM, the alarms — run cfn-lint on the template, load every bundle in Node, and
- * run the dispatch and publish bundles against moto_server (SSM, DynamoDB, SQS, EventBridge).
+ * run the dispatch and publish bundles against moto_server (DynamoDB, SQS, EventBridge).
  *
  * STACK_PACKAGE_DIR=<dir> reuses a package made earlier (`npm run package` → .serverless) instead.
  */
@@ -19,7 +19,6 @@ import { CreateTableCommand, DynamoDBClient, ScanCommand } from "@aws-sdk/client
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCommand } from "@aws-sdk/client-eventbridge";
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { PutParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { DETAIL_TYPES } from "../../lib/model/event.js";
 import { loadConfigFile } from "../../lib/config/load.js";
 import { eventPattern } from "../../lib/config/route-patterns.js";
@@ -163,7 +162,7 @@ describe("the packaged stack", () => {
     expect(codeOf("notifyEmail", true)).toContain("SendEmailCommand");
     // Nor carries an SDK client it does not call: no secret is read by these (the clients' request targets).
     expect(code("poll")).toMatch(SECRET_CLIENTS);
-    for (const key of ["auditApi", "publish", "notifyEmail"] as const) expect(code(key), key).not.toMatch(SECRET_CLIENTS);
+    for (const key of ["auditApi", "publish", "notifyEmail", "dispatch"] as const) expect(code(key), key).not.toMatch(SECRET_CLIENTS);
     // What only some invocations need is a chunk loaded on demand, not at the cold start: acting on a
     // click (Slack, the table) for the Slack actions function, which answers Slack without them; the
     // quarantine's transaction for publish (lib/app/cloud/slack-actions.ts, lib/app/cloud/publish.ts).
@@ -196,7 +195,8 @@ describe("the packaged stack", () => {
     const secrets = ["kms:Decrypt", "ssm:GetParameter"];
     const sorted = (...xs: string[][]) => xs.flat().sort();
     // Query: whether alerts are held for a receiver's digest (one key read a receiver).
-    expect(actionsOf("dispatch")).toEqual(sorted(logs, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "lambda:InvokeFunction", "sqs:GetQueueAttributes"], secrets));
+    // No secret: dispatch never calls the platform (lib/app/dispatch.ts).
+    expect(actionsOf("dispatch")).toEqual(sorted(logs, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "lambda:InvokeFunction", "sqs:GetQueueAttributes"]));
     expect(actionsOf("poll")).toEqual(
       // sqs:SendMessage: Lambda sends an invocation that failed every attempt to its on-failure destination with the function's role.
       sorted(logs, ["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage"], secrets),
@@ -512,8 +512,8 @@ describe("the packaged stack", () => {
   it("reads the platform token from SSM Parameter Store, never from a value in the template", () => {
     expect(config.platform.tokenRef).toBe("ssm:/lookout/prod/platform-token");
     const param = `${ARN}:ssm:${REGION_ACCOUNT}:parameter/lookout/prod/platform-token`;
-    expect(resourcesFor("dispatch", "ssm:GetParameter")).toEqual([param]);
     expect(resourcesFor("poll", "ssm:GetParameter")).toEqual([param]);
+    expect(resourcesFor("dispatch", "ssm:GetParameter")).toEqual([]);
     // No function gets a secret, or the name of one, through its environment.
     for (const [id, fn] of ofType("AWS::Lambda::Function")) {
       for (const [name, value] of Object.entries(fn.Properties.Environment?.Variables ?? {})) {
@@ -679,16 +679,14 @@ describe("the packaged bundles", () => {
     }, 60_000);
     afterAll(async () => moto?.stop());
 
-    it("dispatch: reads the bundled configuration and the token from SSM, plans, and invokes the poll function with the polls", async () => {
+    it("dispatch: reads the bundled configuration (and no token: it never calls the platform), plans, and invokes the poll function with the polls", async () => {
       const clients = { credentials: { accessKeyId: "testing", secretAccessKey: "testing" }, region: REGION, endpoint: moto.endpoint };
-      const ssm = new SSMClient(clients);
       const ddb = new DynamoDBClient(clients);
       const sqs = new SQSClient(clients);
       // Lambda's asynchronous invocation (moto_server's Lambda runs functions only in Docker).
       const lambda = await startLambdaAsync();
       lambda.register("lookout-prod-poll", async () => undefined);
       try {
-        await ssm.send(new PutParameterCommand({ Name: "/lookout/prod/platform-token", Type: "SecureString", Value: "tok-test" }));
         await ddb.send(new CreateTableCommand(tableDefinition("lookout-stack-test")));
         // The template's WATCHED_QUEUES, each URL a queue of moto's; one dead letter waiting.
         const urls: Record<string, string> = {};
@@ -719,7 +717,6 @@ describe("the packaged bundles", () => {
         const dead = items.map((i) => unmarshall(i)).filter((i) => i.item_type === "alert").filter((i) => i.detail?.transition === "dead_letters");
         expect(dead.map((i) => i.detail.health.subject)).toEqual(["PollDeadLetterQueue"]);
       } finally {
-        ssm.destroy();
         ddb.destroy();
         sqs.destroy();
         await lambda.close();

@@ -17,7 +17,7 @@ import type { Watchlist } from "../../model/dispatch.js";
 import { sourceKey } from "../../model/source.js";
 import type { PollRequest } from "../../model/poll.js";
 import type { DispatchStore } from "../../model/dispatch-store.js";
-import type { IngestServices } from "../ingest.js";
+import type { DispatchServices } from "../dispatch.js";
 import type { NotifyStore } from "../../model/notify-store.js";
 import { escalationKinds, type Receiver, type Route } from "../../config/route-types.js";
 import { receiverId } from "../../config/receivers.js";
@@ -101,13 +101,13 @@ export interface DispatchOutcome {
 }
 
 /** Dispatch's deps from the composed services and the cloud's adapters. */
-export const dispatchDeps = (s: IngestServices, polls: PollSender, queues?: QueueGauge, digests?: DigestFlusher): DispatchHandlerDeps => ({
+export const dispatchDeps = (s: DispatchServices, polls: PollSender, queues?: QueueGauge, digests?: DigestFlusher): DispatchHandlerDeps => ({
   store: s.dispatch,
   watch: s.watch,
   polls,
   ...(queues ? { queues } : {}),
   ...(digests ? { digests } : {}),
-  outbox: s.pollDeps.store,
+  outbox: s.store,
   health: s.config.health,
 });
 
