@@ -171,6 +171,22 @@ function envReferences(config: Config): Array<{ field: string; ref: string }> {
 const secretRefs = (r: Receiver): string[] =>
   r.type === "slack" ? (r.form === "webhook" ? [r.webhookUrlRef] : [r.tokenRef]) : r.type === "email" ? [] : httpSecretRefs(r).map((x) => x.ref);
 
+/**
+ * What the packaging builds into each function's bundle alone (esbuild `define`, by the bundle's name,
+ * `functions/<suffix>`): which secret clients it carries — those of the kinds of reference its role may
+ * read (lib/app/cloud/secrets.ts). A client no reference of the function needs is not loaded at its cold start.
+ */
+export function functionDefines(config: Config): Record<string, Record<string, string>> {
+  const statements = functionStatements(config);
+  return Object.fromEntries((Object.keys(FUNCTIONS) as FunctionKey[]).map((key) => {
+    const actions = new Set(statements[key].flatMap((s) => s.Action));
+    return [FUNCTIONS[key].suffix, {
+      LOOKOUT_SECRETS_SSM: String(actions.has("ssm:GetParameter")),
+      LOOKOUT_SECRETS_SECRETSMANAGER: String(actions.has("secretsmanager:GetSecretValue")),
+    }];
+  }));
+}
+
 // --- IAM ----------------------------------------------------------------------------------------------
 
 export interface Statement {

@@ -12,6 +12,7 @@ import {
   type Statement,
   fromConfig,
   functionStatements,
+  functionDefines,
   loadDeployConfig,
   packagedDefines,
   ruleAndPolicyResources,
@@ -167,6 +168,16 @@ describe("the stack generated from a configuration", () => {
       expect({ ...packaged, source: config.source }, file).toEqual(config);
     }
     expect(packagedDefines(ROOT, "lookout.example.yaml")).toMatchObject({ LOOKOUT_FALLBACK_EMAIL: "true", LOOKOUT_FALLBACK_SLACK: "false" });
+  });
+
+  it("builds into each function the secrets' clients its role lets it use, by its bundle's name", () => {
+    // slack-only.yaml: the platform token in Secrets Manager; Slack webhooks in SSM, a bot token in Secrets Manager; a Slack fallback.
+    const defines = functionDefines(loadDeployConfig(ROOT, fixture("slack-only.yaml")).config);
+    const kinds = (suffix: string) => ({ ssm: defines[suffix]!.LOOKOUT_SECRETS_SSM, secretsmanager: defines[suffix]!.LOOKOUT_SECRETS_SECRETSMANAGER });
+    expect(kinds("poll")).toEqual({ ssm: "false", secretsmanager: "true" });
+    expect(kinds("notify-slack")).toEqual({ ssm: "true", secretsmanager: "true" });
+    expect(kinds("notify-email")).toEqual({ ssm: "true", secretsmanager: "false" });
+    for (const suffix of ["dispatch", "publish", "audit-api"]) expect(kinds(suffix), suffix).toEqual({ ssm: "false", secretsmanager: "false" });
   });
 
   it("serverless's resolver: the generated stack, or one line that says what to change", async () => {

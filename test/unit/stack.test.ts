@@ -161,8 +161,14 @@ describe("the packaged stack", () => {
     for (const key of ["notifySlack", "notifyHttp"] as const) expect(codeOf(key, true), key).not.toContain("SendEmailCommand");
     expect(codeOf("notifyEmail", true)).toContain("SendEmailCommand");
     // Nor carries an SDK client it does not call: no secret is read by these (the clients' request targets).
-    expect(code("poll")).toMatch(SECRET_CLIENTS);
-    for (const key of ["auditApi", "publish", "notifyEmail", "dispatch"] as const) expect(code(key), key).not.toMatch(SECRET_CLIENTS);
+    // Only the clients of the kinds of reference its role reads (infra/stack.ts functionDefines): the
+    // example's platform token is in SSM, its Slack references in SSM and Secrets Manager; it names no
+    // HTTP receiver and no Slack signing secret.
+    expect(code("poll")).toContain("GetParameter");
+    expect(code("poll")).not.toContain("GetSecretValue");
+    expect(code("notifySlack")).toContain("GetParameter");
+    expect(code("notifySlack")).toContain("GetSecretValue");
+    for (const key of ["auditApi", "publish", "notifyEmail", "dispatch", "notifyHttp", "slackActions"] as const) expect(code(key), key).not.toMatch(SECRET_CLIENTS);
     // What only some invocations need is a chunk loaded on demand, not at the cold start: acting on a
     // click (Slack, the table) for the Slack actions function, which answers Slack without them; the
     // quarantine's transaction for publish (lib/app/cloud/slack-actions.ts, lib/app/cloud/publish.ts).
