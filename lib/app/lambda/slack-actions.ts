@@ -16,7 +16,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { answerSlack, slackRequestOf } from "../../actions/endpoint.js";
 import type { ActionOutcome, ActionPorts } from "../../actions/act.js";
 import type { IncidentActionRequest } from "../../actions/slack-payload.js";
-import { resolveDeps, telemetryOr, type Deps, type Telemetry } from "./telemetry.js";
+import { loggerOr, resolveDeps, type Deps, type Telemetry } from "./telemetry.js";
 
 export const SLACK_ACTION = "slack-action";
 export interface SlackActionEvent {
@@ -39,7 +39,7 @@ const isAction = (e: unknown): e is SlackActionEvent => (e as SlackActionEvent |
 const text = (statusCode: number, body = ""): APIGatewayProxyStructuredResultV2 => ({ statusCode, headers: { "content-type": "text/plain; charset=utf-8" }, body });
 
 export function createSlackActionsHandler(deps: Deps<SlackActionsDeps>, given?: Partial<Telemetry>) {
-  const { logger } = telemetryOr("slack-actions", given);
+  const logger = loggerOr("slack-actions", given?.logger);
   const base = async (event: APIGatewayProxyEventV2 | SlackActionEvent, _context: Context): Promise<APIGatewayProxyStructuredResultV2 | ActionOutcome> => {
     const d = await resolveDeps(deps);
     if (isAction(event)) {
