@@ -16,7 +16,7 @@ import { bundleSizes, type BundleSize } from "../scripts/bundle-sizes.js";
 import { extractZip } from "../scripts/zip.js";
 import { percentile, report, section } from "./support.js";
 
-const RUNS = 9;
+const RUNS = 15;
 /** Each function's module load, at most this many times the SDK floor's. */
 const FLOOR_TARGET = 1.25;
 const run = promisify(execFile);
