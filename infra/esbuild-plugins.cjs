@@ -1,7 +1,9 @@
 // serverless.yml's `custom.esbuild.plugins`: what packaging adds to esbuild for Lookout's bundles.
-//  - The configuration, converted to JSON at package time, and which receivers its fallback names, as
+//  - The configuration, checked at package time, as JSON, and which receivers its fallback names, as
 //    esbuild `define`s (infra/stack.ts packagedDefines; read by lib/app/cloud). The bundler then drops
-//    the code they make unreachable: reading the YAML file, and the sender a notify function cannot use.
+//    the code they make unreachable: reading and checking the file (YAML, the schema), and the sender a
+//    notify function cannot use. Per function (infra/stack.ts functionDefines): which secrets' clients
+//    (SSM, Secrets Manager) its role lets it use; the bundler drops the others.
 //  - The packages that code alone needs, marked free of side effects: left out when nothing calls them.
 //    Their authors do not say so in package.json, so esbuild would keep them for their top-level code.
 //  - The AWS SDK, bundled and tree-shaken: the tested version, and a module load two to four times
@@ -9,25 +11,37 @@
 //    runtime instead (serverless.yml `exclude`), marked free of side effects so that a client nothing
 //    calls is not imported: bundles under 250 KB that load slower (docs/deploy.md, "The AWS SDK";
 //    both measured in BENCHMARKS.md).
+//  - The chunks of code a function loads on demand (serverless.yml `splitting`), named after its bundle
+//    (`notify-slack.ses-<hash>.mjs`): serverless-esbuild leaves `<another bundle>.*` out of a function's
+//    zip, so each zip carries its own chunks and no other function's.
 "use strict";
 
 const path = require("node:path");
 const { require: tsxRequire } = require("tsx/cjs/api");
 
 const serviceDir = path.resolve(__dirname, "..");
-/** Only the YAML file reader, the SMTP and file transports and the Slack sender use these. */
-const SIDE_EFFECT_FREE = /^(yaml|nodemailer|@slack\/web-api|@slack\/webhook)(\/.*)?$/;
+/** Only the YAML file reader, the SMTP and file transports, the Slack sender and the secrets' clients use these. */
+const SIDE_EFFECT_FREE = /^(yaml|nodemailer|@slack\/web-api|@slack\/webhook|@aws-lambda-powertools\/parameters)(\/.*)?$/;
 const RUNTIME_SDK = /^@(aws-sdk|smithy)\//;
 const runtimeSdk = () => process.env.LOOKOUT_RUNTIME_AWS_SDK === "1";
 
+/** The bundle's name, `notify-slack` for functions/notify-slack.ts (serverless-esbuild builds one entry at a time). */
+function entryName(build) {
+  const entries = build.initialOptions.entryPoints ?? [];
+  const [entry] = Array.isArray(entries) ? entries.map((e) => (typeof e === "string" ? e : e.in)) : Object.values(entries);
+  return entry ? path.basename(entry, path.extname(entry)) : undefined;
+}
+
 module.exports = () => {
   const stack = tsxRequire("./stack.ts", __filename);
-  const defines = stack.packagedDefines(serviceDir, stack.configToPackage());
+  const file = stack.configToPackage();
+  const defines = stack.packagedDefines(serviceDir, file);
+  const byFunction = stack.functionDefines(stack.loadDeployConfig(serviceDir, file).config);
   return [
     {
       name: "lookout-packaged-config",
       setup(build) {
-        build.initialOptions.define = { ...build.initialOptions.define, ...defines };
+        build.initialOptions.define = { ...build.initialOptions.define, ...defines, ...byFunction[entryName(build)] };
       },
     },
     {
@@ -35,6 +49,13 @@ module.exports = () => {
       setup(build) {
         if (!runtimeSdk()) build.initialOptions.external = (build.initialOptions.external ?? []).filter((p) => !RUNTIME_SDK.test(p));
         else build.onResolve({ filter: RUNTIME_SDK }, (args) => ({ path: args.path, external: true, sideEffects: false }));
+      },
+    },
+    {
+      name: "lookout-chunks",
+      setup(build) {
+        const name = entryName(build);
+        if (name) build.initialOptions.chunkNames = `${name}.[name]-[hash]`;
       },
     },
     {

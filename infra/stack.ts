@@ -11,12 +11,10 @@
  *    watches the queues: `watchedQueues`); dispatch's WATCHED_QUEUES.
  * The static resources (table, queues, bus, archive, alarm topic, health log group, schedule) are the YAML files beside this one.
  */
-import { readFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { parse as parseYaml } from "yaml";
 import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/model/event.js";
-import { type Config, checkConfig, loadConfigFile } from "../lib/config/load.js";
+import { type Config, loadConfigFile } from "../lib/config/load.js";
 import { type RuleResource, ruleResources, type RuleTarget } from "../lib/routes/rules.js";
 import { httpSecretRefs, receiverSecretRefs } from "../lib/config/routes.js";
 import type { Receiver } from "../lib/config/route-types.js";
@@ -145,17 +143,16 @@ const fallbackReceivers = (config: Config): Receiver[] =>
 
 /**
  * What the packaging builds into every bundle (esbuild `define`, read by lib/app/cloud): the configuration
- * file as JSON text, so that the functions parse JSON and carry no YAML parser, and which kinds of
- * receiver the fallback names, so that each notify function carries only the senders it can use. The
- * functions check the JSON as they would the file; it must mean the same configuration.
+ * as the loader checked it, as JSON text, so that the functions carry no YAML parser and build no schema
+ * at their cold start (the same code checked the same file here; lib/app/cloud/config.ts), and which kinds
+ * of receiver the fallback names, so that each notify function carries only the senders it can use.
  */
 export function packagedDefines(serviceDir: string, file: string): Record<string, string> {
   const { config } = loadDeployConfig(serviceDir, file);
-  const abs = resolve(serviceDir, file);
-  const text = readFileSync(abs, "utf8");
-  const raw: unknown = /\.json$/i.test(abs) ? JSON.parse(text) : parseYaml(text);
-  const json = JSON.stringify(raw);
-  if (!isDeepStrictEqual(checkConfig(JSON.parse(json), abs, {}), checkConfig(raw, abs, {}))) {
+  // Where it was read is the function's own (LOOKOUT_CONFIG_FILE), not this machine's.
+  const { source: _, ...checked } = config;
+  const json = JSON.stringify(checked);
+  if (!isDeepStrictEqual({ ...JSON.parse(json), source: config.source }, config)) {
     throw new DeployConfigError(`${file}: a value in it has no JSON form (the functions read the configuration as JSON); write it as a plain string or number`);
   }
   const fallback = fallbackReceivers(config);
@@ -175,6 +172,22 @@ function envReferences(config: Config): Array<{ field: string; ref: string }> {
 
 const secretRefs = (r: Receiver): string[] =>
   r.type === "slack" ? (r.form === "webhook" ? [r.webhookUrlRef] : [r.tokenRef]) : r.type === "email" ? [] : httpSecretRefs(r).map((x) => x.ref);
+
+/**
+ * What the packaging builds into each function's bundle alone (esbuild `define`, by the bundle's name,
+ * `functions/<suffix>`): which secret clients it carries — those of the kinds of reference its role may
+ * read (lib/app/cloud/secrets.ts). A client no reference of the function needs is not loaded at its cold start.
+ */
+export function functionDefines(config: Config): Record<string, Record<string, string>> {
+  const statements = functionStatements(config);
+  return Object.fromEntries((Object.keys(FUNCTIONS) as FunctionKey[]).map((key) => {
+    const actions = new Set(statements[key].flatMap((s) => s.Action));
+    return [FUNCTIONS[key].suffix, {
+      LOOKOUT_SECRETS_SSM: String(actions.has("ssm:GetParameter")),
+      LOOKOUT_SECRETS_SECRETSMANAGER: String(actions.has("secretsmanager:GetSecretValue")),
+    }];
+  }));
+}
 
 // --- IAM ----------------------------------------------------------------------------------------------
 
@@ -277,15 +290,13 @@ export function functionStatements(config: Config): Record<FunctionKey, Statemen
     // Plans polls (its own dispatch state item), raises health alerts into the outbox, invokes the poll
     // function with the polls, looks for alerts held for a digest (a key read a receiver) and invokes the
     // notify function of that kind, samples every queue of the stack for dead letters and backlogs
-    // (attributes only, no messages). It reads the platform token only because the shared cold start
-    // (lib/app/cloud/ingest.ts) resolves it.
+    // (attributes only, no messages). It never calls the platform: no token (lib/app/dispatch.ts).
     dispatch: [
       allow("DispatchState", ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"], [TABLE]),
       allow("InvokePollAndFlush", ["lambda:InvokeFunction"], (["poll", "notifySlack", "notifyEmail", "notifyHttp"] as const).map((f) => getAtt(`${FUNCTIONS[f].logicalId}LambdaFunction`, "Arn"))),
       allow("WatchQueues", ["sqs:GetQueueAttributes"], watchedQueues().map((q) => getAtt(q.queue, "Arn"))),
       // Starts the change feed's loop when it is lost (a tick's message).
       allow("StartFeedLoop", ["sqs:SendMessage"], [getAtt("FeedLoopQueue", "Arn")]),
-      ...platform,
     ],
     // Conditional puts and transactions (TransactWriteItems is authorized per item: PutItem and
     // ConditionCheckItem), BatchWriteItem for records without alerts, BatchGetItem for the service

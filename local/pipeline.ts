@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
 import type { Config } from "../lib/config/load.js";
-import { resolveSecret } from "../lib/config/load.js";
+import { resolveSecret } from "../lib/config/secrets.js";
 import type { PlatformApi, PlatformClient } from "../lib/platform/client.js";
 import type { CallCost } from "../lib/platform/cost.js";
 import type { DynamoIngestStore } from "../lib/store/ingest-store.js";

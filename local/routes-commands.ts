@@ -8,10 +8,10 @@ import { readFileSync } from "node:fs";
 import { DETAIL_TYPES, type LookoutEventDetail, detailTypeOf } from "../lib/model/event.js";
 import { type ConfigEnv, ConfigError, loadConfigFile } from "../lib/config/load.js";
 import { watchlist } from "../lib/ingest/watchlist.js";
-import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/config/routes.js";
+import { receiverSecretRefs, unsetEnvSecrets } from "../lib/config/routes.js";
 import { coverage, coverageLine } from "../lib/routes/coverage.js";
 import { type RouteOutcome, describeCheck, explainRoutes } from "../lib/routes/match.js";
-import { receiverLabel } from "../lib/config/receivers.js";
+import { allReceivers, receiverLabel } from "../lib/config/receivers.js";
 import { receiversOf } from "../lib/config/route-types.js";
 import { formatOf, jsonDocument, plural, reportFailureTo } from "./commands.js";
 

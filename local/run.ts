@@ -25,8 +25,8 @@ import {
 import { alertLine, deliveryLine, pollLine } from "./view.js";
 import { terminalSlack, type TerminalSlackOptions } from "./terminal-slack.js";
 import { type Delivery, flushDigests, flushEscalations } from "../lib/notify/notifier.js";
-import { allReceivers, receiverSecretRefs, unsetEnvSecrets } from "../lib/config/routes.js";
-import { receiverId } from "../lib/config/receivers.js";
+import { receiverSecretRefs, unsetEnvSecrets } from "../lib/config/routes.js";
+import { allReceivers, receiverId } from "../lib/config/receivers.js";
 import { unsetSecretsLine } from "./routes-commands.js";
 import { redactUrl } from "../lib/platform/redact.js";
 

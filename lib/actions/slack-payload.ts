@@ -3,7 +3,8 @@
  * `payload` of the interactivity request). Lookout's buttons carry the incident and the alert in their
  * value; any other click (a link button opens its URL and Slack still tells the endpoint) asks nothing.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+import { describeIssue } from "../model/issues.js";
 import { INCIDENT_ACTIONS, type IncidentActionKind } from "../model/incident-action.js";
 
 const KIND_OF = new Map<string, IncidentActionKind>(Object.entries(INCIDENT_ACTIONS).map(([k, id]) => [id, k as IncidentActionKind]));
@@ -22,19 +23,19 @@ export interface IncidentActionRequest {
   actionTs: string;
 }
 
-const ButtonValue = z.object({ i: z.string().min(1).max(200), a: z.string().min(1).max(200) });
+const ButtonValue = z.object({ i: z.string().check(z.minLength(1), z.maxLength(200)), a: z.string().check(z.minLength(1), z.maxLength(200)) });
 // Bounded as Slack bounds them (ids and timestamps are short, names at most 80 characters, an action_id
 // 255 and a value 2,000): a payload past them is not Slack's, and is never stored or posted back.
-const SlackId = z.string().min(1).max(64);
-const Name = z.string().max(200).optional();
+const SlackId = z.string().check(z.minLength(1), z.maxLength(64));
+const Name = z.optional(z.string().check(z.maxLength(200)));
 const Payload = z.object({
   type: z.literal("block_actions"),
   user: z.object({ id: SlackId, username: Name, name: Name }),
-  team: z.object({ id: SlackId }).nullish(),
-  container: z.object({ channel_id: SlackId, message_ts: SlackId }).partial().optional(),
-  channel: z.object({ id: SlackId }).optional(),
-  message: z.object({ ts: SlackId }).optional(),
-  actions: z.array(z.object({ action_id: z.string().max(255), value: z.string().max(2_000).optional(), action_ts: z.string().max(64).optional() })).min(1).max(25),
+  team: z.nullish(z.object({ id: SlackId })),
+  container: z.optional(z.partial(z.object({ channel_id: SlackId, message_ts: SlackId }))),
+  channel: z.optional(z.object({ id: SlackId })),
+  message: z.optional(z.object({ ts: SlackId })),
+  actions: z.array(z.object({ action_id: z.string().check(z.maxLength(255)), value: z.optional(z.string().check(z.maxLength(2_000))), action_ts: z.optional(z.string().check(z.maxLength(64))) })).check(z.minLength(1), z.maxLength(25)),
 });
 
 export type ParsedSlackAction =
@@ -54,7 +55,7 @@ export function parseSlackAction(rawBody: string): ParsedSlackAction {
   }
   if ((json as { type?: unknown } | null)?.type !== "block_actions") return { ok: true, ignored: `an interaction of type ${JSON.stringify((json as { type?: unknown } | null)?.type)}, not a button` };
   const parsed = Payload.safeParse(json);
-  if (!parsed.success) return { ok: false, problem: issueLine(parsed.error) };
+  if (!parsed.success) return { ok: false, problem: issueLine(parsed.error.issues[0]!, json) };
   const p = parsed.data;
   const action = p.actions[0]!;
   const kind = KIND_OF.get(action.action_id);
@@ -79,7 +80,6 @@ export function parseSlackAction(rawBody: string): ParsedSlackAction {
   };
 }
 
-function issueLine(error: z.ZodError): string {
-  const first = error.issues[0]!;
-  return `payload.${first.path.join(".") || "(root)"}: ${first.message}`;
+function issueLine(issue: z.core.$ZodIssue, input: unknown): string {
+  return `payload.${issue.path.join(".") || "(root)"}: ${describeIssue(issue, input)}`;
 }

@@ -53,5 +53,5 @@ export function quarantineItems(e: QuarantineEntry, now: Date, expiresAt: number
 
 /** Sets a record or an alert aside through the port, with its health alert; true when it was set aside now. */
 export async function setAside(port: QuarantinePort, entry: QuarantineEntry, now: Date): Promise<boolean> {
-  return port.quarantine(quarantineItems(entry, now, port.expiresAt()));
+  return port.quarantine(quarantineItems(entry, now, await port.expiresAt()));
 }

@@ -5,8 +5,7 @@
  * how its route presents the alert.
  */
 import type { Config } from "../config/load.js";
-import { allReceivers } from "../config/routes.js";
-import { receiverId } from "../config/receivers.js";
+import { allReceivers, receiverId } from "../config/receivers.js";
 import type { SlackReceiver } from "../config/route-types.js";
 import type { LookoutEventDetail } from "../model/event.js";
 import type { ActionPorts, ShownBy } from "../actions/act.js";

@@ -2,21 +2,19 @@
  * The composition root of polling: the platform client, the stores, the watchlist and the poll deps,
  * from the configuration and the environment's adapters. lib/app/cloud/ingest.ts (DynamoDB, SSM / Secrets
  * Manager) and local/pipeline.ts (DynamoDB Local, env:) both build through here, so every configured
- * fact reaches both. No AWS service beyond DynamoDB is imported: the poll and dispatch bundles stay lean.
+ * fact reaches both. No AWS service beyond DynamoDB is imported: the poll bundle stays lean (dispatch's
+ * composes ./dispatch.ts alone: no platform client).
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { Config } from "../config/load.js";
 import { createPlatformClient, type PlatformApi, type PlatformClient } from "../platform/client.js";
 import type { CallCost } from "../platform/cost.js";
-import { DynamoIngestStore } from "../store/ingest-store.js";
-import { DynamoDispatchStore, DynamoFeedLoopStore } from "../store/dispatch-store.js";
-import { watchlist } from "../ingest/watchlist.js";
-import type { Watchlist } from "../model/dispatch.js";
 import type { Log } from "../model/log.js";
 import type { PollDeps } from "../ingest/poll.js";
 import { spareRequestsOf } from "../ingest/spare-requests.js";
 import { DISPATCH_NAME } from "../ingest/cycle.js";
 import { configuredClusterNames, configuredContexts, configuredOrganizationNames } from "./context.js";
+import { composeDispatch, type DispatchServices } from "./dispatch.js";
 
 /** What differs between the cloud and one machine. */
 export interface Adapters {
@@ -30,14 +28,8 @@ export interface Adapters {
   onCost?: (cost: CallCost) => void;
 }
 
-export interface IngestServices {
-  config: Config;
+export interface IngestServices extends DispatchServices {
   client: PlatformClient & PlatformApi;
-  store: DynamoIngestStore;
-  dispatch: DynamoDispatchStore;
-  /** The change feed's loop: its lease and reads (lib/ingest/feed-loop.ts). */
-  loops: DynamoFeedLoopStore;
-  watch: Watchlist;
   pollDeps: PollDeps;
 }
 
@@ -52,15 +44,11 @@ export async function composeIngest(config: Config, a: Adapters): Promise<Ingest
     maxResponseBytes: config.platform.maxResponseBytes,
     ...(a.onCost ? { onCost: a.onCost } : {}),
   });
-  const store = new DynamoIngestStore({ client: a.dynamodb, tableName: a.tableName, retentionMs: config.retentionMs, routineRetentionMs: config.routineRetentionMs, now });
-  const dispatch = new DynamoDispatchStore({ client: a.dynamodb, tableName: a.tableName, retentionMs: config.retentionMs });
+  const services = composeDispatch(config, { ...a, now });
+  const { store, dispatch } = services;
   return {
-    config,
+    ...services,
     client,
-    store,
-    dispatch,
-    loops: new DynamoFeedLoopStore({ client: a.dynamodb, tableName: a.tableName, retentionMs: config.retentionMs }),
-    watch: watchlist(config),
     pollDeps: {
       client,
       store,

@@ -4,8 +4,7 @@
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { Config } from "../config/load.js";
-import { allReceivers } from "../config/routes.js";
-import { receiverId, receiverLabel } from "../config/receivers.js";
+import { allReceivers, receiverId, receiverLabel } from "../config/receivers.js";
 import { DynamoDispatchStore } from "../store/dispatch-store.js";
 import { DynamoNotifyStore } from "../store/notify-store.js";
 import { DynamoAuditStore } from "../audit/dynamo.js";

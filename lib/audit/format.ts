@@ -58,7 +58,10 @@ export const jsonLine = (row: AuditRow): string => JSON.stringify(row);
 /** Lines of the table fit this many terminal columns. */
 export const TABLE_WIDTH = 120;
 
-const graphemes = new Intl.Segmenter("en", { granularity: "grapheme" });
+// Built on first use: only the terminal's table measures text, and building one takes milliseconds
+// (its Unicode data) that the audit API, which imports this module for CSV, would pay at its cold start.
+let segmenter: Intl.Segmenter | undefined;
+const graphemesOf = (s: string) => (segmenter ??= new Intl.Segmenter("en", { granularity: "grapheme" })).segment(s);
 const WIDE = /^[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}]/u;
 const EMOJI = /\p{Emoji_Presentation}|\p{Extended_Pictographic}\ufe0f|\p{Regional_Indicator}{2}/u;
 const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]+$/u;
@@ -72,7 +75,7 @@ function graphemeWidth(g: string): number {
 /** The columns a string takes in a terminal (not its length: an emoji is 2, a combining accent 0). */
 export function stringWidth(s: string): number {
   let w = 0;
-  for (const { segment } of graphemes.segment(s)) w += graphemeWidth(segment);
+  for (const { segment } of graphemesOf(s)) w += graphemeWidth(segment);
   return w;
 }
 
@@ -84,7 +87,7 @@ export function clip(s: string, max: number): string {
   if (stringWidth(s) <= max) return s;
   let out = "";
   let w = 0;
-  for (const { segment } of graphemes.segment(s)) {
+  for (const { segment } of graphemesOf(s)) {
     const g = graphemeWidth(segment);
     if (w + g > max - 1) break;
     out += segment;
@@ -99,7 +102,7 @@ const pad = (s: string, width: number) => s + " ".repeat(Math.max(0, width - str
 function idLines(id: string, indent: string, width: number): string[] {
   const room = width - indent.length;
   const out = [indent];
-  for (const { segment } of graphemes.segment(id)) {
+  for (const { segment } of graphemesOf(id)) {
     if (stringWidth(out.at(-1)!) + graphemeWidth(segment) > width) out.push(indent);
     out[out.length - 1] += segment;
   }

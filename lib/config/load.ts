@@ -11,34 +11,11 @@ import { allowedKeysAt, closestWord, compareInputPaths, describeIssue, inputPath
 import { routingProblems, toLinks, toNotify, toRoutes } from "./routes.js";
 import type { LinkTemplate, NotifySettings, Route } from "./route-types.js";
 import type * as z from "zod/mini";
+import { ConfigError, type ConfigProblem } from "./error.js";
 
-/** One thing wrong in a configuration, at the path of the bad field (empty: the file as a whole). */
-export interface ConfigProblem {
-  field: string;
-  problem: string;
-}
-
-/** Every problem found in one configuration, in file order, one a line; `field` and `problem` are the first's. */
-export class ConfigError extends Error {
-  readonly problems: readonly ConfigProblem[];
-  constructor(
-    readonly source: string,
-    /** Path of the bad field, e.g. `watch[0].organization`; empty for the file as a whole. */
-    readonly field: string,
-    readonly problem: string,
-    more: readonly ConfigProblem[] = [],
-  ) {
-    const problems = [{ field, problem }, ...more];
-    super(problems.map((p) => `${source}: ${p.field ? `${p.field}: ` : ""}${p.problem}`).join("\n"));
-    this.name = "ConfigError";
-    this.problems = problems;
-  }
-
-  static of(source: string, problems: readonly ConfigProblem[]): ConfigError {
-    const [first, ...more] = problems;
-    return new ConfigError(source, first!.field, first!.problem, more);
-  }
-}
+// Kept apart so that what deployed functions load at run time carries no schema (lib/app/cloud/config.ts).
+export { ConfigError, type ConfigProblem } from "./error.js";
+export { resolveSecret } from "./secrets.js";
 
 export interface WatchedApplication {
   id: string;
@@ -217,25 +194,4 @@ function applyEnvOverrides(raw: Record<string, unknown>, env: ConfigEnv): Record
   if (env.PLATFORM_API_URL) platform.url = env.PLATFORM_API_URL;
   if (env.PLATFORM_API_TOKEN && platform.token === undefined) platform.token = "env:PLATFORM_API_TOKEN";
   return { ...raw, platform };
-}
-
-/** Turns a secret reference into the secret. `ssm:` and `secretsmanager:` need a resolver (the cloud's). */
-export async function resolveSecret(
-  ref: string,
-  env: ConfigEnv = process.env,
-  resolvers: Partial<Record<"ssm" | "secretsmanager", (name: string) => Promise<string | undefined>>> = {},
-): Promise<string> {
-  const [scheme, ...rest] = ref.split(":");
-  const name = rest.join(":");
-  if (scheme === "env") {
-    const value = env[name];
-    // No field path: the same reference may be the platform token, a Slack receiver or the SMTP URL.
-    if (!value) throw new ConfigError("environment", "", `${name} is not set; export it (the configuration reads ${ref})`);
-    return value;
-  }
-  const resolver = resolvers[scheme as "ssm" | "secretsmanager"];
-  if (!resolver) throw new ConfigError("configuration", "", `${ref}: ${scheme}: secrets can only be read in the cloud; use env:NAME on one machine`);
-  const value = await resolver(name);
-  if (!value) throw new ConfigError(scheme!, "", `${name} is empty or missing`);
-  return value;
 }

@@ -4,7 +4,7 @@
  * a hash, so logs and the audit trail can carry it without showing even the secret's reference.
  */
 import { createHash } from "node:crypto";
-import type { Receiver } from "./route-types.js";
+import { escalationReceivers, type NotifySettings, type Receiver, type Route, receiversOf, routeReceivers } from "./route-types.js";
 
 /** The fields that make a receiver what it is, in a fixed order. */
 function identity(r: Receiver): string[] {
@@ -40,4 +40,11 @@ export function distinctReceivers(receivers: Iterable<Receiver>): Receiver[] {
     if (!seen.has(id)) seen.set(id, r);
   }
   return [...seen.values()];
+}
+
+/** Every receiver the configuration names, once each (routes, the default route, then the fallbacks). */
+export function allReceivers(routes: readonly Route[], notify: NotifySettings): Receiver[] {
+  return distinctReceivers([
+    ...routes.flatMap(routeReceivers), ...routes.flatMap(escalationReceivers), ...receiversOf(notify.default), ...receiversOf(notify.fallback),
+  ]);
 }

@@ -5,11 +5,9 @@
  * Objects are strict here: a misspelt match key would otherwise widen a route to every event.
  */
 import * as z from "zod/mini";
-import { distinctReceivers } from "./receivers.js";
 import { patternProblems } from "./route-patterns.js";
 import {
   type Escalate,
-  escalationReceivers,
   type LinkTemplate,
   type Mention,
   type SeverityOverride,
@@ -25,7 +23,6 @@ import {
   type Route,
   type RouteMatch,
   type SlackReceiver,
-  receiversOf,
   routeReceivers,
 } from "./route-types.js";
 import { isUuidShaped } from "./route-values.js";
@@ -424,12 +421,5 @@ export function httpSecretRefs(r: HttpReceiver): Array<{ key: string; ref: strin
 /** `env:` references whose variable is unset or empty in this environment: a receiver that cannot send. */
 export function unsetEnvSecrets(refs: readonly SecretReference[], env: Readonly<Record<string, string | undefined>>): SecretReference[] {
   return refs.filter((r) => r.ref.startsWith("env:") && !env[r.ref.slice("env:".length)]);
-}
-
-/** Every receiver the configuration names, once each (routes, the default route, then the fallbacks). */
-export function allReceivers(routes: readonly Route[], notify: NotifySettings): Receiver[] {
-  return distinctReceivers([
-    ...routes.flatMap(routeReceivers), ...routes.flatMap(escalationReceivers), ...receiversOf(notify.default), ...receiversOf(notify.fallback),
-  ]);
 }
 

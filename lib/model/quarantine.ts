@@ -37,6 +37,9 @@ export interface QuarantineWrite {
  */
 export interface QuarantinePort {
   quarantine(write: QuarantineWrite): Promise<boolean>;
-  /** Epoch seconds at which an item written now expires (the configured retention). */
-  expiresAt(): number;
+  /**
+   * Epoch seconds at which an item written now expires (the configured retention); a promise from a
+   * port that reads its settings when first used (the publish function's: lib/app/cloud/publish.ts).
+   */
+  expiresAt(): number | Promise<number>;
 }

@@ -9,7 +9,7 @@ import type { Channel } from "./deliver.js";
 import { emailChannel, slackChannel } from "./channels.js";
 import type { HttpChannelBuilder } from "./http-channels.js";
 import { DeliveryError, type EmailTransport, type SlackSender } from "./types.js";
-import { ConfigError } from "../config/load.js";
+import { ConfigError } from "../config/error.js";
 
 export interface ReceiverRuntime {
   resolveSecret(ref: string): Promise<string>;

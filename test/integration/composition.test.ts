@@ -2,7 +2,7 @@
  * One composition root (lib/app): the deployed functions' runtime and `lookout run`'s pipeline, built
  * from the same configuration, hand polling and notifying the same facts — configured names of
  * applications and clusters, backfill window, retention, routes, notify settings. The cloud side is the
- * real lib/app/cloud (the functions' cold start: ingest, and the Slack function's notify) with the AWS SDK pointed at DynamoDB Local
+ * real lib/app/cloud (the functions' cold start: poll's ingest, dispatch's, and the Slack function's notify) with the AWS SDK pointed at DynamoDB Local
  * (AWS_ENDPOINT_URL_DYNAMODB); the local side is local/pipeline.ts on the same DynamoDB Local.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { cloudIngest as cloudRuntime } from "../../lib/app/cloud/ingest.js";
+import { cloudDispatch } from "../../lib/app/cloud/dispatch.js";
 import type { IngestServices as CloudRuntime } from "../../lib/app/ingest.js";
 import { cloudSlackNotify as notifyRuntime } from "../../lib/app/cloud/slack.js";
 import { cloudEmailNotify } from "../../lib/app/cloud/email.js";
@@ -97,6 +98,21 @@ describe("the cloud and one machine are built by one composition root", () => {
     expect(local.pollDeps.clusterQuietMs).toBe(12 * 60_000);
     expect(cloud.watch.sources).toEqual(local.watch.sources);
     expect(cloud.config).toEqual(local.config);
+  });
+
+  it("dispatch plans over the same watchlist and stores, without the platform's token", async () => {
+    // Its token unset: dispatch never calls the platform, so its cold start does not read the token.
+    delete process.env.COMPOSE_TOKEN;
+    try {
+      const dispatch = await cloudDispatch();
+      expect(dispatch.watch.sources).toEqual(local.watch.sources);
+      expect(dispatch.config).toEqual(cloud.config);
+      expect(Object.keys(dispatch)).not.toContain("client");
+      const days = (expiresAtS: number) => Math.round((expiresAtS * 1000 - Date.now()) / DAY);
+      expect(days(dispatch.store.expiresAt())).toBe(90);
+    } finally {
+      process.env.COMPOSE_TOKEN = "t-compose";
+    }
   });
 
   it("stores keep what they write for the configured retention, in both", () => {

@@ -1,8 +1,13 @@
 /**
  * The real EventBridge adapter against moto_server: PutEvents on the "lookout" bus, a rule matching
- * source "lookout" delivering to SQS, and the envelope that arrives. Skipped where moto_server is absent.
+ * source "lookout" delivering to SQS, and the envelope that arrives; the deployed handler, and its quarantine
+ * on DynamoDB Local. Skipped where moto_server is absent.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Context } from "aws-lambda";
 import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCommand } from "@aws-sdk/client-eventbridge";
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
@@ -12,6 +17,7 @@ import { publishAlerts } from "../../lib/alerts/publish.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../../local/moto.js";
 import { alertInsert, recordInsert } from "../support/stream-records.js";
+import { freshTable, scanTable } from "../support/dynamodb.js";
 
 const available = motoAvailable();
 if (!available) console.warn(MOTO_ABSENT);
@@ -111,5 +117,35 @@ describe.skipIf(!available)("eventBridgeBus against moto_server", () => {
     expect(res).toEqual({ batchItemFailures: [] });
     const got = await receive(q, 1);
     expect(got.map((e) => [e["detail-type"], e.detail.id])).toEqual([["Deployment Recovered", detail.id]]);
+  });
+
+  it("the deployed handler quarantines an alert no retry can publish, reading the configuration and the table only then", async () => {
+    // The quarantine is loaded on the first one (lib/app/cloud/publish.ts): the handler's cold start read
+    // no configuration, and publishes without one (the test above).
+    const { client, tableName } = await freshTable("publish-deployed");
+    const dir = mkdtempSync(join(tmpdir(), "lookout-publish-"));
+    const file = join(dir, "lookout.yaml");
+    writeFileSync(file, 'platform: { url: "http://127.0.0.1:9", token: "env:UNUSED_TOKEN" }\nwatch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01 }]\nretention: 45d\n');
+    const added = {
+      EVENT_BUS_NAME: BUS, AWS_ENDPOINT_URL_EVENTBRIDGE: moto.endpoint, AWS_REGION: moto.clientConfig.region,
+      AWS_ACCESS_KEY_ID: moto.clientConfig.credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: moto.clientConfig.credentials.secretAccessKey,
+      POWERTOOLS_LOG_LEVEL: "SILENT", POWERTOOLS_METRICS_DISABLED: "true",
+      LOOKOUT_CONFIG_FILE: file, TABLE_NAME: tableName, AWS_ENDPOINT_URL_DYNAMODB: inject("dynamodbEndpoint"),
+    };
+    const saved = Object.fromEntries(Object.keys(added).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, added);
+    try {
+      const { handler } = await import("../../functions/publish.js");
+      const poisoned = { ...EXAMPLE_DETAILS["Cluster Error"], id: "poisoned-deployed", transition: "melted" as never };
+      expect(await handler({ Records: [alertInsert(poisoned)] }, { awsRequestId: "r", functionName: "publish" } as Context)).toEqual({ batchItemFailures: [] });
+      const quarantined = (await scanTable(DynamoDBDocumentClient.from(client), tableName)).filter((i) => i.item_type === "quarantine");
+      expect(quarantined.map((i) => i.subject_id)).toEqual(["poisoned-deployed"]);
+      // Kept as long as the configuration read at this first quarantine says.
+      expect(Math.round(((quarantined[0]!.expires_at as number) * 1000 - Date.now()) / 86_400_000)).toBe(45);
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+      rmSync(dir, { recursive: true, force: true });
+      client.destroy();
+    }
   });
 });

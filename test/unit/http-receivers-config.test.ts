@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../lib/config/load.js";
-import { receiverId, receiverLabel } from "../../lib/config/receivers.js";
-import { allReceivers, receiverSecretRefs } from "../../lib/config/routes.js";
+import { allReceivers, receiverId, receiverLabel } from "../../lib/config/receivers.js";
+import { receiverSecretRefs } from "../../lib/config/routes.js";
 import { configProblem } from "../support/config-problem.js";
 
 const base = `

@@ -12,7 +12,9 @@ import {
   type Statement,
   fromConfig,
   functionStatements,
+  functionDefines,
   loadDeployConfig,
+  packagedDefines,
   ruleAndPolicyResources,
   secretStatements,
 } from "../../infra/stack.js";
@@ -30,14 +32,13 @@ describe("the stack generated from a configuration", () => {
     const { config } = loadDeployConfig(ROOT, fixture("slack-only.yaml"));
     const s = functionStatements(config);
     for (const key of Object.keys(s) as FunctionKey[]) expect(actions(s[key]).filter((a) => a.startsWith("ses:")), key).toEqual([]);
-    // The platform token is a Secrets Manager secret: dispatch and poll read it, nothing from SSM.
-    for (const key of ["dispatch", "poll"] as const) {
-      expect(actions(s[key])).toContain("secretsmanager:GetSecretValue");
-      expect(actions(s[key])).not.toContain("ssm:GetParameter");
-      expect(resourcesOf(s[key], "secretsmanager:GetSecretValue")).toEqual([
-        JSON.stringify({ "Fn::Sub": "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:lookout/dev/platform-token-??????" }),
-      ]);
-    }
+    // The platform token is a Secrets Manager secret: poll reads it, nothing from SSM; dispatch reads no secret.
+    expect(actions(s.poll)).toContain("secretsmanager:GetSecretValue");
+    expect(actions(s.poll)).not.toContain("ssm:GetParameter");
+    expect(resourcesOf(s.poll, "secretsmanager:GetSecretValue")).toEqual([
+      JSON.stringify({ "Fn::Sub": "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:lookout/dev/platform-token-??????" }),
+    ]);
+    expect(actions(s.dispatch).filter((a) => /^(ssm|secretsmanager|kms):/.test(a))).toEqual([]);
     // notify-slack: the route's webhook (SSM), bot token (a secret given by its full ARN), and the fallback.
     expect(resourcesOf(s.notifySlack, "ssm:GetParameter")).toEqual([
       JSON.stringify({ "Fn::Sub": "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/lookout/dev/slack-fallback" }),
@@ -155,6 +156,28 @@ describe("the stack generated from a configuration", () => {
     expect(() => fromConfig(ROOT, "lookout.example.yaml", { service: "lookout", stage: "staging-for-the-load-tests-of-the-new-cluster" })).toThrow(
       /rule names longer than 64 characters: lookout-staging-for-the-load-tests-of-the-new-cluster-prod-failures/,
     );
+  });
+
+  it("builds in the configuration as the loader checked it, which the functions take as it is (lib/app/cloud/config.ts)", () => {
+    for (const file of ["lookout.example.yaml", ...["slack-only", "email-fallback-slack", "escalate", "http-receivers"].map((f) => fixture(`${f}.yaml`))]) {
+      const defines = packagedDefines(ROOT, file);
+      const { config } = loadDeployConfig(ROOT, file);
+      // A define is source text: a JSON string literal of the configuration's JSON.
+      const packaged = JSON.parse(JSON.parse(defines.LOOKOUT_PACKAGED_CONFIG!) as string) as Record<string, unknown>;
+      expect(packaged.source, file).toBeUndefined();
+      expect({ ...packaged, source: config.source }, file).toEqual(config);
+    }
+    expect(packagedDefines(ROOT, "lookout.example.yaml")).toMatchObject({ LOOKOUT_FALLBACK_EMAIL: "true", LOOKOUT_FALLBACK_SLACK: "false" });
+  });
+
+  it("builds into each function the secrets' clients its role lets it use, by its bundle's name", () => {
+    // slack-only.yaml: the platform token in Secrets Manager; Slack webhooks in SSM, a bot token in Secrets Manager; a Slack fallback.
+    const defines = functionDefines(loadDeployConfig(ROOT, fixture("slack-only.yaml")).config);
+    const kinds = (suffix: string) => ({ ssm: defines[suffix]!.LOOKOUT_SECRETS_SSM, secretsmanager: defines[suffix]!.LOOKOUT_SECRETS_SECRETSMANAGER });
+    expect(kinds("poll")).toEqual({ ssm: "false", secretsmanager: "true" });
+    expect(kinds("notify-slack")).toEqual({ ssm: "true", secretsmanager: "true" });
+    expect(kinds("notify-email")).toEqual({ ssm: "true", secretsmanager: "false" });
+    for (const suffix of ["dispatch", "publish", "audit-api"]) expect(kinds(suffix), suffix).toEqual({ ssm: "false", secretsmanager: "false" });
   });
 
   it("serverless's resolver: the generated stack, or one line that says what to change", async () => {

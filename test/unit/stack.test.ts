@@ -4,7 +4,7 @@
  * lookout.example.yaml, and the tests read the packaged template and zips — each function's own role
  * with no wildcard where a narrower resource exists, the table, the event source mappings, one rule per
  * route, the token from SSM, the alarms — run cfn-lint on the template, load every bundle in Node, and
- * run the dispatch and publish bundles against moto_server (SSM, DynamoDB, SQS, EventBridge).
+ * run the dispatch and publish bundles against moto_server (DynamoDB, SQS, EventBridge).
  *
  * STACK_PACKAGE_DIR=<dir> reuses a package made earlier (`npm run package` → .serverless) instead.
  */
@@ -19,14 +19,13 @@ import { CreateTableCommand, DynamoDBClient, ScanCommand } from "@aws-sdk/client
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCommand } from "@aws-sdk/client-eventbridge";
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { PutParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { DETAIL_TYPES } from "../../lib/model/event.js";
 import { loadConfigFile } from "../../lib/config/load.js";
 import { eventPattern } from "../../lib/config/route-patterns.js";
 import { ruleLogicalId } from "../../lib/config/routes.js";
 import { INDEXES, tableDefinition } from "../../lib/store/table.js";
 import { DEAD_LETTER_QUEUES, FUNCTIONS, type FunctionKey, INBOX_GROUP, notifyTemplate } from "../../infra/stack.js";
-import { bundleSizes } from "../../scripts/bundle-sizes.js";
+import { bundleSizes, loadedScripts } from "../../scripts/bundle-sizes.js";
 import { cfnLintAvailable, lintTemplate } from "../../scripts/lint-template.js";
 import { packageStack } from "../../scripts/package.js";
 import { extractZip, readZip } from "../../scripts/zip.js";
@@ -92,6 +91,14 @@ const REGION_ACCOUNT = "${AWS::Region}:${AWS::AccountId}";
 /** The SSM and Secrets Manager clients, by the operations they send (minified code keeps these strings). */
 const SECRET_CLIENTS = /GetParameter|GetSecretValue/;
 
+/** A function's own chunks, beside its bundle (infra/esbuild-plugins.cjs): `functions/<name>.<chunk>-<hash>.mjs`. */
+const isChunkOf = (key: FunctionKey, name: string) => name.startsWith(`functions/${FUNCTIONS[key].suffix}.`) && name.endsWith(".mjs") && name !== `functions/${FUNCTIONS[key].suffix}.mjs`;
+/** A function's code: its bundle and all its chunks (`loaded`: only what importing the handler loads). */
+function codeOf(key: FunctionKey, loaded = false): string {
+  const entries = readZip(join(outDir, `${key}.zip`)).filter((e) => e.name.endsWith(".mjs"));
+  return (loaded ? loadedScripts(entries, `functions/${FUNCTIONS[key].suffix}.mjs`) : entries).map((e) => e.data().toString()).join("\n");
+}
+
 describe("the packaged stack", () => {
   it("packs one minified bundle per function, for nodejs22.x on arm64, with the configuration beside it", () => {
     const fns = ofType("AWS::Lambda::Function");
@@ -107,7 +114,10 @@ describe("the packaged stack", () => {
       const entries = readZip(join(outDir, `${key}.zip`));
       // The audit API also serves the audit web page from its own package (lib/app/lambda/audit-api.ts).
       const web = key === "auditApi" ? ["web/audit/audit.css", "web/audit/audit.js", "web/audit/index.html", "web/audit/uplot.LICENSE", "web/audit/uplot.css", "web/audit/uplot.js"] : [];
-      expect(entries.map((e) => e.name).sort()).toEqual([`functions/${suffix}.mjs`, CONFIG_FILE, ...web].sort());
+      // Beside the bundle, its own chunks (what it loads on demand), and no other function's.
+      const chunks = entries.filter((e) => isChunkOf(key, e.name));
+      expect(chunks.length, key).toBeGreaterThan(0);
+      expect(entries.filter((e) => !chunks.includes(e)).map((e) => e.name).sort()).toEqual([`functions/${suffix}.mjs`, CONFIG_FILE, ...web].sort());
       for (const f of web) expect(entries.find((e) => e.name === f)!.data().toString(), f).toBe(readFileSync(f, "utf8"));
       expect(entries.find((e) => e.name === CONFIG_FILE)!.data().toString()).toBe(readFileSync(CONFIG_FILE, "utf8"));
     }
@@ -117,14 +127,17 @@ describe("the packaged stack", () => {
     const builtins = new Set(builtinModules);
     const PACKAGE = /^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(\/[\w./-]*)?$/;
     for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) {
-      const code = readZip(join(outDir, `${key}.zip`)).find((e) => e.name.endsWith(".mjs"))!.data().toString();
-      // "[require(\"@aws-sdk/signature-v4-crt\");]" is advice inside one of the SDK's error messages, not a call.
-      const specifiers = [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|(?<!\[)\brequire\s*\(\s*)"([^"]+)"/g)].map((m) => m[1]!).filter((s) => PACKAGE.test(s));
-      const outside = [...new Set(specifiers)].filter((s) => !s.startsWith("node:") && !builtins.has(s));
-      expect(outside, `${key} imports packages at run time`).toEqual([]);
-      // Minified: a handful of very long lines, not one statement per line.
-      expect(code.split("\n").length, `${key} is not minified`).toBeLessThan(Math.max(50, code.length / 2000));
-      if (key !== "auditApi" && key !== "publish") expect(code).toContain("DynamoDB");
+      for (const file of readZip(join(outDir, `${key}.zip`)).filter((e) => e.name.endsWith(".mjs"))) {
+        const code = file.data().toString();
+        // "[require(\"@aws-sdk/signature-v4-crt\");]" is advice inside one of the SDK's error messages, not a call.
+        // A chunk's own imports ("./notify-slack.chunk-….mjs") are its siblings in the package.
+        const specifiers = [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|(?<!\[)\brequire\s*\(\s*)"([^"]+)"/g)].map((m) => m[1]!).filter((s) => PACKAGE.test(s));
+        const outside = [...new Set(specifiers)].filter((s) => !s.startsWith("node:") && !builtins.has(s));
+        expect(outside, `${file.name} imports packages at run time`).toEqual([]);
+        // Minified: a handful of very long lines, not one statement per line.
+        expect(code.split("\n").length, `${file.name} is not minified`).toBeLessThan(Math.max(50, code.length / 2000));
+      }
+      if (key !== "auditApi" && key !== "publish") expect(codeOf(key)).toContain("DynamoDB");
     }
     const sizes = bundleSizes(outDir);
     expect(sizes.map((s) => s.fn).sort()).toEqual(Object.keys(FUNCTIONS).sort());
@@ -133,7 +146,7 @@ describe("the packaged stack", () => {
   });
 
   it("builds the configuration into the bundles as JSON, and leaves out what a function never calls", () => {
-    const code = (key: FunctionKey) => readZip(join(outDir, `${key}.zip`)).find((e) => e.name.endsWith(".mjs"))!.data().toString();
+    const code = (key: FunctionKey) => codeOf(key);
     // No YAML parser: lib/app/cloud/config.ts parses the JSON the packaging built in (infra/esbuild-plugins.cjs).
     for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) expect(code(key), key).not.toMatch(/YAMLParseError|Implicit keys need to be on a single line/);
     // The example's fallback is email: the Slack function emails it; the email function never posts to Slack.
@@ -144,9 +157,26 @@ describe("the packaged stack", () => {
     expect(code("notifyHttp")).toContain("SendEmailCommand");
     expect(code("notifyHttp")).not.toContain("slack.com/api");
     expect(code("notifyHttp")).toContain("v2/enqueue");
+    // A fallback's sender is a chunk loaded on its first message (lib/app/cloud/fallback-senders.ts), not at a cold start.
+    for (const key of ["notifySlack", "notifyHttp"] as const) expect(codeOf(key, true), key).not.toContain("SendEmailCommand");
+    expect(codeOf("notifyEmail", true)).toContain("SendEmailCommand");
     // Nor carries an SDK client it does not call: no secret is read by these (the clients' request targets).
-    expect(code("poll")).toMatch(SECRET_CLIENTS);
-    for (const key of ["auditApi", "publish", "notifyEmail"] as const) expect(code(key), key).not.toMatch(SECRET_CLIENTS);
+    // Only the clients of the kinds of reference its role reads (infra/stack.ts functionDefines): the
+    // example's platform token is in SSM, its Slack references in SSM and Secrets Manager; it names no
+    // HTTP receiver and no Slack signing secret.
+    expect(code("poll")).toContain("GetParameter");
+    expect(code("poll")).not.toContain("GetSecretValue");
+    expect(code("notifySlack")).toContain("GetParameter");
+    expect(code("notifySlack")).toContain("GetSecretValue");
+    for (const key of ["auditApi", "publish", "notifyEmail", "dispatch", "notifyHttp", "slackActions"] as const) expect(code(key), key).not.toMatch(SECRET_CLIENTS);
+    // What only some invocations need is a chunk loaded on demand, not at the cold start: acting on a
+    // click (Slack, the table) for the Slack actions function, which answers Slack without them; the
+    // quarantine's transaction for publish (lib/app/cloud/slack-actions.ts, lib/app/cloud/publish.ts).
+    expect(code("slackActions")).toContain("slack.com/api");
+    expect(codeOf("slackActions", true)).not.toContain("slack.com/api");
+    expect(codeOf("slackActions", true)).not.toContain("DynamoDB");
+    expect(code("publish")).toContain("TransactWriteItems");
+    expect(codeOf("publish", true)).not.toContain("TransactWriteItems");
   });
 
   it("gives each function its own role, assumed by Lambda, and no shared default role", () => {
@@ -171,8 +201,8 @@ describe("the packaged stack", () => {
     const secrets = ["kms:Decrypt", "ssm:GetParameter"];
     const sorted = (...xs: string[][]) => xs.flat().sort();
     // Query: whether alerts are held for a receiver's digest (one key read a receiver).
-    // sqs:SendMessage: starts the change feed's loop when it is lost.
-    expect(actionsOf("dispatch")).toEqual(sorted(logs, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "lambda:InvokeFunction", "sqs:GetQueueAttributes", "sqs:SendMessage"], secrets));
+    // No secret: dispatch never calls the platform (lib/app/dispatch.ts); sqs:SendMessage starts the change feed's loop when it is lost.
+    expect(actionsOf("dispatch")).toEqual(sorted(logs, ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "lambda:InvokeFunction", "sqs:GetQueueAttributes", "sqs:SendMessage"]));
     // The loop's ticks: consumed, and the next one sent; it polls as the poll function does.
     expect(actionsOf("feedTick")).toEqual(
       sorted(logs, consume, ["dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:GetItem", "dynamodb:PutItem", "sqs:SendMessage"], secrets),
@@ -492,8 +522,8 @@ describe("the packaged stack", () => {
   it("reads the platform token from SSM Parameter Store, never from a value in the template", () => {
     expect(config.platform.tokenRef).toBe("ssm:/lookout/prod/platform-token");
     const param = `${ARN}:ssm:${REGION_ACCOUNT}:parameter/lookout/prod/platform-token`;
-    expect(resourcesFor("dispatch", "ssm:GetParameter")).toEqual([param]);
     expect(resourcesFor("poll", "ssm:GetParameter")).toEqual([param]);
+    expect(resourcesFor("dispatch", "ssm:GetParameter")).toEqual([]);
     // No function gets a secret, or the name of one, through its environment.
     for (const [id, fn] of ofType("AWS::Lambda::Function")) {
       for (const [name, value] of Object.entries(fn.Properties.Environment?.Variables ?? {})) {
@@ -660,16 +690,14 @@ describe("the packaged bundles", () => {
     }, 60_000);
     afterAll(async () => moto?.stop());
 
-    it("dispatch: reads the bundled configuration and the token from SSM, plans, and invokes the poll function with the polls", async () => {
+    it("dispatch: reads the bundled configuration (and no token: it never calls the platform), plans, and invokes the poll function with the polls", async () => {
       const clients = { credentials: { accessKeyId: "testing", secretAccessKey: "testing" }, region: REGION, endpoint: moto.endpoint };
-      const ssm = new SSMClient(clients);
       const ddb = new DynamoDBClient(clients);
       const sqs = new SQSClient(clients);
       // Lambda's asynchronous invocation (moto_server's Lambda runs functions only in Docker).
       const lambda = await startLambdaAsync();
       lambda.register("lookout-prod-poll", async () => undefined);
       try {
-        await ssm.send(new PutParameterCommand({ Name: "/lookout/prod/platform-token", Type: "SecureString", Value: "tok-test" }));
         await ddb.send(new CreateTableCommand(tableDefinition("lookout-stack-test")));
         // The template's WATCHED_QUEUES, each URL a queue of moto's; one dead letter waiting.
         const urls: Record<string, string> = {};
@@ -705,7 +733,6 @@ describe("the packaged bundles", () => {
         const dead = items.map((i) => unmarshall(i)).filter((i) => i.item_type === "alert").filter((i) => i.detail?.transition === "dead_letters");
         expect(dead.map((i) => i.detail.health.subject)).toEqual(["PollDeadLetterQueue"]);
       } finally {
-        ssm.destroy();
         ddb.destroy();
         sqs.destroy();
         await lambda.close();

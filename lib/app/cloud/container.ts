@@ -1,9 +1,9 @@
-/** What every deployed function builds once per container (its cold start): the table, the log port. */
+/**
+ * What every deployed function builds once per container (its cold start), and how: the log port, the
+ * Slack API's URL. No AWS SDK client here: the table's is ./table.ts, imported only where it is used.
+ */
 import type { Logger } from "@aws-lambda-powertools/logger";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { Log } from "../../model/log.js";
-import { requiredEnv } from "../env.js";
-import type { Adapters } from "../ingest.js";
 
 /**
  * Builds on the first call and hands every later call the same result; a build that failed is tried
@@ -26,18 +26,6 @@ export function coldStart<A extends unknown[], T>(build: (...args: A) => Promise
  */
 export const cloudSlackApiUrl = (env: NodeJS.ProcessEnv = process.env): { slackApiUrl?: string } =>
   env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {};
-
-/** The table named by TABLE_NAME (serverless.yml), through one client. */
-export function cloudTable(): { dynamodb: DynamoDBClient; tableName: string } {
-  return { dynamodb: new DynamoDBClient({}), tableName: requiredEnv("TABLE_NAME") };
-}
-
-/** The cloud's adapters for the compositions (lib/app/ingest.ts, lib/app/notify.ts): the table, secrets, the function's logger. */
-export const cloudAdapters = (logger: Logger, resolveSecret: (ref: string) => Promise<string>): Adapters => ({
-  ...cloudTable(),
-  resolveSecret,
-  log: asLog(logger),
-});
 
 /** Powertools' Logger as the stages' `Log` port. */
 export function asLog(logger: Logger): Log {

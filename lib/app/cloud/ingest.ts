@@ -2,7 +2,8 @@
 import type { Logger } from "@aws-lambda-powertools/logger";
 import { composeIngest } from "../ingest.js";
 import { packagedConfig } from "./config.js";
-import { cloudAdapters, coldStart } from "./container.js";
+import { coldStart } from "./container.js";
+import { cloudAdapters } from "./table.js";
 import { cloudSecret } from "./secrets.js";
 
-export const cloudIngest = coldStart((logger: Logger) => composeIngest(packagedConfig(), cloudAdapters(logger, cloudSecret)));
+export const cloudIngest = coldStart(async (logger: Logger) => composeIngest(await packagedConfig(), cloudAdapters(logger, cloudSecret)));

@@ -5,30 +5,18 @@
  * NOTIFY_EMAIL_FUNCTION_NAME, NOTIFY_HTTP_FUNCTION_NAME). Lambda keeps an accepted event (202), retries a failed invocation twice
  * and then sends it to the function's on-failure destination, a dead-letter queue dispatch watches.
  */
-import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
+import { LambdaClient } from "@aws-sdk/client-lambda";
 import type { PollRequest } from "../../model/poll.js";
 import { pollBatches } from "../../ingest/cycle.js";
 import { type DigestFlusher, dueEscalationKinds, flushKinds, heldKinds, type PollSender } from "../lambda/dispatch.js";
-import { allReceivers } from "../../config/routes.js";
+import { allReceivers } from "../../config/receivers.js";
 import type { Config } from "../../config/load.js";
 import { DynamoNotifyStore } from "../../store/notify-store.js";
 import { FLUSH_DIGESTS, POLL_EVENT, type ReceiverKind } from "../lambda/messages.js";
 import { requiredEnv } from "../env.js";
-import { cloudTable, coldStart } from "./container.js";
-
-/**
- * Invokes a function with an event, not waiting for it: undefined when Lambda accepted the event (202),
- * otherwise why not, naming the function (its status and error, or the call's own error).
- */
-export async function invokeAsync(lambda: LambdaClient, functionName: string, event: unknown): Promise<string | undefined> {
-  try {
-    const res = await lambda.send(new InvokeCommand({ FunctionName: functionName, InvocationType: "Event", Payload: Buffer.from(JSON.stringify(event)) }));
-    if (res.StatusCode === 202) return undefined;
-    return `${functionName}: Lambda did not accept the event (status ${res.StatusCode ?? "none"}${res.FunctionError ? `, ${res.FunctionError}` : ""})`;
-  } catch (err) {
-    return `${functionName}: ${(err as Error).name}: ${(err as Error).message}`;
-  }
-}
+import { coldStart } from "./container.js";
+import { cloudTable } from "./table.js";
+import { invokeAsync } from "./invoke-async.js";
 
 /** The poll function, ten polls an invocation; the polls whose invocation Lambda refused or failed are returned, with why. */
 export function lambdaPollSender(lambda: LambdaClient, functionName: string): PollSender {

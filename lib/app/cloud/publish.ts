@@ -3,19 +3,18 @@ import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { eventBridgeBus } from "../../alerts/bus.js";
 import type { QuarantinePort } from "../../model/quarantine.js";
 import type { PublishHandlerDeps } from "../lambda/publish.js";
-import { quarantinePort } from "../quarantine.js";
 import { requiredEnv } from "../env.js";
 import { packagedConfig } from "./config.js";
-import { cloudTable, coldStart } from "./container.js";
+import { coldStart } from "./container.js";
 
 /**
- * The configuration (for the retention) is read when an alert is first quarantined, not at every cold
- * start; if that fails, the batch is retried.
+ * Only an alert no retry can publish is quarantined: the configuration (for the retention), the table's
+ * client and its store are loaded when the first is (a chunk of their own, ./quarantine.ts), not at every
+ * cold start; if that fails, the batch is retried.
  */
 function lazyQuarantine(): QuarantinePort {
-  let port: QuarantinePort | undefined;
-  const open = () => (port ??= quarantinePort(packagedConfig(), cloudTable()));
-  return { quarantine: (write) => open().quarantine(write), expiresAt: () => open().expiresAt() };
+  const port = coldStart(async () => (await import("./quarantine.js")).cloudQuarantine(await packagedConfig()));
+  return { quarantine: async (write) => (await port()).quarantine(write), expiresAt: async () => (await port()).expiresAt() };
 }
 
 /** Built on the first invocation: without EVENT_BUS_NAME the function refuses to run. */

@@ -4,13 +4,14 @@
  * "Alarms"): twelve requests every five minutes cost cents a month, twelve alarms $1.20.
  */
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { z } from "zod";
+import * as z from "zod/mini";
+import { describeIssue } from "../../model/issues.js";
 import type { QueueSample } from "../../alerts/health.js";
 import type { QueueGauge } from "../lambda/dispatch.js";
 import { coldStart } from "./container.js";
 
 const WatchedQueues = z.array(
-  z.object({ queue: z.string().min(1), url: z.string().url(), dead_letter: z.boolean(), what: z.string() }).strict(),
+  z.strictObject({ queue: z.string().check(z.minLength(1)), url: z.url(), dead_letter: z.boolean(), what: z.string() }),
 );
 export type WatchedQueue = z.infer<typeof WatchedQueues>[number];
 
@@ -25,7 +26,7 @@ export function watchedQueues(raw: string): WatchedQueue[] {
   const parsed = WatchedQueues.safeParse(json);
   if (!parsed.success) {
     const i = parsed.error.issues[0]!;
-    throw new Error(`environment variable WATCHED_QUEUES: at ${i.path.join(".") || "the top"}: ${i.message}`);
+    throw new Error(`environment variable WATCHED_QUEUES: at ${i.path.join(".") || "the top"}: ${describeIssue(i, json)}`);
   }
   return parsed.data;
 }

@@ -15,7 +15,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import middy from "@middy/core";
-import { Logger } from "@aws-lambda-powertools/logger";
+import type { Logger } from "@aws-lambda-powertools/logger";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { AuditQueryError } from "../../audit/model.js";
@@ -25,7 +25,7 @@ import { parseReportQuery, readReportInput } from "../../audit/report-read.js";
 import { deliveryReport } from "../../audit/report.js";
 import { reportCsv } from "../../audit/report-format.js";
 import type { AuditReader } from "../../audit/dynamo.js";
-import { resolveDeps, serviceName, type Deps } from "./telemetry.js";
+import { loggerOr, resolveDeps, type Deps } from "./telemetry.js";
 
 export interface AuditApiDeps {
   reader: AuditReader;
@@ -126,7 +126,7 @@ const csv = (rows: Parameters<typeof csvRow>[0][], cursor: string | undefined): 
  */
 export function createAuditApiHandler(
   deps: Deps<AuditApiDeps>,
-  logger = new Logger({ serviceName: serviceName("audit-api") }),
+  logger: Logger = loggerOr("audit-api"),
   webRoot = defaultWebRoot(),
 ): AuditApiHandler {
   const page = async (name: string): Promise<APIGatewayProxyStructuredResultV2> => {

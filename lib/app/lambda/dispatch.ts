@@ -19,7 +19,7 @@ import type { DispatchState, FeedLoopState, Watchlist } from "../../model/dispat
 import { sourceKey } from "../../model/source.js";
 import type { PollRequest } from "../../model/poll.js";
 import type { DispatchStore, FeedLoopStore } from "../../model/dispatch-store.js";
-import type { IngestServices } from "../ingest.js";
+import type { DispatchServices } from "../dispatch.js";
 import type { NotifyStore } from "../../model/notify-store.js";
 import { escalationKinds, type Receiver, type Route } from "../../config/route-types.js";
 import { receiverId } from "../../config/receivers.js";
@@ -105,14 +105,14 @@ export interface DispatchOutcome {
 }
 
 /** Dispatch's deps from the composed services and the cloud's adapters. */
-export const dispatchDeps = (s: IngestServices, polls: PollSender, queues?: QueueGauge, digests?: DigestFlusher, feedLoop?: FeedLoopQueue): DispatchHandlerDeps => ({
+export const dispatchDeps = (s: DispatchServices, polls: PollSender, queues?: QueueGauge, digests?: DigestFlusher, feedLoop?: FeedLoopQueue): DispatchHandlerDeps => ({
   store: s.dispatch,
   watch: s.watch,
   polls,
   ...(queues ? { queues } : {}),
   ...(digests ? { digests } : {}),
   ...(feedLoop ? { feedLoop: { loops: s.loops, queue: feedLoop } } : {}),
-  outbox: s.pollDeps.store,
+  outbox: s.store,
   health: s.config.health,
 });
 

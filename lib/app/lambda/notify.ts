@@ -22,7 +22,7 @@ import { SqsFifoPartialProcessorAsync, processPartialResponse } from "@aws-lambd
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { DEFAULT_ROUTE, escalationReceivers, type Receiver, routeReceivers } from "../../config/route-types.js";
 import { decideRoutes } from "../../routes/match.js";
-import { allReceivers } from "../../config/routes.js";
+import { allReceivers } from "../../config/receivers.js";
 import { flushDigests, flushEscalations, notifyEvent, unfinished } from "../../notify/notifier.js";
 import type { NotifyServices } from "../notify.js";
 import { FLUSH_DIGESTS, type FlushDigestsEvent, kindOf, parseNotifyMessage, type ReceiverKind } from "./messages.js";

@@ -14,9 +14,9 @@ import middy from "@middy/core";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { answerSlack, slackRequestOf } from "../../actions/endpoint.js";
-import { actOn, type ActionOutcome, type ActionPorts } from "../../actions/act.js";
+import type { ActionOutcome, ActionPorts } from "../../actions/act.js";
 import type { IncidentActionRequest } from "../../actions/slack-payload.js";
-import { resolveDeps, telemetryOr, type Deps, type Telemetry } from "./telemetry.js";
+import { loggerOr, resolveDeps, type Deps, type Telemetry } from "./telemetry.js";
 
 export const SLACK_ACTION = "slack-action";
 export interface SlackActionEvent {
@@ -27,7 +27,8 @@ export interface SlackActionEvent {
 export interface SlackActionsDeps {
   /** Undefined when notify.slack_actions is not configured. */
   signingSecret: string | undefined;
-  ports: ActionPorts;
+  /** Given, or built on the first click acted on (the cloud's: lib/app/cloud/slack-actions.ts). */
+  ports: Deps<ActionPorts>;
   /** Hands a click to an asynchronous invocation of this function (InvocationType Event). */
   later(event: SlackActionEvent): Promise<void>;
   now?: () => number;
@@ -38,11 +39,14 @@ const isAction = (e: unknown): e is SlackActionEvent => (e as SlackActionEvent |
 const text = (statusCode: number, body = ""): APIGatewayProxyStructuredResultV2 => ({ statusCode, headers: { "content-type": "text/plain; charset=utf-8" }, body });
 
 export function createSlackActionsHandler(deps: Deps<SlackActionsDeps>, given?: Partial<Telemetry>) {
-  const { logger } = telemetryOr("slack-actions", given);
+  const logger = loggerOr("slack-actions", given?.logger);
   const base = async (event: APIGatewayProxyEventV2 | SlackActionEvent, _context: Context): Promise<APIGatewayProxyStructuredResultV2 | ActionOutcome> => {
     const d = await resolveDeps(deps);
     if (isAction(event)) {
-      const outcome = await actOn(event.request, d.ports);
+      // Acting (the messages it renders, the mutes it scopes) is loaded on the first click acted on:
+      // answering Slack, within its three seconds, needs none of it.
+      const [{ actOn }, ports] = await Promise.all([import("../../actions/act.js"), resolveDeps(d.ports)]);
+      const outcome = await actOn(event.request, ports);
       logger.info("acted on a click", { kind: event.request.kind, incident: event.request.incidentId, by: event.request.user.id, ...outcome });
       return outcome;
     }

@@ -9,10 +9,13 @@ export interface Telemetry {
 
 export const serviceName = (fn: string) => `lookout-${fn}`;
 
+/** A function that counts nothing of its own: its Logger alone (no Metrics built, nor loaded). */
+export const loggerOr = (fn: string, given?: Logger): Logger => given ?? new Logger({ serviceName: serviceName(fn) });
+
 /** What a handler was given, the rest its own: `lookout-<function>` as the service name, metrics in the Lookout namespace. */
 export function telemetryOr(fn: string, given: Partial<Telemetry> = {}): Telemetry {
   return {
-    logger: given.logger ?? new Logger({ serviceName: serviceName(fn) }),
+    logger: loggerOr(fn, given.logger),
     metrics: given.metrics ?? new Metrics({ namespace: "Lookout", serviceName: serviceName(fn) }),
   };
 }
