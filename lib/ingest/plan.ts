@@ -5,7 +5,7 @@ import * as budget from "./budget.js";
 import { DISPATCH_POLICY, MINUTE } from "./dispatch.js";
 import { type SourceRef, sourceKey } from "../model/source.js";
 import { initialState, isHot, polled, pollRequest } from "./source-state.js";
-import { countLoopReads, feedReadsNow, loopAlive, withLoopRead } from "./feed-loop.js";
+import { countLoopReads, feedReadsNow, isFeedWebhook, loopAlive, withLoopRead } from "./feed-loop.js";
 
 /**
  * Weighted staleness: a source's score is the time since its last poll times its weight, and the
@@ -57,7 +57,7 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
   const sources: Record<string, SourceState> = {};
   for (const ref of watch.sources) {
     const key = sourceKey(ref);
-    const s = looping && ref.kind === "webhook" ? withLoopRead(state.sources[key] ?? {}, loop.reads[key]) : state.sources[key];
+    const s = looping && isFeedWebhook(watch, ref) ? withLoopRead(state.sources[key] ?? {}, loop.reads[key]) : state.sources[key];
     if (s && (state.sources[key] || s.last_polled_at !== undefined)) sources[key] = s; // sources no longer watched are dropped
   }
   // A source never polled counts as a minute staler than the stalest: first in the round of its weight,
@@ -67,7 +67,7 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
   for (const ref of watch.sources) {
     const key = sourceKey(ref);
     const st = sources[key] ?? {};
-    if (!isDue(st, now) || (looping && ref.kind === "webhook")) continue;
+    if (!isDue(st, now) || (looping && isFeedWebhook(watch, ref))) continue;
     const tier = st.in_progress || st.backlog ? 0 : isHot(st, now) ? 1 : 2;
     const age = now - (st.last_polled_at ?? stalest - MINUTE);
     const w = weight(ref, watch);

@@ -126,7 +126,8 @@ describe.skipIf(!motoAvailable())("the loop in the cloud, on moto_server's SQS",
   }, 30_000);
 
   it("a tick whose next one cannot be sent still reads the feed, then fails, for SQS to deliver it again", async () => {
-    sim.clock.advance(FEED_LOOP.everyMs);
+    // Past the read's stamp's age, so that the read shows in it.
+    sim.clock.advance(FEED_LOOP.stampEveryMs);
     const before = (await loops.get(DISPATCH_NAME))!;
     const broken = { tick: async () => { throw new Error("SendMessage: AccessDenied"); } };
     await expect(handler(broken)(SQS_EVENT, context)).rejects.toThrow("AccessDenied");

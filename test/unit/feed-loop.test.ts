@@ -32,16 +32,17 @@ describe("the loop's share of the budget", () => {
     expect(feedReadsPerTick(watchOf({ apps: 5, webhooks: 3 }))).toBe(1);
     expect(feedReadsPerTick(watchOf({ apps: 5, webhooks: 0 }))).toBe(0);
     expect(feedReadsPerTick(watchOf({ apps: 5, webhooks: 1, rph: 600 }))).toBe(0);
-    expect(feedReadsPerTick(watchOf({ apps: 5, webhooks: 3, rph: 5000 }))).toBe(3);
+    // One feed an organization, however many of its webhooks are watched.
+    expect(feedReadsPerTick(watchOf({ apps: 5, webhooks: 3, rph: 5000 }))).toBe(1);
   });
 
   it("the share follows the limit in force: a platform that allows fewer requests than configured gets fewer reads, or no loop", () => {
     const watch = watchOf({ apps: 5, webhooks: 3, rph: 5000 });
     const lowered: DispatchState = { ...initialState(watch, T0), budget: { ...budget.newBudget(5000, T0), platform_limit: 600 } };
-    expect(claimFeedTick(undefined, initialState(watch, T0), watch, T0)?.polls).toHaveLength(3);
+    expect(claimFeedTick(undefined, initialState(watch, T0), watch, T0)?.polls).toHaveLength(1);
     expect(claimFeedTick(undefined, lowered, watch, T0)).toBeUndefined();
     // …and the minute tick reads the feed itself.
-    expect(planTick(lowered, watch, T0, { beat_at: T0 - 1_000, reads: {} }).polls.map((p) => p.source.kind)).toContain("webhook");
+    expect(planTick(lowered, watch, T0, { beat_at: T0 - 1_000, reads: {} }).polls.map((p) => sourceKey(p.source))).toContain(hook(0));
   });
 
   it("the loop's reads are counted into the budget at the minute tick, whenever the loop started: no cliff, never over the limit", () => {
@@ -124,20 +125,21 @@ describe("the lease", () => {
 });
 
 describe("the feed reads", () => {
-  it("go round the webhooks, the least recently read first, skipping one that backs off", () => {
+  it("are of the organization's first watched webhook, every tick, unless it backs off; its other webhooks stay with the minute tick", () => {
     const watch = watchOf({ apps: 3, webhooks: 3 });
     let loop: FeedLoopState | undefined;
     const read: string[] = [];
-    for (let k = 0; k < 6; k++) {
+    for (let k = 0; k < 4; k++) {
       const at = T0 + k * FEED_LOOP.everyMs;
       const c = claimFeedTick(loop, undefined, watch, at)!;
       loop = readsDone(c.loop, c.polls.map((p) => ({ source: sourceKey(p.source), ok: true }) as never), at) ?? c.loop;
       read.push(...c.polls.map((p) => sourceKey(p.source)));
     }
-    expect(read).toEqual([hook(0), hook(1), hook(2), hook(0), hook(1), hook(2)]);
+    expect(read).toEqual([hook(0), hook(0), hook(0), hook(0)]);
+    const plan = planTick(undefined, watch, T0 + 40_000, loop);
+    expect(plan.polls.map((p) => sourceKey(p.source)).filter((k) => k.startsWith("webhook"))).toEqual([hook(1), hook(2)]);
     const backingOff: DispatchState = { ...initialState(watch, T0), sources: { [hook(0)]: { consecutive_failures: 2, next_allowed_at: T0 + 10 * 60_000 } } };
-    const c = claimFeedTick(loop, backingOff, watch, T0 + 6 * FEED_LOOP.everyMs)!;
-    expect(c.polls.map((p) => sourceKey(p.source))).toEqual([hook(1)]);
+    expect(claimFeedTick(loop, backingOff, watch, T0 + 6 * FEED_LOOP.everyMs)!.polls).toEqual([]);
   });
 
   it("none while the platform holds requests back (a 429's wait): the tick still beats, so no second loop starts", () => {
@@ -159,16 +161,17 @@ describe("the minute tick beside the loop", () => {
   const watch = watchOf({ apps: 20, webhooks: 2 });
   const loop: FeedLoopState = { beat_at: T0 - 5_000, reads: { [hook(0)]: T0 - 15_000, [hook(1)]: T0 - 5_000 } };
 
-  it("while the loop beats, leaves the webhooks to it and counts its reads as polls", () => {
+  it("while the loop beats, leaves the feed to it and counts its reads as polls", () => {
     const plan = planTick(undefined, watch, T0, loop);
-    expect(plan.polls.map((p) => p.source.kind)).not.toContain("webhook");
-    expect(plan.state.sources[hook(1)]?.last_polled_at).toBe(T0 - 5_000);
+    expect(plan.polls.map((p) => sourceKey(p.source))).not.toContain(hook(0));
+    expect(plan.polls.map((p) => sourceKey(p.source))).toContain(hook(1));
+    expect(plan.state.sources[hook(0)]?.last_polled_at).toBe(T0 - 15_000);
   });
 
-  it("once the loop is lost, reads the webhooks itself", () => {
+  it("once the loop is lost, reads the feed itself", () => {
     const lost = { ...loop, beat_at: T0 - FEED_LOOP.lostAfterMs - 1 };
     const plan = planTick(undefined, watch, T0, lost);
-    expect(plan.polls.map((p) => p.source.kind)).toContain("webhook");
+    expect(plan.polls.map((p) => sourceKey(p.source))).toContain(hook(0));
   });
 
   it("a read is stamped from its answer: one refused by a 429 or never answered is not taken for a read", () => {
@@ -177,7 +180,11 @@ describe("the minute tick beside the loop", () => {
     expect(c.loop.requests).toBe(1);
     const key = sourceKey(c.polls[0]!.source);
     expect(readsDone(c.loop, [{ source: key, ok: false, error: { kind: "rate_limited", message: "429" } } as never], T0)).toBeUndefined();
-    expect(readsDone(c.loop, [{ source: key, ok: true } as never], T0)?.reads).toEqual({ [key]: T0 });
+    const stamped = readsDone(c.loop, [{ source: key, ok: true } as never], T0)!;
+    expect(stamped.reads).toEqual({ [key]: T0 });
+    // Renewed only once half a minute old: not a second write every tick.
+    expect(readsDone(stamped, [{ source: key, ok: true } as never], T0 + FEED_LOOP.everyMs)).toBeUndefined();
+    expect(readsDone(stamped, [{ source: key, ok: true } as never], T0 + FEED_LOOP.stampEveryMs)?.reads).toEqual({ [key]: T0 + FEED_LOOP.stampEveryMs });
     // A failed read (5xx after retries) was a read: the failure is dispatch's to count and back off.
     expect(readsDone(c.loop, [{ source: key, ok: false, error: { kind: "server_error", message: "502" } } as never], T0)?.reads).toEqual({ [key]: T0 });
   });
