@@ -8,6 +8,8 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts"],
+    // Each file's own database on the run's DynamoDB Local, leased before the file loads.
+    setupFiles: ["test/support/dynamodb-setup.ts"],
     // Servers (simulator, DynamoDB Local clients) per file: forks keep them apart and are the most robust.
     pool: "forks",
     // Two files at once: most of a file's time is waiting on DynamoDB Local, moto_server and child

@@ -12,8 +12,7 @@ import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import type { PollDeps } from "../../lib/ingest/poll.js";
 import { startHostilePlatform, type HostilePlatform } from "../support/hostile-platform.js";
 import { pageCaseArb, runPageCase } from "../support/hostile-pages.js";
-import { ownTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
-import type { DynamoDbLocal } from "../../local/dynamodb-local.js";
+import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
 // 200 pages: every hostile value meets every field kind many times over (a page holds one to five
 // records), at a fifth of CI's time for 1,000; the long form is the bench's (docs/testing.md).
@@ -21,13 +20,10 @@ const RUNS = Number(process.env.HOSTILE_RUNS ?? 200);
 const ORG = randomUUID();
 let platform: HostilePlatform;
 let deps: PollDeps;
-let ddb: DynamoDbLocal;
 
 beforeAll(async () => {
   platform = await startHostilePlatform();
-  const own = await ownTable("hostile-prop");
-  ddb = own.ddb;
-  const t = own;
+  const t = await freshTable("hostile-prop");
   const store = new DynamoIngestStore({ client: t.client, tableName: t.tableName, retentionMs: TEST_RETENTION_MS });
   deps = {
     client: createPlatformClient({ baseUrl: platform.url, token: platform.token, auth: "token", timeoutMs: 10_000 }),
@@ -36,7 +32,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await platform.close();
-  await ddb?.stop();
 });
 
 describe("hostile pages beside genuine failures", () => {
