@@ -3,32 +3,14 @@
  * (test/support/dynamodb-pool.ts), leased before the file loads (test/support/dynamodb-setup.ts), so that
  * no file slows or sees another's tables; a model-based test leases one per sequence.
  */
-import { inject } from "vitest";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { randomUUID } from "node:crypto";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
 import { ensureTable } from "../../lib/store/table.js";
+import { dynamodbEndpoint } from "./dynamodb-lease.js";
 
-/** A database nobody else uses: the endpoint that reaches it (for clients, and for Lookout's DYNAMODB_ENDPOINT). */
-export async function leaseDatabase(): Promise<string> {
-  const res = await fetch(inject("dynamodbPool"), { method: "POST" });
-  if (!res.ok) throw new Error(`no database leased from the run's DynamoDB Local: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { endpoint: string }).endpoint;
-}
-
-let fileEndpoint: string | undefined;
-
-/** Called once per test file, before it loads (test/support/dynamodb-setup.ts). */
-export async function leaseFileDatabase(): Promise<void> {
-  fileEndpoint = await leaseDatabase();
-}
-
-/** This test file's database. */
-export function dynamodbEndpoint(): string {
-  if (!fileEndpoint) throw new Error("no database for this file: test/support/dynamodb-setup.ts is not among vitest's setupFiles");
-  return fileEndpoint;
-}
+export { dynamodbEndpoint, leaseDatabase } from "./dynamodb-lease.js";
 
 export function localDynamoClient(endpoint = dynamodbEndpoint()): DynamoDBClient {
   return new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
