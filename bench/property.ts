@@ -1,5 +1,5 @@
 /**
- * The hostile-input property at scale: the test suite runs 1,000 generated pages
+ * The hostile-input property at scale: the test suite runs a few hundred generated pages
  * (test/integration/hostile-property.test.ts); this runs 100,000 (BENCH_PROPERTY_RUNS) and reports how
  * many held, failing loudly on the first that does not.
  */

@@ -83,7 +83,19 @@ export function startupProgress(stream: StartupStream, what: string, now: () => 
   };
 }
 
-export async function startDynamoDbLocal(opts: { port?: number; dataDir?: string; readyTimeoutMs?: number; progress?: StartupStream } = {}): Promise<DynamoDbLocal> {
+export interface DynamoDbLocalOptions {
+  port?: number;
+  dataDir?: string;
+  readyTimeoutMs?: number;
+  progress?: StartupStream;
+  /**
+   * One database for every client (the default, -sharedDb), or, false, one per access key and region
+   * (the tests give each file a database of its own: test/support/dynamodb-pool.ts).
+   */
+  sharedDb?: boolean;
+}
+
+export async function startDynamoDbLocal(opts: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const progressTo = opts.progress ?? startupStream;
   const progress = progressTo ? startupProgress(progressTo, "starting DynamoDB Local") : undefined;
   try {
@@ -96,12 +108,12 @@ export async function startDynamoDbLocal(opts: { port?: number; dataDir?: string
   }
 }
 
-async function startJava(opts: { port?: number; dataDir?: string; readyTimeoutMs?: number }): Promise<DynamoDbLocal> {
+async function startJava(opts: DynamoDbLocalOptions): Promise<DynamoDbLocal> {
   const port = opts.port ?? (await freePort());
   // The package runs Java from its own folder: the database path must be absolute.
   const path = opts.dataDir ? resolve(opts.dataDir) : null;
   if (path) mkdirSync(path, { recursive: true });
-  const child = spawn({ port, path, sharedDb: true, stdio: "pipe", detached: true });
+  const child = spawn({ port, path, sharedDb: opts.sharedDb ?? true, stdio: "pipe", detached: true });
   const group = (signal: NodeJS.Signals) => killGroup(child, signal);
   const watchdog = child.pid ? startWatchdog(child.pid) : undefined;
   let output = "";

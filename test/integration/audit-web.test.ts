@@ -10,7 +10,7 @@
  * installs it where it can). CHROMIUM_PATH names another binary.
  */
 import { request } from "node:http";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,7 +27,7 @@ import { deliver, type DeliverDeps } from "../../lib/notify/deliver.js";
 import type { AlertItem } from "../../lib/model/alert-item.js";
 import type { Mute } from "../../lib/model/notify-store.js";
 import { auditServeCommand } from "../../local/audit-commands.js";
-import { freshTable, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { freshTable, scanTable, TEST_RETENTION_MS, dynamodbEndpoint } from "../support/dynamodb.js";
 import { recordingChannel } from "../support/recording-channel.js";
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p): p is string => !!p && existsSync(p));
@@ -114,7 +114,7 @@ beforeAll(async () => {
   await deliver(stillFailing.detail, "prod-failures", recordingChannel("oncall"), [mute], deliverDeps);
 
   // `lookout audit --serve --port 0` on that table (as the other audit tests reach it: DYNAMODB_ENDPOINT, LOOKOUT_TABLE).
-  process.env.DYNAMODB_ENDPOINT = inject("dynamodbEndpoint");
+  process.env.DYNAMODB_ENDPOINT = dynamodbEndpoint();
   process.env.LOOKOUT_TABLE = tableName;
   const dir = mkdtempSync(join(tmpdir(), "lookout-audit-web-"));
   const config = join(dir, "lookout.yaml");

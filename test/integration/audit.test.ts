@@ -5,7 +5,7 @@
  * of a delivered, a muted, a stormed and a backfilled alert, the CLI and the API on the same table, no
  * Scan anywhere on the read path, and a TTL on every item kind.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pMap from "p-map";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,7 +32,7 @@ import type { Filters, TimeRange } from "../../lib/audit/model.js";
 import type { AuditRow } from "../../lib/model/audit-row.js";
 import { auditCommand, explainCommand } from "../../local/audit-commands.js";
 import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
-import { freshTable, localDynamoClient, TEST_RETENTION_MS, scanTable } from "../support/dynamodb.js";
+import { freshTable, localDynamoClient, TEST_RETENTION_MS, scanTable, dynamodbEndpoint } from "../support/dynamodb.js";
 import { expandRecords } from "../../lib/store/routine-batches.js";
 import { recordingChannel } from "../support/recording-channel.js";
 import { batchBeforeLeanEntries, batchBeforeSourceKeys, beforeLeanEntries } from "../support/earlier-formats.js";
@@ -365,7 +365,7 @@ describe("explain", () => {
 describe("lookout audit and lookout explain on the local store", () => {
   let config: string;
   beforeAll(() => {
-    process.env.DYNAMODB_ENDPOINT = inject("dynamodbEndpoint");
+    process.env.DYNAMODB_ENDPOINT = dynamodbEndpoint();
     process.env.LOOKOUT_TABLE = tableName;
     const dir = mkdtempSync(join(tmpdir(), "lookout-audit-"));
     config = join(dir, "lookout.yaml");

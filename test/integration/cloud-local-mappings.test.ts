@@ -11,7 +11,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DescribeTableCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
 import { CreateQueueCommand, GetQueueAttributesCommand, type Message, ReceiveMessageCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
@@ -22,7 +22,7 @@ import { StreamMapping, type StreamMappingProperties } from "../../local/cloud-l
 import { SqsMapping, type SqsMappingProperties } from "../../local/cloud-local/sqs-mapping.js";
 import { SqsPipe } from "../../local/cloud-local/pipe.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
-import { freshTable } from "../support/dynamodb.js";
+import { freshTable, dynamodbEndpoint } from "../support/dynamodb.js";
 import { MOTO_ABSENT, MOTO_REGION, type MotoServer, motoAvailable, startMoto } from "../../local/moto.js";
 
 const available = motoAvailable();
@@ -42,7 +42,7 @@ let made = 0;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "lookout-mappings-"));
-  streams = new DynamoDBStreamsClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  streams = new DynamoDBStreamsClient({ endpoint: dynamodbEndpoint(), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   if (!available) return;
   moto = await startMoto();
   await moto.reset();

@@ -5,7 +5,7 @@
  * real lib/app/cloud (the functions' cold start: poll's ingest, dispatch's, and the Slack function's notify) with the AWS SDK pointed at DynamoDB Local
  * (AWS_ENDPOINT_URL_DYNAMODB); the local side is local/pipeline.ts on the same DynamoDB Local.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,7 +20,7 @@ import { openLocalPipeline, type LocalPipeline } from "../../local/pipeline.js";
 import { loadConfigFile } from "../../lib/config/load.js";
 import { deploymentDetail } from "../../lib/alerts/build.js";
 import { routeEvent } from "../../lib/routes/match.js";
-import { freshTable } from "../support/dynamodb.js";
+import { freshTable, dynamodbEndpoint } from "../support/dynamodb.js";
 
 const ORG = "5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01";
 const API = "3f2e1d0c-9b8a-4765-8432-10fedcba9876";
@@ -63,7 +63,7 @@ let local: LocalPipeline;
 
 beforeAll(async () => {
   const { tableName } = await freshTable("compose");
-  const endpoint = inject("dynamodbEndpoint");
+  const endpoint = dynamodbEndpoint();
   // What serverless.yml gives the functions, and the SDK pointed at DynamoDB Local.
   Object.assign(process.env, {
     LOOKOUT_CONFIG_FILE: file, TABLE_NAME: tableName, COMPOSE_TOKEN: "t-compose", SLACK_BOT_TOKEN: "xoxb-compose",

@@ -4,18 +4,19 @@
  * Slack (a signed request to the local interactivity endpoint, docs/actions.md) and shows the edit, and
  * after Ctrl-C `lookout status` reads them (docs/status.md).
  */
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { execFile, spawn } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { randomUUID } from "node:crypto";
+import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 const BIN = new URL("../../bin/lookout.mjs", import.meta.url).pathname;
 
 describe("the embedded demo", () => {
   it("names its data folder and configuration, shows a button pressed, and lookout status reads them after Ctrl-C", async () => {
-    // The shared DynamoDB Local, a table of its own: no second Java process.
-    const env = { ...process.env, DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: `demo-${randomUUID().slice(0, 8)}` };
+    // The run's DynamoDB Local, the file's database: no second Java process.
+    const env = { ...process.env, DYNAMODB_ENDPOINT: dynamodbEndpoint(), LOOKOUT_TABLE: `demo-${randomUUID().slice(0, 8)}` };
     delete (env as NodeJS.ProcessEnv).PLATFORM_API_URL;
     const child = spawn(process.execPath, [BIN, "start", "--config", `/nonexistent/${randomUUID()}.yaml`], { env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";

@@ -12,7 +12,7 @@
  *  - in the end, `lookout explain` says of each incident whether it was escalated (and to whom) or
  *    cancelled, and why.
  */
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { modelCommand } from "../support/model-command.js";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -37,6 +37,7 @@ import { INCIDENT_ACTIONS } from "../../lib/model/incident-action.js";
 import { ensureTable } from "../../lib/store/table.js";
 import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
 import { explanationLines } from "../../lib/audit/format.js";
+import { leaseDatabase } from "../support/dynamodb.js";
 
 const MIN = 60_000;
 const AFTER = 5 * MIN;
@@ -116,12 +117,14 @@ async function openWorld(seed: number): Promise<{ world: World; model: Model }> 
   const [slack, smtp] = await Promise.all([startSlackReceiver({ now: () => sim.clock.nowMs() }), startSmtpReceiver()]);
   const dataDir = mkdtempSync(join(tmpdir(), "lookout-escalation-"));
   const tableName = `escalation-${randomUUID().slice(0, 8)}`;
-  const client = new DynamoDBClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  // A database per sequence: DynamoDB Local slows with every table a database had (test/support/dynamodb-pool.ts).
+  const endpoint = await leaseDatabase();
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   await ensureTable(client, tableName);
   const apps = sim.ids.applicationIds.slice(0, APPS.length);
   const env = {
     SIM_TOKEN: sim.apiToken, SLACK_BOT_TOKEN: "xoxb-model", SLACK_WEBHOOK: slack.webhookUrl("T000/B000/MAIN"), SMTP_URL: smtp.url,
-    SLACK_SIGNING_SECRET: SECRET, LOOKOUT_SLACK_API_URL: slack.apiUrl, DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: tableName,
+    SLACK_SIGNING_SECRET: SECRET, LOOKOUT_SLACK_API_URL: slack.apiUrl, DYNAMODB_ENDPOINT: endpoint, LOOKOUT_TABLE: tableName,
   };
   const config = checkConfig({
     platform: { url: sim.url, token: "env:SIM_TOKEN" },

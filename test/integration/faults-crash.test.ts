@@ -4,7 +4,7 @@
  * with SIGKILL at one step. Then the pipeline is started again: every failure is alerted, none twice
  * per receiver.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
 import { SecretScanner, plantAll, textWith } from "../support/secret-scan.js";
-import { localDynamoClient, scanTable } from "../support/dynamodb.js";
+import { localDynamoClient, scanTable, dynamodbEndpoint } from "../support/dynamodb.js";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { isChangesMessage } from "../support/amendment.js";
 
@@ -61,7 +61,7 @@ function world(appIndex: number) {
   const appId = sim.ids.applicationIds[appIndex]!;
   const env = {
     SIM_URL: sim.url, SIM_TOKEN: sim.apiToken, ORG_ID: sim.ids.organizationId, APP_ID: appId,
-    DATA_DIR: mkdtempSync(join(tmpdir(), "lookout-crash-")), DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"),
+    DATA_DIR: mkdtempSync(join(tmpdir(), "lookout-crash-")), DYNAMODB_ENDPOINT: dynamodbEndpoint(),
     LOOKOUT_TABLE: `crash-${randomUUID().slice(0, 8)}`, LOOKOUT_SLACK_API_URL: slack.apiUrl,
   };
   /** Slack messages about this application's failed execution (its amendment listing what changed is another alert). */

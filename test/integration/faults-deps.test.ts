@@ -4,7 +4,7 @@
  * and 5xx (local Slack receiver), SMTP refusing (local SMTP receiver): retried, then failed and sent to
  * the fallback, with a health event in the outbox; nothing sent twice per receiver.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ProvisionedThroughputExceededException, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
@@ -31,7 +31,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
 import { OutboxStreamReader, outboxPublisher } from "../../local/stream.js";
 import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { FakeEventBridge, byId } from "../support/fake-eventbridge.js";
-import { freshTable, TEST_RETENTION_MS, scanTable } from "../support/dynamodb.js";
+import { freshTable, TEST_RETENTION_MS, scanTable, dynamodbEndpoint } from "../support/dynamodb.js";
 import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
 import { startSmtpReceiver, type SmtpReceiver } from "../support/smtp-receiver.js";
 
@@ -274,7 +274,7 @@ describe("PutEvents partial failures, through the table's outbox stream", () => 
     // alert-03 is throttled for its first 2 attempts (retried within the call); alert-07 fails its
     // first 4 attempts: more than one publish allows (maxAttempts 3), so the batch must be read again.
     const bus = new FakeEventBridge().failFirst(2, byId(ids[3]!), "ThrottlingException").failFirst(4, byId(ids[7]!), "InternalFailure");
-    const streams = new DynamoDBStreamsClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    const streams = new DynamoDBStreamsClient({ endpoint: dynamodbEndpoint(), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
     const failures: string[] = [];
     const reader = new OutboxStreamReader({
       dynamodb: t.client, streams, tableName: t.tableName, dataDir: mkdtempSync(join(tmpdir(), "lookout-outbox-")),

@@ -5,7 +5,7 @@
  * (critical), so a route on the environment takes it. Polled side by side, the failure was raised
  * before its service was named: no environment, severity error.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +14,7 @@ import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { checkConfig, type Config } from "../../lib/config/load.js";
 import { runLookout } from "../../local/run.js";
 import type { LookoutEventEnvelope } from "../../lib/model/event.js";
+import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 const silent = { info() {}, warn() {}, error() {} };
 let sim: Simulator;
@@ -24,7 +25,7 @@ let dataDir: string;
 beforeAll(async () => {
   sim = await startSimulator({ seed: 31, size: { applications: 3, clusters: 1, webhooks: 1 } });
   dataDir = mkdtempSync(join(tmpdir(), "lookout-feed-first-"));
-  env = { SIM_TOKEN: sim.apiToken, DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: `feed-first-${randomUUID().slice(0, 8)}` };
+  env = { SIM_TOKEN: sim.apiToken, DYNAMODB_ENDPOINT: dynamodbEndpoint(), LOOKOUT_TABLE: `feed-first-${randomUUID().slice(0, 8)}` };
   // Applications by id only: their project and environment come from the change feed alone.
   config = checkConfig({
     platform: { url: sim.url, token: "env:SIM_TOKEN" },

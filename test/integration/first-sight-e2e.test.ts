@@ -6,7 +6,7 @@
  * one minute and a few seconds apart, against the simulator, DynamoDB Local, the Slack test receiver
  * in both forms and email as .eml files (docs/events.md, "Incidents").
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,6 +17,7 @@ import { checkConfig, type Config } from "../../lib/config/load.js";
 import { runLookout } from "../../local/run.js";
 import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
 import { isChangesMessage } from "../support/amendment.js";
+import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 const silent = { info() {}, warn() {}, error() {} };
 /** A deployment over in three seconds, so that a run seconds later reads how it ended. */
@@ -38,7 +39,7 @@ describe.each([
     dataDir = mkdtempSync(join(tmpdir(), "lookout-first-sight-"));
     env = {
       SIM_TOKEN: sim.apiToken, SLACK_BOT_TOKEN: "xoxb-test", SLACK_WEBHOOK: slack.webhookUrl("T000/B000/XXXX"),
-      LOOKOUT_SLACK_API_URL: slack.apiUrl, DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: `first-sight-${randomUUID().slice(0, 8)}`,
+      LOOKOUT_SLACK_API_URL: slack.apiUrl, DYNAMODB_ENDPOINT: dynamodbEndpoint(), LOOKOUT_TABLE: `first-sight-${randomUUID().slice(0, 8)}`,
     };
     config = checkConfig(
       {

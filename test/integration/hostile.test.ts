@@ -6,7 +6,7 @@
  * source with a hostile item polls without failing. Sources whose whole answer is hostile (a stalled
  * body, a gzip bomb, garbage) fail alone: everything beside them is read.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +14,7 @@ import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { nestedJson, startHostilePlatform, type HostilePlatform } from "../support/hostile-platform.js";
-import { localDynamoClient, scanTable } from "../support/dynamodb.js";
+import { localDynamoClient, scanTable, dynamodbEndpoint } from "../support/dynamodb.js";
 import { expandRecords } from "../../lib/store/routine-batches.js";
 import type { LookoutEventEnvelope } from "../../lib/model/event.js";
 
@@ -267,7 +267,7 @@ describe("hostile platform answers through lookout run --once", () => {
       health: { failing_after: 10 },
     }));
     const tableName = `hostile-${randomUUID().slice(0, 8)}`;
-    const env = { ...process.env, PLATFORM_API_TOKEN: platform.token, DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: tableName };
+    const env = { ...process.env, PLATFORM_API_TOKEN: platform.token, DYNAMODB_ENDPOINT: dynamodbEndpoint(), LOOKOUT_TABLE: tableName };
     let t = performance.now();
     const took = (what: string) => {
       console.log(`hostile: ${what} in ${((performance.now() - t) / 1000).toFixed(1)} s`);

@@ -7,15 +7,15 @@
  */
 import { describe, expect, it } from "vitest";
 import { dayProblems, describeDay, simulateDay } from "../../local/simulated-day.js";
-import { ownTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
 describe("two simulated hours at 20 applications, 4 clusters, 2 webhooks", () => {
   it("alerts every failure, never exceeds the budget, and writes in proportion to what is new", async () => {
-    const { ddb, ...t } = await ownTable("load");
+    const t = await freshTable("load");
     const r = await simulateDay({
       size: { applications: 20, clusters: 4, webhooks: 2 }, hours: 2, deploymentsPerHour: 30, clusterRunsPerHour: 4,
       store: { ...t, retentionMs: TEST_RETENTION_MS },
-    }).finally(() => ddb.stop());
+    });
     console.log(`load: ${describeDay(r)}`);
     expect(r.failures).toBeGreaterThan(3);
     expect(dayProblems(r)).toEqual([]);

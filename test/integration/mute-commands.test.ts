@@ -1,10 +1,11 @@
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { execFile } from "node:child_process";
 import { buildMute, muteCommand, mutesCommand, unmuteCommand, MuteUsageError } from "../../local/mute-commands.js";
+import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 const now = new Date("2026-06-01T10:00:00Z");
 
@@ -43,7 +44,7 @@ describe("lookout mute arguments", () => {
 describe("lookout mute, mutes, unmute on the local store", () => {
   let config: string;
   beforeAll(() => {
-    process.env.DYNAMODB_ENDPOINT = inject("dynamodbEndpoint");
+    process.env.DYNAMODB_ENDPOINT = dynamodbEndpoint();
     process.env.LOOKOUT_TABLE = `mutes-${randomUUID().slice(0, 8)}`;
     const dir = mkdtempSync(join(tmpdir(), "lookout-mute-"));
     config = join(dir, "lookout.yaml");

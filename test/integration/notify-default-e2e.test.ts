@@ -3,7 +3,7 @@
  * route matches, reaches the default route's Slack receiver; a burst of them beyond the budget is held,
  * and with nothing else arriving a later run's flush sends one digest of what was held.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,7 @@ import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { checkConfig, type Config } from "../../lib/config/load.js";
 import { runLookout } from "../../local/run.js";
 import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
+import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 let sim: Simulator;
 let slack: SlackReceiver;
@@ -24,7 +25,7 @@ beforeAll(async () => {
   [sim, slack] = await Promise.all([startSimulator({ seed: 7, size: { applications: 1, clusters: 1, webhooks: 0 } }), startSlackReceiver()]);
   env = {
     SIM_TOKEN: sim.apiToken, HOOK_DEPLOYS: slack.webhookUrl("T1/B1/deploys"), HOOK_DEFAULT: slack.webhookUrl("T1/B1/default"),
-    DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: `default-e2e-${randomUUID().slice(0, 8)}`,
+    DYNAMODB_ENDPOINT: dynamodbEndpoint(), LOOKOUT_TABLE: `default-e2e-${randomUUID().slice(0, 8)}`,
   };
   config = checkConfig(
     {

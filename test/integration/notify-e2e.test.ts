@@ -3,7 +3,7 @@
  * local Slack receiver (Web API form, and an incoming webhook) and email as `.eml` files. A failed
  * deployment reaches each receiver exactly once; the recovery arrives in the same thread.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, readdirSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +14,7 @@ import { runLookout } from "../../local/run.js";
 import { simpleParser } from "mailparser";
 import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
 import { isChangesMessage } from "../support/amendment.js";
+import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 let sim: Simulator;
 let slack: SlackReceiver;
@@ -27,7 +28,7 @@ beforeAll(async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "lookout-e2e-"));
   env = {
     SIM_TOKEN: sim.apiToken, SLACK_BOT_TOKEN: "xoxb-test", SLACK_WEBHOOK: slack.webhookUrl("T000/B000/XXXX"),
-    LOOKOUT_SLACK_API_URL: slack.apiUrl, DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: `e2e-${randomUUID().slice(0, 8)}`,
+    LOOKOUT_SLACK_API_URL: slack.apiUrl, DYNAMODB_ENDPOINT: dynamodbEndpoint(), LOOKOUT_TABLE: `e2e-${randomUUID().slice(0, 8)}`,
   };
   config = checkConfig(
     {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it, inject } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it} from "vitest";
 import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +13,7 @@ import { LocalBus } from "../../local/bus.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
 import { CHECKPOINT_FILE, OutboxStreamReader, type RecordsHandler, outboxPublisher } from "../../local/stream.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import { freshTable } from "../support/dynamodb.js";
+import { freshTable, dynamodbEndpoint } from "../support/dynamodb.js";
 
 let client: DynamoDBClient;
 let doc: DynamoDBDocumentClient;
@@ -22,7 +22,7 @@ let tableName: string;
 let dataDir: string;
 
 beforeAll(() => {
-  streams = new DynamoDBStreamsClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  streams = new DynamoDBStreamsClient({ endpoint: dynamodbEndpoint(), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
 });
 afterAll(() => {
   streams.destroy();

@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
@@ -24,11 +24,11 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
 import { OutboxStreamReader, outboxPublisher } from "../../local/stream.js";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import { freshTable, localDynamoClient, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { freshTable, localDynamoClient, scanTable, TEST_RETENTION_MS, dynamodbEndpoint } from "../support/dynamodb.js";
 
 let streams: DynamoDBStreamsClient;
 beforeAll(() => {
-  streams = new DynamoDBStreamsClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  streams = new DynamoDBStreamsClient({ endpoint: dynamodbEndpoint(), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
 });
 afterAll(() => streams.destroy());
 
@@ -154,7 +154,7 @@ retention: 3650d
 `);
       const env = {
         PATH: process.env.PATH, HOME: process.env.HOME, SIM_TOKEN: sim.apiToken, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
-        DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: table,
+        DYNAMODB_ENDPOINT: dynamodbEndpoint(), LOOKOUT_TABLE: table,
       };
       const r1 = await run(dir, config, env);
       expect(r1.stderr).not.toMatch(/at .*\.ts:\d+/); // no stack trace

@@ -1,32 +1,25 @@
 /**
  * What a person sees, proven at the receivers (docs/events.md, "Incidents"; docs/status.md): a
- * model-based test of the whole pipeline on the real parts — the simulator, a DynamoDB Local of its own,
+ * model-based test of the whole pipeline on the real parts — the simulator, a DynamoDB Local database per sequence,
  * the Slack test receiver in both forms and the SMTP receiver — in cron runs and in the watching loop.
  * The model and its checks are in test/support/receivers-model.ts; `npm run bench -- receivers` draws
  * 10,000 sequences. What it found is kept below as examples.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { startDynamoDbLocal, type DynamoDbLocal } from "../../local/dynamodb-local.js";
+import { leaseDatabase } from "../support/dynamodb.js";
 import { commands as c, runSequence, sequenceArbitrary, type Parts } from "../support/receivers-model.js";
 
-// 60 sequences here (about 75 s on a quiet two-core machine, 140 s beside the rest of the suite: with
-// the three HTTP receivers in the model, 120 took CI past nine minutes); the examples below keep what
-// the draws found, and the bench's receivers section draws 10,000 (RECEIVERS_MODEL_RUNS sets it here).
-const RUNS = Number(process.env.RECEIVERS_MODEL_RUNS ?? 60);
+// 20 sequences here, two at a time (about 40 s of CI's time; 60 took 110 s): the examples below keep what
+// the draws found, and the bench's receivers section draws 10,000 (RECEIVERS_MODEL_RUNS sets more here;
+// docs/testing.md).
+const RUNS = Number(process.env.RECEIVERS_MODEL_RUNS ?? 20);
 const MIN = 60_000;
 
-describe("what each receiver shows, against a model", () => {
-  let ddb: DynamoDbLocal;
-  let parts: Parts;
-  beforeAll(async () => {
-    ddb = await startDynamoDbLocal({ readyTimeoutMs: 120_000 });
-    parts = { dynamodbEndpoint: ddb.endpoint };
-  }, 150_000);
-  afterAll(async () => {
-    await ddb?.stop();
-  });
+/** Each sequence on a database of its own: DynamoDB Local slows with every table a database had (test/support/dynamodb-pool.ts). */
+const parts = async (): Promise<Parts> => ({ dynamodbEndpoint: await leaseDatabase() });
 
+describe("what each receiver shows, against a model", () => {
   it(`${RUNS} sequences: every failure shown where its route says, resolved where shown, never twice, within the rate`, { timeout: 900_000 }, async () => {
     let owed = 0;
     // Two draws side by side (each sequence has its own simulator, receivers and table): while one
@@ -36,7 +29,7 @@ describe("what each receiver shows, against a model", () => {
     await Promise.all([0, 1].map((k) =>
       fc.assert(
         fc.asyncProperty(sequenceArbitrary({ crashes: true, maxCommands: 5 }), async (input) => {
-          const model = await runSequence(parts, input);
+          const model = await runSequence(await parts(), input);
           owed += model.delays.length;
         }),
         { numRuns: Math.ceil(RUNS / 2), endOnFailure: true, seed: seed + k },
@@ -49,7 +42,7 @@ describe("what each receiver shows, against a model", () => {
     /** Holds the model's checks after every run; `owed`: people were owed failures, and shown them. */
     const example = (name: string, input: Parameters<typeof runSequence>[1], owed = true) =>
       it(name, { timeout: 120_000 }, async () => {
-        const model = await runSequence(parts, input);
+        const model = await runSequence(await parts(), input);
         expect(model.delays.length > 0).toBe(owed);
       });
 

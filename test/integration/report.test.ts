@@ -4,7 +4,7 @@
  * report` in its three formats and by the audit API's GET /report. Every figure is computed by hand
  * below and asserted exactly.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,7 +21,7 @@ import type { DeliveryReport } from "../../lib/audit/report.js";
 import { REPORT_CSV_COLUMNS } from "../../lib/audit/report-format.js";
 import { reportCommand, type ReportArgs } from "../../local/report-command.js";
 import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
-import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { freshTable, TEST_RETENTION_MS, dynamodbEndpoint } from "../support/dynamodb.js";
 
 const silent = { info() {}, warn() {}, error() {} };
 const MIN = 60_000;
@@ -210,7 +210,7 @@ describe("lookout report", () => {
     const saved = { endpoint: process.env.DYNAMODB_ENDPOINT, table: process.env.LOOKOUT_TABLE };
     const dir = mkdtempSync(join(tmpdir(), "lookout-report-"));
     try {
-      process.env.DYNAMODB_ENDPOINT = inject("dynamodbEndpoint");
+      process.env.DYNAMODB_ENDPOINT = dynamodbEndpoint();
       process.env.LOOKOUT_TABLE = table;
       const config = join(dir, "lookout.yaml");
       writeFileSync(config, `platform: { url: "http://127.0.0.1:1", token: "env:T" }\nwatch: [{ organization: ${sim.ids.organizationId} }]\ndata_dir: ${dir}\n`);

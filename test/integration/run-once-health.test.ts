@@ -3,7 +3,7 @@
  * refuses one source raises `source_failing` on the `failing_after`th run, not before, and once. The real
  * CLI in a child process per run; the platform is a plain node:http server.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
+import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 const BIN = new URL("../../bin/lookout.mjs", import.meta.url).pathname;
 const ORG = randomUUID();
@@ -41,7 +42,7 @@ function runOnce(config: string, table: string): Promise<{ code: number | null; 
   const env = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
-    DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"),
+    DYNAMODB_ENDPOINT: dynamodbEndpoint(),
     LOOKOUT_TABLE: table,
     PLATFORM_TOKEN: "t-once",
   };

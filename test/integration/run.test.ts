@@ -2,7 +2,7 @@
  * The one-machine runner end to end: simulator → poll → DynamoDB Local → stream → local bus
  * (events.ndjson), and what survives a crash between writing an alert and publishing it.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ import { PreflightError, runLookout } from "../../local/run.js";
 import { openLocalPipeline } from "../../local/pipeline.js";
 import { pollSource } from "../../lib/ingest/poll.js";
 import type { LookoutEventEnvelope } from "../../lib/model/event.js";
+import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 let sim: Simulator;
 const silent = { info() {}, warn() {}, error() {} };
@@ -34,7 +35,7 @@ function setup(): { config: Config; env: NodeJS.ProcessEnv } {
     "test",
     {},
   );
-  const env = { SIM_TOKEN: sim.apiToken, DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: `run-${randomUUID().slice(0, 8)}` };
+  const env = { SIM_TOKEN: sim.apiToken, DYNAMODB_ENDPOINT: dynamodbEndpoint(), LOOKOUT_TABLE: `run-${randomUUID().slice(0, 8)}` };
   return { config, env };
 }
 

@@ -6,7 +6,7 @@
  * Local files, the data folder (events.ndjson, .eml, checkpoints), stdout, stderr and what Slack got.
  * 0 hits is the pass; canaries beside the secrets prove each output was written and read.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFile, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -16,6 +16,7 @@ import { randomUUID } from "node:crypto";
 import { startDynamoDbLocal, type DynamoDbLocal } from "../../local/dynamodb-local.js";
 import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
 import { plantAll, plantSecret, SecretScanner, textWith, type PlantedSecret, type SecretHit } from "../support/secret-scan.js";
+import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 const BIN = new URL("../../bin/lookout.mjs", import.meta.url).pathname;
 
@@ -259,7 +260,7 @@ describe("a platform URL that holds a password", () => {
       JSON.stringify({ platform: { url: api.url.replace("http://", `http://lookout:${secret.secret}@`), token: "env:PLATFORM_TOKEN" }, watch: [{ organization: ids.org, applications: [ids.app] }], data_dir: join(dir, "data") }),
     );
     const run = await lookout(["run", "--once", "--config", configFile], {
-      ...baseEnv(), PLATFORM_TOKEN: "platform-token-for-the-test", DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: `secret-url-${randomUUID().slice(0, 8)}`,
+      ...baseEnv(), PLATFORM_TOKEN: "platform-token-for-the-test", DYNAMODB_ENDPOINT: dynamodbEndpoint(), LOOKOUT_TABLE: `secret-url-${randomUUID().slice(0, 8)}`,
     }, dir);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^lookout run: cannot reach the platform at http:\/\/\[redacted:url-credentials\]@127\.0\.0\.1:\d+ /);

@@ -6,7 +6,7 @@
  * same click again, a stale replay and a forged one change nothing; "Mute 1h" mutes the service, and
  * its next failure reaches nobody.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,6 +28,7 @@ import { startActionsEndpoint } from "../../local/actions-endpoint.js";
 import { slackSignature } from "../../lib/actions/slack-request.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
 import { explanationLines } from "../../lib/audit/format.js";
+import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 const SECRET = "8f742231b10e8888abcd99yyyzzz85a5";
 const silent = { info() {}, warn() {}, error() {} };
@@ -42,7 +43,7 @@ beforeAll(async () => {
   [sim, slack] = await Promise.all([startSimulator({ seed: 24, size: { applications: 2, clusters: 1, webhooks: 1 } }), startSlackReceiver()]);
   env = {
     SIM_TOKEN: sim.apiToken, SLACK_BOT_TOKEN: "xoxb-test", SLACK_SIGNING_SECRET: SECRET, LOOKOUT_SLACK_API_URL: slack.apiUrl,
-    DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: `actions-${randomUUID().slice(0, 8)}`,
+    DYNAMODB_ENDPOINT: dynamodbEndpoint(), LOOKOUT_TABLE: `actions-${randomUUID().slice(0, 8)}`,
   };
   config = checkConfig({
     platform: { url: sim.url, token: "env:SIM_TOKEN" },

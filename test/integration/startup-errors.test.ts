@@ -3,7 +3,7 @@
  * command in a child process, so the test sees exactly what a terminal would — one line on stderr that
  * says what to do, exit 1, no stack trace.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { DynamoDbLocalError, freePort, startDynamoDbLocal } from "../../local/dynamodb-local.js";
+import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 const BIN = new URL("../../bin/lookout.mjs", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "lookout-startup-"));
@@ -54,7 +55,7 @@ const baseEnv = (): NodeJS.ProcessEnv => ({
   PATH: process.env.PATH,
   HOME: process.env.HOME,
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
-  DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"),
+  DYNAMODB_ENDPOINT: dynamodbEndpoint(),
   LOOKOUT_TABLE: `startup-${randomUUID().slice(0, 8)}`,
 });
 

@@ -4,7 +4,7 @@
  * refuses, a Slack receiver whose token was revoked (invalid_auth), a digest held too long and a
  * quarantined record: each shown in the table and in JSON (checked against docs/status.schema.json), exit 1.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,6 +26,7 @@ import { sourceKey } from "../../lib/model/source.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
 import type { StatusReport } from "../../lib/audit/status.js";
+import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 const unwrap = <T>(m: unknown): T => ((m as { default?: { default?: T } }).default?.default ?? (m as { default: T }).default) as T;
 const Ajv2020 = unwrap<typeof ajvModule.default.default>(ajvModule);
@@ -47,7 +48,7 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), "lookout-status-"));
   env = {
     SIM_TOKEN: sim.apiToken, SLACK_BOT_TOKEN: "xoxb-revoked", SLACK_WEBHOOK: slack.webhookUrl("T000/B000/XXXX"),
-    LOOKOUT_SLACK_API_URL: slack.apiUrl, DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"), LOOKOUT_TABLE: `status-${randomUUID().slice(0, 8)}`,
+    LOOKOUT_SLACK_API_URL: slack.apiUrl, DYNAMODB_ENDPOINT: dynamodbEndpoint(), LOOKOUT_TABLE: `status-${randomUUID().slice(0, 8)}`,
   };
   configFile = join(dir, "lookout.yaml");
   const file = {

@@ -1,13 +1,19 @@
-/** A fresh table on the run's DynamoDB Local, for one test file. */
-import { inject } from "vitest";
+/**
+ * DynamoDB for the tests: each test file has a database of its own on the run's DynamoDB Local
+ * (test/support/dynamodb-pool.ts), leased before the file loads (test/support/dynamodb-setup.ts), so that
+ * no file slows or sees another's tables; a model-based test leases one per sequence.
+ */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { randomUUID } from "node:crypto";
-import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from "../../local/dynamodb-local.js";
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
 import { ensureTable } from "../../lib/store/table.js";
+import { dynamodbEndpoint } from "./dynamodb-lease.js";
 
-export function localDynamoClient(): DynamoDBClient {
-  return new DynamoDBClient({ endpoint: inject("dynamodbEndpoint"), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+export { dynamodbEndpoint, leaseDatabase } from "./dynamodb-lease.js";
+
+export function localDynamoClient(endpoint = dynamodbEndpoint()): DynamoDBClient {
+  return new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
 }
 
 export async function freshTable(prefix = "lookout-test"): Promise<{ client: DynamoDBClient; tableName: string }> {
@@ -15,18 +21,6 @@ export async function freshTable(prefix = "lookout-test"): Promise<{ client: Dyn
   const tableName = `${prefix}-${randomUUID().slice(0, 8)}`;
   await ensureTable(client, tableName);
   return { client, tableName };
-}
-
-/**
- * A table on a DynamoDB Local of the test's own, for the heavy tests (load, hostile pages): the run's
- * shared one slows as every file fills it, which made those tests three times slower late in a run.
- */
-export async function ownTable(prefix: string): Promise<{ client: DynamoDBClient; tableName: string; ddb: DynamoDbLocal }> {
-  const ddb = await startDynamoDbLocal({ readyTimeoutMs: 120_000 });
-  const client = new DynamoDBClient({ endpoint: ddb.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  const tableName = `${prefix}-${randomUUID().slice(0, 8)}`;
-  await ensureTable(client, tableName);
-  return { client, tableName, ddb };
 }
 
 /**

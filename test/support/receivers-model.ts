@@ -13,7 +13,7 @@
  *  - nothing stays held for a digest past HELD_BOUND_MS; no receiver gets more messages than its
  *    budget (burst plus pace, and per hour) besides closes;
  *  - every "what changed" e-mail replies to one that receiver has.
- * One module for the test (200 sequences) and `npm run bench -- receivers` (10,000).
+ * One module for the test (a few dozen sequences and the examples they found) and `npm run bench -- receivers` (10,000).
  */
 import fc from "fast-check";
 import { modelCommand } from "./model-command.js";
