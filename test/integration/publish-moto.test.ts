@@ -3,7 +3,7 @@
  * source "lookout" delivering to SQS, and the envelope that arrives; the deployed handler, and its quarantine
  * on DynamoDB Local. Skipped where moto_server is absent.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,7 +17,7 @@ import { publishAlerts } from "../../lib/alerts/publish.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../../local/moto.js";
 import { alertInsert, recordInsert } from "../support/stream-records.js";
-import { freshTable, scanTable } from "../support/dynamodb.js";
+import { freshTable, scanTable, dynamodbEndpoint } from "../support/dynamodb.js";
 
 const available = motoAvailable();
 if (!available) console.warn(MOTO_ABSENT);
@@ -130,7 +130,7 @@ describe.skipIf(!available)("eventBridgeBus against moto_server", () => {
       EVENT_BUS_NAME: BUS, AWS_ENDPOINT_URL_EVENTBRIDGE: moto.endpoint, AWS_REGION: moto.clientConfig.region,
       AWS_ACCESS_KEY_ID: moto.clientConfig.credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: moto.clientConfig.credentials.secretAccessKey,
       POWERTOOLS_LOG_LEVEL: "SILENT", POWERTOOLS_METRICS_DISABLED: "true",
-      LOOKOUT_CONFIG_FILE: file, TABLE_NAME: tableName, AWS_ENDPOINT_URL_DYNAMODB: inject("dynamodbEndpoint"),
+      LOOKOUT_CONFIG_FILE: file, TABLE_NAME: tableName, AWS_ENDPOINT_URL_DYNAMODB: dynamodbEndpoint(),
     };
     const saved = Object.fromEntries(Object.keys(added).map((k) => [k, process.env[k]]));
     Object.assign(process.env, added);
