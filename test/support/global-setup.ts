@@ -28,7 +28,25 @@ declare module "vitest" {
  */
 const JVM_QUICK = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
 
+interface RunParts {
+  pool: string;
+  teardown(): Promise<void>;
+}
+
+/** Each vitest project calls the global setup (unit, integration): the first one starts the run's parts, the others share them. */
+const SHARED = Symbol.for("lookout.tests.run");
+type WithRun = typeof globalThis & { [SHARED]?: Promise<RunParts> };
+
 export default async function setup(project: TestProject) {
+  const holder = globalThis as WithRun;
+  const first = !holder[SHARED];
+  holder[SHARED] ??= startRun();
+  const run = await holder[SHARED];
+  project.provide("dynamodbPool", run.pool);
+  return first ? run.teardown : () => undefined;
+}
+
+async function startRun(): Promise<RunParts> {
   process.env.JDK_JAVA_OPTIONS = [process.env.JDK_JAVA_OPTIONS, JVM_QUICK].filter(Boolean).join(" ");
   process.env.DDB_LOCAL_TELEMETRY = "0";
   const runTmp = mkdtempSync(join(tmpdir(), "lookout-tests-"));
@@ -36,15 +54,17 @@ export default async function setup(project: TestProject) {
   chmodSync(runTmp, 0o755);
   process.env.TMPDIR = runTmp;
   const removeTmp = () => rmSync(runTmp, { recursive: true, force: true });
-  // A run stopped by a signal (Ctrl-C, or `npm test` stopping it on a type error) skips the teardown below.
+  // A run stopped by a signal (Ctrl-C, or `npm test` stopping it on a type error) skips the teardown.
   process.once("exit", removeTmp);
   // An external one (DYNAMODB_ENDPOINT) keeps the files apart too when it runs without -sharedDb.
   const ddb = process.env.DYNAMODB_ENDPOINT ? undefined : await startDynamoDbLocal({ sharedDb: false });
   const pool = await startDynamoDbPool(process.env.DYNAMODB_ENDPOINT ?? ddb!.endpoint);
-  project.provide("dynamodbPool", pool.url);
-  return async () => {
-    await pool.close();
-    await ddb?.stop();
-    removeTmp();
+  return {
+    pool: pool.url,
+    async teardown() {
+      await pool.close();
+      await ddb?.stop();
+      removeTmp();
+    },
   };
 }
