@@ -4,7 +4,7 @@
  * files from vitest's JSON report. The clone is removed afterwards, however the run ended.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { report, section } from "./support.js";
@@ -22,6 +22,8 @@ export async function benchCi(): Promise<void> {
       "slowest files from vitest's JSON report (each file's own span; two run at once). Committed work only: what the working tree holds uncommitted is not measured.",
   });
   const dir = mkdtempSync(join(tmpdir(), "lookout-ci-bench-"));
+  // Readable by others, as CI's checkout is: the tests run as user nobody are skipped in a private folder.
+  chmodSync(dir, 0o755);
   try {
     execFileSync("git", ["clone", "-q", ROOT, dir]);
     const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: dir, encoding: "utf8" }).trim();

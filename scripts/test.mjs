@@ -11,7 +11,7 @@
  */
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -23,6 +23,8 @@ const bin = (pkg, name) => {
 };
 
 const tmp = mkdtempSync(join(tmpdir(), "lookout-npm-test-"));
+// Others may enter it, as they may /tmp (a test runs a command as an unprivileged user); none may write.
+chmodSync(tmp, 0o755);
 process.once("exit", () => rmSync(tmp, { recursive: true, force: true }));
 const env = { ...process.env, TMPDIR: tmp };
 

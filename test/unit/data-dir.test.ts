@@ -48,14 +48,19 @@ describe("data_dir", () => {
   });
 
   // As root the check runs as nobody, who must be able to read the project (a clone in a private
-  // folder, such as mktemp -d's, is not): where it cannot, this case is skipped, and says so.
+  // folder, such as mktemp -d's, is not) and reach the test's directory (a private TMPDIR is not): where
+  // it cannot, this case is skipped, and says so.
   const moduleFile = new URL("../../local/data-dir.ts", import.meta.url).pathname;
-  const nobodyReads = process.getuid?.() !== 0 || spawnSync("test", ["-r", moduleFile], { uid: 65534, gid: 65534 }).status === 0;
-  if (!nobodyReads) console.warn(`data_dir: the unprivileged-user case is skipped: user nobody cannot read ${moduleFile}`);
-  it.skipIf(!nobodyReads)("refuses a directory it may not write or create in, as an unprivileged user", () => {
+  chmodSync(dir, 0o755);
+  const nobodyCan = (test: string, path: string) => spawnSync("test", [test, path], { uid: 65534, gid: 65534 }).status === 0;
+  const unreachable = process.getuid?.() !== 0 ? undefined
+    : !nobodyCan("-r", moduleFile) ? `user nobody cannot read ${moduleFile}`
+    : !nobodyCan("-x", dir) ? `user nobody cannot enter ${dir}`
+    : undefined;
+  if (unreachable) console.warn(`data_dir: the unprivileged-user case is skipped: ${unreachable}`);
+  it.skipIf(unreachable !== undefined)("refuses a directory it may not write or create in, as an unprivileged user", () => {
     const locked = join(dir, "locked");
     mkdirSync(locked);
-    chmodSync(dir, 0o755);
     chmodSync(locked, 0o555);
     // Root may write anywhere: as root, the check runs as nobody in a child process.
     const asNobody = (path: string) => {
