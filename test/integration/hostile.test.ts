@@ -260,8 +260,9 @@ describe("hostile platform answers through lookout run --once", () => {
 
     const dataDir = mkdtempSync(join(tmpdir(), "lookout-hostile-"));
     const config = join(dataDir, "lookout.json");
+    // A one-second timeout: each run lasts as long as the stalled answer's four attempts (with 3 s, 15 s a run).
     writeFileSync(config, JSON.stringify({
-      platform: { url: platform.url, token: "env:PLATFORM_API_TOKEN", timeout: "3s" },
+      platform: { url: platform.url, token: "env:PLATFORM_API_TOKEN", timeout: "1s" },
       watch: [{ organization: ORG, webhooks: [webhook], clusters: [cluster, whole.garbage], applications: [...apps.map((c) => c.app), whole.stall, whole.bomb] }],
       data_dir: join(dataDir, "data"),
       health: { failing_after: 10 },
