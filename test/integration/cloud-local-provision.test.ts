@@ -5,14 +5,12 @@
  * deployed rules name, in the shape their input transformers give it.
  */
 import { randomUUID } from "node:crypto";
-import { rmSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { CloudWatchLogsClient, FilterLogEventsCommand } from "@aws-sdk/client-cloudwatch-logs";
 import { GetQueueAttributesCommand, type Message, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { packageStack } from "../../scripts/package.js";
+import { examplePackage } from "../support/packaged-example.js";
 import { type Provisioned, provision } from "../../local/cloud-local/provision.js";
 import { readPackagedTemplate, type Template } from "../../local/cloud-local/template.js";
 import { detailTypeOf, type LookoutEventDetail } from "../../lib/model/event.js";
@@ -29,20 +27,13 @@ let events: EventBridgeClient;
 let logs: CloudWatchLogsClient;
 let template: Template;
 let stack: Provisioned;
-let packaged: string | undefined;
 const dynamodb = localDynamoClient();
 // The table's name comes from the stack's: one of its own, on the run's shared DynamoDB Local.
 const account = { region: MOTO_REGION, accountId: MOTO_ACCOUNT, stackName: `lookout-prod-${randomUUID().slice(0, 8)}` };
 
 beforeAll(async () => {
   if (!available) return;
-  // STACK_PACKAGE_DIR=<dir> reuses a package made earlier, as test/unit/stack.test.ts does.
-  if (process.env.STACK_PACKAGE_DIR) template = readPackagedTemplate(join(resolve(process.env.STACK_PACKAGE_DIR), "cloudformation-template-update-stack.json"));
-  else {
-    const p = await packageStack({ isolated: true, config: "lookout.example.yaml", stage: "prod" });
-    packaged = p.serviceDir;
-    template = readPackagedTemplate(p.template);
-  }
+  template = readPackagedTemplate((await examplePackage()).template);
   moto = await startMoto();
   // A shared moto_server (MOTO_ENDPOINT) may hold an earlier run's queues and log events.
   await moto.reset();
@@ -58,7 +49,6 @@ afterAll(async () => {
   logs?.destroy();
   dynamodb.destroy();
   await moto?.stop();
-  if (packaged) rmSync(packaged, { recursive: true, force: true });
 });
 
 const ofType = (type: string) => Object.entries(template.Resources).filter(([, r]) => r.Type === type).map(([id]) => id).sort();

@@ -5,16 +5,14 @@
  * front of the audit API's handler itself.
  */
 import { request } from "node:http";
-import { rmSync } from "node:fs";
-import { join, resolve } from "node:path";
 import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type HttpApi, type HttpRoute, routesFromTemplate, startHttpApi } from "../../local/cloud-local/http-api.js";
 import type { Invocation } from "../../local/cloud-local/invoke.js";
 import { readPackagedTemplate, type Template, TemplateError } from "../../local/cloud-local/template.js";
 import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
 import type { AuditReader } from "../../lib/audit/dynamo.js";
-import { packageStack } from "../../scripts/package.js";
+import { examplePackage } from "../support/packaged-example.js";
 
 type Event = APIGatewayProxyEventV2 & { requestContext: { authorizer?: { iam: Record<string, unknown> } } };
 interface Reply {
@@ -249,19 +247,9 @@ describe("routes from the template", () => {
 
   describe("of the packaged stack", () => {
     let template: Template;
-    let packaged: string | undefined;
     beforeAll(async () => {
-      // STACK_PACKAGE_DIR=<dir> reuses a package made earlier, as test/unit/stack.test.ts does.
-      if (process.env.STACK_PACKAGE_DIR) template = readPackagedTemplate(join(resolve(process.env.STACK_PACKAGE_DIR), "cloudformation-template-update-stack.json"));
-      else {
-        const p = await packageStack({ isolated: true, config: "lookout.example.yaml", stage: "prod" });
-        packaged = p.serviceDir;
-        template = readPackagedTemplate(p.template);
-      }
-    }, 120_000);
-    afterAll(() => {
-      if (packaged) rmSync(packaged, { recursive: true, force: true });
-    });
+      template = readPackagedTemplate((await examplePackage()).template);
+    }, 240_000);
 
     it("are the audit API's eight, IAM-authorized, and Slack's open one, with the integration's 30 s timeout, and serve their handlers", async () => {
       const all = routesFromTemplate(template.Resources, byFunctionName(template.Resources));

@@ -13,7 +13,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { CreateTableCommand, DynamoDBClient, ScanCommand } from "@aws-sdk/client-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
@@ -27,7 +27,7 @@ import { INDEXES, tableDefinition } from "../../lib/store/table.js";
 import { DEAD_LETTER_QUEUES, FUNCTIONS, type FunctionKey, INBOX_GROUP, notifyTemplate } from "../../infra/stack.js";
 import { bundleSizes, loadedScripts } from "../../scripts/bundle-sizes.js";
 import { cfnLintAvailable, lintTemplate } from "../../scripts/lint-template.js";
-import { packageStack } from "../../scripts/package.js";
+import { EXAMPLE_CONFIG, EXAMPLE_STAGE, examplePackage } from "../support/packaged-example.js";
 import { extractZip, readZip } from "../../scripts/zip.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { sdkUsage } from "../support/sdk-usage.js";
@@ -37,30 +37,19 @@ import { alertInsert } from "../support/stream-records.js";
 
 type Cfn = Record<string, any>;
 
-const CONFIG_FILE = "lookout.example.yaml";
+const CONFIG_FILE = EXAMPLE_CONFIG;
 const config = loadConfigFile(CONFIG_FILE, {});
-const STAGE = "prod";
+const STAGE = EXAMPLE_STAGE;
 
 let template: Cfn;
 let resources: Record<string, Cfn>;
 let outDir: string;
-let cleanup: string | undefined;
 
 beforeAll(async () => {
-  if (process.env.STACK_PACKAGE_DIR) {
-    outDir = resolve(process.env.STACK_PACKAGE_DIR);
-  } else {
-    const p = await packageStack({ isolated: true, config: CONFIG_FILE, stage: STAGE });
-    outDir = p.outDir;
-    cleanup = p.serviceDir;
-  }
+  outDir = (await examplePackage()).outDir;
   template = JSON.parse(readFileSync(join(outDir, "cloudformation-template-update-stack.json"), "utf8"));
   resources = template.Resources;
 }, 240_000);
-
-afterAll(() => {
-  if (cleanup) rmSync(cleanup, { recursive: true, force: true });
-});
 
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const fnResource = (key: FunctionKey) => resources[`${FUNCTIONS[key].logicalId}LambdaFunction`]!;
