@@ -6,12 +6,12 @@
  * cold start that is ours. Before and after are loaded in turn, so that both see the same machine.
  */
 import { execFile, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import { packageStack, ROOT, type Packaged } from "../scripts/package.js";
+import { DEFAULT_CONFIG, packageStack, ROOT, type Packaged } from "../scripts/package.js";
 import { bundleSizes, type BundleSize } from "../scripts/bundle-sizes.js";
 import { extractZip } from "../scripts/zip.js";
 import { percentile, report, section } from "./support.js";
@@ -90,22 +90,31 @@ export async function benchBundles() {
     const floorBundle = await sdkFloor(join(unpacked, "floor"));
     const floorLoads: Load[] = [];
     const ratios: Array<{ fn: string; ratio: number; cpu: number }> = [];
+    const ownRatios: Array<{ fn: string; clients: string[]; ratio: number; cpu: number }> = [];
     for (const fn of after.sizes.keys()) {
       const roots = variants.map((v) => (v.sizes.has(fn) ? extracted(v, fn, join(unpacked, v.label, fn)) : undefined));
       const loads: Load[][] = variants.map(() => []);
       const floor: Load[] = [];
+      const own: Load[] = [];
       const afterIndex = variants.indexOf(after);
+      // The AWS SDK clients this function loads at import, bare, bundled the same way: its own floor.
+      const clients = await clientsAtImport(after.sizes.get(fn)!.handler);
+      const ownBundle = await sdkFloor(join(unpacked, `floor-${fn}`), true, clients);
       for (let i = 0; i < RUNS; i++) {
         for (const [j, root] of roots.entries()) {
           if (root) loads[j]!.push(await load(root.dir, root.bundle));
-          // The floor right after the function's bundle, so that each ratio is of two loads on the same machine at the same time.
-          if (j === afterIndex) floor.push(await load(dirname(floorBundle), floorBundle));
+          // The floors right after the function's bundle, so that each ratio is of loads on the same machine at the same time.
+          if (j === afterIndex) {
+            floor.push(await load(dirname(floorBundle), floorBundle));
+            own.push(await load(dirname(ownBundle), ownBundle));
+          }
         }
       }
       floorLoads.push(...floor);
       // The median of the runs' ratios, each of a load and the floor's just after it: a busy machine's load moves both alike.
-      const of = (k: "importMs" | "cpuMs") => percentile(loads[afterIndex]!.map((x, i) => x[k] / floor[i]![k]), 50);
+      const of = (k: "importMs" | "cpuMs", by: Load[] = floor) => percentile(loads[afterIndex]!.map((x, i) => x[k] / by[i]![k]), 50);
       ratios.push({ fn, ratio: of("importMs"), cpu: of("cpuMs") });
+      ownRatios.push({ fn, clients, ratio: of("importMs", own), cpu: of("cpuMs", own) });
       // "before → after (after with the runtime's SDK)"
       const both = (f: (v: Variant, j: number) => string) => {
         const xs = variants.map(f);
@@ -158,19 +167,77 @@ export async function benchBundles() {
       value: ratios.map((r) => `${r.fn} ${r.ratio.toFixed(2)}× ${met(r) ? "met" : "not met"} (CPU ${r.cpu.toFixed(2)}×)`).join(", "),
       method: `the bundled variant (after); the floor loaded just after each of its ${RUNS} loads, and the median of the ${RUNS} ratios; target ≤ ${FLOOR_TARGET}× for each function: ${missed.length ? `not met (${missed.join(", ")})` : "met"}; in brackets the same of the imports' CPU time (process.cpuUsage(), user + system)`,
     });
+    // What is ours (our code, Powertools, the Slack and mail libraries) above the AWS SDK clients the function needs at every cold start.
+    const ownMissed = ownRatios.filter((r) => r.ratio > FLOOR_TARGET).map((r) => r.fn);
+    report({
+      name: "module load against the function's own clients' floor (its AWS SDK clients, bare, bundled the same way)",
+      value: ownRatios.map((r) => `${r.fn} ${r.ratio.toFixed(2)}× (CPU ${r.cpu.toFixed(2)}×; ${r.clients.map((c) => c.replace("@aws-sdk/client-", "")).join(" + ")})`).join(", "),
+      method: `the AWS SDK clients each function's bundle loads at import (esbuild's metafile of the packaging's own build of it, infra/esbuild-plugins.cjs included), each constructed bare in one bundle built as the floor is, loaded just after each of the function's ${RUNS} loads; the median of the ratios; ≤ ${FLOOR_TARGET}×: ${ownMissed.length ? `not met (${ownMissed.join(", ")})` : "met"} for each function`,
+    });
   } finally {
     for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
   }
 }
 
 /**
+ * The `@aws-sdk/client-*` packages a function's bundle loads at import (not those of the chunks it loads
+ * on demand): esbuild's metafile of the packaging's build of its handler, with the packaging's plugins.
+ */
+async function clientsAtImport(handler: string): Promise<string[]> {
+  const { build } = await import("esbuild");
+  const { createRequire } = await import("node:module");
+  // The plugins read the configuration the packaging was given: the default one (packageStack's).
+  const given = process.env.LOOKOUT_CONFIG;
+  process.env.LOOKOUT_CONFIG = given ?? DEFAULT_CONFIG;
+  let plugins: import("esbuild").Plugin[];
+  try {
+    plugins = createRequire(import.meta.url)(join(ROOT, "infra", "esbuild-plugins.cjs"))() as import("esbuild").Plugin[];
+  } finally {
+    if (given === undefined) delete process.env.LOOKOUT_CONFIG;
+  }
+  const entry = handler.replace(/\.mjs$/, ".ts");
+  const outdir = mkdtempSync(join(tmpdir(), "lookout-bench-clients-"));
+  try {
+    const { metafile } = await build({
+      entryPoints: [join(ROOT, entry)], bundle: true, minify: true, platform: "node", format: "esm", target: "node22", mainFields: ["module", "main"],
+      splitting: true, outdir, outExtension: { ".js": ".mjs" }, metafile: true, write: false, logLevel: "silent", plugins,
+    });
+    const outputs = metafile.outputs;
+    const main = Object.keys(outputs).find((k) => outputs[k]!.entryPoint?.endsWith(entry));
+    const loaded = new Set<string>();
+    const visit = (k: string) => {
+      if (loaded.has(k) || !outputs[k]) return;
+      loaded.add(k);
+      for (const i of outputs[k].imports) if (i.kind === "import-statement") visit(i.path);
+    };
+    if (main) visit(main);
+    const clients = new Set<string>();
+    for (const k of loaded) for (const input of Object.keys(outputs[k]!.inputs)) {
+      const m = /node_modules\/(@aws-sdk\/client-[^/]+)\//.exec(input);
+      if (m) clients.add(m[1]!);
+    }
+    return [...clients].sort();
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+/** A client package's client class, `SSMClient` of @aws-sdk/client-ssm: the one `<Name>Client.js` of its dist-es. */
+function clientClass(pkg: string): string {
+  const file = readdirSync(join(ROOT, "node_modules", pkg, "dist-es")).find((f) => /^[A-Za-z0-9]+Client\.js$/.test(f));
+  if (!file) throw new Error(`no client class in ${pkg}`);
+  return file.replace(/\.js$/, "");
+}
+
+/**
  * The bare DynamoDB client, bundled as serverless-esbuild bundles the functions (serverless.yml, custom.esbuild):
  * split too, so that the SDK's own on-demand imports (its other credential providers) are chunks here as there.
  */
-async function sdkFloor(dir: string, splitting = true): Promise<string> {
+async function sdkFloor(dir: string, splitting = true, clients: readonly string[] = ["@aws-sdk/client-dynamodb"]): Promise<string> {
   const { build } = await import("esbuild");
+  const contents = clients.map((pkg, i) => `import { ${clientClass(pkg)} as C${i} } from "${pkg}";\nexport const c${i} = new C${i}({});\n`).join("");
   await build({
-    stdin: { contents: 'import { DynamoDBClient } from "@aws-sdk/client-dynamodb";\nexport const client = new DynamoDBClient({});\n', resolveDir: ROOT, loader: "js", sourcefile: "floor.js" },
+    stdin: { contents, resolveDir: ROOT, loader: "js", sourcefile: "floor.js" },
     bundle: true, minify: true, platform: "node", format: "esm", target: "node22", mainFields: ["module", "main"], logLevel: "silent",
     outdir: dir, entryNames: "floor", splitting, chunkNames: "floor.[name]-[hash]", outExtension: { ".js": ".mjs" },
     banner: { js: "import{createRequire as __lookoutRequire}from'node:module';const require=__lookoutRequire(import.meta.url);" },

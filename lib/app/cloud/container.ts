@@ -4,21 +4,13 @@
  */
 import type { Logger } from "@aws-lambda-powertools/logger";
 import type { Log } from "../../model/log.js";
+import { onFirstUse } from "../../model/first-use.js";
 
 /**
  * Builds on the first call and hands every later call the same result; a build that failed is tried
  * again on the next invocation (a passing SSM or DynamoDB error must not wedge the container).
  */
-export function coldStart<A extends unknown[], T>(build: (...args: A) => Promise<T> | T): (...args: A) => Promise<T> {
-  let built: Promise<T> | undefined;
-  return (...args) => {
-    built ??= Promise.resolve().then(() => build(...args)).catch((err: unknown) => {
-      built = undefined;
-      throw err;
-    });
-    return built;
-  };
-}
+export const coldStart = onFirstUse;
 
 /**
  * The Slack Web API's base URL: Slack's own unless LOOKOUT_SLACK_API_URL names another, as
