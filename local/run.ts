@@ -268,7 +268,7 @@ export async function feedPass(p: LocalPipeline, opts: RunOptions, summary: RunS
       if (r.newRecords || !r.ok || opts.verbosePolls) opts.print(`${pollLine(r, p.pollDeps.now())} (change feed loop)`);
     }
   } catch (err) {
-    opts.print(`change feed tick failed: ${(err as Error).message}; the next one comes in ${FEED_LOOP.everyMs / 1000} s`);
+    opts.print(`change feed tick failed: ${(err as Error).message}; the next one comes in ${(opts.feedEveryMs ?? FEED_LOOP.everyMs) / 1000} s`);
   }
 }
 
@@ -279,12 +279,16 @@ async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunS
   const every = opts.feedEveryMs ?? FEED_LOOP.everyMs;
   const feedEvery = feedReadsPerTick(p.watch) && opts.config.pollIntervalMs > every ? every : Infinity;
   const flushEvery = Math.min(opts.config.pollIntervalMs, opts.config.notify.digestWithinMs);
+  let fed = 0; // (not -Infinity: with no loop, feedEvery is Infinity, and fed + feedEvery must stay Infinity)
   while (!opts.signal?.aborted) {
     const started = Date.now();
     await loopPass(p, opts, summary);
     let flushed = Date.now();
-    if (feedEvery !== Infinity) await feedPass(p, opts, summary);
-    let fed = Date.now();
+    // Not sooner than its interval after the last tick (the lease would refuse it, and the loop skip a beat).
+    if (feedEvery !== Infinity && Date.now() >= fed + feedEvery) {
+      fed = Date.now();
+      await feedPass(p, opts, summary);
+    }
     for (;;) {
       const at = Date.now();
       const wait = Math.min(fed + feedEvery, flushed + flushEvery, started + opts.config.pollIntervalMs) - at;

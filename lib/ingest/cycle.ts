@@ -13,7 +13,7 @@ import type { HealthSettings } from "../config/load.js";
 import { sourceKey } from "../model/source.js";
 import { healthFacts } from "./health-facts.js";
 import { planTick } from "./plan.js";
-import { claimFeedTick, feedReadsPerTick, planHot, readsDone, withLoopRead, type FeedClaim } from "./feed-loop.js";
+import { claimFeedTick, FEED_LOOP, feedReadsPerTick, planHot, readsDone, withLoopRead, type FeedClaim } from "./feed-loop.js";
 import { AnswerRoom } from "../platform/answer-memory.js";
 import { applyPollResult, initialState, lastOkAt, notPolled, polled, pollRequest, recordPollResult, recordPollResults } from "./source-state.js";
 import * as budget from "./budget.js";
@@ -228,6 +228,8 @@ function pollTogether(reqs: readonly PollRequest[], deps: PollDeps): Promise<Pol
 export interface FeedTickOutcome {
   /** False when another loop holds the lease (or there is no loop to run): this loop ends. */
   claimed: boolean;
+  /** Why a tick was refused: another loop holds the lease, the budget in force leaves the loop no read, or no webhook is watched. */
+  refused?: "lease" | "no_room" | "no_feed";
   /** The feed reads', then the named services' polls' results. */
   results: PollResult[];
 }
@@ -248,11 +250,15 @@ export async function feedTick(
   now: number,
   name = DISPATCH_NAME,
 ): Promise<FeedTickOutcome> {
-  if (!feedReadsPerTick(d.watch)) return { claimed: false, results: [] };
+  if (!feedReadsPerTick(d.watch)) return { claimed: false, refused: "no_feed", results: [] };
   const state = await d.dispatch.get(name);
   let claim: FeedClaim | undefined;
-  await d.loops.update(name, (current) => (claim = claimFeedTick(current, state, d.watch, now))?.loop);
-  if (!claim) return { claimed: false, results: [] };
+  let held = false;
+  await d.loops.update(name, (current) => {
+    held = current !== undefined && now - current.beat_at < FEED_LOOP.leaseGapMs;
+    return (claim = claimFeedTick(current, state, d.watch, now))?.loop;
+  });
+  if (!claim) return { claimed: false, refused: held ? "lease" : "no_room", results: [] };
   const renewed = d.renew ? await d.renew().then(() => undefined, (err: unknown) => err) : undefined;
   const feed = await pollTogether(claim.polls, d.pollDeps);
   if (feed.length) await d.loops.update(name, (current) => current && readsDone(current, feed, now));

@@ -117,8 +117,9 @@ export function claimFeedTick(loop: FeedLoopState | undefined, dispatch: Dispatc
 }
 
 /**
- * The loop's state once these feed reads are done: each that reached the platform and was answered is
- * stamped read at `at`, when its stamp is `stampEveryMs` old; undefined: nothing to write.
+ * The loop's state once these feed reads are done: each that was sent is stamped read at `at`, when its
+ * stamp is `stampEveryMs` old — a timeout or a 5xx too (dispatch counts the source's failures; the round
+ * moves on), not one the platform held back or that failed inside Lookout. Undefined: nothing to write.
  */
 export function readsDone(loop: FeedLoopState, results: readonly PollResult[], at: number): FeedLoopState | undefined {
   const done = results

@@ -68,6 +68,7 @@ describe("the change feed's loop", () => {
     const before = { dispatch: dispatch.writes.count, loops: loops.writes.count };
     const [a, b] = await Promise.all([tick(), tick()]);
     expect([a.claimed, b.claimed].sort()).toEqual([false, true]);
+    expect([a, b].find((x) => !x.claimed)?.refused).toBe("lease");
     expect([...a.results, ...b.results].map((r) => r.source)).toEqual([`webhook:${sim.ids.organizationId}/${sim.ids.webhookIds[0]}`]);
     expect(dispatch.writes.count).toBe(before.dispatch);
     expect(loops.writes.count - before.loops).toBeGreaterThanOrEqual(1);

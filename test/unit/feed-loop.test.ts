@@ -8,6 +8,8 @@ import { describe, expect, it } from "vitest";
 import type { DispatchState, FeedLoopState, Watchlist } from "../../lib/model/dispatch.js";
 import { claimFeedTick, countLoopReads, FEED_LOOP, feedReadsPerTick, planHot, readsDone } from "../../lib/ingest/feed-loop.js";
 import { planTick } from "../../lib/ingest/plan.js";
+import { DISPATCH_NAME, feedTick } from "../../lib/ingest/cycle.js";
+import { MemoryDispatchStore, MemoryFeedLoopStore } from "../../lib/store/memory/dispatch-store.js";
 import { initialState } from "../../lib/ingest/source-state.js";
 import { watchlist } from "../../lib/ingest/watchlist.js";
 import * as budget from "../../lib/ingest/budget.js";
@@ -43,6 +45,21 @@ describe("the loop's share of the budget", () => {
     expect(claimFeedTick(undefined, lowered, watch, T0)).toBeUndefined();
     // …and the minute tick reads the feed itself.
     expect(planTick(lowered, watch, T0, { beat_at: T0 - 1_000, reads: {} }).polls.map((p) => sourceKey(p.source))).toContain(hook(0));
+  });
+
+  it("a refused tick says why: the lease held by another loop, or no room for the loop in the budget in force", async () => {
+    const watch = watchOf({ apps: 5, webhooks: 3, rph: 5000 });
+    const tick = async (state: DispatchState, loop?: FeedLoopState) => {
+      const dispatch = new MemoryDispatchStore();
+      const loops = new MemoryFeedLoopStore();
+      await dispatch.update(DISPATCH_NAME, () => state);
+      if (loop) await loops.update(DISPATCH_NAME, () => loop);
+      // No poll is sent: the refusal comes before any read.
+      return feedTick({ dispatch, loops, watch, pollDeps: undefined as never }, T0);
+    };
+    const lowered: DispatchState = { ...initialState(watch, T0), budget: { ...budget.newBudget(5000, T0), platform_limit: 600 } };
+    expect(await tick(lowered)).toEqual({ claimed: false, refused: "no_room", results: [] });
+    expect(await tick(initialState(watch, T0), { beat_at: T0 - 1_000, reads: {} })).toEqual({ claimed: false, refused: "lease", results: [] });
   });
 
   it("the loop's reads are counted into the budget at the minute tick, whenever the loop started: no cliff, never over the limit", () => {
@@ -174,7 +191,7 @@ describe("the minute tick beside the loop", () => {
     expect(plan.polls.map((p) => sourceKey(p.source))).toContain(hook(0));
   });
 
-  it("a read is stamped from its answer: one refused by a 429 or never answered is not taken for a read", () => {
+  it("a read is stamped once sent: one held back by a 429 is not taken for a read; a timeout or a 5xx is", () => {
     const c = claimFeedTick(undefined, undefined, watch, T0)!;
     expect(c.loop.reads).toEqual({});
     expect(c.loop.requests).toBe(1);
@@ -187,6 +204,7 @@ describe("the minute tick beside the loop", () => {
     expect(readsDone(stamped, [{ source: key, ok: true } as never], T0 + FEED_LOOP.stampEveryMs)?.reads).toEqual({ [key]: T0 + FEED_LOOP.stampEveryMs });
     // A failed read (5xx after retries) was a read: the failure is dispatch's to count and back off.
     expect(readsDone(c.loop, [{ source: key, ok: false, error: { kind: "server_error", message: "502" } } as never], T0)?.reads).toEqual({ [key]: T0 });
+    expect(readsDone(c.loop, [{ source: key, ok: false, error: { kind: "timeout", message: "no answer in 10 s" } } as never], T0)?.reads).toEqual({ [key]: T0 });
   });
 });
 

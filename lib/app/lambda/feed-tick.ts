@@ -12,7 +12,7 @@ import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import type { Context } from "aws-lambda";
-import { feedTick } from "../../ingest/cycle.js";
+import { feedTick, type FeedTickOutcome } from "../../ingest/cycle.js";
 import { FEED_LOOP } from "../../ingest/feed-loop.js";
 import type { Watchlist } from "../../model/dispatch.js";
 import type { PollDeps } from "../../ingest/poll.js";
@@ -46,6 +46,12 @@ export interface FeedTickHandlerOutcome {
 export const feedTickDeps = (s: IngestServices, queue: FeedLoopQueue): FeedTickHandlerDeps =>
   ({ dispatch: s.dispatch, loops: s.loops, watch: s.watch, pollDeps: s.pollDeps, queue });
 
+const REFUSED: Record<NonNullable<FeedTickOutcome["refused"]>, string> = {
+  lease: "another loop holds the lease",
+  no_room: "the request budget in force leaves the loop no read (dispatch reads the feed each minute)",
+  no_feed: "no webhook is watched",
+};
+
 export function createFeedTickHandler(deps: Deps<FeedTickHandlerDeps>, given?: Partial<Telemetry>) {
   const { logger, metrics } = telemetryOr("feed-tick", given);
   // An SQS event of one message (batch size 1): whatever it holds, it is a tick.
@@ -56,7 +62,7 @@ export function createFeedTickHandler(deps: Deps<FeedTickHandlerDeps>, given?: P
     const outcome = await feedTick({ ...d, renew: () => d.queue.tick(FEED_LOOP.everyMs) }, now);
     for (const r of outcome.results) metrics.addMetric("PlatformRequests", MetricUnit.Count, r.requests);
     metrics.addMetric("FeedTicksRefused", MetricUnit.Count, outcome.claimed ? 0 : 1);
-    if (!outcome.claimed) logger.info("feed tick refused: another loop holds the lease; this one ends");
+    if (!outcome.claimed) logger.info(`feed tick refused: ${REFUSED[outcome.refused ?? "lease"]}; this loop ends`);
     for (const r of outcome.results) if (r.newRecords || !r.ok) logger.info("polled", { source: r.source, ok: r.ok, newRecords: r.newRecords, alerts: r.alerts });
     return { claimed: outcome.claimed, polled: outcome.results.length };
   };
