@@ -5,7 +5,7 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { Config } from "../config/load.js";
 import { allReceivers, receiverId, receiverLabel } from "../config/receivers.js";
-import { DynamoDispatchStore } from "../store/dispatch-store.js";
+import { DynamoDispatchStore, DynamoFeedLoopStore } from "../store/dispatch-store.js";
 import { DynamoNotifyStore } from "../store/notify-store.js";
 import { DynamoAuditStore } from "../audit/dynamo.js";
 import { parseAuditQuery } from "../audit/parse.js";
@@ -15,11 +15,13 @@ import type { StatusPorts, StatusSettings } from "../audit/status.js";
 
 export function statusPorts(dynamodb: DynamoDBClient, tableName: string, retentionMs: number): StatusPorts {
   const dispatch = new DynamoDispatchStore({ client: dynamodb, tableName, retentionMs });
+  const loops = new DynamoFeedLoopStore({ client: dynamodb, tableName, retentionMs });
   const audit = new DynamoAuditStore({ client: dynamodb, tableName });
   const query = (type: "alert" | "quarantine", since: string, limit: number, deliveries: boolean) =>
     audit.query(parseAuditQuery({ type, from: since, limit: String(limit) }, new Date()), { deliveries });
   return {
     dispatchState: () => dispatch.get(DISPATCH_NAME),
+    feedLoop: () => loops.get(DISPATCH_NAME),
     notify: new DynamoNotifyStore({ client: dynamodb, tableName, retentionMs }),
     async recentDeliveries(since, limit) {
       const page = await query("alert", since, limit, true);

@@ -3,7 +3,7 @@
  * read through ports and judged healthy or not. `readStatus` only reads; `statusReport` is pure, so the
  * verdict is the same whether the ports read DynamoDB Local or the deployed table.
  */
-import type { DispatchState, Watchlist } from "../model/dispatch.js";
+import type { DispatchState, FeedLoopState, Watchlist } from "../model/dispatch.js";
 import type { HeldAlert, NotifyStore, ReceiverFailures } from "../model/notify-store.js";
 import { sourceKey } from "../model/source.js";
 import { healthFacts } from "../ingest/health-facts.js";
@@ -11,6 +11,7 @@ import { lastOkAt } from "../ingest/source-state.js";
 import { DISPATCH_POLICY } from "../ingest/dispatch.js";
 import { idleIntervalMs } from "../ingest/plan.js";
 import * as budget from "../ingest/budget.js";
+import { feedReadsNow, loopAlive } from "../ingest/feed-loop.js";
 
 /** Version of the JSON output (docs/status.schema.json); raised when a field changes meaning. */
 export const STATUS_SCHEMA_VERSION = 1;
@@ -56,6 +57,8 @@ export interface QuarantineSeen {
 /** What status reads; lib/app/status.ts builds them on a DynamoDB table. */
 export interface StatusPorts {
   dispatchState(): Promise<DispatchState | undefined>;
+  /** The change feed's loop: its lease (docs/architecture.md, "The change feed's loop"). */
+  feedLoop(): Promise<FeedLoopState | undefined>;
   notify: Pick<NotifyStore, "receiverFailures" | "heldFor">;
   /** Deliveries since `since` (ISO), newest first, at most about `limit` alerts' worth. */
   recentDeliveries(since: string, limit: number): Promise<SeenDelivery[]>;
@@ -75,6 +78,7 @@ export interface StatusSettings {
 export interface StatusFacts {
   now: number;
   dispatch: DispatchState | undefined;
+  loop: FeedLoopState | undefined;
   receivers: Array<ReceiverRef & { failures?: ReceiverFailures; held: HeldAlert[]; deliveries: SeenDelivery[] }>;
   quarantine: { rows: QuarantineSeen[]; more: boolean };
 }
@@ -84,8 +88,9 @@ const DELIVERY_ALERTS = 200;
 
 export async function readStatus(ports: StatusPorts, settings: StatusSettings, now: number): Promise<StatusFacts> {
   const quarantineSince = new Date(now - (settings.quarantineWithinMs ?? DEFAULT_QUARANTINE_WITHIN_MS)).toISOString();
-  const [dispatch, deliveries, quarantine] = await Promise.all([
+  const [dispatch, loop, deliveries, quarantine] = await Promise.all([
     ports.dispatchState(),
+    ports.feedLoop(),
     ports.recentDeliveries(new Date(now - DELIVERY_LOOKBACK_MS).toISOString(), DELIVERY_ALERTS),
     ports.quarantined(quarantineSince, QUARANTINE_LIMIT),
   ]);
@@ -93,7 +98,7 @@ export async function readStatus(ports: StatusPorts, settings: StatusSettings, n
     const [failures, held] = await Promise.all([ports.notify.receiverFailures(r.id), ports.notify.heldFor(r.id)]);
     return { ...r, ...(failures ? { failures } : {}), held, deliveries: deliveries.filter((d) => d.receiver === r.label) };
   }));
-  return { now, dispatch, receivers, quarantine };
+  return { now, dispatch, loop, receivers, quarantine };
 }
 
 // ---- The report ---------------------------------------------------------------------------------
@@ -160,6 +165,12 @@ export interface StatusReport {
   /** Why unhealthy, one sentence each; empty when healthy. */
   reasons: string[];
   dispatch: { last_tick_at: string | null };
+  /**
+   * The change feed's loop: `beating` (a tick within 30 s), `lost` (it ticked, but not for 30 s: dispatch
+   * restarts it at its next tick and reads the feed meanwhile), or `off` (it never ticked, as with cron
+   * runs, or no webhook is watched, or the budget in force has no room for it: dispatch reads the feed).
+   */
+  feed_loop: { state: "beating" | "lost" | "off"; last_tick_at: string | null; reads_per_tick: number };
   budget: {
     used_last_hour: number;
     /** Requests per hour in force (configured, or the platform's lower limit). */
@@ -270,6 +281,7 @@ export function statusReport(facts: StatusFacts, settings: StatusSettings): Stat
     verdict: reasons.length ? "unhealthy" : "healthy",
     reasons,
     dispatch: { last_tick_at: iso(dispatch?.last_tick_at) },
+    feed_loop: feedLoopStatus(facts, settings),
     budget: dispatch
       ? {
           used_last_hour: budget.spentInWindow(dispatch.budget, now),
@@ -282,6 +294,11 @@ export function statusReport(facts: StatusFacts, settings: StatusSettings): Stat
     receivers,
     quarantine: { within_hours: withinMs / 3_600_000, count: q.rows.length, more: q.more, newest: q.rows[0] ?? null },
   };
+}
+
+function feedLoopStatus({ now, dispatch, loop }: StatusFacts, settings: StatusSettings): StatusReport["feed_loop"] {
+  const reads = feedReadsNow(settings.watch, dispatch);
+  return { state: !reads || !loop ? "off" : loopAlive(loop, now) ? "beating" : "lost", last_tick_at: iso(loop?.beat_at), reads_per_tick: reads };
 }
 
 // ---- The table --------------------------------------------------------------------------------
@@ -299,6 +316,11 @@ export function statusLines(r: StatusReport): string[] {
   for (const reason of r.reasons) out.push(`  ! ${reason}`);
   out.push("");
   out.push(`dispatch: last tick ${time(r.dispatch.last_tick_at, now)}`);
+  const loop = r.feed_loop;
+  out.push(`change feed loop: ${loop.state === "off"
+    ? `not running (${loop.reads_per_tick ? "it never ticked, as with cron runs" : "no webhook watched, or no room for it in the budget in force"}): dispatch reads the feed at its ticks`
+    : `${loop.state === "beating" ? "beating" : "LOST: dispatch restarts it at its next tick and reads the feed meanwhile"}, ` +
+      `${loop.reads_per_tick} read${loop.reads_per_tick === 1 ? "" : "s"} a tick; last tick ${time(loop.last_tick_at, now)}`}`);
   out.push(r.budget
     ? `budget: ${r.budget.used_last_hour} requests in the last hour of ${r.budget.allowed_per_hour} allowed (cap ${r.budget.cap_per_hour})` +
         (r.budget.throttled_until ? `; throttled by the platform until ${r.budget.throttled_until}` : "")

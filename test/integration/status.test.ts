@@ -96,6 +96,8 @@ describe("lookout status", () => {
     expect(h.sources.map((s) => [s.last_poll_at, s.last_success_at])).toEqual([[firstRunAt, firstRunAt], [firstRunAt, firstRunAt]]);
     expect(h.sources.every((s) => s.next_poll_by !== null)).toBe(true);
     expect(h.dispatch.last_tick_at).toBe(firstRunAt);
+    // Cron runs read the feed themselves: no loop ticks.
+    expect(h.feed_loop).toMatchObject({ state: "off", last_tick_at: null });
     expect(h.budget!.used_last_hour).toBeGreaterThanOrEqual(2);
     expect((await status("table")).code).toBe(0);
     // A second run moves both on.
