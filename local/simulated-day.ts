@@ -54,6 +54,10 @@ export interface DayResult {
   maxRequestsInAnHour: number;
   requestsPerHourAllowed: number;
   failedPolls: number;
+  /** The failed polls by source kind and error kind. */
+  failedPollKinds: Record<string, number>;
+  /** The longest a cluster went unpolled, in minutes: its log list holds its latest run only (docs/platform.md). */
+  longestClusterGapMin: number;
   newRecords: number;
   writes: number;
   /** DynamoDB calls by operation (GetItem, Query, TransactWriteItems…) over the span, for the cost bench. */
@@ -179,6 +183,8 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
       maxRequestsInAnHour: run.maxInWindow(60),
       requestsPerHourAllowed: config.platform.requestsPerHour,
       failedPolls: run.failedPolls,
+      failedPollKinds: Object.fromEntries(run.failedPollKinds),
+      longestClusterGapMin: longestGap([...run.pollTimes].filter(([k]) => k.startsWith("cluster:")).map(([, t]) => t), from, from + span) / 60_000,
       newRecords: run.newRecords - newBefore,
       writes: store.writes.count - writesBefore,
       dynamoCalls: { ...dynamoCalls },
@@ -278,8 +284,20 @@ export function dayProblems(r: DayResult): string[] {
   return problems;
 }
 
+/** The longest time within [from, to] between two polls of any one source, its start and end counted as polls. */
+function longestGap(timesBySource: readonly number[][], from: number, to: number): number {
+  let longest = 0;
+  for (const times of timesBySource) {
+    const within = [from, ...times.filter((t) => t > from && t < to).sort((a, b) => a - b), to];
+    for (let i = 1; i < within.length; i++) longest = Math.max(longest, within[i]! - within[i - 1]!);
+  }
+  return longest;
+}
+
 export const describeDay = (r: DayResult) =>
   `${r.deployments} deployments (${r.failures} failed), ${r.clusterRuns} cluster runs; ${r.polls} polls, ${r.requests} requests ` +
   `(max ${r.maxRequestsInAnHour} in an hour); ${r.newRecords} new records, ${r.writes} writes; ` +
   `${r.clusterErrorsAlerted} cluster errors alerted; ${r.missed.length} failures missed; ` +
+  (r.failedPolls ? `failed polls: ${Object.entries(r.failedPollKinds).map(([k, n]) => `${n} ${k}`).join(", ")}; ` : "") +
+  `a cluster unpolled at most ${Math.round(r.longestClusterGapMin)} min; ` +
   `${r.messages.alerts} alerts in ${r.messages.incidents} incidents: ${r.messages.before} channel messages before, ${r.messages.after} now`;

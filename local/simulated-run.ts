@@ -23,6 +23,8 @@ export class TickRunner {
   ticks = 0;
   polls = 0;
   failedPolls = 0;
+  /** Failed polls by the source's kind and the error's (`cluster timeout`), to say why. */
+  readonly failedPollKinds = new Map<string, number>();
   requests = 0;
   newRecords = 0;
   readonly polledSources = new Set<string>();
@@ -70,7 +72,11 @@ export class TickRunner {
       this.polls++;
       this.requests += r.requests;
       this.newRecords += r.newRecords;
-      if (!r.ok) this.failedPolls++;
+      if (!r.ok) {
+        this.failedPolls++;
+        const kind = `${r.source.split(":")[0]} ${r.error?.kind ?? "unknown"}`;
+        this.failedPollKinds.set(kind, (this.failedPollKinds.get(kind) ?? 0) + 1);
+      }
       this.polledSources.add(r.source);
       const times = this.pollTimes.get(r.source) ?? [];
       times.push(at);
