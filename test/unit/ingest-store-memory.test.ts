@@ -4,5 +4,5 @@ import { NOW, RETENTION_MS, ingestStoreContract } from "../support/ingest-store-
 
 ingestStoreContract("in memory", () => {
   const store = new MemoryIngestStore({ retentionMs: RETENTION_MS, now: () => NOW });
-  return { store, scan: async () => store.scan() };
+  return { store, scan: async () => store.scan(), refusesUnwritable: false };
 });
