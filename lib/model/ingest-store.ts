@@ -2,7 +2,7 @@
  * The port the ingest stage stores through. Deduplication lives in its conditional writes: a record is
  * inserted once by id; an execution's status changes once, in the same all-or-nothing write as the
  * service state and the alert (the outbox), so concurrent pollers cannot raise a transition twice.
- * Adapters: lib/store/ingest-store.ts (DynamoDB), lib/store/memory/ingest-store.ts (in memory); both
+ * Adapters: lib/store/ingest-store.ts (DynamoDB), test/support/memory-ingest-store.ts (in memory); both
  * are checked by the same contract tests (test/support/ingest-store-contract.ts).
  */
 import type { ServiceContext, DeploymentObservation } from "./observations.js";

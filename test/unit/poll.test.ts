@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pollSource, type PollDeps } from "../../lib/ingest/poll.js";
 import { DEPLOYMENT_PAGE_MAX, DEPLOYMENT_PAGE_MIN, DEPLOYMENT_READ_MAX } from "../../lib/ingest/readers/deployment-history.js";
-import { MemoryIngestStore } from "../../lib/store/memory/ingest-store.js";
+import { MemoryIngestStore } from "../support/memory-ingest-store.js";
 import { RecordUnwritable } from "../../lib/model/ingest-store.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import type { Log } from "../../lib/model/log.js";
