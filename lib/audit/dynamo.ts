@@ -153,7 +153,7 @@ export class DynamoAuditStore implements AuditReader {
   }
 
   private deliveries(alertId: string): Promise<StoredItem[]> {
-    return this.partition(`DLV#${alertId}`);
+    return this.partition(keys.deliveries(alertId).pk);
   }
 
   /** Every item of a partition (an alert's deliveries, an incident's clicks), page after page. */
@@ -200,7 +200,7 @@ export class DynamoAuditStore implements AuditReader {
     const alerts = (await this.getMany([...alertIds].map((a) => keys.alert(a))))
       .sort((a, b) => String(a.created_at).localeCompare(String(b.created_at)));
     const incidents = [...new Set(alerts.map((a) => (a.detail as LookoutEventDetail | undefined)?.incident_id).filter((i): i is string => !!i))];
-    const actions = (await pMap(incidents, (i) => this.partition(`ACTION#${i}`), { concurrency: JOIN_CONCURRENCY })).flat() as unknown as IncidentActionRecord[];
+    const actions = (await pMap(incidents, (i) => this.partition(keys.actions(i).pk), { concurrency: JOIN_CONCURRENCY })).flat() as unknown as IncidentActionRecord[];
     actions.sort((a, b) => String(a.at).localeCompare(String(b.at)));
     const explained = await pMap(alerts, async (alert) => {
       const [facts, escalations] = await Promise.all([this.deliveryFacts(String(alert.alert_id)), this.escalationsBy(alert)]);
@@ -217,7 +217,7 @@ export class DynamoAuditStore implements AuditReader {
   private async escalationsBy(alert: StoredItem): Promise<StoredItem[]> {
     const incident = (alert.detail as LookoutEventDetail | undefined)?.incident_id;
     if (!incident) return [];
-    const res = await this.doc.send(new QueryCommand({ TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `ESC#${incident}` } }));
+    const res = await this.doc.send(new QueryCommand({ TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": keys.escalations(incident).pk } }));
     return (res.Items ?? []).filter((e) => e.alert_id === alert.alert_id);
   }
 
@@ -227,8 +227,8 @@ export class DynamoAuditStore implements AuditReader {
     return pMap(records, async (record) => {
       const muteId = (record.suppression as { mute_id?: string } | undefined)?.mute_id;
       const [muteItem, digest] = await Promise.all([
-        muteId ? this.get({ pk: "MUTES", sk: muteId }) : undefined,
-        record.digest_id ? this.get({ pk: `DLV#${String(record.digest_id)}`, sk: String(record.receiver_id) }) : undefined,
+        muteId ? this.get(keys.mute(muteId)) : undefined,
+        record.digest_id ? this.get(keys.delivery(String(record.digest_id), String(record.receiver_id))) : undefined,
       ]);
       return { record, ...(muteItem?.mute ? { mute: muteItem.mute as Mute } : {}), ...(digest ? { digest } : {}) };
     }, { concurrency: JOIN_CONCURRENCY });
@@ -238,10 +238,10 @@ export class DynamoAuditStore implements AuditReader {
   private async resolvePointers(items: StoredItem[]): Promise<StoredItem[]> {
     const pointers = items.filter((i) => i.item_type === "record_ref");
     if (!pointers.length) return items;
-    const batches = await this.batchGet(pointers.map((p) => ({ pk: String(p.batch), sk: "BATCH" })));
+    const batches = await this.batchGet(pointers.map((p) => keys.routineBatch(String(p.batch))));
     return items.flatMap((item) => {
       if (item.item_type !== "record_ref") return [item];
-      const batch = batches.get(itemKeyString({ pk: item.batch, sk: "BATCH" }));
+      const batch = batches.get(itemKeyString(keys.routineBatch(String(item.batch))));
       const found = batch && batchRecords(batch).find((r) => r.pk === item.pk && r.sk === item.sk);
       return found ? [found as StoredItem] : [];
     });
