@@ -58,7 +58,7 @@ export const keys = {
   quarantine: (id: string, stage: "ingest" | "publish") => ({ pk: `QUAR#${keyPart(id)}`, sk: stage.toUpperCase() }),
   /** A batch of records that raised nothing (lib/store/routine-batches.ts), by its id or its `pk` as a pointer names it. */
   routineBatch: (idOrPk: string) => ({ pk: idOrPk.startsWith(BATCH_PREFIX) ? idOrPk : `${BATCH_PREFIX}${idOrPk}`, sk: "BATCH" }),
-  // Notification (lib/store/notify-store.ts; read by the audit trail, lib/audit/dynamo.ts).
+  // Notification (lib/store/notify-store.ts; read by the audit trail, lib/store/audit-store.ts).
   /** What one receiver was told of an alert: an alert's deliveries share a partition (`deliveries`). */
   delivery: (alertId: string, receiverId: string) => ({ ...partitions.deliveries(alertId), sk: receiverId }),
   mute: (id: string) => ({ ...partitions.mutes(), sk: id }),
