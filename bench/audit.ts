@@ -9,7 +9,8 @@ import { BatchWriteCommand, DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb
 import { randomUUID } from "node:crypto";
 import type { LookoutEventDetail, Transition } from "../lib/model/event.js";
 import { severityOf } from "../lib/model/event.js";
-import { DynamoAuditStore } from "../lib/audit/dynamo.js";
+import { AuditTrail } from "../lib/audit/trail.js";
+import { DynamoAuditItems } from "../lib/store/audit-store.js";
 import { executionRow } from "../lib/model/audit-row.js";
 import { auditAttributes } from "../lib/model/audit-index.js";
 import { parseAuditQuery } from "../lib/audit/parse.js";
@@ -122,7 +123,7 @@ export async function benchAuditQueries() {
       `${TOTAL.toLocaleString("en")} items spread over ${DAYS} days (55 % cluster log records, 25 % webhook deliveries, 12 % deployment executions, 8 % alerts; ` +
       "1 organization, 200 services, 20 clusters, 10 webhooks, 40 people; a seeded PRNG, so the same items every run) are written straight into a fresh " +
       `table with BatchWriteItem, in the shapes the store writes (recordItem, newAlertItem, the execution's audit row), with its ${INDEXES.length} audit indexes (the organization filtered, not indexed). ` +
-      "Each filter of `lookout audit` / the audit API is then asked for its first page of 50 through DynamoAuditStore.query (Query on an index, never Scan), " +
+      "Each filter of `lookout audit` / the audit API is then asked for its first page of 50 through AuditTrail.query (Query on an index, never Scan), " +
       `${RUNS} times one after another; the figures are the p50 / p95 of the wall time of each call from Node, DynamoDB Local on the same machine. ` +
       "The section runs on a DynamoDB Local of its own; `BENCH_AUDIT_ITEMS=N` sets another size.",
   });
@@ -153,8 +154,8 @@ export async function benchAuditQueries() {
   writes = [];
   report({ name: `audit: ${TOTAL.toLocaleString("en")} items stored`, value: `${loadS.toFixed(0)} s`, method: `BatchWriteItem of the stored shapes (not the pipeline), 25 a batch, 32 in flight, ${INDEXES.length} audit indexes maintained` });
 
-  const audit = new DynamoAuditStore({ client, tableName });
-  const batched = new DynamoAuditStore({ client, tableName: batchedTable });
+  const audit = new AuditTrail(new DynamoAuditItems({ client, tableName }));
+  const batched = new AuditTrail(new DynamoAuditItems({ client, tableName: batchedTable }));
   const exec = sample.find((s) => s.item_type === "execution")!.row as { service: { id: string }; actor: string; commit: string };
   const svc = exec.service.id;
   const env = w.services.find((s) => s.id === svc)!.env;
@@ -213,7 +214,7 @@ export async function benchAuditQueries() {
   });
 
   // Deep paging: the fifth page through cursors, and an alert page with its deliveries joined.
-  const paging = async (store: DynamoAuditStore) => {
+  const paging = async (store: AuditTrail) => {
     const times: number[] = [];
     for (let run = 0; run < 10; run++) {
       let cursor: string | undefined;

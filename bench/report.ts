@@ -5,7 +5,8 @@
  * its time grows with the executions and deployment alerts in the period, not with the table.
  */
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
-import { DynamoAuditStore } from "../lib/audit/dynamo.js";
+import { AuditTrail } from "../lib/audit/trail.js";
+import { DynamoAuditItems } from "../lib/store/audit-store.js";
 import { parseReportQuery, readReportInput } from "../lib/audit/report-read.js";
 import { deliveryReport } from "../lib/audit/report.js";
 import type { RecordItem } from "../lib/model/ingest-store.js";
@@ -42,7 +43,7 @@ export async function benchReport() {
   await Promise.all(writes);
   await writeRoutine(doc, tableName, routine, expires);
 
-  const reader = new DynamoAuditStore({ client, tableName });
+  const reader = new AuditTrail(new DynamoAuditItems({ client, tableName }));
   const now = new Date(END);
   const env = w.services.find((s) => s.id === someService)!.env;
   for (const [name, raw] of [

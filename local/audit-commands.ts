@@ -6,7 +6,8 @@
  */
 import { AuditQueryError, FILTERS, type FilterName } from "../lib/audit/model.js";
 import { parseAuditQuery, type RawQuery } from "../lib/audit/parse.js";
-import { DynamoAuditStore, type AuditReader } from "../lib/audit/dynamo.js";
+import { AuditTrail, type AuditReader } from "../lib/audit/trail.js";
+import { DynamoAuditItems } from "../lib/store/audit-store.js";
 import { csvHeader, csvRow, explanationLines, jsonLine, tableLines } from "../lib/audit/format.js";
 import type { AuditRow } from "../lib/model/audit-row.js";
 import type { Config } from "../lib/config/load.js";
@@ -37,7 +38,7 @@ export interface AuditPageJson {
 }
 
 export async function withAuditReader<T>(target: StoreTarget, fn: (reader: AuditReader, config?: Config) => Promise<T>): Promise<T> {
-  return withStore(target, ({ client, tableName, config }) => fn(new DynamoAuditStore({ client, tableName }), config));
+  return withStore(target, ({ client, tableName, config }) => fn(new AuditTrail(new DynamoAuditItems({ client, tableName })), config));
 }
 
 /** The flags without the names among them: what can be checked before the store is opened. */

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import type { Context } from "aws-lambda";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { createAuditApiHandler, defaultWebRoot, type AuditApiHandler } from "../lib/app/lambda/audit-api.js";
-import type { AuditReader } from "../lib/audit/dynamo.js";
+import type { AuditReader } from "../lib/audit/trail.js";
 import { answerOf, httpApiEvent, newRequestId, readBody, writeAnswer } from "./http-api-payload.js";
 
 export interface AuditServer {

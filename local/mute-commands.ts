@@ -8,7 +8,8 @@ import { userInfo } from "node:os";
 import { DURATION_LIMITS, durationRangeProblem, parseDuration } from "../lib/config/duration.js";
 import type { Mute, MuteScope } from "../lib/model/notify-store.js";
 import { DynamoNotifyStore } from "../lib/store/notify-store.js";
-import { DynamoAuditStore } from "../lib/audit/dynamo.js";
+import { AuditTrail } from "../lib/audit/trail.js";
+import { DynamoAuditItems } from "../lib/store/audit-store.js";
 import { describeScope, isActive } from "../lib/notify/mutes.js";
 import { UsageError, formatOf, jsonDocument, reportFailure } from "./commands.js";
 import { type StoreTarget, type OpenedStore, withStore } from "./store-target.js";
@@ -87,7 +88,7 @@ export const muteJson = (m: Mute, now: Date) => ({ ...m, active: isActive(m, now
 async function noteNames(scope: MuteScope, opened: OpenedStore, note: Print, now: Date): Promise<void> {
   const named = NAMED_SCOPES.filter((k): k is Exclude<typeof k, "cluster"> => k !== "cluster" && Boolean(scope[k as keyof MuteScope]) && !isUuid(scope[k as keyof MuteScope]!));
   if (!named.length) return;
-  const known = await namesFrom(new DynamoAuditStore({ client: opened.client, tableName: opened.tableName }), opened.config, now);
+  const known = await namesFrom(new AuditTrail(new DynamoAuditItems({ client: opened.client, tableName: opened.tableName })), opened.config, now);
   for (const k of named) {
     const value = scope[k]!;
     if (value.includes("*")) continue;

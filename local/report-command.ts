@@ -5,7 +5,7 @@
 import { parseReportQuery, readReportInput } from "../lib/audit/report-read.js";
 import { deliveryReport } from "../lib/audit/report.js";
 import { reportCsv, reportLines } from "../lib/audit/report-format.js";
-import type { AuditReader } from "../lib/audit/dynamo.js";
+import type { AuditReader } from "../lib/audit/trail.js";
 import type { Config } from "../lib/config/load.js";
 import { formatOf, jsonDocument } from "./commands.js";
 import type { StoreTarget } from "./store-target.js";

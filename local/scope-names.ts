@@ -5,7 +5,7 @@
  */
 import type { Config } from "../lib/config/load.js";
 import type { AuditRow } from "../lib/model/audit-row.js";
-import type { AuditReader } from "../lib/audit/dynamo.js";
+import type { AuditReader } from "../lib/audit/trail.js";
 import { parseAuditQuery } from "../lib/audit/parse.js";
 import { MAX_LIMIT } from "../lib/audit/model.js";
 import { UsageError } from "./commands.js";

@@ -7,7 +7,8 @@ import type { Config } from "../config/load.js";
 import { allReceivers, receiverId, receiverLabel } from "../config/receivers.js";
 import { DynamoDispatchStore, DynamoFeedLoopStore } from "../store/dispatch-store.js";
 import { DynamoNotifyStore } from "../store/notify-store.js";
-import { DynamoAuditStore } from "../audit/dynamo.js";
+import { AuditTrail } from "../audit/trail.js";
+import { DynamoAuditItems } from "../store/audit-store.js";
 import { parseAuditQuery } from "../audit/parse.js";
 import { DISPATCH_NAME } from "../ingest/cycle.js";
 import { watchlist } from "../ingest/watchlist.js";
@@ -16,7 +17,7 @@ import type { StatusPorts, StatusSettings } from "../audit/status.js";
 export function statusPorts(dynamodb: DynamoDBClient, tableName: string, retentionMs: number): StatusPorts {
   const dispatch = new DynamoDispatchStore({ client: dynamodb, tableName, retentionMs });
   const loops = new DynamoFeedLoopStore({ client: dynamodb, tableName, retentionMs });
-  const audit = new DynamoAuditStore({ client: dynamodb, tableName });
+  const audit = new AuditTrail(new DynamoAuditItems({ client: dynamodb, tableName }));
   const query = (type: "alert" | "quarantine", since: string, limit: number, deliveries: boolean) =>
     audit.query(parseAuditQuery({ type, from: since, limit: String(limit) }, new Date()), { deliveries });
   return {

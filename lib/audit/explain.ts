@@ -2,7 +2,7 @@
  * "Why was nobody told?" — everything Lookout knows about one record, execution or alert: the record as
  * it was read (redacted), each status the execution went through, each alert raised, each receiver it
  * was routed to with the outcome, and every suppression with its reason. The shapes here and the pure
- * assembly; lib/audit/dynamo.ts fetches the items.
+ * assembly; lib/audit/trail.ts fetches the items.
  */
 import type { LookoutEventDetail } from "../model/event.js";
 import { clusterAlertId, deliveryAlertId, deploymentAlertId } from "../alerts/build.js";
@@ -128,7 +128,8 @@ export interface Explanation {
   alerts: ExplainedAlert[];
 }
 
-export type StoredItem = Record<string, unknown>;
+export type { StoredItem } from "../model/audit-items.js";
+import type { StoredItem } from "../model/audit-items.js";
 
 /** The explain id of what raised an alert, from the alert alone. */
 export function alertSourceId(alert: StoredItem): string | undefined {

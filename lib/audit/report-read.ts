@@ -3,7 +3,7 @@
  * rows through the audit reader — the same indexes, filters and pages as `lookout audit`, never a Scan.
  */
 import pMap from "p-map";
-import type { AuditReader } from "./dynamo.js";
+import type { AuditReader } from "./trail.js";
 import { AuditQueryError, MAX_LIMIT } from "./model.js";
 import { parseAuditQuery, type RawQuery } from "./parse.js";
 import type { AuditRow } from "../model/audit-row.js";

@@ -2,7 +2,7 @@
  * The port the ingest stage stores through. Deduplication lives in its conditional writes: a record is
  * inserted once by id; an execution's status changes once, in the same all-or-nothing write as the
  * service state and the alert (the outbox), so concurrent pollers cannot raise a transition twice.
- * Adapters: lib/store/ingest-store.ts (DynamoDB), lib/store/memory/ingest-store.ts (in memory); both
+ * Adapters: lib/store/ingest-store.ts (DynamoDB), test/support/memory-ingest-store.ts (in memory); both
  * are checked by the same contract tests (test/support/ingest-store-contract.ts).
  */
 import type { ServiceContext, DeploymentObservation } from "./observations.js";
@@ -74,7 +74,25 @@ export type RecordItem = Record<string, unknown> & { pk: string; sk: string };
 
 export type InsertResult = "inserted" | "exists";
 
-/** A record `insertRecords` did not write, with the error DynamoDB (or the adapter) gave for it. */
+/**
+ * A write the store refuses for what it is (an item too large, nested too deep, an invalid value):
+ * writing it again fails again, so the record is quarantined instead (docs/audit.md, "Quarantine").
+ * Throttling, network and conflicts are not this: they pass. Adapters translate their service's
+ * errors into it; its message says why, the service's error is its cause.
+ */
+export class RecordUnwritable extends Error {
+  override readonly name = "RecordUnwritable";
+}
+
+/** The refusal `err` is or wraps, if any: whoever passes it on may wrap it to name the write. */
+export function recordUnwritable(err: unknown): RecordUnwritable | undefined {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof RecordUnwritable) return e;
+  }
+  return undefined;
+}
+
+/** A record `insertRecords` did not write: a RecordUnwritable, or the passing error that hit its batch. */
 export interface RecordRefusal {
   record: RecordItem;
   error: unknown;
@@ -125,21 +143,26 @@ export interface IngestStore extends QuarantinePort {
   getIncident(subject: string): Promise<IncidentState | undefined>;
   /** Saves when nobody else saved since `expectedVersion` was read (undefined: none stored); false when someone did. */
   saveIncident(state: IncidentState, expectedVersion: number | undefined): Promise<boolean>;
-  /** Inserts a record (and its alert, both or neither) unless a record with its key exists. */
+  /**
+   * Inserts a record (and its alert, both or neither) unless a record with its key exists. Throws
+   * RecordUnwritable when the store refuses the record for what it is.
+   */
   insertRecord(record: RecordItem, alert?: AlertItem): Promise<InsertResult>;
   /**
    * Writes records that carry no alert, without a condition and in batches (BatchWriteItem, 25 a
    * request, what DynamoDB leaves unprocessed asked again with backoff). A record stored already is
    * written again, which is harmless: a record is immutable and keyed by its id (only `observed_at`
    * and the TTL may move to this write's). Never throws for a record: it returns those not written,
-   * each with its error — one DynamoDB refuses for what it is (too large, too deep) alone, the others
-   * of its batch still written; a passing error (throttling) for each record of the batch it hit.
+   * each with its error — RecordUnwritable for one DynamoDB refuses for what it is (too large, too deep)
+   * alone, the others of its batch still written; a passing error (throttling) for each record of the
+   * batch it hit.
    */
   insertRecords(records: RecordItem[]): Promise<RecordRefusal[]>;
   /**
    * Reads the execution and its service, asks `decide`, and writes the execution, the service and the
    * alert together on condition that neither state changed since the read; on a lost race reads and
-   * decides again. An alert whose id is in the outbox already is left out (`alertExisted`).
+   * decides again. An alert whose id is in the outbox already is left out (`alertExisted`). Throws
+   * RecordUnwritable when the store refuses the execution (or its alert) for what it is.
    */
   observeExecution<T>(execution: ExecutionRef, decide: ExecutionDecider<T>): Promise<ExecutionChange<T>>;
   /** Puts an alert into the outbox unless one with its id is there already; true when it was new. */

@@ -22,6 +22,16 @@ export const BATCH_PREFIX = "RTN#";
 /** An item's key as one string, for maps and sets of items. */
 export const itemKeyString = (k: { pk?: unknown; sk?: unknown }): string => `${String(k.pk)}\u0000${String(k.sk)}`;
 
+/** Partitions read whole (Query on `pk`): their items' keys are built from them below. */
+const partitions = {
+  deliveries: (alertId: string) => ({ pk: `DLV#${alertId}` }),
+  mutes: () => ({ pk: "MUTES" }),
+  heldFor: (receiverId: string) => ({ pk: `HELD#${receiverId}` }),
+  actions: (incidentId: string) => ({ pk: `ACTION#${incidentId}` }),
+  escalations: (incidentId: string) => ({ pk: `ESC#${incidentId}` }),
+  dueFor: (kind: string) => ({ pk: `ESCDUE#${kind}` }),
+};
+
 export const keys = {
   /** Per polled source: what was seen, paging state, budget facts. */
   cursor: (sourceKey: string) => ({ pk: `SRC#${keyPart(sourceKey)}`, sk: "CURSOR" }),
@@ -46,6 +56,24 @@ export const keys = {
   feedLoop: (name: string) => ({ pk: `DISPATCH#${name}`, sk: "FEED_LOOP" }),
   /** A record that could not be stored or an alert that could not be published (lib/alerts/quarantine.ts). */
   quarantine: (id: string, stage: "ingest" | "publish") => ({ pk: `QUAR#${keyPart(id)}`, sk: stage.toUpperCase() }),
+  /** A batch of records that raised nothing (lib/store/routine-batches.ts), by its id or its `pk` as a pointer names it. */
+  routineBatch: (idOrPk: string) => ({ pk: idOrPk.startsWith(BATCH_PREFIX) ? idOrPk : `${BATCH_PREFIX}${idOrPk}`, sk: "BATCH" }),
+  // Notification (lib/store/notify-store.ts; read by the audit trail, lib/store/audit-store.ts).
+  /** What one receiver was told of an alert: an alert's deliveries share a partition (`deliveries`). */
+  delivery: (alertId: string, receiverId: string) => ({ ...partitions.deliveries(alertId), sk: receiverId }),
+  mute: (id: string) => ({ ...partitions.mutes(), sk: id }),
+  bucket: (receiverId: string) => ({ pk: `RATE#${receiverId}`, sk: "BUCKET" }),
+  held: (receiverId: string, heldAt: string, alertId: string) => ({ ...partitions.heldFor(receiverId), sk: `${heldAt}#${alertId}` }),
+  receiver: (receiverId: string) => ({ pk: `RCV#${receiverId}`, sk: "FAILURES" }),
+  root: (incidentId: string, receiverId: string) => ({ pk: `ROOT#${incidentId}`, sk: receiverId }),
+  ack: (incidentId: string) => ({ pk: `ACK#${incidentId}`, sk: "ACK" }),
+  closed: (incidentId: string) => ({ pk: `ACK#${incidentId}`, sk: "CLOSED" }),
+  // An incident's clicks in one partition: `lookout explain` reads them with one query.
+  action: (incidentId: string, id: string) => ({ ...partitions.actions(incidentId), sk: id }),
+  escalation: (incidentId: string, route: string) => ({ ...partitions.escalations(incidentId), sk: route }),
+  // Listed by due time, one partition per kind: each notify function queries its own (few items: critical incidents).
+  due: (d: { kind: string; due_at: string; incident_id: string; route: string }) => ({ ...partitions.dueFor(d.kind), sk: `${d.due_at}#${d.incident_id}#${d.route}` }),
+  ...partitions,
 } as const;
 
 /** The stored form of a record read from the platform (deliveries, cluster log entries). */

@@ -2,7 +2,7 @@
  * The notify stage's port to its state: one delivery record per (alert, receiver) — the idempotency
  * record and the audit of who was told —, mutes, a token bucket per receiver (storm control), the
  * alerts held back for a digest, and each receiver's run of failures. Adapters: DynamoDB
- * (lib/store/notify-store.ts) and in memory (lib/store/memory/notify-store.ts), held to the same
+ * (lib/store/notify-store.ts) and in memory (test/support/memory-notify-store.ts), held to the same
  * contract by test/support/notify-store-contract.ts.
  */
 import type { LookoutEventDetail } from "./event.js";

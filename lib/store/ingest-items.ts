@@ -1,6 +1,6 @@
 /**
  * The items the ingest store writes besides records and alerts, as every adapter of the port stores
- * them (lib/store/ingest-store.ts, lib/store/memory/ingest-store.ts). Each carries the TTL: live state
+ * them (lib/store/ingest-store.ts, test/support/memory-ingest-store.ts). Each carries the TTL: live state
  * expires too, refreshed on each write, gone a retention after it stopped changing.
  */
 import type { ServiceContext } from "../model/observations.js";

@@ -17,24 +17,25 @@ import type { AlertItem } from "../model/alert-item.js";
 import { expiresAfter, itemKeyString, keys, TTL_ATTRIBUTE } from "../model/items.js";
 import type { ServiceContext } from "../model/observations.js";
 import { type IncidentState, type ServiceState, emptyServiceState } from "../model/transitions.js";
-import { DynamoQuarantine, isUnwritable } from "./quarantine.js";
+import { DynamoQuarantine } from "./quarantine.js";
 import { fullJitterMs, UNPROCESSED_BACKOFF } from "../model/backoff.js";
 import type { QuarantineWrite } from "../model/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "./optimistic.js";
 import { routineWrite } from "./routine-batches.js";
 import { type ConditionalWrite, cursorItem, incidentItem, learnServicesInto, namesItem, observationWrites, seenPartGone, seenPartItem } from "./ingest-items.js";
-import type {
-  ExecutionChange,
-  ExecutionDecider,
-  ExecutionRef,
-  IngestStore,
-  InsertResult,
-  OrganizationNames,
-  RecordItem,
-  RecordRefusal,
-  SeenPart,
-  SourceCursor,
-  StoredExecution,
+import {
+  type ExecutionChange,
+  type ExecutionDecider,
+  type ExecutionRef,
+  type IngestStore,
+  type InsertResult,
+  type OrganizationNames,
+  type RecordItem,
+  type RecordRefusal,
+  RecordUnwritable,
+  type SeenPart,
+  type SourceCursor,
+  type StoredExecution,
 } from "../model/ingest-store.js";
 
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
@@ -72,6 +73,26 @@ const BATCHES_IN_FLIGHT = 16;
 const UNPROCESSED_ATTEMPTS = 8;
 /** Seen parts read or written at once: a flood's are a few dozen items of up to 200 KB. */
 const PARTS_IN_FLIGHT = 8;
+
+/**
+ * A write DynamoDB refuses for what it is (item or key too large, nesting too deep, an invalid value):
+ * writing it again fails again. Throttling, network and conflicts are not this.
+ */
+function isUnwritable(err: unknown): boolean {
+  // The error may be wrapped to say which write it was: the cause decides.
+  for (let e = err as { name?: string; CancellationReasons?: Array<{ Code?: string }>; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (e.name === "ValidationException") return true;
+    if (e instanceof TransactionCanceledException && (e.CancellationReasons ?? []).some((r) => r.Code === "ValidationError")) return true;
+  }
+  return false;
+}
+
+/** The port's refusal for a write DynamoDB refuses for what it is; any other error as it is. */
+function inDomainTerms(err: unknown): unknown {
+  if (!isUnwritable(err)) return err;
+  const e = err as Error;
+  return new RecordUnwritable(`DynamoDB refused the write: ${e.name}: ${e.message}`, { cause: err });
+}
 
 const isConditionFailure = (err: unknown) =>
   err instanceof ConditionalCheckFailedException ||
@@ -178,7 +199,7 @@ export class DynamoIngestStore implements IngestStore {
       return "inserted";
     } catch (err) {
       if (isConditionFailure(err)) return "exists";
-      throw err;
+      throw inDomainTerms(err);
     }
   }
 
@@ -207,7 +228,7 @@ export class DynamoIngestStore implements IngestStore {
     const byKey = new Map(unique.map((r) => [itemKeyString(r), r]));
     out.push(...pointerRefusals.map((r) => ({ record: byKey.get(itemKeyString(r.record))!, error: r.error })));
     if (whole.length) out.push(...(await this.writeAll(whole.map((r) => ({ ...r, [TTL_ATTRIBUTE]: expiresAt })))));
-    return out;
+    return out.map((r) => ({ record: r.record, error: inDomainTerms(r.error) }));
   }
 
   /** Items in BatchWriteItem requests of 25, several in flight: those not written, with why. */
@@ -257,7 +278,7 @@ export class DynamoIngestStore implements IngestStore {
     // An alert id found in the outbox already: the transition is recorded; write the state without it.
     let existingAlert: string | undefined;
     // On a lost race, read again and decide again (the winner's write may make ours moot).
-    return retryLostRaces({ attempts: 8, what }, async () => {
+    const observed = retryLostRaces<ExecutionChange<T>>({ attempts: 8, what }, async () => {
       const [execRes, svcRes] = await Promise.all([
         this.doc.send(new GetCommand({ TableName: this.table, Key: execKey, ConsistentRead: true })),
         this.doc.send(new GetCommand({ TableName: this.table, Key: svcKey, ConsistentRead: true })),
@@ -281,6 +302,9 @@ export class DynamoIngestStore implements IngestStore {
         if (refusal === "alert_exists") existingAlert = (writes[alertIndex!] as { put: { pk: string } }).put.pk;
         return LOST_RACE;
       }
+    });
+    return observed.catch((err: unknown) => {
+      throw inDomainTerms(err);
     });
   }
 

@@ -31,26 +31,10 @@ import type {
   ReceiverKind,
   SuppressedDelivery,
 } from "../model/notify-store.js";
-import { TTL_ATTRIBUTE, keys as itemKeys } from "../model/items.js";
+import { TTL_ATTRIBUTE, keys } from "../model/items.js";
+
 import type { AuditRow } from "../model/audit-row.js";
 import { auditAttributes } from "../model/audit-index.js";
-
-const keys = {
-  delivery: (alertId: string, receiverId: string) => ({ pk: `DLV#${alertId}`, sk: receiverId }),
-  mutes: () => ({ pk: "MUTES" }),
-  mute: (id: string) => ({ pk: "MUTES", sk: id }),
-  bucket: (receiverId: string) => ({ pk: `RATE#${receiverId}`, sk: "BUCKET" }),
-  held: (receiverId: string, heldAt: string, alertId: string) => ({ pk: `HELD#${receiverId}`, sk: `${heldAt}#${alertId}` }),
-  receiver: (receiverId: string) => ({ pk: `RCV#${receiverId}`, sk: "FAILURES" }),
-  root: (incidentId: string, receiverId: string) => ({ pk: `ROOT#${incidentId}`, sk: receiverId }),
-  ack: (incidentId: string) => ({ pk: `ACK#${incidentId}`, sk: "ACK" }),
-  closed: (incidentId: string) => ({ pk: `ACK#${incidentId}`, sk: "CLOSED" }),
-  // An incident's clicks in one partition: `lookout explain` reads them with one query.
-  action: (incidentId: string, id: string) => ({ pk: `ACTION#${incidentId}`, sk: id }),
-  escalation: (incidentId: string, route: string) => ({ pk: `ESC#${incidentId}`, sk: route }),
-  // Listed by due time, one partition per kind: each notify function queries its own (few items: critical incidents).
-  due: (d: DueEscalation) => ({ pk: `ESCDUE#${d.kind}`, sk: `${d.due_at}#${d.incident_id}#${d.route}` }),
-};
 
 export interface NotifyStoreOptions {
   client: DynamoDBClient;
@@ -168,7 +152,7 @@ export class DynamoNotifyStore implements NotifyStore {
 
   async deliveriesOf(alertId: string): Promise<DeliveryRecord[]> {
     const res = await this.doc.send(new QueryCommand({
-      TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `DLV#${alertId}` }, ConsistentRead: true,
+      TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": keys.deliveries(alertId).pk }, ConsistentRead: true,
     }));
     return (res.Items ?? []).map(stripKeys);
   }
@@ -252,7 +236,7 @@ export class DynamoNotifyStore implements NotifyStore {
     let start: Record<string, unknown> | undefined;
     do {
       const res = await this.doc.send(new QueryCommand({
-        TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `HELD#${receiverId}` }, ConsistentRead: true, ExclusiveStartKey: start,
+        TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": keys.heldFor(receiverId).pk }, ConsistentRead: true, ExclusiveStartKey: start,
         ...(limit ? { Limit: limit - out.length } : {}),
       }));
       out.push(...(res.Items ?? []).map((item) => stripKeys<HeldAlert>(item)));
@@ -341,7 +325,7 @@ export class DynamoNotifyStore implements NotifyStore {
   }
 
   async actionsOn(incidentId: string): Promise<IncidentActionRecord[]> {
-    const items = await this.partition(keys.action(incidentId, "").pk, true);
+    const items = await this.partition(keys.actions(incidentId).pk, true);
     return items.map(actionOf).sort((a, b) => a.at.localeCompare(b.at));
   }
 
@@ -375,7 +359,7 @@ export class DynamoNotifyStore implements NotifyStore {
   }
 
   async escalationsOf(incidentId: string): Promise<Escalation[]> {
-    return (await this.partition(keys.escalation(incidentId, "").pk, true)).map((item) => stripKeys<Escalation>(item));
+    return (await this.partition(keys.escalations(incidentId).pk, true)).map((item) => stripKeys<Escalation>(item));
   }
 
   async dueEscalations(kind: ReceiverKind, until: string, limit?: number): Promise<DueEscalation[]> {
@@ -386,7 +370,7 @@ export class DynamoNotifyStore implements NotifyStore {
         TableName: this.table,
         // `<due at>#…` sorts by time: every entry due at or before `until` (`~` sorts after any id character).
         KeyConditionExpression: "pk = :pk AND sk <= :until",
-        ExpressionAttributeValues: { ":pk": `ESCDUE#${kind}`, ":until": `${until}~` },
+        ExpressionAttributeValues: { ":pk": keys.dueFor(kind).pk, ":until": `${until}~` },
         ConsistentRead: true, ExclusiveStartKey: start, ...(limit ? { Limit: limit - out.length } : {}),
       }));
       out.push(...(res.Items ?? []).map((item) => stripKeys<DueEscalation>(item)));
@@ -434,7 +418,7 @@ export class DynamoNotifyStore implements NotifyStore {
 
   /** Read from the outbox's alert item (lib/model/items.ts). */
   async getRaised(alertId: string): Promise<{ detail: LookoutEventDetail; quiet: boolean } | undefined> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: itemKeys.alert(alertId), ProjectionExpression: "detail, #state", ExpressionAttributeNames: { "#state": "state" } }));
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: keys.alert(alertId), ProjectionExpression: "detail, #state", ExpressionAttributeNames: { "#state": "state" } }));
     return Item?.detail ? { detail: Item.detail as LookoutEventDetail, quiet: Item.state === "suppressed" } : undefined;
   }
 

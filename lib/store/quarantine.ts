@@ -7,19 +7,6 @@ import { DynamoDBDocumentClient, TransactWriteCommand } from "@aws-sdk/lib-dynam
 import type { QuarantinePort, QuarantineWrite } from "../model/quarantine.js";
 import { expiresAfter } from "../model/items.js";
 
-/**
- * A write DynamoDB refuses for what it is (item or key too large, nesting too deep, an invalid value):
- * writing it again fails again. Throttling, network and conflicts are not this.
- */
-export function isUnwritable(err: unknown): boolean {
-  // A store may wrap the SDK's error to say which write it was: the cause decides.
-  for (let e = err as { name?: string; CancellationReasons?: Array<{ Code?: string }>; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    if (e.name === "ValidationException") return true;
-    if (e instanceof TransactionCanceledException && (e.CancellationReasons ?? []).some((r) => r.Code === "ValidationError")) return true;
-  }
-  return false;
-}
-
 export interface DynamoQuarantineOptions {
   client: DynamoDBClient;
   tableName: string;

@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
 import { AUDIT_FILTERS, AUDIT_SLOTS, AUDIT_SORT, BATCH_FILTERED_DIMENSIONS, ROW_FILTER_FIELDS, type AuditFilterRow, dimensionOfKey, filterRow, instantOf, sortKey } from "../model/audit-index.js";
 import type { RecordItem } from "../model/ingest-store.js";
-import { BATCH_PREFIX, TTL_ATTRIBUTE } from "../model/items.js";
+import { BATCH_PREFIX, TTL_ATTRIBUTE, keys } from "../model/items.js";
 
 /** A batch holds rows of one clock hour: its sort key (its newest row's) is less than an hour past any row's. */
 export const BATCH_SPAN_MS = 3_600_000;
@@ -107,7 +107,7 @@ function batchItem(records: RecordItem[], rows: Buffer, expiresAt: number): Reco
   const first = records[0]!;
   const pks = records.map((r) => r.pk).sort();
   const id = createHash("sha256").update(groupKey(first)).update("\u0000").update(pks.join("\u0000")).digest("base64url").slice(0, 27);
-  const pk = `${BATCH_PREFIX}${id}`;
+  const { pk, sk } = keys.routineBatch(id);
   const newest = records.map((r) => String(r[AUDIT_SORT])).reduce((a, b) => (a > b ? a : b));
   const slots = SLOT_ATTRS.filter((a) => first[a] !== undefined);
   const filters = BATCH_FILTERED_DIMENSIONS[first.record_kind as keyof typeof BATCH_FILTERED_DIMENSIONS] ?? [];
@@ -115,7 +115,7 @@ function batchItem(records: RecordItem[], rows: Buffer, expiresAt: number): Reco
   const keyed = slots.filter(isKey);
   const filtered = slots.filter((a) => !isKey(a));
   return {
-    pk, sk: "BATCH", item_type: "routine_batch", count: records.length, [BATCH_ROWS]: rows,
+    pk, sk, item_type: "routine_batch", count: records.length, [BATCH_ROWS]: rows,
     // Keys of its source and kind only; its other dimensions are filtered fields (docs/audit.md).
     ...Object.fromEntries(keyed.map((a) => [a, first[a]])),
     // Its newest row's instant: every row it holds sorts at or below it.

@@ -26,7 +26,8 @@ import type { SourceRef } from "../../lib/model/source.js";
 import { deliver, flushHeld, type DeliverDeps } from "../../lib/notify/deliver.js";
 import type { AlertItem } from "../../lib/model/alert-item.js";
 import { TTL_ATTRIBUTE } from "../../lib/model/items.js";
-import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
+import { AuditTrail } from "../../lib/audit/trail.js";
+import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
 import type { Filters, TimeRange } from "../../lib/audit/model.js";
 import type { AuditRow } from "../../lib/model/audit-row.js";
@@ -46,7 +47,7 @@ let client: DynamoDBClient;
 let tableName: string;
 let doc: DynamoDBDocumentClient;
 let notify: DynamoNotifyStore;
-let audit: DynamoAuditStore;
+let audit: AuditTrail;
 let readClient: DynamoDBClient;
 /** Every command the audit store's client sent. */
 const commands: string[] = [];
@@ -157,7 +158,7 @@ beforeAll(async () => {
     },
     { step: "initialize", name: "recordCommands" },
   );
-  audit = new DynamoAuditStore({ client: readClient, tableName });
+  audit = new AuditTrail(new DynamoAuditItems({ client: readClient, tableName }));
 }, 300_000);
 
 afterAll(async () => {

@@ -35,7 +35,8 @@ import { answerSlack, slackRequestOf } from "../../lib/actions/endpoint.js";
 import { actOn } from "../../lib/actions/act.js";
 import { INCIDENT_ACTIONS } from "../../lib/model/incident-action.js";
 import { ensureTable } from "../../lib/store/table.js";
-import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
+import { AuditTrail } from "../../lib/audit/trail.js";
+import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { explanationLines } from "../../lib/audit/format.js";
 import { leaseDatabase } from "../support/dynamodb.js";
 
@@ -215,7 +216,7 @@ function check(w: World, m: Model) {
 
 /** `lookout explain <service>:<execution>` says what became of each incident's escalation, as the model does. */
 async function checkExplained(w: World, m: Model) {
-  const audit = new DynamoAuditStore({ client: w.client, tableName: w.tableName });
+  const audit = new AuditTrail(new DynamoAuditItems({ client: w.client, tableName: w.tableName }));
   for (const i of m.incidents) {
     const e = await audit.explain(`${w.apps[i.app]}:${i.exec}`);
     const opening = e?.alerts.find((a) => a.transition === "failed");

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
-import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
+import { AuditTrail } from "../../lib/audit/trail.js";
+import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { pollSource } from "../../lib/ingest/poll.js";
 import { parseConfig } from "../../lib/config/load.js";
 import { composeIngest } from "../../lib/app/ingest.js";
@@ -79,7 +80,7 @@ watch: [{ organization: ${ORG}, name: acme, webhooks: [${WEBHOOK}], clusters: [{
     expect(log.summary).toMatch(/^Cluster eu-prod InsufficientCapacity at CreateError/);
     for (const d of raised) expect(d.organization).toEqual({ id: ORG, name: "acme" });
 
-    const audit = new DynamoAuditStore({ client: dynamodb, tableName });
+    const audit = new AuditTrail(new DynamoAuditItems({ client: dynamodb, tableName }));
     for (const d of [delivery, log]) {
       const e = (await audit.explain(d.record!.id))!;
       expect(e.subject).toMatchObject({ type: "record", id: d.record!.id, kind: d.kind });

@@ -7,9 +7,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { type DynamoDBClient, ProvisionedThroughputExceededException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
-import { isUnwritable } from "../../lib/store/quarantine.js";
 import { recordItem } from "../../lib/model/items.js";
-import type { RecordItem } from "../../lib/model/ingest-store.js";
+import { type RecordItem, RecordUnwritable } from "../../lib/model/ingest-store.js";
 import { freshTable, localDynamoClient, scanTable } from "../support/dynamodb.js";
 import { NOW, RETENTION_MS, ingestStoreContract } from "../support/ingest-store-contract.js";
 import { expandRecords } from "../../lib/store/routine-batches.js";
@@ -24,6 +23,7 @@ ingestStoreContract("DynamoDB Local", () => ({
   store: new DynamoIngestStore({ client, tableName, retentionMs: RETENTION_MS, now: () => NOW }),
   // Records that raised nothing are kept in batches: read back as the record items they stand for.
   scan: async () => expandRecords(await scanTable(DynamoDBDocumentClient.from(client), tableName)),
+  refusesUnwritable: true,
 }));
 
 describe("routine retention", () => {
@@ -69,7 +69,7 @@ describe("DynamoIngestStore.insertRecords against DynamoDB's refusals", () => {
     const records = Array.from({ length: 30 }, (_, i) => logEntry(i === 3 ? randomBytes(400 * 1024).toString("base64") : `line ${i}`));
     const refused = await store.insertRecords(records);
     expect(refused.map((r) => r.record.pk)).toEqual([records[3]!.pk]);
-    expect(isUnwritable(refused[0]!.error)).toBe(true);
+    expect(refused[0]!.error).toBeInstanceOf(RecordUnwritable);
     expect((await storedOf(records)).map((i) => i.pk).sort()).toEqual(records.filter((_, i) => i !== 3).map((r) => r.pk).sort());
   });
 
@@ -106,7 +106,7 @@ describe("DynamoIngestStore.insertRecords against DynamoDB's refusals", () => {
     });
     const refused = await store.insertRecords(records);
     expect(refused.map((r) => r.record.pk).sort()).toEqual(records.slice(25).map((r) => r.pk).sort());
-    expect(refused.every((r) => r.error instanceof ProvisionedThroughputExceededException && !isUnwritable(r.error))).toBe(true);
+    expect(refused.every((r) => r.error instanceof ProvisionedThroughputExceededException && !(r.error instanceof RecordUnwritable))).toBe(true);
     expect((await storedOf(records)).map((i) => i.pk).sort()).toEqual(records.slice(0, 25).map((r) => r.pk).sort());
   });
 });

@@ -24,7 +24,8 @@ import { flushDigests, notifyEvent, unfinished, type NotifierDeps } from "../../
 import { decideRoutes } from "../../lib/routes/match.js";
 import { formatWait } from "../../lib/notify/view/index.js";
 import { allReceivers, receiverId } from "../../lib/config/receivers.js";
-import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
+import { AuditTrail } from "../../lib/audit/trail.js";
+import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { explanationLines } from "../../lib/audit/format.js";
 import { toEnvelope } from "../../lib/alerts/publish.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
@@ -162,7 +163,7 @@ describe("a receiver whose secret is unset", () => {
     expect(health[0]!.detail.summary).toContain("HOOK_DEPLOYS is not set");
     expect(JSON.stringify(health)).not.toContain("/services/"); // never a secret's value
 
-    const explained = (await new DynamoAuditStore({ client, tableName }).explain(first.id))!;
+    const explained = (await new AuditTrail(new DynamoAuditItems({ client, tableName })).explain(first.id))!;
     const lines = explanationLines(explained).join("\n");
     expect(lines).toContain("route deploys → slack webhook env:HOOK_DEPLOYS: failed");
     expect(lines).toContain("HOOK_DEPLOYS is not set");
@@ -229,7 +230,7 @@ describe("the default route", () => {
     expect((await email(sqsEvent(message(another, "default")), context)).batchItemFailures).toEqual([]);
     expect(mails(another.id)).toEqual([]);
 
-    const explained = (await new DynamoAuditStore({ client, tableName }).explain(cluster.id))!;
+    const explained = (await new AuditTrail(new DynamoAuditItems({ client, tableName })).explain(cluster.id))!;
     expect(explained.alerts[0]!.verdict).toBe("told: slack webhook env:HOOK_DEFAULT (the default route: no route matched it)");
   });
 });

@@ -18,7 +18,8 @@ import type { SourceRef } from "../../lib/model/source.js";
 import { CLIP_MARKER } from "../../lib/model/bounds.js";
 import type { AlertItem } from "../../lib/model/alert-item.js";
 import { keys } from "../../lib/model/items.js";
-import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
+import { AuditTrail } from "../../lib/audit/trail.js";
+import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
 import { freshTable, localDynamoClient, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 import { expandRecords } from "../../lib/store/routine-batches.js";
@@ -36,7 +37,7 @@ let samples: { deployment: Json; webhook: Json };
 let doc: DynamoDBDocumentClient;
 let tableName: string;
 let deps: PollDeps;
-let audit: DynamoAuditStore;
+let audit: AuditTrail;
 const errors: Array<Record<string, unknown>> = [];
 const log: Log = { info() {}, warn() {}, error: (_m, extra) => void errors.push(extra ?? {}) };
 
@@ -76,7 +77,7 @@ beforeAll(async () => {
     store: new DynamoIngestStore({ client: t.client, tableName, retentionMs: TEST_RETENTION_MS, now }),
     now, backfillWindowMs: 15 * 60_000, log,
   };
-  audit = new DynamoAuditStore({ client: t.client, tableName });
+  audit = new AuditTrail(new DynamoAuditItems({ client: t.client, tableName }));
 });
 afterAll(() => new Promise<void>((r) => platform.close(() => r())));
 

@@ -14,7 +14,8 @@ import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { pollSource, type PollDeps } from "../../lib/ingest/poll.js";
 import type { SourceRef } from "../../lib/model/source.js";
-import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
+import { AuditTrail } from "../../lib/audit/trail.js";
+import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
 import type { AuditRow } from "../../lib/model/audit-row.js";
 import type { DeliveryReport } from "../../lib/audit/report.js";
@@ -30,7 +31,7 @@ const DAY = 1440 * MIN;
 const durations = { queuedMs: 0, buildingMs: MIN, deployingMs: MIN };
 
 let sim: Simulator;
-let audit: DynamoAuditStore;
+let audit: AuditTrail;
 let t0: number;
 const iso = (offsetMin: number) => new Date(t0 + offsetMin * MIN).toISOString();
 const exec: Record<string, string> = {};
@@ -83,7 +84,7 @@ beforeAll(async () => {
     sim.clock.advance(10 * MIN);
     for (const s of sources) await pollSource({ source: s }, deps);
   }
-  audit = new DynamoAuditStore({ client, tableName });
+  audit = new AuditTrail(new DynamoAuditItems({ client, tableName }));
   // The incidents' ids are the opening alerts' (derived from content): found by the execution that raised them.
   const failed = await audit.query(parseAuditQuery({ type: "alert", transition: "failed", limit: "100" }, sim.clock.now()), { deliveries: false });
   const opener = (e: string) => failed.rows.find((r: AuditRow) => r.source === exec[e])!.id;

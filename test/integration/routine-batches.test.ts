@@ -8,7 +8,8 @@ import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
-import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
+import { AuditTrail } from "../../lib/audit/trail.js";
+import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
 import { recordItem, TTL_ATTRIBUTE } from "../../lib/model/items.js";
 import type { RecordItem } from "../../lib/model/ingest-store.js";
@@ -23,7 +24,7 @@ const START = Date.parse("2026-03-02T09:10:00.000Z");
 const NOW = new Date("2026-03-02T13:00:00.000Z");
 
 let doc: DynamoDBDocumentClient;
-let audit: DynamoAuditStore;
+let audit: AuditTrail;
 let store: DynamoIngestStore;
 let oracleItems: Array<Record<string, unknown>>;
 let written: RecordItem[];
@@ -43,7 +44,7 @@ function line(i: number, ms: number): RecordItem {
 beforeAll(async () => {
   const t = await freshTable("routine-batches");
   doc = DynamoDBDocumentClient.from(t.client);
-  audit = new DynamoAuditStore(t);
+  audit = new AuditTrail(new DynamoAuditItems(t));
   store = new DynamoIngestStore({ ...t, retentionMs: TEST_RETENTION_MS, routineRetentionMs: 30 * 86_400_000, now: () => NOW });
   // 540 lines over three hours, written as polls would: in chunks, so batches of one hour and one
   // kind of line come from several writes and hold rows on both sides of a query's bounds.

@@ -23,7 +23,8 @@ import { composeActions } from "../../lib/app/actions.js";
 import { slackSender } from "../../lib/notify/slack/send.js";
 import { INCIDENT_ACTIONS } from "../../lib/model/incident-action.js";
 import { isChangesMessage } from "../support/amendment.js";
-import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
+import { AuditTrail } from "../../lib/audit/trail.js";
+import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { startActionsEndpoint } from "../../local/actions-endpoint.js";
 import { slackSignature } from "../../lib/actions/slack-request.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
@@ -117,7 +118,7 @@ describe("acting from the message", () => {
   });
 
   it("every click is an audit row of its service, and `explain` of the alert says who did what from its message", async () => {
-    const reader = new DynamoAuditStore({ client: dynamodb, tableName: env.LOOKOUT_TABLE! });
+    const reader = new AuditTrail(new DynamoAuditItems({ client: dynamodb, tableName: env.LOOKOUT_TABLE! }));
     // The alert the buttons stand for, from the value of one of them.
     const value = shown(top()[0]!).match(/"action_id":"lookout_mute_1h","value":"((?:[^"\\]|\\.)*)"/)![1]!;
     const alertId = (JSON.parse(JSON.parse(`"${value}"`) as string) as { a: string }).a;

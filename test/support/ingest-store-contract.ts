@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { ExecutionDecider, IngestStore, OrganizationNames, SourceCursor, StoredExecution } from "../../lib/model/ingest-store.js";
+import { type ExecutionDecider, type IngestStore, type OrganizationNames, RecordUnwritable, type SourceCursor, type StoredExecution } from "../../lib/model/ingest-store.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import type { AlertItem } from "../../lib/model/alert-item.js";
 import type { IncidentState } from "../../lib/model/transitions.js";
@@ -22,6 +22,8 @@ export interface IngestStoreUnderTest {
   store: IngestStore;
   /** Every item stored, as a scan of the table gives. */
   scan(): Promise<Array<Record<string, unknown>>>;
+  /** Whether it refuses what DynamoDB cannot hold (nesting past 32 levels): memory holds anything. */
+  refusesUnwritable: boolean;
 }
 
 const ORG = "0a000000-0000-4000-8000-000000000000";
@@ -35,6 +37,9 @@ const execution = (serviceId: string, executionId: string, status: string): Omit
   status, first_seen_at: NOW.toISOString(), first_seen_status: status, entered: [{ status, times: 1 }],
   observation: observation(serviceId, executionId, status), history: [{ status, observed_at: NOW.toISOString() }],
 });
+
+/** A value nested past the 32 levels DynamoDB holds. */
+const tooDeep = (): unknown => Array.from({ length: 40 }).reduce<unknown>((inner) => ({ inner }), "bottom");
 
 /** `open()` gives a store (and a way to see its items) with `now` as its clock and RETENTION_MS. */
 export function ingestStoreContract(adapter: string, open: () => IngestStoreUnderTest): void {
@@ -124,6 +129,26 @@ export function ingestStoreContract(adapter: string, open: () => IngestStoreUnde
       expect(find(after, single.pk)).toEqual(find(before, single.pk));
       expect(find(after, records[0]!.pk)).toEqual(find(before, records[0]!.pk));
       expect(await store.insertRecords([])).toEqual([]);
+    });
+
+    it("refuses a record or an execution it cannot hold as RecordUnwritable, nothing of the write stored (an adapter that holds anything refuses nothing)", async () => {
+      const { store, scan, refusesUnwritable } = open();
+      const record = { ...delivery(randomUUID()), deep: tooDeep() };
+      const alert = alertOf(randomUUID(), store);
+      const ref = { serviceId: randomUUID(), executionId: randomUUID() };
+      const deepExecution = { ...execution(ref.serviceId, ref.executionId, "BUILD_ERROR"), observation: { ...observation(ref.serviceId, ref.executionId, "BUILD_ERROR"), deep: tooDeep() } };
+      const inserting = store.insertRecord(record, alert);
+      const observing = store.observeExecution(ref, () => ({ changed: true, execution: deepExecution }));
+      if (!refusesUnwritable) {
+        expect(await inserting).toBe("inserted");
+        expect(await observing).toMatchObject({ changed: true });
+        return;
+      }
+      await expect(inserting).rejects.toBeInstanceOf(RecordUnwritable);
+      await expect(observing).rejects.toBeInstanceOf(RecordUnwritable);
+      const items = await scan();
+      expect(items.filter((i) => i.pk === record.pk || i.pk === alert.pk)).toEqual([]);
+      expect(items.filter((i) => i.item_type === "execution" && (i.state as StoredExecution).observation.service_id === ref.serviceId)).toEqual([]);
     });
 
     it("raises an alert once", async () => {

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { actOn, clickId, MUTE_FOR_MS, muteScopeOf, type ActionPorts } from "../../lib/actions/act.js";
 import type { IncidentActionRequest } from "../../lib/actions/slack-payload.js";
 import type { SlackMessage, SlackSender, SlackTarget } from "../../lib/notify/types.js";
-import { MemoryNotifyStore } from "../../lib/store/memory/notify-store.js";
+import { MemoryNotifyStore } from "../support/memory-notify-store.js";
 import type { Channel } from "../../lib/notify/deliver.js";
 import { slackChannel } from "../../lib/notify/channels.js";
 import { notifyEvent, type NotifierDeps } from "../../lib/notify/notifier.js";

@@ -6,9 +6,10 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
-import type { AuditReader } from "../../lib/audit/dynamo.js";
+import type { AuditReader } from "../../lib/audit/trail.js";
 import type { AuditQuery } from "../../lib/audit/model.js";
-import { DynamoAuditStore } from "../../lib/audit/dynamo.js";
+import { AuditTrail } from "../../lib/audit/trail.js";
+import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { encodeCursor } from "../../lib/audit/cursor.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
 import { csvHeader } from "../../lib/audit/format.js";
@@ -121,7 +122,7 @@ describe("GET /events against DynamoDB Local: 200 or 400 for any query string", 
 
   it("never answers 500: huge durations, bad dates and limits, unknown keys, forged cursors", async () => {
     const { client, tableName } = await freshTable("audit-api-prop");
-    const handler = createAuditApiHandler({ reader: new DynamoAuditStore({ client, tableName }), now });
+    const handler = createAuditApiHandler({ reader: new AuditTrail(new DynamoAuditItems({ client, tableName })), now });
     await fc.assert(
       fc.asyncProperty(query, fc.option(fc.tuple(position, range)), async (q, forged) => {
         const params: Record<string, string> = { ...q };

@@ -11,7 +11,7 @@ import { type HttpApi, type HttpRoute, routesFromTemplate, startHttpApi } from "
 import type { Invocation } from "../../local/cloud-local/invoke.js";
 import { readPackagedTemplate, type Template, TemplateError } from "../../local/cloud-local/template.js";
 import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
-import type { AuditReader } from "../../lib/audit/dynamo.js";
+import type { AuditReader } from "../../lib/audit/trail.js";
 import { examplePackage } from "../support/packaged-example.js";
 
 type Event = APIGatewayProxyEventV2 & { requestContext: { authorizer?: { iam: Record<string, unknown> } } };

@@ -11,7 +11,7 @@ import { watchlist } from "../../lib/ingest/watchlist.js";
 import { sourceKey, type SourceRef } from "../../lib/model/source.js";
 import type { PollDeps } from "../../lib/ingest/poll.js";
 import { MemoryDispatchStore } from "../../lib/store/memory/dispatch-store.js";
-import { MemoryIngestStore } from "../../lib/store/memory/ingest-store.js";
+import { MemoryIngestStore } from "../support/memory-ingest-store.js";
 import type { Config } from "../../lib/config/load.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import type { Watchlist } from "../../lib/model/dispatch.js";

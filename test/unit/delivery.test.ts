@@ -14,7 +14,7 @@ import { notifyEvent, unfinished, type NotifierDeps } from "../../lib/notify/not
 import { DeliveryError, type IncidentRef } from "../../lib/notify/types.js";
 import type { Receiver } from "../../lib/config/route-types.js";
 import type { AlertItem } from "../../lib/model/alert-item.js";
-import { MemoryNotifyStore } from "../../lib/store/memory/notify-store.js";
+import { MemoryNotifyStore } from "../support/memory-notify-store.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 const T0 = Date.parse("2026-03-01T10:00:00Z");

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { checkConfig, parseConfig } from "../../lib/config/load.js";
 import { escalationPresentation, newEscalation, nextStep, onClose, schedules } from "../../lib/notify/escalation.js";
 import { flushEscalations, notifyEvent, type NotifierDeps, type RouteDecision } from "../../lib/notify/notifier.js";
-import { MemoryNotifyStore } from "../../lib/store/memory/notify-store.js";
+import { MemoryNotifyStore } from "../support/memory-notify-store.js";
 import { emailChannel, slackChannel } from "../../lib/notify/channels.js";
 import { receiverId, receiverLabel } from "../../lib/config/receivers.js";
 import { escalationKinds, escalationReceivers, type Receiver, type Route } from "../../lib/config/route-types.js";

@@ -12,8 +12,8 @@ import { checkConfig } from "../../lib/config/load.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import type { Channel } from "../../lib/notify/deliver.js";
 import { DeliveryError } from "../../lib/notify/types.js";
-import { MemoryIngestStore } from "../../lib/store/memory/ingest-store.js";
-import { MemoryNotifyStore } from "../../lib/store/memory/notify-store.js";
+import { MemoryIngestStore } from "../support/memory-ingest-store.js";
+import { MemoryNotifyStore } from "../support/memory-notify-store.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 const context = { functionName: "notify", awsRequestId: "r", invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:notify" } as unknown as Context;

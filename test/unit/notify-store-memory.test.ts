@@ -1,5 +1,5 @@
 /** The in-memory NotifyStore against the adapters' contract. */
-import { MemoryNotifyStore } from "../../lib/store/memory/notify-store.js";
+import { MemoryNotifyStore } from "../support/memory-notify-store.js";
 import { notifyStoreContract } from "../support/notify-store-contract.js";
 
 notifyStoreContract("in memory", async (now) => {

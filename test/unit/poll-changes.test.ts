@@ -10,7 +10,7 @@ import { newBudget, spend } from "../../lib/ingest/budget.js";
 import { CHANGE_NOTES } from "../../lib/ingest/changes.js";
 import { NAMES_FRESH_MS } from "../../lib/ingest/names.js";
 import { changesAlertId } from "../../lib/alerts/changes.js";
-import { MemoryIngestStore } from "../../lib/store/memory/ingest-store.js";
+import { MemoryIngestStore } from "../support/memory-ingest-store.js";
 import { MemoryDispatchStore } from "../../lib/store/memory/dispatch-store.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import type { SourceRef } from "../../lib/model/source.js";

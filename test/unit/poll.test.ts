@@ -8,7 +8,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pollSource, type PollDeps } from "../../lib/ingest/poll.js";
 import { DEPLOYMENT_PAGE_MAX, DEPLOYMENT_PAGE_MIN, DEPLOYMENT_READ_MAX } from "../../lib/ingest/readers/deployment-history.js";
-import { MemoryIngestStore } from "../../lib/store/memory/ingest-store.js";
+import { MemoryIngestStore } from "../support/memory-ingest-store.js";
+import { RecordUnwritable } from "../../lib/model/ingest-store.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import type { Log } from "../../lib/model/log.js";
 import type { PollRequest } from "../../lib/model/poll.js";
@@ -80,10 +81,12 @@ async function listingAlso(name: "listWebhookEvents" | "listClusterLogs", extra:
   sim.faults.set(name, { body: { ...data, results: [...data.results, ...extra(data.results)] } });
 }
 /** The store throws this error, as DynamoDB names it, for the record with this id. */
-function refuseRecord(id: string, name: string, message: string) {
+/** The store's refusal of a record for what it is, as the port gives it (lib/model/ingest-store.ts). */
+const tooLarge = () => new RecordUnwritable("the store refused the write: Item size has exceeded the maximum allowed size");
+function refuseRecord(id: string, error: Error) {
   const insert = store.insertRecord.bind(store);
   store.insertRecord = async (record, alert) => {
-    if ((record.record as { id: string }).id === id) throw Object.assign(new Error(message), { name });
+    if ((record.record as { id: string }).id === id) throw error;
     return insert(record, alert);
   };
 }
@@ -179,14 +182,14 @@ describe("webhook deliveries and cluster logs (the list core)", () => {
 
   it("quarantines a record the store refuses for what it is; the others are stored and the cursor moves", async () => {
     const ids = [delivery(500, T0), delivery(500, T0), delivery(200, T0)];
-    refuseRecord(ids[1]!, "ValidationException", "Item size has exceeded the maximum allowed size");
+    refuseRecord(ids[1]!, tooLarge());
     expect(await poll(hook)).toMatchObject({ ok: true, newRecords: 2, quarantined: 1 });
     expect((await cursorOf(hook))?.seen?.toSorted()).toEqual(ids.sort());
   });
 
   it("a passing store error fails the poll after the other records were tried, and the cursor does not move", async () => {
     const ids = [delivery(500, T0), delivery(500, T0), delivery(200, T0)];
-    refuseRecord(ids[1]!, "ThrottlingException", "Rate exceeded");
+    refuseRecord(ids[1]!, Object.assign(new Error("Rate exceeded"), { name: "ThrottlingException" }));
     expect(await poll(hook)).toMatchObject({ ok: false, error: { message: "Rate exceeded" } });
     expect(await cursorOf(hook)).toBeUndefined();
     expect(store.scan().filter((i) => i.item_type === "record")).toHaveLength(2);
@@ -197,14 +200,14 @@ describe("webhook deliveries and cluster logs (the list core)", () => {
     const insert = store.insertRecord.bind(store);
     store.insertRecord = async (record, alert) => {
       if ((record.record as { id: string }).id !== ids[0]) return insert(record, alert);
-      throw new Error("record: write refused", { cause: Object.assign(new Error("Item size has exceeded the maximum allowed size"), { name: "ValidationException" }) });
+      throw new Error("record: write refused", { cause: tooLarge() });
     };
     expect(await poll(hook)).toMatchObject({ ok: true, newRecords: 1, quarantined: 1 });
   });
 
   it("a quarantine write that fails does not stop the other records: the poll fails after they were tried", async () => {
     const ids = [delivery(500, T0), delivery(500, T0), delivery(200, T0)];
-    refuseRecord(ids[0]!, "ValidationException", "Item size has exceeded the maximum allowed size");
+    refuseRecord(ids[0]!, tooLarge());
     store.quarantine = async () => {
       throw Object.assign(new Error("Rate exceeded"), { name: "ThrottlingException" });
     };
@@ -449,7 +452,7 @@ describe("deployment history", () => {
     const ok = deploy("BUILD_ERROR");
     const observe = store.observeExecution.bind(store);
     store.observeExecution = (async (ref, decide) => {
-      if (ref.executionId === big) throw Object.assign(new Error("Item size has exceeded the maximum allowed size"), { name: "ValidationException" });
+      if (ref.executionId === big) throw tooLarge();
       return observe(ref, decide);
     }) as typeof store.observeExecution;
     sim.clock.advance(MIN);

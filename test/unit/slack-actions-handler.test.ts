@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 import { createSlackActionsHandler, type SlackActionEvent } from "../../lib/app/lambda/slack-actions.js";
 import type { ActionPorts } from "../../lib/actions/act.js";
-import { MemoryNotifyStore } from "../../lib/store/memory/notify-store.js";
+import { MemoryNotifyStore } from "../support/memory-notify-store.js";
 import { slackSignature } from "../../lib/actions/slack-request.js";
 import { buttonValue, INCIDENT_ACTIONS } from "../../lib/model/incident-action.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";

@@ -1,9 +1,10 @@
 /** The audit API's reader in the cloud: the table named by TABLE_NAME. */
-import { DynamoAuditStore, type AuditReader } from "../../audit/dynamo.js";
+import { AuditTrail, type AuditReader } from "../../audit/trail.js";
+import { DynamoAuditItems } from "../../store/audit-store.js";
 import { coldStart } from "./container.js";
 import { cloudTable } from "./table.js";
 
 export const cloudAuditReader = coldStart((): AuditReader => {
   const { dynamodb, tableName } = cloudTable();
-  return new DynamoAuditStore({ client: dynamodb, tableName });
+  return new AuditTrail(new DynamoAuditItems({ client: dynamodb, tableName }));
 });

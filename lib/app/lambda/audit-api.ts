@@ -24,7 +24,7 @@ import { csvHeader, csvRow } from "../../audit/format.js";
 import { parseReportQuery, readReportInput } from "../../audit/report-read.js";
 import { deliveryReport } from "../../audit/report.js";
 import { reportCsv } from "../../audit/report-format.js";
-import type { AuditReader } from "../../audit/dynamo.js";
+import type { AuditReader } from "../../audit/trail.js";
 import { loggerOr, resolveDeps, type Deps } from "./telemetry.js";
 
 export interface AuditApiDeps {

@@ -7,11 +7,10 @@ import type { RejectedItem } from "../../platform/client.js";
 import type { DeploymentHistoryItem } from "../../platform/schemas.js";
 import type { CommitRecord, ServiceContext, DeploymentObservation } from "../../model/observations.js";
 import { deploymentAlertId, deploymentDetail, withOrganizationName } from "../../alerts/build.js";
-import type { ExecutionDecision, SourceCursor, StoredExecution } from "../../model/ingest-store.js";
+import { type ExecutionDecision, type SourceCursor, type StoredExecution, recordUnwritable } from "../../model/ingest-store.js";
 import type { AlertItem } from "../../model/alert-item.js";
 import { newAlertItem } from "../../alerts/outbox-item.js";
 import { boundRecord } from "../../model/bounds.js";
-import { isUnwritable } from "../../store/quarantine.js";
 import { executionEntryId, executionRow } from "../../model/audit-row.js";
 import { normalizeDeployment } from "../normalize.js";
 import type { ServiceState } from "../../model/transitions.js";
@@ -232,10 +231,11 @@ function nextExecution(prev: StoredExecution | undefined, obs: DeploymentObserva
   };
 }
 
-/** An observation DynamoDB refuses is quarantined (undefined); any other error fails the poll. */
+/** An observation the store refuses for what it is is quarantined (undefined); any other error fails the poll. */
 async function quarantineObservation(poll: PollContext, err: unknown, obs: DeploymentObservation): Promise<undefined> {
-  if (!isUnwritable(err)) throw err;
-  await quarantineRecord(poll, err, {
+  const refusal = recordUnwritable(err);
+  if (!refusal) throw err;
+  await quarantineRecord(poll, refusal, {
     kind: "deployment", id: executionEntryId(obs.service_id, obs.execution_id), organization: obs.organization_id,
     content: obs, refs: { service: { id: obs.service_id } },
   });

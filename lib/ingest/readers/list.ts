@@ -12,10 +12,9 @@ import type { LookoutEventDetail } from "../../model/event.js";
 import { newAlertItem } from "../../alerts/outbox-item.js";
 import { recordItem } from "../../model/items.js";
 import type { AlertItem } from "../../model/alert-item.js";
-import type { RecordItem, SourceCursor } from "../../model/ingest-store.js";
+import { type RecordItem, type SourceCursor, recordUnwritable } from "../../model/ingest-store.js";
 import { boundRecord } from "../../model/bounds.js";
 import { type Instant, instantOr, parseTimestamp, plausibleInstant } from "../../model/time.js";
-import { isUnwritable } from "../../store/quarantine.js";
 import { LOST_RACE, retryLostRaces } from "../../store/optimistic.js";
 import { type ClosingIncident, withIncident } from "../../alerts/build.js";
 import { emptyIncidentState, type IncidentState } from "../../model/transitions.js";
@@ -229,14 +228,15 @@ async function storeChunk<Raw, Rec extends ListRecord>(
   }
 
   /**
-   * A record not stored: set aside when DynamoDB refuses it for what it is; any other error fails the
-   * poll, after the others. The alert it carried (a failure, or the close of an incident, already folded
-   * into the incident's state) is raised alone: a record DynamoDB refuses must not take its alert with it.
+   * A record not stored: set aside when the store refuses it for what it is (RecordUnwritable); any other
+   * error fails the poll, after the others. The alert it carried (a failure, or the close of an incident,
+   * already folded into the incident's state) is raised alone: a record refused must not take its alert with it.
    */
   async function refused(rec: Rec, err: unknown, alert?: AlertItem) {
-    if (!isUnwritable(err)) return void (passing ??= err);
+    const refusal = recordUnwritable(err);
+    if (!refusal) return void (passing ??= err);
     // Setting it aside can fail too (throttling): the poll fails after the others were tried.
-    await quarantineRecord(poll, err, {
+    await quarantineRecord(poll, refusal, {
       kind: rec.record_kind, id: rec.id, organization: rec.organization_id, content: rec, refs: sourceRefs(req.source),
     }).catch((qErr: unknown) => void (passing ??= qErr));
     if (alert) {

@@ -5,7 +5,7 @@
 import type { RejectedItem } from "../../platform/client.js";
 import type { CallCost } from "../../platform/cost.js";
 import type { PollRequest, PollResult } from "../../model/poll.js";
-import type { SourceCursor } from "../../model/ingest-store.js";
+import type { RecordUnwritable, SourceCursor } from "../../model/ingest-store.js";
 import type { AlertItem, Suppression } from "../../model/alert-item.js";
 import type { QuarantineEntry } from "../../model/quarantine.js";
 import { setAside } from "../../alerts/quarantine.js";
@@ -111,11 +111,10 @@ export function sourceRefs(src: SourceRef): QuarantineEntry["refs"] {
 
 /** Sets aside a record DynamoDB refuses; a health event says so once (lib/alerts/quarantine.ts). */
 export async function quarantineRecord(
-  { deps, result }: PollContext, err: unknown,
+  { deps, result }: PollContext, refusal: RecordUnwritable,
   thing: Pick<QuarantineEntry, "kind" | "id" | "organization" | "content" | "refs">,
 ) {
-  const e = err as Error;
-  const reason = `DynamoDB refused the write: ${e.name}: ${e.message}`;
+  const reason = refusal.message;
   await setAside(deps.store, { ...thing, stage: "ingest", source: result.source, reason }, deps.now());
   result.quarantined = (result.quarantined ?? 0) + 1;
   deps.log.error("record quarantined: it cannot be stored; the records beside it were", {

@@ -1,22 +1,20 @@
 /**
- * The audit trail on DynamoDB: queries through the audit indexes (Query only — never a Scan) and
- * `explain` by key (GetItem, Query on a partition), a page's rows and batches by key (BatchGetItem).
- * Read-only: the deployed function may only GetItem, BatchGetItem and Query.
+ * The audit trail: queries through the audit indexes (an index read, never a Scan) and `explain` by
+ * key, a page's rows and batches by key, all through the AuditItems port (lib/model/audit-items.ts;
+ * on DynamoDB: lib/store/audit-store.ts).
  */
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { BatchGetCommand, type BatchGetCommandInput, type BatchGetCommandOutput, DynamoDBDocumentClient, GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import type { LookoutEventDetail } from "../model/event.js";
 import pMap from "p-map";
-import { itemKeyString, keys, TTL_ATTRIBUTE } from "../model/items.js";
-import { fullJitterMs, UNPROCESSED_BACKOFF } from "../model/backoff.js";
-import { AUDIT_FILTERS, AUDIT_ROW, AUDIT_SLOTS, AUDIT_SORT, auditRowOf, instantOf } from "../model/audit-index.js";
+import { itemKeyString, keys } from "../model/items.js";
+import { AUDIT_SORT, auditRowOf, instantOf } from "../model/audit-index.js";
+import type { AuditItems, ItemKey } from "../model/audit-items.js";
 import type { Mute } from "../model/notify-store.js";
 import type { AuditPage, AuditQuery, IndexPosition } from "./model.js";
 import type { AuditRow, DeliveryRow } from "../model/audit-row.js";
 import { keyCondition, planQuery, type Plan } from "./plan.js";
 import { readMerged, streamsOf, type Item, type QueryFn } from "./merge.js";
 import { encodeCursor } from "./cursor.js";
-import { BATCH_ROWS, BATCH_SPAN_MS, batchRecords, isBatchKey } from "../store/routine-batches.js";
+import { BATCH_SPAN_MS, batchRecords, isBatchKey } from "../store/routine-batches.js";
 import { parseExecutionEntryId } from "../model/audit-row.js";
 import {
   type DeliveryFacts,
@@ -37,25 +35,10 @@ export interface AuditReader {
   explain(id: string): Promise<Explanation | undefined>;
 }
 
-export interface DynamoAuditStoreOptions {
-  client: DynamoDBClient;
-  tableName: string;
-}
-
-type Key = { pk: string; sk: string };
-
 const JOIN_CONCURRENCY = 8;
-/** BatchGetItem requests for one group of keys before what it leaves unprocessed fails the query. */
-const BATCH_GET_ROUNDS = 10;
 
-export class DynamoAuditStore implements AuditReader {
-  private readonly doc: DynamoDBDocumentClient;
-  private readonly table: string;
-
-  constructor(opts: DynamoAuditStoreOptions) {
-    this.doc = DynamoDBDocumentClient.from(opts.client, { marshallOptions: { removeUndefinedValues: true } });
-    this.table = opts.tableName;
-  }
+export class AuditTrail implements AuditReader {
+  constructor(private readonly items: AuditItems) {}
 
   async query(q: AuditQuery, opts: { deliveries?: boolean } = {}): Promise<AuditPage> {
     const plan = planQuery(q);
@@ -81,18 +64,8 @@ export class DynamoAuditStore implements AuditReader {
     const widened = { lo: plan.lo, ...(plan.hi !== undefined ? { hi: laterBy(plan.hi, BATCH_SPAN_MS) } : {}) };
     return async (stream, start, limit) => {
       const key = keyCondition({ ...widened, keyAttr: stream.keyAttr }, stream.partition);
-      const res = await this.doc.send(new QueryCommand({
-        TableName: this.table,
-        IndexName: stream.index,
-        KeyConditionExpression: key.expression,
-        ...(stream.filter ? { FilterExpression: stream.filter.expression } : {}),
-        ExpressionAttributeNames: { ...key.names, ...stream.filter?.names },
-        ExpressionAttributeValues: { ...key.values, ...stream.filter?.values },
-        ScanIndexForward: false,
-        Limit: limit,
-        ExclusiveStartKey: start,
-      }));
-      const entries = (res.Items ?? []) as Item[];
+      const res = await this.items.queryIndex({ index: stream.index, key, ...(stream.filter ? { filter: stream.filter } : {}), limit, ...(start ? { start } : {}) });
+      const entries = res.items;
       // One partition's first read is at most a page (limit + 1 entries, all of which the merge may take):
       // its rows come with its batches, in one round trip. Later reads (a sparse filter doubles up to
       // 1,000) and merged partitions read past what a page takes: their rows wait for the page (rowsOf).
@@ -105,7 +78,7 @@ export class DynamoAuditStore implements AuditReader {
         if (!item) return [];
         return isBatchKey(e.pk) ? batchRecords(item) : [{ ...e, ...item }];
       });
-      return { items, ...(res.LastEvaluatedKey ? { last: res.LastEvaluatedKey as Item } : {}) };
+      return { items, ...(res.last ? { last: res.last } : {}) };
     };
   }
 
@@ -123,26 +96,9 @@ export class DynamoAuditStore implements AuditReader {
     });
   }
 
-  /** The items of these keys (or of the items these entries name) that exist, by key, read together (BatchGetItem, 100 a request). */
-  private async batchGet(keyList: Array<Record<string, unknown>>): Promise<Map<string, Item>> {
-    const out = new Map<string, Item>();
-    const unique = [...new Map(keyList.map((k): [string, Key] => [itemKeyString(k), { pk: String(k.pk), sk: String(k.sk) }])).values()];
-    const groups = Array.from({ length: Math.ceil(unique.length / 100) }, (_, i) => unique.slice(i * 100, i * 100 + 100));
-    await pMap(groups, async (group) => {
-      let request: BatchGetCommandInput["RequestItems"] = { [this.table]: { Keys: group, ...ROW_PROJECTION } };
-      // BatchGet may answer part of the keys (its 16 MB limit, throttling): ask again for the rest.
-      for (let round = 0; request && Object.keys(request).length; round++) {
-        if (round === BATCH_GET_ROUNDS) {
-          const left = request[this.table]?.Keys?.length ?? 0;
-          throw new Error(`${left} of ${group.length} items of table ${this.table} were still unread after ${BATCH_GET_ROUNDS} BatchGetItem requests (throttled or over its 16 MB): try the query again`);
-        }
-        if (round) await new Promise((r) => setTimeout(r, fullJitterMs(round, UNPROCESSED_BACKOFF, Math.random)));
-        const res: BatchGetCommandOutput = await this.doc.send(new BatchGetCommand({ RequestItems: request }));
-        for (const item of res.Responses?.[this.table] ?? []) out.set(itemKeyString(item), item);
-        request = res.UnprocessedKeys;
-      }
-    }, { concurrency: JOIN_CONCURRENCY });
-    return out;
+  /** The items of these keys (or of the items these entries name) that exist, by key, read together. */
+  private batchGet(keyList: Array<Record<string, unknown>>): Promise<Map<string, Item>> {
+    return this.items.rowItems(keyList.map((k) => ({ pk: String(k.pk), sk: String(k.sk) })));
   }
 
   /** Who was told about each alert row: its delivery records (one Query per alert, by key). */
@@ -153,26 +109,12 @@ export class DynamoAuditStore implements AuditReader {
   }
 
   private deliveries(alertId: string): Promise<StoredItem[]> {
-    return this.partition(`DLV#${alertId}`);
-  }
-
-  /** Every item of a partition (an alert's deliveries, an incident's clicks), page after page. */
-  private async partition(pk: string): Promise<StoredItem[]> {
-    const out: StoredItem[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const res = await this.doc.send(new QueryCommand({
-        TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": pk }, ExclusiveStartKey: start,
-      }));
-      out.push(...((res.Items ?? []) as StoredItem[]));
-      start = res.LastEvaluatedKey;
-    } while (start);
-    return out;
+    return this.items.partition(keys.deliveries(alertId).pk);
   }
 
   async explain(id: string): Promise<Explanation | undefined> {
     const exec = parseExecutionEntryId(id);
-    const candidates: Key[] = [
+    const candidates: ItemKey[] = [
       keys.alert(id),
       keys.record("webhook_delivery", id),
       keys.record("cluster_log", id),
@@ -191,7 +133,7 @@ export class DynamoAuditStore implements AuditReader {
     if (!subject && asked) {
       const source = alertSourceId(asked);
       const sourceExec = source ? parseExecutionEntryId(source) : undefined;
-      if (sourceExec) subject = await this.get(keys.execution(sourceExec.serviceId, sourceExec.executionId));
+      if (sourceExec) subject = await this.items.get(keys.execution(sourceExec.serviceId, sourceExec.executionId));
       else if (source) subject = (await this.resolvePointers(await this.getMany([keys.record("webhook_delivery", source), keys.record("cluster_log", source)])))[0];
     }
     const alertIds = new Set(subject ? alertIdsOf(subject) : []);
@@ -200,7 +142,7 @@ export class DynamoAuditStore implements AuditReader {
     const alerts = (await this.getMany([...alertIds].map((a) => keys.alert(a))))
       .sort((a, b) => String(a.created_at).localeCompare(String(b.created_at)));
     const incidents = [...new Set(alerts.map((a) => (a.detail as LookoutEventDetail | undefined)?.incident_id).filter((i): i is string => !!i))];
-    const actions = (await pMap(incidents, (i) => this.partition(`ACTION#${i}`), { concurrency: JOIN_CONCURRENCY })).flat() as unknown as IncidentActionRecord[];
+    const actions = (await pMap(incidents, (i) => this.items.partition(keys.actions(i).pk), { concurrency: JOIN_CONCURRENCY })).flat() as unknown as IncidentActionRecord[];
     actions.sort((a, b) => String(a.at).localeCompare(String(b.at)));
     const explained = await pMap(alerts, async (alert) => {
       const [facts, escalations] = await Promise.all([this.deliveryFacts(String(alert.alert_id)), this.escalationsBy(alert)]);
@@ -217,8 +159,7 @@ export class DynamoAuditStore implements AuditReader {
   private async escalationsBy(alert: StoredItem): Promise<StoredItem[]> {
     const incident = (alert.detail as LookoutEventDetail | undefined)?.incident_id;
     if (!incident) return [];
-    const res = await this.doc.send(new QueryCommand({ TableName: this.table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": `ESC#${incident}` } }));
-    return (res.Items ?? []).filter((e) => e.alert_id === alert.alert_id);
+    return (await this.items.partition(keys.escalations(incident).pk)).filter((e) => e.alert_id === alert.alert_id);
   }
 
   /** An alert's deliveries with the mute that silenced them and the digest that carried them. */
@@ -227,8 +168,8 @@ export class DynamoAuditStore implements AuditReader {
     return pMap(records, async (record) => {
       const muteId = (record.suppression as { mute_id?: string } | undefined)?.mute_id;
       const [muteItem, digest] = await Promise.all([
-        muteId ? this.get({ pk: "MUTES", sk: muteId }) : undefined,
-        record.digest_id ? this.get({ pk: `DLV#${String(record.digest_id)}`, sk: String(record.receiver_id) }) : undefined,
+        muteId ? this.items.get(keys.mute(muteId)) : undefined,
+        record.digest_id ? this.items.get(keys.delivery(String(record.digest_id), String(record.receiver_id))) : undefined,
       ]);
       return { record, ...(muteItem?.mute ? { mute: muteItem.mute as Mute } : {}), ...(digest ? { digest } : {}) };
     }, { concurrency: JOIN_CONCURRENCY });
@@ -238,24 +179,19 @@ export class DynamoAuditStore implements AuditReader {
   private async resolvePointers(items: StoredItem[]): Promise<StoredItem[]> {
     const pointers = items.filter((i) => i.item_type === "record_ref");
     if (!pointers.length) return items;
-    const batches = await this.batchGet(pointers.map((p) => ({ pk: String(p.batch), sk: "BATCH" })));
+    const batches = await this.batchGet(pointers.map((p) => keys.routineBatch(String(p.batch))));
     return items.flatMap((item) => {
       if (item.item_type !== "record_ref") return [item];
-      const batch = batches.get(itemKeyString({ pk: item.batch, sk: "BATCH" }));
+      const batch = batches.get(itemKeyString(keys.routineBatch(String(item.batch))));
       const found = batch && batchRecords(batch).find((r) => r.pk === item.pk && r.sk === item.sk);
       return found ? [found as StoredItem] : [];
     });
   }
 
-  private async get(key: Key): Promise<StoredItem | undefined> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.table, Key: key }));
-    return Item as StoredItem | undefined;
-  }
-
   /** The items of these keys that exist, in the keys' order (a handful: GetItem each, in parallel). */
-  private async getMany(keyList: Key[]): Promise<StoredItem[]> {
+  private async getMany(keyList: ItemKey[]): Promise<StoredItem[]> {
     const unique = [...new Map(keyList.map((k) => [itemKeyString(k), k])).values()];
-    const items = await pMap(unique, (k) => this.get(k), { concurrency: JOIN_CONCURRENCY });
+    const items = await pMap(unique, (k) => this.items.get(k), { concurrency: JOIN_CONCURRENCY });
     return items.filter((i): i is StoredItem => i !== undefined);
   }
 }
@@ -273,17 +209,6 @@ function laterBy(bound: string, ms: number): string {
   const later = at + ms >= Date.parse(LATEST_SORTABLE) ? LATEST_SORTABLE : new Date(at + ms).toISOString();
   return later > bound ? later : bound;
 }
-
-/**
- * What the reader needs of an item it reads by key: a row, or a batch's rows and shared attributes —
- * not an execution's state nor a record as read, which are most of an item's bytes.
- */
-const ROW_ATTRIBUTES = ["pk", "sk", AUDIT_ROW, AUDIT_FILTERS, AUDIT_SORT, BATCH_ROWS, TTL_ATTRIBUTE, ...Object.values(AUDIT_SLOTS)];
-const ROW_PROJECTION = {
-  ProjectionExpression: ROW_ATTRIBUTES.map((_, i) => `#p${i}`).join(", "),
-  ExpressionAttributeNames: Object.fromEntries(ROW_ATTRIBUTES.map((a, i) => [`#p${i}`, a])),
-};
-
 
 const positionOf = (item: Item): IndexPosition => ({ ix_at: item[AUDIT_SORT] as string, pk: item.pk as string, sk: item.sk as string });
 

@@ -5,7 +5,7 @@
  * one process's concurrent deliveries race as they would on the table's conditional writes. Records go
  * in and out as copies, with undefined attributes dropped as the table's marshalling drops them.
  */
-import type { LookoutEventDetail } from "../../model/event.js";
+import type { LookoutEventDetail } from "../../lib/model/event.js";
 import type {
   ClaimInit,
   ClaimResult,
@@ -23,7 +23,7 @@ import type {
   ReceiverFailures,
   ReceiverKind,
   SuppressedDelivery,
-} from "../../model/notify-store.js";
+} from "../../lib/model/notify-store.js";
 
 export interface MemoryNotifyStoreOptions {
   now?: () => Date;

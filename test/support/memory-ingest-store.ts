@@ -3,7 +3,7 @@
  * items by the same keys, conditional puts, writes that go together all or nothing, version checks
  * and lost races read again — without a table. For fast tests of polling decisions.
  */
-import type { ServiceContext } from "../../model/observations.js";
+import type { ServiceContext } from "../../lib/model/observations.js";
 import type {
   ExecutionChange,
   ExecutionDecider,
@@ -16,13 +16,13 @@ import type {
   SeenPart,
   SourceCursor,
   StoredExecution,
-} from "../../model/ingest-store.js";
-import { type IncidentState, type ServiceState, emptyServiceState } from "../../model/transitions.js";
-import type { AlertItem } from "../../model/alert-item.js";
-import { TTL_ATTRIBUTE, expiresAfter, itemKeyString, keys } from "../../model/items.js";
-import type { QuarantineWrite } from "../../model/quarantine.js";
-import { LOST_RACE, retryLostRaces } from "../optimistic.js";
-import { type ConditionalWrite, cursorItem, incidentItem, learnServicesInto, namesItem, observationWrites, seenPartItem } from "../ingest-items.js";
+} from "../../lib/model/ingest-store.js";
+import { type IncidentState, type ServiceState, emptyServiceState } from "../../lib/model/transitions.js";
+import type { AlertItem } from "../../lib/model/alert-item.js";
+import { TTL_ATTRIBUTE, expiresAfter, itemKeyString, keys } from "../../lib/model/items.js";
+import type { QuarantineWrite } from "../../lib/model/quarantine.js";
+import { LOST_RACE, retryLostRaces } from "../../lib/store/optimistic.js";
+import { type ConditionalWrite, cursorItem, incidentItem, learnServicesInto, namesItem, observationWrites, seenPartItem } from "../../lib/store/ingest-items.js";
 
 type Item = Record<string, unknown> & { pk: string; sk: string };
 type Key = { pk: string; sk: string };
