@@ -1,18 +1,13 @@
 /**
- * Room in the request budget for what a poll asks beyond its own reads: names (lib/ingest/names.ts) and
- * what changed (lib/ingest/changes.ts). They come after polling: the bucket keeps what dispatch keeps
+ * The request budget's room lent to a poll (SpareRequests, lib/poll/deps.ts) for what it asks beyond its
+ * own reads: names (lib/poll/names.ts) and what changed (lib/poll/changes.ts). They come after polling: the bucket keeps what dispatch keeps
  * for bursts of activity (`burstKeptMinutes`), and what the poll already spent beyond its planned request
- * counts, since dispatch folds it in only after the poll (lib/ingest/source-state.ts).
+ * counts, since dispatch folds it in only after the poll (source-state.ts).
  */
 import type { DispatchStore } from "../model/dispatch-store.js";
 import { available } from "./budget.js";
-import { DISPATCH_POLICY } from "./dispatch.js";
-import type { PollContext } from "./readers/reader.js";
-
-export interface SpareRequests {
-  /** Whether `requests` more may be sent now. */
-  room(requests: number): Promise<boolean>;
-}
+import { DISPATCH_POLICY } from "./source-state.js";
+import type { SpareRequests } from "../poll/deps.js";
 
 /** The budget dispatch keeps under `name`; a budget not started yet has its full burst. */
 export function spareRequestsOf(store: DispatchStore, name: string, now: () => number): SpareRequests {
@@ -22,10 +17,4 @@ export function spareRequestsOf(store: DispatchStore, name: string, now: () => n
       return !state || available(state.budget, now(), DISPATCH_POLICY.burstKeptMinutes) >= requests;
     },
   };
-}
-
-/** Whether this poll may send `requests` more; never without a budget to ask (`PollDeps.spare`). */
-export async function hasSpare(poll: PollContext, requests: number): Promise<boolean> {
-  const spare = poll.deps.spare;
-  return !!spare && spare.room(requests + Math.max(0, poll.result.requests - 1));
 }
