@@ -15,7 +15,7 @@ import { startSimulator } from "../local/simulator/index.js";
 import { openLocalPipeline } from "../local/pipeline.js";
 import { POLL_CONCURRENCY } from "../local/simulated-run.js";
 import { checkConfig } from "../lib/config/load.js";
-import { everySource, planPolls, pollAndRecord } from "../lib/ingest/cycle.js";
+import { everySource, planPolls, pollAndRecord } from "../lib/dispatch/cycle.js";
 import { sourceKey } from "../lib/model/source.js";
 import { startSlackReceiver } from "../local/slack-receiver.js";
 import { p50p95, report, rng, section } from "./support.js";

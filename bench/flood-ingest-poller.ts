@@ -6,7 +6,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { createPlatformClient } from "../lib/platform/client.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
-import { pollSource, type PollDeps } from "../lib/ingest/poll.js";
+import { pollSource, type PollDeps } from "../lib/poll/poll.js";
 import { AnswerRoom } from "../lib/platform/answer-memory.js";
 import type { SourceRef } from "../lib/model/source.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../local/dynamodb-local.js";

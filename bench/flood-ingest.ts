@@ -9,9 +9,9 @@ import { resolve } from "node:path";
 import { startSimulator } from "../local/simulator/index.js";
 import { createPlatformClient } from "../lib/platform/client.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
-import { pollSource } from "../lib/ingest/poll.js";
+import { pollSource } from "../lib/poll/poll.js";
 import type { SourceRef } from "../lib/model/source.js";
-import { CHUNK_RECORDS, POLL_WORK_MS } from "../lib/ingest/readers/list.js";
+import { CHUNK_RECORDS, POLL_WORK_MS } from "../lib/poll/readers/list.js";
 import type { FloodPollerInput, FloodPollerOutput } from "./flood-ingest-poller.js";
 import { dynamo, dynamoEndpoint, report, section } from "./support.js";
 

@@ -6,7 +6,7 @@ import { BatchWriteCommand, DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb
 import { startSimulator } from "../local/simulator/index.js";
 import { createPlatformClient } from "../lib/platform/client.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
-import { pollSource, type PollDeps } from "../lib/ingest/poll.js";
+import { pollSource, type PollDeps } from "../lib/poll/poll.js";
 import type { SourceRef } from "../lib/model/source.js";
 import type { RecordItem } from "../lib/model/ingest-store.js";
 import { TTL_ATTRIBUTE } from "../lib/model/items.js";

@@ -19,13 +19,13 @@ import pMap from "p-map";
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
 import { startSimulator, type Simulator } from "../local/simulator/index.js";
 import { checkConfig } from "../lib/config/load.js";
-import { watchlist } from "../lib/ingest/watchlist.js";
+import { watchlist } from "../lib/dispatch/watchlist.js";
 import type { Watchlist } from "../lib/model/dispatch.js";
-import { everySource } from "../lib/ingest/cycle.js";
-import { pollSource, type PollDeps } from "../lib/ingest/poll.js";
+import { everySource } from "../lib/dispatch/cycle.js";
+import { pollSource, type PollDeps } from "../lib/poll/poll.js";
 import { POLL_CONCURRENCY, TickRunner } from "../local/simulated-run.js";
 import { MemoryDispatchStore, MemoryFeedLoopStore } from "../lib/store/memory/dispatch-store.js";
-import { FEED_LOOP } from "../lib/ingest/feed-loop.js";
+import { FEED_LOOP } from "../lib/dispatch/feed-loop.js";
 import { createPlatformClient } from "../lib/platform/client.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
 import type { Suppression } from "../lib/model/alert-item.js";
@@ -93,7 +93,7 @@ export async function benchDetectionLatency() {
       `For each deployment that ended in an error state: the simulated time of the poll that raised its failed / still_failing alert minus the simulated ` +
       `time the execution entered the error state (the simulator's clock, not wall time). Driven tick by tick: each simulated minute dispatch plans the ` +
       `tick within ${REQUESTS_PER_HOUR} requests/hour, the planned polls run through the real poller against the simulator over HTTP into DynamoDB Local, ` +
-      `then the clock moves one minute; with the change feed, its loop ticks every ${FEED_LOOP.everyMs / 1000} s of the minute (lib/ingest/feed-loop.ts: the feed read, then what it names). ${PERIOD_HOURS} simulated hours of ${DEPLOYMENTS_PER_HOUR} deployments/hour (${FAILURE_RATE * 100} % failing) per ` +
+      `then the clock moves one minute; with the change feed, its loop ticks every ${FEED_LOOP.everyMs / 1000} s of the minute (lib/dispatch/feed-loop.ts: the feed read, then what it names). ${PERIOD_HOURS} simulated hours of ${DEPLOYMENTS_PER_HOUR} deployments/hour (${FAILURE_RATE * 100} % failing) per ` +
       `configuration, for ${SIZES.join(", ")} watched applications, with and without the change feed (one watched webhook's delivery log). Dispatch's ` +
       "state is held in memory (the same pure planTick / applyPollResult). A failure whose alert was suppressed by the backfill rule counts as not alerted.",
   });

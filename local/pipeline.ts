@@ -16,7 +16,7 @@ import { ensureTable } from "../lib/store/table.js";
 import type { LookoutEventEnvelope } from "../lib/model/event.js";
 import type { OutboxPublishResult } from "../lib/alerts/outbox.js";
 import type { Log } from "../lib/model/log.js";
-import type { PollDeps } from "../lib/ingest/poll.js";
+import type { PollDeps } from "../lib/poll/poll.js";
 import type { Watchlist } from "../lib/model/dispatch.js";
 import type { DynamoDispatchStore, DynamoFeedLoopStore } from "../lib/store/dispatch-store.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from "./dynamodb-local.js";

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { DETAIL_TYPES, type LookoutEventDetail, detailTypeOf } from "../lib/model/event.js";
 import { type ConfigEnv, ConfigError, loadConfigFile } from "../lib/config/load.js";
-import { watchlist } from "../lib/ingest/watchlist.js";
+import { watchlist } from "../lib/dispatch/watchlist.js";
 import { receiverSecretRefs, unsetEnvSecrets } from "../lib/config/routes.js";
 import { coverage, coverageLine } from "../lib/routes/coverage.js";
 import { type RouteOutcome, describeCheck, explainRoutes } from "../lib/routes/match.js";

@@ -7,8 +7,9 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Config } from "../lib/config/load.js";
 import type { Log } from "../lib/model/log.js";
 import type { PollRequest, PollResult } from "../lib/model/poll.js";
-import { DISPATCH_NAME, everySource, feedFirst, feedTick, planPolls, pollAndRecord, raiseHealth, recordRefusedPolls, recordUnplannedPolls } from "../lib/ingest/cycle.js";
-import { FEED_LOOP, feedReadsPerTick } from "../lib/ingest/feed-loop.js";
+import { DISPATCH_NAME, everySource, feedTick, planPolls, pollAndRecord, raiseHealth, recordRefusedPolls, recordUnplannedPolls } from "../lib/dispatch/cycle.js";
+import { feedFirst } from "../lib/poll/batch.js";
+import { FEED_LOOP, feedReadsPerTick } from "../lib/dispatch/feed-loop.js";
 import { openLocalPipeline, PREVIEW_RECEIVER, PREVIEW_ROUTE, type LocalPipeline, type OpenOptions } from "./pipeline.js";
 import { startActionsEndpoint, type ActionsEndpoint } from "./actions-endpoint.js";
 import { composeActions } from "../lib/app/actions.js";
@@ -257,7 +258,7 @@ export async function loopPass(p: LocalPipeline, opts: RunOptions, summary: RunS
 }
 
 /**
- * One tick of the change feed's loop (lib/ingest/feed-loop.ts): the feed read and the services it names
+ * One tick of the change feed's loop (lib/dispatch/feed-loop.ts): the feed read and the services it names
  * polled at once. A failure is said and the loop goes on; the minute's pass reads the feed meanwhile.
  */
 export async function feedPass(p: LocalPipeline, opts: RunOptions, summary: RunSummary): Promise<void> {

@@ -9,9 +9,9 @@
 import pMap from "p-map";
 import type { Simulator } from "./simulator/index.js";
 import type { Watchlist } from "../lib/model/dispatch.js";
-import { DISPATCH_NAME, feedTick, planPolls, pollBatch, pollBatches } from "../lib/ingest/cycle.js";
-import { FEED_LOOP } from "../lib/ingest/feed-loop.js";
-import type { PollDeps } from "../lib/ingest/poll.js";
+import { DISPATCH_NAME, feedTick, planPolls, pollBatch, pollBatches } from "../lib/dispatch/cycle.js";
+import { FEED_LOOP } from "../lib/dispatch/feed-loop.js";
+import type { PollDeps } from "../lib/poll/poll.js";
 import type { PollResult } from "../lib/model/poll.js";
 import type { DispatchStore, FeedLoopStore } from "../lib/model/dispatch-store.js";
 

@@ -4,7 +4,7 @@
  * (DynamoDB Local, dispatch, polls, outbox, local bus) and shows what happens live. With
  * PLATFORM_API_URL and a configuration file, the same command watches the real platform.
  */
-import { FEED_LOOP } from "../lib/ingest/feed-loop.js";
+import { FEED_LOOP } from "../lib/dispatch/feed-loop.js";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";

@@ -20,7 +20,7 @@ export const deploymentAlertKey = (obs: DeploymentObservation, occurrence = 1) =
     ? (["deployment", obs.service_id, obs.execution_id, obs.status, String(occurrence)] as const)
     : (["deployment", obs.service_id, obs.execution_id, obs.status] as const);
 
-/** `occurrence`: the nth time the execution entered this status (lib/ingest/transitions.ts counts them). */
+/** `occurrence`: the nth time the execution entered this status (lib/poll/transitions.ts counts them). */
 export const deploymentAlertId = (obs: DeploymentObservation, occurrence = 1) => contentHash(...deploymentAlertKey(obs, occurrence));
 export const deliveryAlertId = (r: WebhookDeliveryRecord) => contentHash("webhook_delivery", r.webhook_id, r.id);
 export const clusterAlertId = (r: ClusterLogRecord) => contentHash("cluster_log", r.cluster_id, r.id);

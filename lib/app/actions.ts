@@ -12,7 +12,7 @@ import type { ActionPorts, ShownBy } from "../actions/act.js";
 import { presenterFor } from "../notify/presentation.js";
 import type { SlackSender } from "../notify/types.js";
 import { DynamoNotifyStore } from "../store/notify-store.js";
-import type { Adapters } from "./ingest.js";
+import type { Adapters } from "./adapters.js";
 
 export interface ActionAdapters extends Omit<Adapters, "onCost"> {
   slack: SlackSender;

@@ -6,16 +6,16 @@
 import type { Config } from "../config/load.js";
 import { DynamoIngestStore } from "../store/ingest-store.js";
 import { DynamoDispatchStore, DynamoFeedLoopStore } from "../store/dispatch-store.js";
-import { watchlist } from "../ingest/watchlist.js";
+import { watchlist } from "../dispatch/watchlist.js";
 import type { Watchlist } from "../model/dispatch.js";
-import type { Adapters } from "./ingest.js";
+import type { Adapters } from "./adapters.js";
 
 export interface DispatchServices {
   config: Config;
   /** The records and the outbox (dispatch raises `Lookout Health` alerts into it). */
   store: DynamoIngestStore;
   dispatch: DynamoDispatchStore;
-  /** The change feed's loop: its lease and reads (lib/ingest/feed-loop.ts). */
+  /** The change feed's loop: its lease and reads (lib/dispatch/feed-loop.ts). */
   loops: DynamoFeedLoopStore;
   watch: Watchlist;
 }

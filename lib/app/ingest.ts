@@ -5,28 +5,14 @@
  * fact reaches both. No AWS service beyond DynamoDB is imported: the poll bundle stays lean (dispatch's
  * composes ./dispatch.ts alone: no platform client).
  */
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { Config } from "../config/load.js";
 import { createPlatformClient, type PlatformApi, type PlatformClient } from "../platform/client.js";
-import type { CallCost } from "../platform/cost.js";
-import type { Log } from "../model/log.js";
-import type { PollDeps } from "../ingest/poll.js";
-import { spareRequestsOf } from "../ingest/spare-requests.js";
-import { DISPATCH_NAME } from "../ingest/cycle.js";
+import type { PollDeps } from "../poll/poll.js";
+import { spareRequestsOf } from "../dispatch/spare-requests.js";
+import { DISPATCH_NAME } from "../dispatch/cycle.js";
 import { configuredClusterNames, configuredContexts, configuredOrganizationNames } from "./context.js";
+import type { Adapters } from "./adapters.js";
 import { composeDispatch, type DispatchServices } from "./dispatch.js";
-
-/** What differs between the cloud and one machine. */
-export interface Adapters {
-  dynamodb: DynamoDBClient;
-  tableName: string;
-  /** A secret reference → the secret: env: on one machine; also ssm: and secretsmanager: in the cloud. */
-  resolveSecret(ref: string): Promise<string>;
-  log: Log;
-  now?: () => Date;
-  /** Told the cost of every platform call (the live view's budget line). */
-  onCost?: (cost: CallCost) => void;
-}
 
 export interface IngestServices extends DispatchServices {
   client: PlatformClient & PlatformApi;

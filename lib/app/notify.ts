@@ -13,7 +13,7 @@ import { SlackDeliveryError, type EmailTransport, type SlackSender } from "../no
 import type { HttpChannelBuilder } from "../notify/http-channels.js";
 import { DynamoNotifyStore } from "../store/notify-store.js";
 import { DynamoIngestStore } from "../store/ingest-store.js";
-import type { Adapters } from "./ingest.js";
+import type { Adapters } from "./adapters.js";
 
 export interface NotifyAdapters extends Omit<Adapters, "onCost"> {
   /** Absent where nothing sends to Slack (the email function whose fallback is not Slack). */

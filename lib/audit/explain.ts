@@ -6,7 +6,7 @@
  */
 import type { LookoutEventDetail } from "../model/event.js";
 import { clusterAlertId, deliveryAlertId, deploymentAlertId } from "../alerts/build.js";
-import { enteredCounts } from "../ingest/transitions.js";
+import { enteredCounts } from "../poll/transitions.js";
 import type { ExecutionState } from "../model/transitions.js";
 import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord } from "../model/observations.js";
 import { redact } from "../platform/redact.js";
@@ -149,7 +149,7 @@ export function alertIdsOf(subject: StoredItem): string[] {
     return [];
   }
   if (subject.item_type === "execution") {
-    // One id per status and per time the execution entered it (lib/ingest/transitions.ts).
+    // One id per status and per time the execution entered it (lib/poll/transitions.ts).
     const state = subject.state as ExecutionState & { observation: DeploymentObservation };
     const counts = enteredCounts(state);
     if (!counts.has(state.status)) counts.set(state.status, 1);

@@ -5,7 +5,7 @@
  * its inputs come from, and its limits. Every figure lists the executions or incidents behind it.
  */
 import type { AuditRow, Ref } from "../model/audit-row.js";
-import { classifyStatus } from "../ingest/status.js";
+import { classifyStatus } from "../poll/status.js";
 
 /** What the report reads: deployment executions and deployment alerts (failed, still failing, recovered). */
 export interface ReportInput {

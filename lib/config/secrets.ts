@@ -1,11 +1,10 @@
 /** Secret references (`env:NAME`, `ssm:/path`, `secretsmanager:name`) turned into their secrets. */
 import { ConfigError } from "./error.js";
-import type { ConfigEnv } from "./load.js";
 
 /** Turns a secret reference into the secret. `ssm:` and `secretsmanager:` need a resolver (the cloud's). */
 export async function resolveSecret(
   ref: string,
-  env: ConfigEnv = process.env,
+  env: Readonly<Record<string, string | undefined>> = process.env,
   resolvers: Partial<Record<"ssm" | "secretsmanager", (name: string) => Promise<string | undefined>>> = {},
 ): Promise<string> {
   const [scheme, ...rest] = ref.split(":");

@@ -23,7 +23,7 @@ export interface Updated {
 }
 
 /**
- * The port the change feed's loop keeps its lease and reads through (lib/ingest/feed-loop.ts), with the
+ * The port the change feed's loop keeps its lease and reads through (lib/dispatch/feed-loop.ts), with the
  * same optimistic update as dispatch's state. Adapters beside DispatchStore's.
  */
 export interface FeedLoopStore {

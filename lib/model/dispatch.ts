@@ -1,10 +1,10 @@
 /**
- * Dispatch's state and what it watches: the types the planner (lib/ingest) and its store
+ * Dispatch's state and what it watches: the types the planner (lib/dispatch) and its store
  * (lib/store/dispatch-store.ts) share.
  */
 import type { SourceRef } from "./source.js";
 
-/** The request budget's state (lib/ingest/budget.ts), kept by dispatch between invocations. */
+/** The request budget's state (lib/dispatch/budget.ts), kept by dispatch between invocations. */
 export interface BudgetState {
   /** Requests per hour from configuration. */
   configured: number;
@@ -68,7 +68,7 @@ export interface DispatchState {
 }
 
 /**
- * The change feed's loop (lib/ingest/feed-loop.ts): a tick every few seconds that reads the feed and at
+ * The change feed's loop (lib/dispatch/feed-loop.ts): a tick every few seconds that reads the feed and at
  * once the services it names. Its own small item, so that a tick that finds nothing writes a few bytes,
  * not dispatch's whole state.
  */

@@ -1,5 +1,5 @@
 /**
- * Facts for `Lookout Health` events about polling, as data: dispatch finds them (lib/ingest/health-facts.ts),
+ * Facts for `Lookout Health` events about polling, as data: dispatch finds them (lib/dispatch/health-facts.ts),
  * alerts word them. Not the event's own `health` facts (HealthFacts in event.ts).
  */
 export interface SourceHealthFacts {

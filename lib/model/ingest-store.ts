@@ -17,7 +17,7 @@ export interface SourceCursor {
   version: number;
   /**
    * Ids (deliveries) or content hashes (cluster logs) of the list read and stored, the latest first
-   * sealed into `seen_parts` once they outgrow a part of the cursor (lib/ingest/seen.ts).
+   * sealed into `seen_parts` once they outgrow a part of the cursor (lib/poll/seen.ts).
    */
   seen?: string[];
   /** The parts of the seen ids kept in items of their own (`getSeenParts`), by content hash. */
@@ -51,7 +51,7 @@ export interface SeenPart {
 
 /**
  * An organization's project and member names as the platform lists them (endpoints 14 and 15), cached
- * so that alerts can name them without a request each (lib/ingest/names.ts).
+ * so that alerts can name them without a request each (lib/poll/names.ts).
  */
 export interface OrganizationNames {
   organization_id: string;

@@ -35,7 +35,7 @@ const partitions = {
 export const keys = {
   /** Per polled source: what was seen, paging state, budget facts. */
   cursor: (sourceKey: string) => ({ pk: `SRC#${keyPart(sourceKey)}`, sk: "CURSOR" }),
-  /** A part of a source's seen ids, by the hash of its ids (lib/ingest/seen.ts): in the cursor's partition. */
+  /** A part of a source's seen ids, by the hash of its ids (lib/poll/seen.ts): in the cursor's partition. */
   seenPart: (sourceKey: string, part: string) => ({ pk: `SRC#${keyPart(sourceKey)}`, sk: `SEEN#${part}` }),
   /** A record as read (normalized, redacted): a webhook delivery, a cluster log entry. */
   record: (recordKind: string, recordId: string) => ({ pk: `REC#${recordKind}#${keyPart(recordId)}`, sk: "RECORD" }),
@@ -43,16 +43,16 @@ export const keys = {
   execution: (serviceId: string, executionId: string) => ({ pk: `EXEC#${keyPart(serviceId)}#${keyPart(executionId)}`, sk: "STATE" }),
   /** Per service: whether it is failing, since when, and the alert that opened the incident. */
   service: (serviceId: string) => ({ pk: `SVC#${keyPart(serviceId)}`, sk: "STATE" }),
-  /** A webhook target's or a cluster's incident (lib/ingest/incidents.ts), by subject. */
+  /** A webhook target's or a cluster's incident (lib/poll/incidents.ts), by subject. */
   incident: (subject: string) => ({ pk: `INC#${keyPart(subject)}`, sk: "STATE" }),
   /** The outbox: one item per alert, published from the table's stream. */
   alert: (alertId: string) => ({ pk: `ALERT#${keyPart(alertId)}`, sk: "ALERT" }),
   /** What Lookout learned about a service (names, project, environment) from the change feed. */
   directory: (serviceId: string) => ({ pk: `DIR#${keyPart(serviceId)}`, sk: "SERVICE" }),
-  /** Per organization: its project and member names from the platform, cached (lib/ingest/names.ts). */
+  /** Per organization: its project and member names from the platform, cached (lib/poll/names.ts). */
   names: (organizationId: string) => ({ pk: `NAMES#${keyPart(organizationId)}`, sk: "ORGANIZATION" }),
   dispatch: (name: string) => ({ pk: `DISPATCH#${name}`, sk: "STATE" }),
-  /** The change feed's loop: its lease and the webhooks it read (lib/ingest/feed-loop.ts). */
+  /** The change feed's loop: its lease and the webhooks it read (lib/dispatch/feed-loop.ts). */
   feedLoop: (name: string) => ({ pk: `DISPATCH#${name}`, sk: "FEED_LOOP" }),
   /** A record that could not be stored or an alert that could not be published (lib/alerts/quarantine.ts). */
   quarantine: (id: string, stage: "ingest" | "publish") => ({ pk: `QUAR#${keyPart(id)}`, sk: stage.toUpperCase() }),

@@ -1,5 +1,5 @@
 /**
- * What Lookout reads of the platform, normalized (lib/ingest/normalize.ts makes these): webhook
+ * What Lookout reads of the platform, normalized (lib/poll/normalize.ts makes these): webhook
  * deliveries, cluster log entries, deployment observations, and what it knows of a service besides.
  */
 import type { NamedRef } from "./event.js";

@@ -1,6 +1,6 @@
 /**
  * The state a deployment execution and its service keep between observations, and what one observation
- * decides (lib/ingest/transitions.ts decides; the ingest store applies it with conditional writes).
+ * decides (lib/poll/transitions.ts decides; the ingest store applies it with conditional writes).
  */
 import type { DeploymentTransition, IncidentFacts, LookoutEventDetail } from "./event.js";
 import type { Instant } from "./time.js";
@@ -62,7 +62,7 @@ export interface TransitionDecision {
 }
 
 /**
- * A webhook target's or a cluster's incident state (lib/ingest/incidents.ts folds records into it), one
+ * A webhook target's or a cluster's incident state (lib/poll/incidents.ts folds records into it), one
  * item per subject (`webhook:<webhook>:<host>`, `cluster:<cluster>`).
  */
 export interface IncidentState {

@@ -1,5 +1,5 @@
 /**
- * What one client call cost: the request budget (lib/ingest) spends and tracks requests with these.
+ * What one client call cost: the request budget (lib/dispatch/budget.ts) spends and tracks requests with these.
  */
 import { headerNumber, parseRetryAfter } from "../model/backoff.js";
 import type { RateLimitHeaders } from "../model/poll.js";

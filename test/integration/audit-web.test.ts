@@ -21,7 +21,7 @@ import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
-import { pollSource, type PollDeps } from "../../lib/ingest/poll.js";
+import { pollSource, type PollDeps } from "../../lib/poll/poll.js";
 import type { SourceRef } from "../../lib/model/source.js";
 import { deliver, type DeliverDeps } from "../../lib/notify/deliver.js";
 import type { AlertItem } from "../../lib/model/alert-item.js";

@@ -4,7 +4,7 @@ import { GetCommand, DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dyn
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { freshTable } from "../support/dynamodb.js";
 import { DynamoDispatchStore, decodeDispatchState, encodeDispatchState, itemSizeBytes } from "../../lib/store/dispatch-store.js";
-import { planTick } from "../../lib/ingest/plan.js";
+import { planTick } from "../../lib/dispatch/plan.js";
 import { keys } from "../../lib/model/items.js";
 import { T0, big, busyState, dispatchStoreContract } from "../support/dispatch-store-contract.js";
 

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { AuditTrail } from "../../lib/audit/trail.js";
 import { DynamoAuditItems } from "../../lib/store/audit-store.js";
-import { pollSource } from "../../lib/ingest/poll.js";
+import { pollSource } from "../../lib/poll/poll.js";
 import { parseConfig } from "../../lib/config/load.js";
 import { composeIngest } from "../../lib/app/ingest.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";

@@ -11,7 +11,7 @@ import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
-import { pollSource, type PollDeps } from "../../lib/ingest/poll.js";
+import { pollSource, type PollDeps } from "../../lib/poll/poll.js";
 import { sourceKey, type SourceRef } from "../../lib/model/source.js";
 import { checkConfig } from "../../lib/config/load.js";
 import { notifyEvent } from "../../lib/notify/notifier.js";

@@ -1,5 +1,5 @@
 /**
- * The change feed's loop on real parts (lib/ingest/feed-loop.ts, `feedTick` in lib/ingest/cycle.ts): the
+ * The change feed's loop on real parts (lib/dispatch/feed-loop.ts, `feedTick` in lib/dispatch/cycle.ts): the
  * simulator over HTTP, DynamoDB Local. A deployment that fails between two minute ticks is read, and
  * raised with its environment, at the loop's first tick after the platform delivered its failure event;
  * a tick that finds nothing writes only the loop's small item, never dispatch's state; two ticks at
@@ -11,14 +11,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { checkConfig } from "../../lib/config/load.js";
-import { watchlist } from "../../lib/ingest/watchlist.js";
+import { watchlist } from "../../lib/dispatch/watchlist.js";
 import type { Watchlist } from "../../lib/model/dispatch.js";
 import { DynamoDispatchStore, DynamoFeedLoopStore } from "../../lib/store/dispatch-store.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
-import type { PollDeps } from "../../lib/ingest/poll.js";
-import { everySource, feedTick, planPolls, pollBatch, DISPATCH_NAME } from "../../lib/ingest/cycle.js";
-import { FEED_LOOP } from "../../lib/ingest/feed-loop.js";
+import type { PollDeps } from "../../lib/poll/poll.js";
+import { everySource, feedTick, planPolls, pollBatch, DISPATCH_NAME } from "../../lib/dispatch/cycle.js";
+import { FEED_LOOP } from "../../lib/dispatch/feed-loop.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 import type { Context } from "aws-lambda";

@@ -14,7 +14,7 @@ import fc from "fast-check";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { ClusterLogEntry, DeploymentHistoryItem, WebhookEvent } from "../../lib/platform/schemas.js";
-import { normalizeClusterLog, normalizeDeployment, normalizeWebhookDelivery } from "../../lib/ingest/normalize.js";
+import { normalizeClusterLog, normalizeDeployment, normalizeWebhookDelivery } from "../../lib/poll/normalize.js";
 import type { SourceRef } from "../../lib/model/source.js";
 import { redact } from "../../lib/platform/redact.js";
 import { SECRET_KINDS, SecretScanner, plantSecret, textWith } from "../support/secret-scan.js";

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { randomUUID } from "node:crypto";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
-import type { PollDeps } from "../../lib/ingest/poll.js";
+import type { PollDeps } from "../../lib/poll/poll.js";
 import { startHostilePlatform, type HostilePlatform } from "../support/hostile-platform.js";
 import { pageCaseArb, runPageCase } from "../support/hostile-pages.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";

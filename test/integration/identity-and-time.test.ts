@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
-import { pollSource, type PollDeps } from "../../lib/ingest/poll.js";
+import { pollSource, type PollDeps } from "../../lib/poll/poll.js";
 import type { Log } from "../../lib/model/log.js";
 import type { PollResult } from "../../lib/model/poll.js";
 import type { SourceRef } from "../../lib/model/source.js";

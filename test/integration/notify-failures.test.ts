@@ -33,7 +33,7 @@ import { createNotifyHandler, FLUSH_DIGESTS } from "../../lib/app/lambda/notify.
 import { createDispatchHandler, heldKinds } from "../../lib/app/lambda/dispatch.js";
 import { lambdaDigestFlusher, lambdaPollSender } from "../../lib/app/cloud/invoke.js";
 import { DynamoDispatchStore } from "../../lib/store/dispatch-store.js";
-import { watchlist } from "../../lib/ingest/watchlist.js";
+import { watchlist } from "../../lib/dispatch/watchlist.js";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { startLambdaAsync } from "../support/lambda-async.js";
 import { PreflightError, runLookout } from "../../local/run.js";

@@ -15,8 +15,8 @@ import { PlatformResponseTooLargeError, PlatformTimeoutError } from "../../lib/p
 import { parseConfig } from "../../lib/config/load.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { DynamoDispatchStore } from "../../lib/store/dispatch-store.js";
-import { everySource, pollAndRecord } from "../../lib/ingest/cycle.js";
-import { watchlist } from "../../lib/ingest/watchlist.js";
+import { everySource, pollAndRecord } from "../../lib/dispatch/cycle.js";
+import { watchlist } from "../../lib/dispatch/watchlist.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
 const ORG = randomUUID();

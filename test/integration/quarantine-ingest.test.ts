@@ -12,7 +12,7 @@ import { DynamoDBDocumentClient, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { startSimulator } from "../../local/simulator/index.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
-import { pollSource, type PollDeps } from "../../lib/ingest/poll.js";
+import { pollSource, type PollDeps } from "../../lib/poll/poll.js";
 import type { Log } from "../../lib/model/log.js";
 import type { SourceRef } from "../../lib/model/source.js";
 import { CLIP_MARKER } from "../../lib/model/bounds.js";

@@ -12,7 +12,7 @@ import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
-import { pollSource, type PollDeps } from "../../lib/ingest/poll.js";
+import { pollSource, type PollDeps } from "../../lib/poll/poll.js";
 import type { SourceRef } from "../../lib/model/source.js";
 import { AuditTrail } from "../../lib/audit/trail.js";
 import { DynamoAuditItems } from "../../lib/store/audit-store.js";

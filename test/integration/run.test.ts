@@ -11,7 +11,7 @@ import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { checkConfig, type Config } from "../../lib/config/load.js";
 import { PreflightError, runLookout } from "../../local/run.js";
 import { openLocalPipeline } from "../../local/pipeline.js";
-import { pollSource } from "../../lib/ingest/poll.js";
+import { pollSource } from "../../lib/poll/poll.js";
 import type { LookoutEventEnvelope } from "../../lib/model/event.js";
 import { dynamodbEndpoint } from "../support/dynamodb.js";
 

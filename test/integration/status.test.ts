@@ -25,7 +25,7 @@ import { allReceivers, receiverId } from "../../lib/config/receivers.js";
 import { sourceKey } from "../../lib/model/source.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
-import type { StatusReport } from "../../lib/audit/status.js";
+import type { StatusReport } from "../../lib/status/report.js";
 import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 const unwrap = <T>(m: unknown): T => ((m as { default?: { default?: T } }).default?.default ?? (m as { default: T }).default) as T;

@@ -11,7 +11,7 @@
  */
 import { checkConfig } from "../../lib/config/load.js";
 import { openLocalPipeline } from "../../local/pipeline.js";
-import { pollSource } from "../../lib/ingest/poll.js";
+import { pollSource } from "../../lib/poll/poll.js";
 
 const env = process.env;
 const crashAt = env.CRASH_AT ?? "";

@@ -7,11 +7,10 @@ import type { DispatchStore } from "../../lib/model/dispatch-store.js";
 import type { DispatchState, Watchlist } from "../../lib/model/dispatch.js";
 import type { PollResult } from "../../lib/model/poll.js";
 import type { Config } from "../../lib/config/load.js";
-import { DISPATCH_POLICY } from "../../lib/ingest/dispatch.js";
-import { planTick } from "../../lib/ingest/plan.js";
-import { recordPollResult } from "../../lib/ingest/source-state.js";
-import { watchlist } from "../../lib/ingest/watchlist.js";
-import { spend } from "../../lib/ingest/budget.js";
+import { planTick } from "../../lib/dispatch/plan.js";
+import { DISPATCH_POLICY, recordPollResult } from "../../lib/dispatch/source-state.js";
+import { watchlist } from "../../lib/dispatch/watchlist.js";
+import { spend } from "../../lib/dispatch/budget.js";
 import { sourceKey } from "../../lib/model/source.js";
 
 export const T0 = Date.parse("2026-03-02T10:00:00Z");

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { randomUUID } from "node:crypto";
-import { pollSource, type PollDeps } from "../../lib/ingest/poll.js";
+import { pollSource, type PollDeps } from "../../lib/poll/poll.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { nestedJson, type HostilePlatform } from "./hostile-platform.js";
 

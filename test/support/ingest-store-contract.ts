@@ -10,7 +10,7 @@ import type { AlertItem } from "../../lib/model/alert-item.js";
 import type { IncidentState } from "../../lib/model/transitions.js";
 import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { recordItem } from "../../lib/model/items.js";
-import { normalizeDeployment, normalizeWebhookDelivery } from "../../lib/ingest/normalize.js";
+import { normalizeDeployment, normalizeWebhookDelivery } from "../../lib/poll/normalize.js";
 import { setAside } from "../../lib/alerts/quarantine.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 

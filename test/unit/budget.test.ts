@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { BudgetState } from "../../lib/model/dispatch.js";
-import { BUDGET_POLICY, available, capOf, limitOf, newBudget, observeResponse, perMinute, reconfigure, spend, spentInWindow } from "../../lib/ingest/budget.js";
+import { BUDGET_POLICY, available, capOf, limitOf, newBudget, observeResponse, perMinute, reconfigure, spend, spentInWindow } from "../../lib/dispatch/budget.js";
 
 const MIN = 60_000;
 const HOUR = 3_600_000;

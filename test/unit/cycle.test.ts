@@ -5,11 +5,12 @@
  * fault injection makes an endpoint fail.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { everySource, feedFirst, pollAndRecord, planPolls, raiseHealth } from "../../lib/ingest/cycle.js";
-import { DISPATCH_POLICY } from "../../lib/ingest/dispatch.js";
-import { watchlist } from "../../lib/ingest/watchlist.js";
+import { everySource, pollAndRecord, planPolls, raiseHealth } from "../../lib/dispatch/cycle.js";
+import { feedFirst } from "../../lib/poll/batch.js";
+import { DISPATCH_POLICY } from "../../lib/dispatch/source-state.js";
+import { watchlist } from "../../lib/dispatch/watchlist.js";
 import { sourceKey, type SourceRef } from "../../lib/model/source.js";
-import type { PollDeps } from "../../lib/ingest/poll.js";
+import type { PollDeps } from "../../lib/poll/poll.js";
 import { MemoryDispatchStore } from "../../lib/store/memory/dispatch-store.js";
 import { MemoryIngestStore } from "../support/memory-ingest-store.js";
 import type { Config } from "../../lib/config/load.js";

@@ -1,16 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { DispatchState, Watchlist } from "../../lib/model/dispatch.js";
-import { DISPATCH_POLICY } from "../../lib/ingest/dispatch.js";
-import { applyPollResult, initialState } from "../../lib/ingest/source-state.js";
-import { healthFacts } from "../../lib/ingest/health-facts.js";
-import { idleIntervalMs, planTick } from "../../lib/ingest/plan.js";
-import { watchlist } from "../../lib/ingest/watchlist.js";
-import * as budget from "../../lib/ingest/budget.js";
-import { available, capOf } from "../../lib/ingest/budget.js";
+import { DISPATCH_POLICY, applyPollResult, initialState } from "../../lib/dispatch/source-state.js";
+import { healthFacts } from "../../lib/dispatch/health-facts.js";
+import { idleIntervalMs, planTick } from "../../lib/dispatch/plan.js";
+import { watchlist } from "../../lib/dispatch/watchlist.js";
+import * as budget from "../../lib/dispatch/budget.js";
+import { available, capOf } from "../../lib/dispatch/budget.js";
 import type { PollRequest, PollResult } from "../../lib/model/poll.js";
 import { sourceKey } from "../../lib/model/source.js";
 import type { Config } from "../../lib/config/load.js";
-import { POLL_BATCH, pollBatches } from "../../lib/ingest/cycle.js";
+import { POLL_BATCH, pollBatches } from "../../lib/dispatch/cycle.js";
 
 const MIN = 60_000;
 const HOUR = 3_600_000;

@@ -209,14 +209,14 @@ describe("references to files", () => {
   });
 
   it("resolves a path from the repo's root, lib/, or the file's own folder", () => {
-    expect(candidates("lib/ingest/dispatch.ts", "lib/model/dispatch-store.ts")).toEqual(["lib/model/dispatch-store.ts"]);
+    expect(candidates("lib/dispatch/plan.ts", "lib/model/dispatch-store.ts")).toEqual(["lib/model/dispatch-store.ts"]);
     expect(candidates("docs/architecture.md", "store/optimistic.ts")).toEqual(["lib/store/optimistic.ts"]);
-    expect(candidates("lib/ingest/dispatch.ts", "readers/list.ts")).toEqual(["lib/ingest/readers/list.ts"]);
-    expect(candidates("lib/ingest/dispatch.ts", "plan.ts")).toEqual(["lib/ingest/plan.ts"]);
+    expect(candidates("lib/poll/poll.ts", "readers/list.ts")).toEqual(["lib/poll/readers/list.ts"]);
+    expect(candidates("lib/dispatch/cycle.ts", "plan.ts")).toEqual(["lib/dispatch/plan.ts"]);
     expect(candidates("lib/config/routes.ts", "types.ts")).toEqual(["lib/config/types.ts"]);
     expect(candidates("README.md", "serverless.yml")).toEqual(["serverless.yml"]);
     for (const notAPath of ["../model/poll.js", "zod/mini.js", "x.ts", "Node.js", "lookout.yaml"]) {
-      expect(candidates("lib/ingest/dispatch.ts", notAPath)).toBeUndefined();
+      expect(candidates("lib/dispatch/plan.ts", notAPath)).toBeUndefined();
     }
     expect(candidates("docs/platform.md", "plan.ts")).toBeUndefined();
     expect(exists("lib/model/poll.js")).toBe(true);

@@ -1,19 +1,18 @@
 /**
- * The change feed's loop (lib/ingest/feed-loop.ts): its lease lets one loop read the feed however many
+ * The change feed's loop (lib/dispatch/feed-loop.ts): its lease lets one loop read the feed however many
  * are started, its reads go round the watched webhooks within its share of the budget, the minute tick
  * leaves the webhooks and that share to it while it beats and takes them back when it is lost, and what
  * the feed names is polled at once within the budget.
  */
 import { describe, expect, it } from "vitest";
 import type { DispatchState, FeedLoopState, Watchlist } from "../../lib/model/dispatch.js";
-import { claimFeedTick, countLoopReads, FEED_LOOP, feedReadsPerTick, planHot, readsDone } from "../../lib/ingest/feed-loop.js";
-import { planTick } from "../../lib/ingest/plan.js";
-import { DISPATCH_NAME, feedTick } from "../../lib/ingest/cycle.js";
+import { claimFeedTick, countLoopReads, FEED_LOOP, feedReadsPerTick, planHot, readsDone } from "../../lib/dispatch/feed-loop.js";
+import { planTick } from "../../lib/dispatch/plan.js";
+import { DISPATCH_NAME, feedTick } from "../../lib/dispatch/cycle.js";
 import { MemoryDispatchStore, MemoryFeedLoopStore } from "../../lib/store/memory/dispatch-store.js";
-import { initialState } from "../../lib/ingest/source-state.js";
-import { watchlist } from "../../lib/ingest/watchlist.js";
-import * as budget from "../../lib/ingest/budget.js";
-import { DISPATCH_POLICY } from "../../lib/ingest/dispatch.js";
+import { DISPATCH_POLICY, initialState } from "../../lib/dispatch/source-state.js";
+import { watchlist } from "../../lib/dispatch/watchlist.js";
+import * as budget from "../../lib/dispatch/budget.js";
 import { sourceKey } from "../../lib/model/source.js";
 
 const T0 = Date.parse("2026-03-02T10:00:00Z");

@@ -1,6 +1,7 @@
 /**
  * Imports point one way (docs/architecture.md, "Layout and import direction"): a module under lib/
- * imports its own folder or a folder of lower rank, and store/, platform/ and config/ import only model/.
+ * imports its own folder or a folder of lower rank, and store/, platform/ and config/ import only model/;
+ * and no file of lib/ reaches itself through its imports, within a folder either.
  * Every relative import counts: static, `import type`, re-exports and dynamic `import()`.
  */
 import { readFileSync, readdirSync } from "node:fs";
@@ -15,9 +16,13 @@ const RANK: Readonly<Record<string, number>> = {
   model: 0,
   platform: 1, store: 1, config: 1,
   alerts: 2,
-  ingest: 3, routes: 3,
-  notify: 4, audit: 4,
-  actions: 5,
+  // Dispatch runs polls (pollAndRecord, pollBatch, the change feed's feedTick) and lends them its budget
+  // (spareRequestsOf implements poll's SpareRequests port), so poll/ is below dispatch/; a poll knows
+  // nothing of dispatch's state, and dispatch folds a poll's result (model/poll.ts) into its own.
+  poll: 3, routes: 3,
+  dispatch: 4, notify: 4, audit: 4,
+  // The `lookout status` report reads dispatch's state and notify's store.
+  status: 5, actions: 5,
   app: 6,
 };
 /** Adapters and configuration need no stage: the ports and types they serve live in model/. */
@@ -66,10 +71,15 @@ function ruleBroken(from: string, to: string): string | undefined {
   return undefined;
 }
 
-function brokenImports(): Map<string, string> {
+/** Every file of lib/ and the files it imports. */
+function importGraph(): Map<string, string[]> {
+  return new Map(tsFiles("lib").map((file) => [file, importsOf(file, readFileSync(join(ROOT, file), "utf8"))]));
+}
+
+function brokenImports(graph: ReadonlyMap<string, readonly string[]>): Map<string, string> {
   const out = new Map<string, string>();
-  for (const file of tsFiles("lib")) {
-    for (const to of importsOf(file, readFileSync(join(ROOT, file), "utf8"))) {
+  for (const [file, imports] of graph) {
+    for (const to of imports) {
       const why = ruleBroken(file, to);
       if (why) out.set(`${file} -> ${to}`, why);
     }
@@ -77,8 +87,32 @@ function brokenImports(): Map<string, string> {
   return out;
 }
 
+/**
+ * The import cycles among the files, as rings from where a depth-first search entered each back to that
+ * file (`a -> b -> a`); a file that imports itself is one too.
+ */
+function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  const cycles: string[] = [];
+  const visit = (file: string): void => {
+    state.set(file, "open");
+    path.push(file);
+    for (const to of graph.get(file) ?? []) {
+      if (!graph.has(to)) continue;
+      if (state.get(to) === "open") cycles.push([...path.slice(path.indexOf(to)), to].join(" -> "));
+      else if (!state.has(to)) visit(to);
+    }
+    path.pop();
+    state.set(file, "done");
+  };
+  for (const file of [...graph.keys()].sort()) if (!state.has(file)) visit(file);
+  return cycles;
+}
+
 describe("import direction in lib/", () => {
-  const broken = brokenImports();
+  const graph = importGraph();
+  const broken = brokenImports(graph);
 
   it("every folder of lib/ has a rank", () => {
     const folders = readdirSync(join(ROOT, "lib"), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
@@ -94,18 +128,37 @@ describe("import direction in lib/", () => {
     expect(PENDING.filter((pair) => !broken.has(pair))).toEqual([]);
   });
 
+  it("no file imports itself through others (type-only imports count)", () => {
+    expect(importCycles(graph)).toEqual([]);
+  });
+
+  it("finds a ring of files and a file importing itself, not a diamond", () => {
+    const ring = new Map([
+      ["lib/poll/poll.ts", ["lib/poll/readers/reader.ts", "lib/model/poll.ts"]],
+      ["lib/poll/readers/reader.ts", ["lib/poll/deps.ts"]],
+      ["lib/poll/deps.ts", ["lib/poll/poll.ts"]],
+      ["lib/model/poll.ts", []],
+    ]);
+    expect(importCycles(ring)).toEqual(["lib/poll/deps.ts -> lib/poll/poll.ts -> lib/poll/readers/reader.ts -> lib/poll/deps.ts"]);
+    expect(importCycles(new Map([["lib/a/x.ts", ["lib/a/x.ts"]]]))).toEqual(["lib/a/x.ts -> lib/a/x.ts"]);
+    const diamond = new Map([["lib/a/a.ts", ["lib/a/b.ts", "lib/a/c.ts"]], ["lib/a/b.ts", ["lib/a/d.ts"]], ["lib/a/c.ts", ["lib/a/d.ts"]], ["lib/a/d.ts", []]]);
+    expect(importCycles(diamond)).toEqual([]);
+  });
+
   it("sees static, type-only, re-exported and dynamic imports, not ones in comments", () => {
     const source = [
       'import { a } from "./a.js";',
       'import type { B } from "../model/b.js";',
       'export * from "../store/c.js";',
-      'const d = await import("../ingest/d.js");',
+      'const d = await import("../poll/d.js");',
       '// import("../app/e.js")',
     ].join("\n");
-    expect(importsOf("lib/alerts/x.ts", source)).toEqual(["lib/alerts/a.ts", "lib/model/b.ts", "lib/store/c.ts", "lib/ingest/d.ts"]);
+    expect(importsOf("lib/alerts/x.ts", source)).toEqual(["lib/alerts/a.ts", "lib/model/b.ts", "lib/store/c.ts", "lib/poll/d.ts"]);
     expect(ruleBroken("lib/alerts/x.ts", "lib/store/c.ts")).toBeUndefined();
-    expect(ruleBroken("lib/alerts/x.ts", "lib/ingest/d.ts")).toMatch(/rank 2/);
+    expect(ruleBroken("lib/alerts/x.ts", "lib/poll/d.ts")).toMatch(/rank 2/);
     expect(ruleBroken("lib/store/x.ts", "lib/platform/y.ts")).toBe("store/ imports only model/");
-    expect(ruleBroken("lib/ingest/x.ts", "lib/routes/y.ts")).toMatch(/not routes\//);
+    expect(ruleBroken("lib/poll/x.ts", "lib/routes/y.ts")).toMatch(/not routes\//);
+    expect(ruleBroken("lib/poll/x.ts", "lib/dispatch/y.ts")).toMatch(/not dispatch\//);
+    expect(ruleBroken("lib/dispatch/x.ts", "lib/poll/y.ts")).toBeUndefined();
   });
 });

@@ -1,9 +1,9 @@
 /**
- * The incident fold of webhook targets and clusters (lib/ingest/incidents.ts): what each fresh record is
+ * The incident fold of webhook targets and clusters (lib/poll/incidents.ts): what each fresh record is
  * in its subject's incident, decided from the stored state and the records alone.
  */
 import { describe, expect, it } from "vitest";
-import { foldIncident, type IncidentRecord } from "../../lib/ingest/incidents.js";
+import { foldIncident, type IncidentRecord } from "../../lib/poll/incidents.js";
 import { emptyIncidentState, type IncidentState } from "../../lib/model/transitions.js";
 
 const MIN = 60_000;

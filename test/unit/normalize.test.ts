@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeClusterLog, normalizeDeployment, normalizeWebhookDelivery } from "../../lib/ingest/normalize.js";
+import { normalizeClusterLog, normalizeDeployment, normalizeWebhookDelivery } from "../../lib/poll/normalize.js";
 import { durationSeconds } from "../../lib/model/time.js";
 
 const org = "o1";

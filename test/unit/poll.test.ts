@@ -6,8 +6,8 @@
  * (The same paths over DynamoDB Local: test/integration/ingest.test.ts and its neighbours.)
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { pollSource, type PollDeps } from "../../lib/ingest/poll.js";
-import { DEPLOYMENT_PAGE_MAX, DEPLOYMENT_PAGE_MIN, DEPLOYMENT_READ_MAX } from "../../lib/ingest/readers/deployment-history.js";
+import { pollSource, type PollDeps } from "../../lib/poll/poll.js";
+import { DEPLOYMENT_PAGE_MAX, DEPLOYMENT_PAGE_MIN, DEPLOYMENT_READ_MAX } from "../../lib/poll/readers/deployment-history.js";
 import { MemoryIngestStore } from "../support/memory-ingest-store.js";
 import { RecordUnwritable } from "../../lib/model/ingest-store.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";

@@ -1,9 +1,9 @@
 /**
- * What a list source has stored, by id (lib/ingest/seen.ts): the cursor keeps the latest ids, older
+ * What a list source has stored, by id (lib/poll/seen.ts): the cursor keeps the latest ids, older
  * ones are sealed into parts that each fit a DynamoDB item, and what is no longer listed goes.
  */
 import { describe, expect, it } from "vitest";
-import { SEEN_INLINE_BYTES, SEEN_PART_BYTES, addSeen, emptySeen, hasSeen, listDigest, seenId, type Seen } from "../../lib/ingest/seen.js";
+import { SEEN_INLINE_BYTES, SEEN_PART_BYTES, addSeen, emptySeen, hasSeen, listDigest, seenId, type Seen } from "../../lib/poll/seen.js";
 import { contentHash, contentHashOf } from "../../lib/model/hash.js";
 
 const hashes = (n: number, from = 0) => Array.from({ length: n }, (_, i) => contentHash("entry", from + i));

@@ -1,8 +1,8 @@
 /** What `lookout status` says of the change feed's loop (docs/status.md): beating, lost or off, never a reason to be unhealthy. */
 import { describe, expect, it } from "vitest";
-import { statusLines, statusReport, type StatusFacts, type StatusSettings } from "../../lib/audit/status.js";
-import { FEED_LOOP } from "../../lib/ingest/feed-loop.js";
-import { watchlist } from "../../lib/ingest/watchlist.js";
+import { statusLines, statusReport, type StatusFacts, type StatusSettings } from "../../lib/status/report.js";
+import { FEED_LOOP } from "../../lib/dispatch/feed-loop.js";
+import { watchlist } from "../../lib/dispatch/watchlist.js";
 import type { FeedLoopState } from "../../lib/model/dispatch.js";
 
 const NOW = Date.parse("2026-03-01T12:00:00Z");

@@ -2,7 +2,7 @@
 import type { Logger } from "@aws-lambda-powertools/logger";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { requiredEnv } from "../env.js";
-import type { Adapters } from "../ingest.js";
+import type { Adapters } from "../adapters.js";
 import { asLog } from "./container.js";
 
 /** The table named by TABLE_NAME (serverless.yml), through one client. */

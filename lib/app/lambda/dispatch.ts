@@ -2,15 +2,15 @@
  * Dispatch as a Lambda handler (EventBridge Scheduler, every minute): plans which sources to poll within
  * the request budget, raises `Lookout Health` events, invokes the poll function with the tick's polls
  * (ten an invocation), and a notify function when alerts are held for its receivers' digests.
- * lib/ingest decides.
+ * lib/dispatch decides.
  */
 import middy from "@middy/core";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import type { Context } from "aws-lambda";
-import { DISPATCH_NAME, planPolls, raiseHealth, unplanPolls, watchQueues } from "../../ingest/cycle.js";
-import { feedReadsNow, loopAlive } from "../../ingest/feed-loop.js";
+import { DISPATCH_NAME, planPolls, raiseHealth, unplanPolls, watchQueues } from "../../dispatch/cycle.js";
+import { feedReadsNow, loopAlive } from "../../dispatch/feed-loop.js";
 import type { FeedLoopQueue } from "./feed-tick.js";
 import type { QueueSample } from "../../alerts/health.js";
 import type { IngestStore } from "../../model/ingest-store.js";

@@ -2,7 +2,7 @@
  * Poll as a Lambda handler, invoked asynchronously by dispatch with a batch of up to ten of a tick's
  * polls (`{"lookout": "poll", "polls": [...]}`, lib/app/cloud/invoke.ts). The batch's sources are
  * polled at once, with room for one large answer among them (lib/platform/answer-memory.ts: another is
- * deferred to the next tick, so that a batch fits the function's memory); lib/ingest polls, stores and
+ * deferred to the next tick, so that a batch fits the function's memory); lib/poll polls, stores and
  * raises alerts; dispatch is told what the batch learned in one write.
  *
  * Platform failures (4xx, 5xx after retries, bad responses) do not fail the invocation: dispatch already
@@ -17,9 +17,9 @@ import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import type { Context } from "aws-lambda";
-import { pollBatch } from "../../ingest/cycle.js";
+import { pollBatch } from "../../dispatch/cycle.js";
 import type { Watchlist } from "../../model/dispatch.js";
-import type { PollDeps } from "../../ingest/poll.js";
+import type { PollDeps } from "../../poll/poll.js";
 import type { DispatchStore } from "../../model/dispatch-store.js";
 import type { IngestServices } from "../ingest.js";
 import { parsePollEvent, POLL_EVENT } from "./messages.js";

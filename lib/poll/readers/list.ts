@@ -1,6 +1,6 @@
 /**
  * The core of reading a whole list of immutable items (webhook deliveries, cluster logs): deduplicated
- * by id or content hash against what the cursor has seen (lib/ingest/seen.ts); new records without an
+ * by id or content hash against what the cursor has seen (lib/poll/seen.ts); new records without an
  * alert stored in batches, each with an alert stored on its own, with its alert, once. A flood is
  * stored in chunks, oldest first, the cursor saved after each, as many as the poll has time for; the
  * rest is the next poll's (docs/limits.md, "A flood of records").
@@ -55,7 +55,7 @@ export interface ListReading<Raw, Rec extends ListRecord> {
   detail: (rec: Rec, observedAt: string) => LookoutEventDetail;
   /** Told of the records this poll stored, when there are any. */
   afterInsert?: (recs: Rec[]) => Promise<void>;
-  /** The source's incidents (lib/ingest/incidents.ts): webhook targets, a cluster. */
+  /** The source's incidents (lib/poll/incidents.ts): webhook targets, a cluster. */
   incidents?: IncidentReading<Rec>;
 }
 
@@ -83,7 +83,7 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
   const started = performance.now();
   const key = result.source;
   // The cursor and the list are independent reads, made together: one round trip less on every poll.
-  // The list's requests are counted whichever fails (a failed read carries its cost: lib/ingest/poll.ts).
+  // The list's requests are counted whichever fails (a failed read carries its cost: lib/poll/poll.ts).
   const [cursorRead, listRead] = await Promise.allSettled([deps.store.getCursor(key), reading.read()]);
   if (listRead.status === "fulfilled") poll.spend(listRead.value.cost);
   if (cursorRead.status === "rejected") {

@@ -14,7 +14,7 @@ import { type SourceRef, parseSourceKey } from "../../model/source.js";
 import { contentHash } from "../../model/hash.js";
 import { plausibleInstant } from "../../model/time.js";
 import { knownSecretsOf, redact, redactText } from "../../platform/redact.js";
-import type { PollDeps } from "../poll.js";
+import type { PollDeps } from "../deps.js";
 
 /** One poll of one source as it goes. */
 export interface PollContext {
@@ -120,4 +120,10 @@ export async function quarantineRecord(
   deps.log.error("record quarantined: it cannot be stored; the records beside it were", {
     source: result.source, kind: thing.kind, id: thing.id.slice(0, 200), reason: reason.slice(0, 500),
   });
+}
+
+/** Whether this poll may send `requests` more; never without a budget to ask (`PollDeps.spare`). */
+export async function hasSpare(poll: PollContext, requests: number): Promise<boolean> {
+  const spare = poll.deps.spare;
+  return !!spare && spare.room(requests + Math.max(0, poll.result.requests - 1));
 }

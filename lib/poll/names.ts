@@ -6,8 +6,7 @@
 import type { OrganizationNames } from "../model/ingest-store.js";
 import type { PlatformError } from "../platform/errors.js";
 import { redactText } from "../platform/redact.js";
-import type { PollContext } from "./readers/reader.js";
-import { hasSpare } from "./spare-requests.js";
+import { type PollContext, hasSpare } from "./readers/reader.js";
 
 const HOUR = 3_600_000;
 /** Names change rarely: read again after this. */

@@ -1,6 +1,7 @@
 /**
  * One dispatch tick and one recorded poll: the glue shared by functions/dispatch, functions/poll and the
- * local runner, so the cloud and one machine plan and account the same way.
+ * local runner, so the cloud and one machine plan and account the same way. Polls run in lib/poll/
+ * (`pollSource`, `pollTogether`); what they learned is recorded here, into dispatch's state.
  */
 import type { DispatchStore, FeedLoopStore } from "../model/dispatch-store.js";
 import type { DispatchState, FeedLoopState, Watchlist } from "../model/dispatch.js";
@@ -14,10 +15,10 @@ import { sourceKey } from "../model/source.js";
 import { healthFacts } from "./health-facts.js";
 import { planTick } from "./plan.js";
 import { claimFeedTick, FEED_LOOP, feedReadsPerTick, planHot, readsDone, withLoopRead, type FeedClaim } from "./feed-loop.js";
-import { AnswerRoom } from "../platform/answer-memory.js";
 import { applyPollResult, initialState, lastOkAt, notPolled, polled, pollRequest, recordPollResult, recordPollResults } from "./source-state.js";
 import * as budget from "./budget.js";
-import { pollSource, type PollDeps } from "./poll.js";
+import { pollSource, type PollDeps } from "../poll/poll.js";
+import { pollTogether } from "../poll/batch.js";
 
 /** One budget per platform token; a deployment watches with one token. */
 export const DISPATCH_NAME = "default";
@@ -31,7 +32,7 @@ export async function planPolls(
   loops?: FeedLoopStore,
 ): Promise<{ polls: PollRequest[]; state: DispatchState; loop?: FeedLoopState }> {
   let polls: PollRequest[] = [];
-  // The change feed's loop, when one beats, reads the webhooks (lib/ingest/feed-loop.ts).
+  // The change feed's loop, when one beats, reads the webhooks (lib/dispatch/feed-loop.ts).
   const loop = await loops?.get(name);
   const { state } = await store.update(name, (current) => {
     const plan = planTick(current, watch, now, loop);
@@ -201,28 +202,10 @@ export function pollBatches(polls: readonly PollRequest[]): PollRequest[][] {
  * (lib/platform/answer-memory.ts; another is deferred to the next tick), and dispatch told what they
  * learned in one write. Results in the order of `reqs`.
  */
-/**
- * The change feed's polls (webhook delivery logs) before the others of the same pass: the services a
- * feed entry names — their project and environment — are then known to a deployment poll that reads the
- * same deployment's failure. Polled together, the failure could be raised before its service was named,
- * without its environment, at a lower severity than its environment gives it (docs/platform.md).
- */
-export async function feedFirst<T>(reqs: readonly PollRequest[], poll: (batch: readonly PollRequest[]) => Promise<T[]>): Promise<T[]> {
-  const feeds = reqs.filter((r) => r.source.kind === "webhook");
-  const rest = reqs.filter((r) => r.source.kind !== "webhook");
-  return [...(feeds.length ? await poll(feeds) : []), ...(rest.length ? await poll(rest) : [])];
-}
-
 export async function pollBatch(reqs: readonly PollRequest[], deps: PollDeps, store: DispatchStore, watch: Watchlist, name = DISPATCH_NAME): Promise<PollResult[]> {
   const results = await pollTogether(reqs, deps);
   await recordPollResults(store, name, results, deps.now().getTime(), watch);
   return results;
-}
-
-/** Polls sources at once, the feeds first, with room for one large answer among them; records nothing. */
-function pollTogether(reqs: readonly PollRequest[], deps: PollDeps): Promise<PollResult[]> {
-  const room = new AnswerRoom(deps.bounds?.smallAnswerBytes);
-  return feedFirst(reqs, (batch) => Promise.all(batch.map((req) => room.run(() => pollSource(req, deps), { reserve: req.large }))));
 }
 
 export interface FeedTickOutcome {
@@ -235,7 +218,7 @@ export interface FeedTickOutcome {
 }
 
 /**
- * One tick of the change feed's loop (lib/ingest/feed-loop.ts): claims the lease, reads the feed, and
+ * One tick of the change feed's loop (lib/dispatch/feed-loop.ts): claims the lease, reads the feed, and
  * polls at once the services it named. Dispatch's state is written only when the feed brought news (the
  * loop's own reads go to its small item, stamped once answered), and the news and the polls it calls for
  * in one write. `renew` (the cloud's next tick) goes right after the claim; when it fails the tick still

@@ -1,10 +1,29 @@
-/** The plan of one dispatch tick: which sources to poll now, within the budget (see dispatch.ts for the order). */
+/**
+ * The plan of one dispatch tick: which sources to poll now, within the request budget
+ * (docs/architecture.md, "The request budget"). Dispatch (lib/dispatch/) is pure: the state comes from
+ * and goes back to a DispatchStore (lib/model/dispatch-store.ts); the clock is passed in. Its parts: what
+ * is watched (watchlist.ts), the plan of a tick (this file), a source's state, the fold of poll results
+ * into it and the policy they share (source-state.ts), the facts health events are made of
+ * (health-facts.ts), the tick's glue (cycle.ts).
+ *
+ * Order of a tick:
+ * 1. sources with executions in progress (re-read every tick until terminal);
+ * 2. sources the change feed named (hot) and that have not been read since;
+ * 3. everything else by weighted staleness (see `weight` below): webhooks first in practice, then
+ *    the stalest, a round. At least a quarter of the tick's polls go here, so nothing starves.
+ * While the change feed's loop beats (lib/dispatch/feed-loop.ts), it reads the webhooks every ten seconds
+ * and polls what they name at once; the tick leaves the webhooks and the loop's share of the budget to it.
+ * No source is polled twice within a tick; failing sources back off exponentially.
+ *
+ * Writes: dispatch writes its state once per tick. A poll writes only when it learned something
+ * (`applyPollResult(...).changed`): a routine poll's success is inferred, not recorded — the last poll
+ * of a source counts as successful until a failure is recorded for it (see `lastOkAt`).
+ */
 import type { DispatchState, FeedLoopState, SourceState, Watchlist } from "../model/dispatch.js";
 import type { PollRequest } from "../model/poll.js";
 import * as budget from "./budget.js";
-import { DISPATCH_POLICY, MINUTE } from "./dispatch.js";
 import { type SourceRef, sourceKey } from "../model/source.js";
-import { initialState, isHot, polled, pollRequest } from "./source-state.js";
+import { DISPATCH_POLICY, MINUTE, initialState, isHot, polled, pollRequest } from "./source-state.js";
 import { countLoopReads, feedReadsNow, isFeedWebhook, loopAlive, withLoopRead } from "./feed-loop.js";
 
 /**
@@ -45,7 +64,7 @@ export interface Plan {
 
 /**
  * Plans one tick: the polls to send now and the state to store before sending them. While the change
- * feed's loop beats (`loop`, lib/ingest/feed-loop.ts) it reads the webhooks: their reads are folded in
+ * feed's loop beats (`loop`, lib/dispatch/feed-loop.ts) it reads the webhooks: their reads are folded in
  * as polls. Its reads are counted into the budget first, beating or not, so the tick plans within what
  * they left.
  */

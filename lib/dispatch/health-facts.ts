@@ -1,10 +1,9 @@
 /** What dispatch's state says about polling's health: failing sources, stalled polling, a rejected token. */
 import type { DispatchState, Watchlist } from "../model/dispatch.js";
 import type { SourceHealthFacts } from "../model/health-facts.js";
-import { MINUTE } from "./dispatch.js";
 import { sourceKey } from "../model/source.js";
 import { idleIntervalMs } from "./plan.js";
-import { lastOkAt } from "./source-state.js";
+import { MINUTE, lastOkAt } from "./source-state.js";
 
 /**
  * Facts for `Lookout Health` events, as data (another stage turns them into events).

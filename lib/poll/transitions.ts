@@ -82,7 +82,7 @@ export function decideDeploymentTransition(
       };
     }
     case "success": {
-      // The commit it ran: what changed since is listed when a later deployment fails (lib/ingest/changes.ts).
+      // The commit it ran: what changed since is listed when a later deployment fails (lib/poll/changes.ts).
       const commit = stale ? undefined : obs.commit?.id;
       const ran = commit && commit !== svc.last_success_commit ? { ...svc, last_success_commit: commit } : svc;
       if (!svc.failing || stale) return ran === svc ? noTransition : { changed: true, service: ran };

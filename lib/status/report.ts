@@ -6,12 +6,11 @@
 import type { DispatchState, FeedLoopState, Watchlist } from "../model/dispatch.js";
 import type { HeldAlert, NotifyStore, ReceiverFailures } from "../model/notify-store.js";
 import { sourceKey } from "../model/source.js";
-import { healthFacts } from "../ingest/health-facts.js";
-import { lastOkAt } from "../ingest/source-state.js";
-import { DISPATCH_POLICY } from "../ingest/dispatch.js";
-import { idleIntervalMs } from "../ingest/plan.js";
-import * as budget from "../ingest/budget.js";
-import { feedReadsNow, loopAlive } from "../ingest/feed-loop.js";
+import { healthFacts } from "../dispatch/health-facts.js";
+import { DISPATCH_POLICY, lastOkAt } from "../dispatch/source-state.js";
+import { idleIntervalMs } from "../dispatch/plan.js";
+import * as budget from "../dispatch/budget.js";
+import { feedReadsNow, loopAlive } from "../dispatch/feed-loop.js";
 
 /** Version of the JSON output (docs/status.schema.json); raised when a field changes meaning. */
 export const STATUS_SCHEMA_VERSION = 1;
@@ -211,7 +210,7 @@ export function statusReport(facts: StatusFacts, settings: StatusSettings): Stat
     const earliest = s?.last_polled_at === undefined ? undefined : Math.max(s.last_polled_at + DISPATCH_POLICY.minIntervalMs, backoff ?? 0);
     let problem: string | null = null;
     // No state is no problem: dispatch reaches a new source within minutes, and `run --once` records
-    // only failures and news (a routine success is inferred, lib/ingest/dispatch.ts).
+    // only failures and news (a routine success is inferred, lib/dispatch/plan.ts).
     if (!s) problem = null;
     else if (failing.has(key)) problem = `${failures} polls failed in a row (${s.last_error ?? "unknown"})`;
     else if (stalled.has(key)) problem = `no successful poll for ${ago(lastOkAt(s)!, now)}`;

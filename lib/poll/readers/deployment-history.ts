@@ -1,5 +1,5 @@
 /**
- * An application's deployment history: executions as state machines (lib/ingest/transitions.ts).
+ * An application's deployment history: executions as state machines (lib/poll/transitions.ts).
  * The history has no cursor: a small page is read when quiet, and when a page shares nothing with what
  * is known (or an execution being followed fell off it), read again at once with a larger page.
  */
@@ -17,12 +17,11 @@ import type { ServiceState } from "../../model/transitions.js";
 import { decideDeploymentTransition, enteredCounts, timesEntered } from "../transitions.js";
 import { classifyStatus } from "../status.js";
 import { type Instant, compareInstants, plausibleInstant } from "../../model/time.js";
-import { type PollContext, type SourceReader, backfillCutoff, countAlert, namingSource, quarantineRecord, suppressionFor, takeRejected } from "./reader.js";
+import { type PollContext, type SourceReader, backfillCutoff, countAlert, hasSpare, namingSource, quarantineRecord, suppressionFor, takeRejected } from "./reader.js";
 import { organizationNames } from "../names.js";
 import { withPlatformNames } from "../../alerts/names.js";
 import { CHANGE_NOTES, commitRange, sameCommit, unlisted } from "../changes.js";
 import { type ListedChanges, changesDetail } from "../../alerts/changes.js";
-import { hasSpare } from "../spare-requests.js";
 import { normalizeCommit } from "../normalize.js";
 import type { PlatformError } from "../../platform/errors.js";
 

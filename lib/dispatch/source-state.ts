@@ -9,7 +9,32 @@ import type { SourceRef } from "../model/source.js";
 import type { DispatchStore } from "../model/dispatch-store.js";
 import type { PollRequest, PollResult } from "../model/poll.js";
 import * as budget from "./budget.js";
-import { DISPATCH_POLICY, MINUTE } from "./dispatch.js";
+
+export const MINUTE = 60_000;
+
+/** The policy dispatch plans and folds by (the order of a tick: plan.ts). */
+export const DISPATCH_POLICY = {
+  /** Ticks are a minute apart, give or take a few seconds; a source polled less than this ago is not polled again. */
+  minIntervalMs: 55_000,
+  /** A source named by the change feed stays hot at most this long (until read after the news). */
+  hotMs: 10 * MINUTE,
+  /** An organization's change feed counts as this many idle sources; its webhooks share the weight. */
+  feedWeight: 40,
+  /** Share of a tick's polls kept for the staleness queue, however busy the urgent ones are. */
+  queueShare: 0.25,
+  /** Minutes of refill the staleness queue leaves in the bucket, for bursts of activity. */
+  burstKeptMinutes: 1.5,
+  /** Ticks come every minute: this long without one means Lookout was not running. */
+  outageAfterMs: 5 * MINUTE,
+  /**
+   * A source deferred this many polls in a row counts the next deferral as a failure, with its backoff
+   * (source_failing says so once `failingAfter` failures follow): its poll takes a batch's large-answer
+   * room before it reads, so it should not happen.
+   */
+  deferralsBeforeFailure: 3,
+  backoffBaseMs: MINUTE,
+  backoffMaxMs: 30 * MINUTE,
+} as const;
 
 export function initialState(watch: Watchlist, now: number): DispatchState {
   return { budget: budget.newBudget(watch.requestsPerHour, now), sources: {} };

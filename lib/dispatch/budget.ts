@@ -78,7 +78,7 @@ export function available(s: BudgetState, now: number, keepMinutes = 0): number 
 /**
  * Whether the platform lets a request go now, whatever our own count: no 429's wait running, and its own
  * count, when it is lower than ours, not spent. The change feed's loop reads within a share kept apart
- * from the bucket (lib/ingest/feed-loop.ts), so this is all it asks.
+ * from the bucket (lib/dispatch/feed-loop.ts), so this is all it asks.
  */
 export const platformAllows = (s: BudgetState, now: number): boolean =>
   !(s.throttled_until !== undefined && now < s.throttled_until) && (activePlatform(s, now)?.remaining ?? 1) > 0;

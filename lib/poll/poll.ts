@@ -1,7 +1,7 @@
 /**
  * One poll of one source: read it, normalize, store what is new (conditional writes), raise alerts into
  * the outbox, remember what was seen. Shared by functions/poll and the local runner; each kind of source
- * has its reader in lib/ingest/readers/.
+ * has its reader in lib/poll/readers/; what a poll is given: deps.ts.
  *
  * Rules that hold for every source:
  * - Nothing new on the platform → nothing written.
@@ -12,50 +12,17 @@
  *   as handled; the records beside it are stored. A passing store error (throttling, network) still
  *   fails the poll, after the other records were tried, and the cursor does not move.
  */
-import type { PlatformClient } from "../platform/client.js";
 import type { CallCost } from "../platform/cost.js";
 import type { PlatformError } from "../platform/errors.js";
-import type { LookoutEventDetail } from "../model/event.js";
-import type { ServiceContext } from "../model/observations.js";
-import type { Suppression } from "../model/alert-item.js";
-import type { IngestStore } from "../model/ingest-store.js";
-import type { Log } from "../model/log.js";
 import type { PollRequest, PollResult } from "../model/poll.js";
 import { type SourceKind, sourceKey } from "../model/source.js";
+import type { PollDeps } from "./deps.js";
 import type { PollContext, SourceReader } from "./readers/reader.js";
-import type { SpareRequests } from "./spare-requests.js";
 import { webhookDeliveries } from "./readers/webhook-deliveries.js";
 import { clusterLogs } from "./readers/cluster-logs.js";
 import { deploymentHistory } from "./readers/deployment-history.js";
 
-export interface PollDeps {
-  /** The platform's list endpoints are all a poll reads. */
-  client: Pick<PlatformClient, "list">;
-  store: IngestStore;
-  now: () => Date;
-  backfillWindowMs: number;
-  /** Names from configuration, by application id; the change feed's directory fills the rest. */
-  configured?: Map<string, ServiceContext>;
-  clusterNames?: Map<string, string>;
-  /** Organization names from configuration (`watch[].name`), by organization id. */
-  organizationNames?: Map<string, string>;
-  /** A cluster's incident closes after this long without an error entry (`incidents.cluster_quiet_period`, default 30 minutes). */
-  clusterQuietMs?: number;
-  log: Log;
-  /**
-   * The request budget's room for requests beyond the poll's reads (names, what changed): without it,
-   * none are sent, and names come from the cache alone.
-   */
-  spare?: SpareRequests;
-  /**
-   * A list poll's chunk of records and its time to start chunks (default CHUNK_RECORDS, POLL_WORK_MS in
-   * readers/list.ts), and the answer a poll of a batch reads without the large-answer lease (default
-   * SMALL_ANSWER_BYTES, lib/platform/answer-memory.ts): tests shrink them.
-   */
-  bounds?: { chunkRecords?: number; pollWorkMs?: number; smallAnswerBytes?: number };
-  /** Told of each alert raised (pending or suppressed), for live views and tests. */
-  onAlert?: (detail: LookoutEventDetail, suppression?: Suppression) => void;
-}
+export type { PollDeps } from "./deps.js";
 
 const READERS: Record<SourceKind, SourceReader> = {
   webhook: webhookDeliveries,
