@@ -32,6 +32,19 @@ export interface MemoryNotifyStoreOptions {
 /** A stored value's copy: JSON keeps what DynamoDB keeps (undefined attributes dropped, nothing shared). */
 const copy = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
+/** A copy of what `key` holds, as a read from the table gives. */
+const read = <T>(items: Map<string, T>, key: string): T | undefined => {
+  const item = items.get(key);
+  return item && copy(item);
+};
+
+/** Writes `value` unless `key` holds one (DynamoDB's attribute_not_exists): whether it was written. */
+const putOnce = <T>(items: Map<string, T>, key: string, value: T): boolean => {
+  if (items.has(key)) return false;
+  items.set(key, copy(value));
+  return true;
+};
+
 /** Sort keys in DynamoDB's order (UTF-8 bytes), so queries list what the table lists, in its order. */
 const byKey = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
@@ -193,20 +206,15 @@ export class MemoryNotifyStore implements NotifyStore {
   }
 
   async receiverFailures(receiverId: string): Promise<ReceiverFailures | undefined> {
-    const run = this.failures.get(receiverId);
-    return run && copy(run);
+    return read(this.failures, receiverId);
   }
 
   async getRoot(incidentId: string, receiverId: string): Promise<IncidentRoot | undefined> {
-    const root = this.roots.get(`${incidentId}#${receiverId}`);
-    return root && copy(root);
+    return read(this.roots, `${incidentId}#${receiverId}`);
   }
 
   async putRoot(root: IncidentRoot): Promise<boolean> {
-    const key = `${root.incident_id}#${root.receiver_id}`;
-    if (this.roots.has(key)) return false;
-    this.roots.set(key, copy(root));
-    return true;
+    return putOnce(this.roots, `${root.incident_id}#${root.receiver_id}`, root);
   }
 
   async acknowledge(ack: IncidentAcknowledgement): Promise<{ ack: IncidentAcknowledgement; first: boolean }> {
@@ -217,20 +225,15 @@ export class MemoryNotifyStore implements NotifyStore {
   }
 
   async getAcknowledgement(incidentId: string): Promise<IncidentAcknowledgement | undefined> {
-    const ack = this.acks.get(incidentId);
-    return ack && copy(ack);
+    return read(this.acks, incidentId);
   }
 
   async getAction(incidentId: string, id: string): Promise<IncidentActionRecord | undefined> {
-    const action = this.actions.get(`${incidentId}#${id}`);
-    return action && copy(action);
+    return read(this.actions, `${incidentId}#${id}`);
   }
 
   async recordAction(action: IncidentActionRecord): Promise<boolean> {
-    const key = `${action.incident_id}#${action.id}`;
-    if (this.actions.has(key)) return false;
-    this.actions.set(key, copy(action));
-    return true;
+    return putOnce(this.actions, `${action.incident_id}#${action.id}`, action);
   }
 
   async markClosed(closed: IncidentClosed): Promise<boolean> {
