@@ -56,6 +56,8 @@ export interface DayResult {
   failedPolls: number;
   /** The failed polls by source kind and error kind. */
   failedPollKinds: Record<string, number>;
+  /** Polls deferred by a large answer in their batch and planned again (not failures: docs/limits.md). */
+  deferredPolls: number;
   /** The longest a cluster went unpolled, in minutes: its log list holds its latest run only (docs/platform.md). */
   longestClusterGapMin: number;
   newRecords: number;
@@ -184,6 +186,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
       requestsPerHourAllowed: config.platform.requestsPerHour,
       failedPolls: run.failedPolls,
       failedPollKinds: Object.fromEntries(run.failedPollKinds),
+      deferredPolls: run.deferredPolls,
       longestClusterGapMin: longestGap([...run.pollTimes].filter(([k]) => k.startsWith("cluster:")).map(([, t]) => t), from, from + span) / 60_000,
       newRecords: run.newRecords - newBefore,
       writes: store.writes.count - writesBefore,
@@ -299,5 +302,6 @@ export const describeDay = (r: DayResult) =>
   `(max ${r.maxRequestsInAnHour} in an hour); ${r.newRecords} new records, ${r.writes} writes; ` +
   `${r.clusterErrorsAlerted} cluster errors alerted; ${r.missed.length} failures missed; ` +
   (r.failedPolls ? `failed polls: ${Object.entries(r.failedPollKinds).map(([k, n]) => `${n} ${k}`).join(", ")}; ` : "") +
+  (r.deferredPolls ? `${r.deferredPolls} polls deferred and planned again; ` : "") +
   `a cluster unpolled at most ${Math.round(r.longestClusterGapMin)} min; ` +
   `${r.messages.alerts} alerts in ${r.messages.incidents} incidents: ${r.messages.before} channel messages before, ${r.messages.after} now`;

@@ -11,6 +11,7 @@ import type { Simulator } from "./simulator/index.js";
 import type { Watchlist } from "../lib/model/dispatch.js";
 import { DISPATCH_NAME, feedTick, planPolls, pollBatch, pollBatches } from "../lib/dispatch/cycle.js";
 import { FEED_LOOP } from "../lib/dispatch/feed-loop.js";
+import { DISPATCH_POLICY } from "../lib/dispatch/source-state.js";
 import type { PollDeps } from "../lib/poll/poll.js";
 import type { PollResult } from "../lib/model/poll.js";
 import type { DispatchStore, FeedLoopStore } from "../lib/model/dispatch-store.js";
@@ -25,6 +26,13 @@ export class TickRunner {
   failedPolls = 0;
   /** Failed polls by the source's kind and the error's (`cluster timeout`), to say why. */
   readonly failedPollKinds = new Map<string, number>();
+  /**
+   * Polls deferred by another poll's large answer in their batch: planned again at the next tick with a
+   * batch's room to themselves, so not failures — unless one source is deferred more times in a row
+   * than dispatch allows (`deferralsBeforeFailure`), which dispatch counts as a failure and so does this.
+   */
+  deferredPolls = 0;
+  private readonly deferralStreak = new Map<string, number>();
   requests = 0;
   newRecords = 0;
   readonly polledSources = new Set<string>();
@@ -72,7 +80,10 @@ export class TickRunner {
       this.polls++;
       this.requests += r.requests;
       this.newRecords += r.newRecords;
-      if (!r.ok) {
+      const streak = r.error?.kind === "deferred" ? (this.deferralStreak.get(r.source) ?? 0) + 1 : 0;
+      this.deferralStreak.set(r.source, streak);
+      if (streak && streak <= DISPATCH_POLICY.deferralsBeforeFailure) this.deferredPolls++;
+      else if (!r.ok) {
         this.failedPolls++;
         const kind = `${r.source.split(":")[0]} ${r.error?.kind ?? "unknown"}`;
         this.failedPollKinds.set(kind, (this.failedPollKinds.get(kind) ?? 0) + 1);

@@ -10,7 +10,9 @@
  * 1. sources with executions in progress (re-read every tick until terminal);
  * 2. sources the change feed named (hot) and that have not been read since;
  * 3. everything else by weighted staleness (see `weight` below): webhooks first in practice, then
- *    the stalest, a round. At least a quarter of the tick's polls go here, so nothing starves.
+ *    the stalest, a round. At least a quarter of the tick's polls go here, and never fewer than a
+ *    quarter of a minute's refill while the bucket holds them (the loop's hot polls between ticks may
+ *    leave a tick only a few): nothing starves.
  * While the change feed's loop beats (lib/dispatch/feed-loop.ts), it reads the webhooks every ten seconds
  * and polls what they name at once; the tick leaves the webhooks and the loop's share of the budget to it.
  * No source is polled twice within a tick; failing sources back off exponentially.
@@ -35,10 +37,13 @@ import { countLoopReads, feedReadsNow, isFeedWebhook, loopAlive, withLoopRead } 
  * once every N/R hours with N sources and R requests an hour, the least staleness a plan can promise
  * when a failure is as likely anywhere. (Recent activity once weighed 5: where deployments come at
  * random, it took polls from the rest and doubled the p95 time to detection, BENCHMARKS.md, detection.)
- * The score grows without bound, so every source is reached: nothing starves.
+ * The score grows without bound, so every source is reached: nothing starves. While the change feed's
+ * loop beats, an application its feed covers weighs `namedByFeedWeight`: the feed names its deployments
+ * at once, so the round's polls go first to what no feed names (BENCHMARKS.md, load).
  */
-function weight(ref: SourceRef, watch: Watchlist): number {
-  return ref.kind === "webhook" ? DISPATCH_POLICY.feedWeight / (watch.webhooksPerOrg.get(ref.organizationId) ?? 1) : 1;
+function weight(ref: SourceRef, watch: Watchlist, looping = false): number {
+  if (ref.kind === "webhook") return DISPATCH_POLICY.feedWeight / (watch.webhooksPerOrg.get(ref.organizationId) ?? 1);
+  return looping && ref.kind === "deployment" && watch.webhooksPerOrg.has(ref.organizationId) ? DISPATCH_POLICY.namedByFeedWeight : 1;
 }
 
 interface Candidate {
@@ -89,11 +94,11 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
     if (!isDue(st, now) || (looping && isFeedWebhook(watch, ref))) continue;
     const tier = st.in_progress || st.backlog ? 0 : isHot(st, now) ? 1 : 2;
     const age = now - (st.last_polled_at ?? stalest - MINUTE);
-    const w = weight(ref, watch);
+    const w = weight(ref, watch, looping);
     candidates.push({ ref, key, s: st, tier, weight: w, score: age * w });
   }
 
-  const chosen = choose(candidates, budget.available(b, now), budget.available(b, now, DISPATCH_POLICY.burstKeptMinutes));
+  const chosen = choose(candidates, budget.available(b, now), budget.available(b, now, DISPATCH_POLICY.burstKeptMinutes), budget.perMinute(b));
   for (const c of chosen) sources[c.key] = polled(c.s, now);
   b = budget.spend(b, chosen.length, now);
 
@@ -118,12 +123,12 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
  * Urgent sources (in progress, hot) may use the whole budget, burst included, but leave the queue its
  * share; the queue is paced: it spends only what the bucket holds above the burst kept for activity.
  */
-function choose(candidates: Candidate[], all: number, paced: number): Candidate[] {
+function choose(candidates: Candidate[], all: number, paced: number, refill: number): Candidate[] {
   const urgent = candidates
     .filter((c) => c.tier < 2)
     .sort((x, y) => x.tier - y.tier || (x.s.last_polled_at ?? 0) - (y.s.last_polled_at ?? 0) || x.key.localeCompare(y.key));
   const queue = candidates.filter((c) => c.tier === 2).sort((x, y) => y.score - x.score || y.weight - x.weight || x.key.localeCompare(y.key));
-  const share = Math.min(queue.length, Math.floor(all * DISPATCH_POLICY.queueShare));
+  const share = Math.min(queue.length, all, Math.max(Math.floor(all * DISPATCH_POLICY.queueShare), Math.ceil(refill * DISPATCH_POLICY.queueShare)));
   const u = urgent.slice(0, Math.max(0, all - share));
   const q = queue.slice(0, Math.max(0, Math.min(all - u.length, Math.max(paced - u.length, share))));
   return [...u, ...q];

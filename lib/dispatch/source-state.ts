@@ -20,6 +20,12 @@ export const DISPATCH_POLICY = {
   hotMs: 10 * MINUTE,
   /** An organization's change feed counts as this many idle sources; its webhooks share the weight. */
   feedWeight: 40,
+  /**
+   * While the change feed's loop beats, an application of its organization weighs this much in the round:
+   * the feed names its deployments within seconds, so the round is only its safety net, and the polls go
+   * to what the feed never names (clusters, whose log keeps only the latest run) and to the other webhooks.
+   */
+  namedByFeedWeight: 0.25,
   /** Share of a tick's polls kept for the staleness queue, however busy the urgent ones are. */
   queueShare: 0.25,
   /** Minutes of refill the staleness queue leaves in the bucket, for bursts of activity. */
