@@ -7,7 +7,7 @@
 import type { Config } from "../config/load.js";
 import type { Route } from "../config/route-types.js";
 import type { NotifierDeps } from "../notify/notifier.js";
-import { channelResolver } from "../notify/receivers.js";
+import { channelResolver, type ReceiverRuntime } from "../notify/receivers.js";
 import { presenterFor } from "../notify/presentation.js";
 import { SlackDeliveryError, type EmailTransport, type SlackSender } from "../notify/types.js";
 import type { HttpChannelBuilder } from "../notify/http-channels.js";
@@ -22,6 +22,8 @@ export interface NotifyAdapters extends Omit<Adapters, "onCost"> {
   emailTransport?: EmailTransport;
   /** PagerDuty, generic webhooks and Teams (lib/notify/http-channels.ts): one machine, and the notify-http function. */
   httpChannel?: HttpChannelBuilder;
+  /** The Slack and email channels it sends to on every message; the others load on first use (lib/notify/receivers.ts). */
+  channels?: ReceiverRuntime["channels"];
   /** The outbox health events go to; default a store on the same table. */
   outbox?: NotifierDeps["outbox"];
   /** Waits in delivery; default a timer (tests on a simulated clock shorten them). */
@@ -52,6 +54,7 @@ export function composeNotify(config: Config, a: NotifyAdapters): NotifyServices
         slack: a.slack ?? noSlack,
         ...(config.notify.slackActions ? { slackActions: true } : {}),
         ...(a.httpChannel ? { httpChannel: a.httpChannel } : {}),
+        ...(a.channels ? { channels: a.channels } : {}),
         ...(config.notify.email && a.emailTransport ? { email: { from: config.notify.email.from, transport: a.emailTransport } } : {}),
       }),
       now,

@@ -10,7 +10,7 @@
  */
 import type { HttpReceiver } from "../config/route-types.js";
 import type { Channel } from "./deliver.js";
-import type { ChannelIdentity } from "./channels.js";
+import type { ChannelIdentity } from "./types.js";
 import { type HttpSender, httpSender } from "./http/post.js";
 import { DeliveryError } from "./types.js";
 import { renderPagerDutyDigest, renderPagerDutyEvent, type PagerDutyEvent } from "./pagerduty/render.js";

@@ -6,8 +6,9 @@
 import type { Receiver } from "../config/route-types.js";
 import { receiverId, receiverLabel } from "../config/receivers.js";
 import type { Channel } from "./deliver.js";
-import { emailChannel, slackChannel } from "./channels.js";
 import type { HttpChannelBuilder } from "./http-channels.js";
+import type { slackChannel } from "./slack/channel.js";
+import type { emailChannel } from "./email/channel.js";
 import { DeliveryError, type EmailTransport, type SlackSender } from "./types.js";
 import { ConfigError } from "../config/error.js";
 
@@ -23,6 +24,13 @@ export interface ReceiverRuntime {
    * bundles then leave their code out.
    */
   httpChannel?: HttpChannelBuilder;
+  /**
+   * The Slack and email channels this process sends to on every message (lib/notify/slack/channel.ts,
+   * email/channel.ts), imported where it is composed. A kind not given is one it reaches only through
+   * `notify.fallback` (the HTTP function, the Slack function's email fallback): its channel and renderer
+   * are loaded when its first receiver is built, so no cold start loads them for a fallback that rarely sends.
+   */
+  channels?: { slack?: typeof slackChannel; email?: typeof emailChannel };
 }
 
 /**
@@ -71,12 +79,13 @@ async function build(r: Receiver, id: string, rt: ReceiverRuntime): Promise<Chan
     const target = r.form === "webhook"
       ? { kind: "webhook" as const, url: await rt.resolveSecret(r.webhookUrlRef) }
       : { kind: "api" as const, token: await rt.resolveSecret(r.tokenRef), channel: r.channel, ...broadcastOf(r), ...(rt.slackActions ? { actions: true } : {}) };
-    return slackChannel(who, target, rt.slack);
+    return (rt.channels?.slack ?? (await import("./slack/channel.js")).slackChannel)(who, target, rt.slack);
   }
   if (r.type !== "email") {
     if (!rt.httpChannel) throw new DeliveryError(`this process was built without the ${r.type} receivers`, false);
     return rt.httpChannel(r, who, rt.resolveSecret);
   }
   if (!rt.email) throw new DeliveryError("no email sender configured (notify.email.from)", false);
+  const emailChannel = rt.channels?.email ?? (await import("./email/channel.js")).emailChannel;
   return emailChannel(who, { from: rt.email.from, to: r.to }, rt.email.transport);
 }

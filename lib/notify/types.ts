@@ -229,3 +229,13 @@ export class DeliveryError extends Error {
 }
 export class SlackDeliveryError extends DeliveryError {}
 export class EmailDeliveryError extends DeliveryError {}
+
+/** Who a channel is: its receiver's id and the label messages and reports name it by. */
+export interface ChannelIdentity {
+  id: string;
+  label: string;
+}
+
+/** A digest line's links are its route's (console, logs, runbook), when the route presents any. */
+export const digestLinksOf = (presentationOf?: (d: LookoutEventDetail) => Presentation) =>
+  presentationOf ? { links: (d: LookoutEventDetail) => presentationOf(d).links } : {};

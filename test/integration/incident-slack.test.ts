@@ -11,7 +11,7 @@ import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
 import { deliver, type DeliverDeps, type DeliveryOutcome } from "../../lib/notify/deliver.js";
-import { slackChannel } from "../../lib/notify/channels.js";
+import { slackChannel } from "../../lib/notify/slack/channel.js";
 import { slackSender } from "../../lib/notify/slack/send.js";
 import { SEVERITY_COLOR } from "../../lib/notify/slack/render.js";
 import type { Channel, SlackTarget } from "../../lib/notify/types.js";

@@ -8,7 +8,7 @@ import { DETAIL_TYPES } from "../../lib/model/event.js";
 import { renderSlackAlert, renderSlackDigest } from "../../lib/notify/slack/render.js";
 import { slackSender, type SlackSenderOptions } from "../../lib/notify/slack/send.js";
 import { SLACK_ALERT_EVENT, SlackDeliveryError, type SlackMessage, type SlackTarget } from "../../lib/notify/types.js";
-import { slackChannel } from "../../lib/notify/channels.js";
+import { slackChannel } from "../../lib/notify/slack/channel.js";
 import { exampleOf } from "../golden/slack-incident-inputs.js";
 import { DIGEST_WINDOW, FIRST, RECOVERED, STILL, heldForDigest } from "../golden/inputs.js";
 import { type SlackReceiver, startSlackReceiver } from "../../local/slack-receiver.js";

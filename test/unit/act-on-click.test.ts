@@ -11,7 +11,7 @@ import type { IncidentActionRequest } from "../../lib/actions/slack-payload.js";
 import type { SlackMessage, SlackSender, SlackTarget } from "../../lib/notify/types.js";
 import { MemoryNotifyStore } from "../support/memory-notify-store.js";
 import type { Channel } from "../../lib/notify/deliver.js";
-import { slackChannel } from "../../lib/notify/channels.js";
+import { slackChannel } from "../../lib/notify/slack/channel.js";
 import { notifyEvent, type NotifierDeps } from "../../lib/notify/notifier.js";
 import type { Receiver } from "../../lib/config/route-types.js";
 import type { IncidentActionRecord, Mute } from "../../lib/model/notify-store.js";

@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DETAIL_TYPES, type LookoutEventDetail } from "../../lib/model/event.js";
 import { SEVERITY_COLOR, SLACK_LIMITS, renderSlackAlert, renderSlackDigest, renderSlackRepeat, renderSlackResolved, slackDate, slackLink } from "../../lib/notify/slack/render.js";
-import { slackMessageFor, slackUpdateFor } from "../../lib/notify/channels.js";
+import { slackMessageFor, slackUpdateFor } from "../../lib/notify/slack/channel.js";
 import type { SlackMessage } from "../../lib/notify/types.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { expectGolden, json, slug } from "../golden/golden.js";

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { renderSlackAlert } from "../../lib/notify/slack/render.js";
-import { slackMessageFor, slackUpdateFor } from "../../lib/notify/channels.js";
+import { slackMessageFor, slackUpdateFor } from "../../lib/notify/slack/channel.js";
 import type { SlackMessage, SlackTarget } from "../../lib/notify/types.js";
 import { buttonValue, INCIDENT_ACTIONS } from "../../lib/model/incident-action.js";
 import { slackMessageProblem } from "../../local/block-kit.js";

@@ -148,6 +148,12 @@ describe("the packaged stack", () => {
     expect(code("notifyHttp")).toContain("v2/enqueue");
     // A fallback's sender is a chunk loaded on its first message (lib/app/cloud/fallback-senders.ts), not at a cold start.
     for (const key of ["notifySlack", "notifyHttp"] as const) expect(codeOf(key, true), key).not.toContain("SendEmailCommand");
+    // …and so is the fallback's channel with its renderer (lib/notify/receivers.ts): email's headers, Slack's
+    // empty commit list, each loaded at the cold start only where every message needs it.
+    for (const key of ["notifySlack", "notifyHttp"] as const) expect(codeOf(key, true), key).not.toContain("X-Lookout-Incident");
+    expect(codeOf("notifyEmail", true)).toContain("X-Lookout-Incident");
+    for (const key of ["notifyEmail", "notifyHttp"] as const) expect(codeOf(key, true), key).not.toContain("No commits listed.");
+    expect(codeOf("notifySlack", true)).toContain("No commits listed.");
     expect(codeOf("notifyEmail", true)).toContain("SendEmailCommand");
     // Nor carries an SDK client it does not call: no secret is read by these (the clients' request targets).
     // Only the clients of the kinds of reference its role reads (infra/stack.ts functionDefines): the

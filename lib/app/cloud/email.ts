@@ -13,6 +13,7 @@ import { cloudSlackApiUrl, coldStart } from "./container.js";
 import { cloudAdapters } from "./table.js";
 import { cloudSecret } from "./secrets.js";
 import { cloudSes } from "./ses.js";
+import { emailChannel } from "../../notify/email/channel.js";
 import { slackOnFirstUse } from "./fallback-senders.js";
 
 /** Set by the packaging: whether notify.fallback names a Slack receiver. Unpackaged: assume it may. */
@@ -26,5 +27,6 @@ export const cloudEmailNotify = coldStart(async (logger: Logger) => {
     ...cloudAdapters(logger, fallbackSlack ? cloudSecret : (ref) => resolveSecret(ref, process.env)),
     ...(fallbackSlack ? { slack: slackOnFirstUse(async () => (await import("../../notify/slack/send.js")).slackSender(cloudSlackApiUrl())) } : {}),
     ...(config.notify.email ? { emailTransport: cloudSes() } : {}),
+    channels: { email: emailChannel },
   });
 });

@@ -6,6 +6,7 @@
  */
 import type { Logger } from "@aws-lambda-powertools/logger";
 import { slackSender } from "../../notify/slack/send.js";
+import { slackChannel } from "../../notify/slack/channel.js";
 import { composeNotify } from "../notify.js";
 import { packagedConfig } from "./config.js";
 import { cloudSlackApiUrl, coldStart } from "./container.js";
@@ -22,6 +23,7 @@ export const cloudSlackNotify = coldStart(async (logger: Logger) => {
   return composeNotify(config, {
     ...cloudAdapters(logger, cloudSecret),
     slack: slackSender(cloudSlackApiUrl()),
+    channels: { slack: slackChannel },
     ...(fallbackEmail && config.notify.email ? { emailTransport: emailOnFirstUse(async () => (await import("./ses.js")).cloudSes()) } : {}),
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Receivers as `Channel`s of the delivery core: a Slack target with its sender, an email address list
- * with its transport. Which message form an event takes is decided here (docs/events.md, "Incidents"):
+ * A Slack receiver as a `Channel` of the delivery core. Which message form an event takes is decided here
+ * (docs/events.md, "Incidents"):
  *  - a follow-up: a thread reply where Slack allows one (Web API, first message's ts known), else a
  *    fresh message quoting the first alert;
  *  - a repeat (Web API, in a thread): one short counted reply; elsewhere the delivery core suppresses it;
@@ -9,26 +9,22 @@
  *  - an amendment (Web API, the amended alert's own message known): that message updated in place with
  *    what the amendment adds; elsewhere a follow-up.
  */
-import { isClosing, type LookoutEventDetail } from "../model/event.js";
-import type { Channel, Sent } from "./deliver.js";
+import { isClosing, type LookoutEventDetail } from "../../model/event.js";
 import {
-  type EmailTransport,
+  type Channel,
+  type ChannelIdentity,
+  digestLinksOf,
   type IncidentRef,
   plainPresentation,
   type Presentation,
+  type Sent,
   type SlackMessage,
   type SlackSender,
   type SlackTarget,
   SLACK_ALERT_EVENT,
-} from "./types.js";
-import { type IncidentActions, renderSlackAlert, renderSlackDigest, renderSlackEscalation, renderSlackRepeat, renderSlackResolved } from "./slack/render.js";
-import { changesView } from "./view/alert.js";
-import { alertMessageId, renderEmail, renderEmailDigest, renderEmailEscalation, type EmailRenderOptions } from "./email/render.js";
-
-export interface ChannelIdentity {
-  id: string;
-  label: string;
-}
+} from "../types.js";
+import { type IncidentActions, renderSlackAlert, renderSlackDigest, renderSlackEscalation, renderSlackRepeat, renderSlackResolved } from "./render.js";
+import { changesView } from "../view/alert.js";
 
 /** The thread a message goes in: the first alert's ts, where Slack allows replies (Web API form). */
 const threadOf = (target: SlackTarget, incident?: IncidentRef) => (target.kind === "api" ? incident?.ts : undefined);
@@ -126,34 +122,4 @@ export function slackChannel(who: ChannelIdentity, target: SlackTarget, sender: 
       sender.findPosted(target, { alertId, sinceMs: since.getTime(), ...(incident?.ts ? { threadTs: incident.ts } : {}) });
   }
   return channel;
-}
-
-/** A digest line's links are its route's (console, logs, runbook), when the route presents any. */
-const digestLinksOf = (presentationOf?: (d: LookoutEventDetail) => Presentation) =>
-  presentationOf ? { links: (d: LookoutEventDetail) => presentationOf(d).links } : {};
-
-export function emailChannel(who: ChannelIdentity, address: { from: string; to: string[] }, transport: EmailTransport): Channel {
-  return {
-    ...who,
-    async send(detail, incident, presentation) {
-      // The email renderer reads the route's presentation and the incident (its first alert) from these.
-      const options: EmailRenderOptions & { presentation?: Presentation } = {
-        ...address,
-        ...(incident ? { incident } : {}),
-        ...(incident?.messageId ? { firstMessageId: incident.messageId } : {}),
-        ...(presentation ? { presentation } : {}),
-      };
-      return { messageId: (await transport.send(renderEmail(detail, options))).messageId };
-    },
-    async sendEscalation(notice, incident, presentation) {
-      const parent = incident?.shown ? { firstMessageId: incident.messageId ?? alertMessageId(notice.first.id, address.from) } : {};
-      return { messageId: (await transport.send(renderEmailEscalation(notice.first, notice, { ...address, presentation, ...parent }))).messageId };
-    },
-    async sendDigest(held, window, presentationOf) {
-      const message = renderEmailDigest(held, {
-        ...address, since: window.from, until: window.to, label: who.label, heldAt: window.heldAt, sentAt: window.at, ...digestLinksOf(presentationOf),
-      });
-      return { messageId: (await transport.send(message)).messageId };
-    },
-  };
 }
