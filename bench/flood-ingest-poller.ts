@@ -9,7 +9,7 @@ import { DynamoIngestStore } from "../lib/store/ingest-store.js";
 import { pollSource, type PollDeps } from "../lib/poll/poll.js";
 import { AnswerRoom } from "../lib/platform/answer-memory.js";
 import type { SourceRef } from "../lib/model/source.js";
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../local/dynamodb-local.js";
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../local/runtime/dynamodb-local.js";
 
 export interface FloodPollerInput {
   platformUrl: string;

@@ -23,7 +23,7 @@ import { watchlist } from "../lib/dispatch/watchlist.js";
 import type { Watchlist } from "../lib/model/dispatch.js";
 import { everySource } from "../lib/dispatch/cycle.js";
 import { pollSource, type PollDeps } from "../lib/poll/poll.js";
-import { POLL_CONCURRENCY, TickRunner } from "../local/simulated-run.js";
+import { POLL_CONCURRENCY, TickRunner } from "../local/runtime/simulated-run.js";
 import { MemoryDispatchStore, MemoryFeedLoopStore } from "../lib/store/memory/dispatch-store.js";
 import { FEED_LOOP } from "../lib/dispatch/feed-loop.js";
 import { createPlatformClient } from "../lib/platform/client.js";
@@ -43,7 +43,7 @@ const TAIL_MAX_MS = 60 * MINUTE;
 /** The same activity for every size, so that only the number of watched applications changes. */
 const DEPLOYMENTS_PER_HOUR = 60;
 const FAILURE_RATE = 0.1;
-/** As local/run.ts: a few polls in flight at once. */
+/** As local/runtime/run.ts: a few polls in flight at once. */
 const SEED = 7;
 const SIZES = (process.env.BENCH_DETECTION_SIZES ?? "50,200,500").split(",").map(Number);
 const FEEDS = (process.env.BENCH_DETECTION_FEED ?? "with,without").split(",").map((f) => f === "with");

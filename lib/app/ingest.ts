@@ -1,7 +1,7 @@
 /**
  * The composition root of polling: the platform client, the stores, the watchlist and the poll deps,
  * from the configuration and the environment's adapters. lib/app/cloud/ingest.ts (DynamoDB, SSM / Secrets
- * Manager) and local/pipeline.ts (DynamoDB Local, env:) both build through here, so every configured
+ * Manager) and local/runtime/pipeline.ts (DynamoDB Local, env:) both build through here, so every configured
  * fact reaches both. No AWS service beyond DynamoDB is imported: the poll bundle stays lean (dispatch's
  * composes ./dispatch.ts alone: no platform client).
  */

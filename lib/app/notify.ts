@@ -2,7 +2,7 @@
  * The composition root of notifying: routes and the notifier's deps (settings, stores, channels), from
  * the configuration and the senders the environment has — Slack and SES in the cloud (lib/app/cloud/slack.ts
  * and cloud/email.ts, each with only what its function sends), Slack and SMTP or files on one machine
- * (local/pipeline.ts).
+ * (local/runtime/pipeline.ts).
  */
 import type { Config } from "../config/load.js";
 import type { Route } from "../config/route-types.js";
