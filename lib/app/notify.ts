@@ -26,6 +26,8 @@ export interface NotifyAdapters extends Omit<Adapters, "onCost"> {
   outbox?: NotifierDeps["outbox"];
   /** Waits in delivery; default a timer (tests on a simulated clock shorten them). */
   sleep?: NotifierDeps["sleep"];
+  /** Receivers shown every event besides the routes' (one machine's terminal preview). */
+  everyEventTo?: NotifierDeps["everyEventTo"];
 }
 
 export interface NotifyServices {
@@ -58,6 +60,7 @@ export function composeNotify(config: Config, a: NotifyAdapters): NotifyServices
       log: a.log,
       present: presenterFor(config),
       ...(a.sleep ? { sleep: a.sleep } : {}),
+      ...(a.everyEventTo ? { everyEventTo: a.everyEventTo } : {}),
     },
   };
 }

@@ -142,6 +142,8 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
   await resolve(config.platform.tokenRef);
   const { dynamodb, streams, tableName, close } = await openLocalStore(config, env);
   const adapters = { dynamodb, tableName, resolveSecret: resolve, log: opts.log, now };
+  // The preview is one more Slack channel, shown every event under its own route name.
+  const everyEventTo = opts.preview ? [{ route: PREVIEW_ROUTE, receivers: [PREVIEW_RECEIVER] }] : [];
   const slack = opts.preview ?? slackSender({ ...(env.LOOKOUT_SLACK_API_URL ? { slackApiUrl: env.LOOKOUT_SLACK_API_URL } : {}), ...(opts.slackRetry ? { retry: opts.slackRetry } : {}) });
   let services;
   try {
@@ -157,6 +159,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
         ...(env.LOOKOUT_PAGERDUTY_URL ? { pagerDutyUrl: env.LOOKOUT_PAGERDUTY_URL } : {}),
       }),
       ...(opts.sleep ? { sleep: opts.sleep } : {}),
+      everyEventTo,
     });
     services = { ...ingest, ...notify };
   } catch (err) {
@@ -177,7 +180,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
       const decisions: RouteDecision[] = decideRoutes(envelope.detail, routes, config.notify).map((d) => ({
         ...d, escalateTo: escalationReceivers(routes.find((r) => r.name === d.route)),
       }));
-      if (opts.preview) decisions.push({ route: PREVIEW_ROUTE, receivers: [PREVIEW_RECEIVER] });
+      decisions.push(...everyEventTo);
       const deliveries = await notifyEvent(envelope.detail, decisions, notifier);
       opts.onDelivery?.(envelope.detail, deliveries);
       return deliveries;
