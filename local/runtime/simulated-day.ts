@@ -11,7 +11,8 @@ import { startSimulator } from "../simulator/index.js";
 import { checkConfig } from "../../lib/config/load.js";
 import { watchlist } from "../../lib/dispatch/watchlist.js";
 import { everySource } from "../../lib/dispatch/cycle.js";
-import { pollSource, type PollDeps } from "../../lib/poll/poll.js";
+import { pollSource } from "../../lib/poll/poll.js";
+import { pollDepsOf } from "../../lib/app/ingest.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { POLL_CONCURRENCY, TickRunner } from "./simulated-run.js";
@@ -122,9 +123,9 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
     const raised: RaisedAlert[] = [];
     let clusterErrors = 0;
     let suppressedFailures = 0;
-    const deps: PollDeps = {
+    const deps = pollDepsOf(config, {
       client: createPlatformClient({ baseUrl: sim.url, token: sim.apiToken, auth: "token" }),
-      store, now, backfillWindowMs: config.backfillWindowMs, log: silent,
+      store, now, log: silent,
       onAlert: (d, suppression) => {
         if (!suppression) raised.push({ id: d.id, kind: d.kind, transition: d.transition, ...(d.incident_id ? { incident_id: d.incident_id } : {}), ...(d.incident ? { incident: d.incident } : {}) });
         if (d.kind === "cluster_log" && !suppression) clusterErrors++;
@@ -132,7 +133,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
         if (suppression) suppressedFailures++;
         else alerted.add(d.deployment.execution_id);
       },
-    };
+    });
     const dispatch = opts.dispatchInTable ? new DynamoDispatchStore(opts.store) : new MemoryDispatchStore();
     // The change feed's loop, as deployed: its lease and reads beside dispatch's state.
     const loops = opts.dispatchInTable ? new DynamoFeedLoopStore(opts.store) : new MemoryFeedLoopStore();
