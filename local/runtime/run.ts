@@ -7,12 +7,13 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Config } from "../../lib/config/load.js";
 import type { Log } from "../../lib/model/log.js";
 import type { PollRequest, PollResult } from "../../lib/model/poll.js";
-import { DISPATCH_NAME, everySource, feedTick, planPolls, pollAndRecord, raiseHealth, recordRefusedPolls, recordUnplannedPolls } from "../../lib/dispatch/cycle.js";
+import { DISPATCH_NAME, everySource, feedTick, pollAndRecord, raiseHealth, recordRefusedPolls, recordUnplannedPolls } from "../../lib/dispatch/cycle.js";
 import { feedFirst } from "../../lib/poll/batch.js";
 import { FEED_LOOP, feedReadsPerTick } from "../../lib/dispatch/feed-loop.js";
 import { openLocalPipeline, PREVIEW_RECEIVER, PREVIEW_ROUTE, type LocalPipeline, type OpenOptions } from "./pipeline.js";
 import { startActionsEndpoint, type ActionsEndpoint } from "./actions-endpoint.js";
 import { composeActions } from "../../lib/app/actions.js";
+import { dispatchTick } from "../../lib/app/lambda/dispatch.js";
 import { oneLine } from "../../lib/notify/view/index.js";
 import type { SlackSender } from "../../lib/notify/types.js";
 import {
@@ -254,12 +255,21 @@ export async function flushHeld(p: LocalPipeline, print?: (line: string) => void
 const flushHeldInLoop = (p: LocalPipeline, opts: RunOptions) =>
   flushHeld(p, opts.print).catch((err: unknown) => opts.print(`digest flush failed: ${(err as Error).message}; what is held stays held and is tried again`));
 
-/** One pass of the watching loop: what dispatch plans is polled, owed deliveries retried, digests flushed. */
+/**
+ * One pass of the watching loop: dispatch's tick, as the deployed function runs it (lib/app/lambda/dispatch.ts),
+ * its polls sent to this process; then owed deliveries retried and digests flushed.
+ */
 export async function loopPass(p: LocalPipeline, opts: RunOptions, summary: RunSummary): Promise<void> {
   const now = p.pollDeps.now();
-  const { polls, state } = await planPolls(p.dispatch, p.watch, now.getTime(), DISPATCH_NAME, p.loops);
-  await raiseHealth(state, p.watch, now, p.store, (d) => opts.print(alertLine(d, undefined, now)), opts.config.health);
-  await pollEach(p, polls, opts, summary);
+  const { failure } = await dispatchTick(
+    {
+      store: p.dispatch, watch: p.watch, outbox: p.store, health: opts.config.health, feedLoop: { loops: p.loops },
+      polls: { send: async (polls) => ((await pollEach(p, polls, opts, summary)), { unsent: [], reasons: [] }) },
+    },
+    now.getTime(),
+    { log: opts.log, onHealth: (d) => opts.print(alertLine(d, undefined, now)) },
+  );
+  if (failure) throw failure;
   await p.notifyRetries.retry();
   await flushHeldInLoop(p, opts);
 }

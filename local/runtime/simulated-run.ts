@@ -1,15 +1,17 @@
 /**
- * The pipeline on the simulator's clock, tick by tick: each simulated minute dispatch plans the tick, the
- * planned polls run through the real poller in batches as the poll function takes them (`pollBatch` →
- * `pollSource` over HTTP, the ingest store on DynamoDB; dispatch told once a batch), a few batches at a
- * time; with the change feed's loop (`loops`), its ticks follow every ten seconds of the minute (the
- * first at the minute's own time, after dispatch's); then the clock moves on to the next minute. Used by the benchmarks and the load
- * test, so both measure the same thing.
+ * The pipeline on the simulator's clock, tick by tick: each simulated minute dispatch's tick (the deployed
+ * function's, lib/app/lambda/dispatch.ts) plans the polls, and they run through the real poller in
+ * batches as the poll function takes them (`pollBatch` → `pollSource` over HTTP, the ingest store on
+ * DynamoDB; dispatch told once a batch), a few batches at a time; with the change feed's loop (`loops`),
+ * its ticks follow every ten seconds of the minute (the first at the minute's own time, after
+ * dispatch's); then the clock moves on to the next minute. Used by the benchmarks and the load test, so
+ * both measure the same thing.
  */
 import pMap from "p-map";
 import type { Simulator } from "../simulator/index.js";
 import type { Watchlist } from "../../lib/model/dispatch.js";
-import { DISPATCH_NAME, feedTick, planPolls, pollBatch, pollBatches } from "../../lib/dispatch/cycle.js";
+import { feedTick, pollBatch, pollBatches } from "../../lib/dispatch/cycle.js";
+import { dispatchTick } from "../../lib/app/lambda/dispatch.js";
 import { FEED_LOOP } from "../../lib/dispatch/feed-loop.js";
 import type { PollDeps } from "../../lib/poll/poll.js";
 import type { PollResult } from "../../lib/model/poll.js";
@@ -47,9 +49,18 @@ export class TickRunner {
 
   async tick() {
     const at = this.sim.clock.nowMs();
-    const { polls } = await planPolls(this.dispatch, this.watch, at, DISPATCH_NAME, this.loops);
-    const results = (await pMap(pollBatches(polls), (batch) => pollBatch(batch, this.deps, this.dispatch, this.watch), { concurrency: POLL_CONCURRENCY })).flat();
-    this.record(results, at);
+    // Dispatch's tick as the deployed function runs it, its polls sent to the poller here.
+    const { failure } = await dispatchTick({
+      store: this.dispatch, watch: this.watch, ...(this.loops ? { feedLoop: { loops: this.loops } } : {}),
+      polls: {
+        send: async (polls) => {
+          const results = (await pMap(pollBatches(polls), (batch) => pollBatch(batch, this.deps, this.dispatch, this.watch), { concurrency: POLL_CONCURRENCY })).flat();
+          this.record(results, at);
+          return { unsent: [], reasons: [] };
+        },
+      },
+    }, at);
+    if (failure) throw failure;
     if (this.loops) {
       for (let t = at; t < at + TICK_MS; t += FEED_LOOP.everyMs) {
         this.sim.clock.set(new Date(t));
