@@ -1,12 +1,12 @@
 /**
  * Dollars a month at public list prices (us-east-1, as of 2026-11, free tiers left out) for 50, 200 and
- * 500 watched applications: a short simulated period per size (local/simulated-day.ts) counts polls,
+ * 500 watched applications: a short simulated period per size (local/runtime/simulated-day.ts) counts polls,
  * requests, DynamoDB calls and alerts; the schedule and the functions' settings (serverless.yml, infra/)
  * turn them into invocations; the period is scaled to a month.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, paginateScan } from "@aws-sdk/lib-dynamodb";
-import { simulateDay, type DayResult } from "../local/simulated-day.js";
+import { simulateDay, type DayResult } from "../local/runtime/simulated-day.js";
 import { alarmResources, watchedQueues } from "../infra/stack.js";
 import { billedBytes, dynamo, report, section, stopDynamo } from "./support.js";
 

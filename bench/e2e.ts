@@ -12,12 +12,12 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { startSimulator } from "../local/simulator/index.js";
-import { openLocalPipeline } from "../local/pipeline.js";
-import { POLL_CONCURRENCY } from "../local/simulated-run.js";
+import { openLocalPipeline } from "../local/runtime/pipeline.js";
+import { POLL_CONCURRENCY } from "../local/runtime/simulated-run.js";
 import { checkConfig } from "../lib/config/load.js";
 import { everySource, planPolls, pollAndRecord } from "../lib/dispatch/cycle.js";
 import { sourceKey } from "../lib/model/source.js";
-import { startSlackReceiver } from "../local/slack-receiver.js";
+import { startSlackReceiver } from "../local/receivers/slack-receiver.js";
 import { p50p95, report, rng, section } from "./support.js";
 
 const FAILURES = 50;
@@ -50,7 +50,7 @@ export async function benchAlertLatency() {
       "`lookout run` does (openLocalPipeline, with its own DynamoDB Local keeping its data on disk): dispatch plans each one-minute tick within 1000 requests/hour with the change feed (one watched " +
       "webhook), the planned polls run 4 at a time against the simulator over HTTP and write to DynamoDB Local, the outbox stream reader reads " +
       `the table's stream every ${STREAM_READ_MS / 1000} s and publishes to the local bus (events.ndjson), the routes pick a Slack receiver (Web API ` +
-      "form, chat.postMessage) and the notifier posts to a local Slack receiver (local/slack-receiver.ts) on 127.0.0.1. " +
+      "form, chat.postMessage) and the notifier posts to a local Slack receiver (local/receivers/slack-receiver.ts) on 127.0.0.1. " +
       "**Processing latency** is wall-clock time from the start of the poll that read the failure to the receiver having the whole request; it " +
       "includes the poll's HTTP calls, the transactional write of state and alert, the wait for the stream reader's next read (up to 1 s, " +
       "on average about half), publishing, routing, the notifier's once-per-receiver claim in DynamoDB, rendering and the HTTP POST. " +

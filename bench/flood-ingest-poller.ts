@@ -6,10 +6,12 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { createPlatformClient } from "../lib/platform/client.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
-import { pollSource, type PollDeps } from "../lib/poll/poll.js";
+import { pollSource } from "../lib/poll/poll.js";
+import { pollDepsOf } from "../lib/app/ingest.js";
+import { checkConfig } from "../lib/config/load.js";
 import { AnswerRoom } from "../lib/platform/answer-memory.js";
 import type { SourceRef } from "../lib/model/source.js";
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../local/dynamodb-local.js";
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../local/runtime/dynamodb-local.js";
 
 export interface FloodPollerInput {
   platformUrl: string;
@@ -37,10 +39,12 @@ const store = new DynamoIngestStore({
   tableName: input.tableName,
   retentionMs: 400 * 86_400_000,
 });
-const deps: PollDeps = {
+// The configuration's defaults (a 15-minute backfill window) for the sources' organization.
+const config = checkConfig({ platform: { url: input.platformUrl, token: "env:T" }, watch: [{ organization: input.sources[0]!.organizationId }] }, "flood poller", {});
+const deps = pollDepsOf(config, {
   client: createPlatformClient({ baseUrl: input.platformUrl, token: input.token, auth: "token" }),
-  store, now: () => new Date(), backfillWindowMs: 15 * 60_000, log: { info() {}, warn() {}, error: (m, extra) => console.error(m, extra) },
-};
+  store, now: () => new Date(), log: { info() {}, warn() {}, error: (m, extra) => console.error(m, extra) },
+});
 const out: FloodPollerOutput = { sources: [], rssBefore: process.memoryUsage().rss, maxRss: 0 };
 if (input.together) {
   // As the poll function takes a batch: every source at once, one room for their answers; the sources

@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { startSimulator } from "../local/simulator/index.js";
 import { checkConfig } from "../lib/config/load.js";
-import { runLookout } from "../local/run.js";
-import { startSlackReceiver } from "../local/slack-receiver.js";
+import { runLookout } from "../local/runtime/run.js";
+import { startSlackReceiver } from "../local/receivers/slack-receiver.js";
 import { dynamoEndpoint, report, section } from "./support.js";
 
 const ENTRIES = Number(process.env.FLOOD_ENTRIES ?? 50_000);

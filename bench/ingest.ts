@@ -6,7 +6,9 @@ import { BatchWriteCommand, DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb
 import { startSimulator } from "../local/simulator/index.js";
 import { createPlatformClient } from "../lib/platform/client.js";
 import { DynamoIngestStore } from "../lib/store/ingest-store.js";
-import { pollSource, type PollDeps } from "../lib/poll/poll.js";
+import { pollSource } from "../lib/poll/poll.js";
+import { pollDepsOf } from "../lib/app/ingest.js";
+import { checkConfig } from "../lib/config/load.js";
 import type { SourceRef } from "../lib/model/source.js";
 import type { RecordItem } from "../lib/model/ingest-store.js";
 import { TTL_ATTRIBUTE } from "../lib/model/items.js";
@@ -32,10 +34,12 @@ export async function benchIngest() {
   try {
     const { client, tableName } = await dynamo();
     const store = new DynamoIngestStore({ client, tableName, retentionMs: 400 * 86_400_000, now: () => sim.clock.now() });
-    const deps: PollDeps = {
+    // The configuration's defaults (a 15-minute backfill window).
+    const config = checkConfig({ platform: { url: sim.url, token: "env:T" }, watch: [{ organization: sim.ids.organizationId }] }, "bench", {});
+    const deps = pollDepsOf(config, {
       client: createPlatformClient({ baseUrl: sim.url, token: sim.apiToken, auth: "token" }),
-      store, now: () => sim.clock.now(), backfillWindowMs: 15 * 60_000, log: silent,
-    };
+      store, now: () => sim.clock.now(), log: silent,
+    });
     const org = sim.ids.organizationId;
     const sources: SourceRef[] = [
       { kind: "webhook", organizationId: org, id: sim.ids.webhookIds[0]! },

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startSimulator } from "../local/simulator/index.js";
-import { startSlackReceiver } from "../local/slack-receiver.js";
+import { startSlackReceiver } from "../local/receivers/slack-receiver.js";
 import { dynamoEndpoint, report, rng, section } from "./support.js";
 
 const ROOT = resolve(import.meta.dirname, "..");

@@ -22,8 +22,9 @@ import { checkConfig } from "../lib/config/load.js";
 import { watchlist } from "../lib/dispatch/watchlist.js";
 import type { Watchlist } from "../lib/model/dispatch.js";
 import { everySource } from "../lib/dispatch/cycle.js";
-import { pollSource, type PollDeps } from "../lib/poll/poll.js";
-import { POLL_CONCURRENCY, TickRunner } from "../local/simulated-run.js";
+import { pollSource } from "../lib/poll/poll.js";
+import { pollDepsOf } from "../lib/app/ingest.js";
+import { POLL_CONCURRENCY, TickRunner } from "../local/runtime/simulated-run.js";
 import { MemoryDispatchStore, MemoryFeedLoopStore } from "../lib/store/memory/dispatch-store.js";
 import { FEED_LOOP } from "../lib/dispatch/feed-loop.js";
 import { createPlatformClient } from "../lib/platform/client.js";
@@ -43,7 +44,7 @@ const TAIL_MAX_MS = 60 * MINUTE;
 /** The same activity for every size, so that only the number of watched applications changes. */
 const DEPLOYMENTS_PER_HOUR = 60;
 const FAILURE_RATE = 0.1;
-/** As local/run.ts: a few polls in flight at once. */
+/** As local/runtime/run.ts: a few polls in flight at once. */
 const SEED = 7;
 const SIZES = (process.env.BENCH_DETECTION_SIZES ?? "50,200,500").split(",").map(Number);
 const FEEDS = (process.env.BENCH_DETECTION_FEED ?? "with,without").split(",").map((f) => f === "with");
@@ -172,18 +173,17 @@ async function runConfiguration(applications: number, feed: boolean): Promise<Ou
     const now = () => sim.clock.now();
     const dispatch = new MemoryDispatchStore();
     const raised = new Map<string, Raised[]>();
-    const deps: PollDeps = {
+    const deps = pollDepsOf(config, {
       client: createPlatformClient({ baseUrl: sim.url, token: sim.apiToken, auth: "token" }),
       store: new DynamoIngestStore({ client, tableName, retentionMs: config.retentionMs, now }),
       now,
-      backfillWindowMs: config.backfillWindowMs,
       log: silent,
       onAlert: (detail, suppression) => {
         const id = detail.deployment?.execution_id;
         if (detail.kind !== "deployment" || !id || (detail.transition !== "failed" && detail.transition !== "still_failing")) return;
         raised.set(id, [...(raised.get(id) ?? []), { at: Date.parse(detail.observed_at), suppression }]);
       },
-    };
+    });
     const run = new TickRunner(sim, watch, dispatch, deps, new MemoryFeedLoopStore());
 
     // Warm-up: a first-sight poll of every source (what exists is stored, its alerts backfill-suppressed),

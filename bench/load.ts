@@ -1,8 +1,8 @@
 /**
- * A simulated day at 500 applications, 50 clusters and 20 webhooks (local/simulated-day.ts). Its
+ * A simulated day at 500 applications, 50 clusters and 20 webhooks (local/runtime/simulated-day.ts). Its
  * invariants fail the bench loudly; the suite runs a three-hour, 20-application version of it.
  */
-import { dayProblems, describeDay, simulateDay } from "../local/simulated-day.js";
+import { dayProblems, describeDay, simulateDay } from "../local/runtime/simulated-day.js";
 import { dynamo, report, section } from "./support.js";
 
 export async function benchLoad(): Promise<void> {

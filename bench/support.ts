@@ -3,7 +3,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import os from "node:os";
-import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from "../local/dynamodb-local.js";
+import { LOCAL_CREDENTIALS, LOCAL_REGION, startDynamoDbLocal, type DynamoDbLocal } from "../local/runtime/dynamodb-local.js";
 import { DynamoDBDocumentClient, paginateScan } from "@aws-sdk/lib-dynamodb";
 import { INDEXES, ensureTable } from "../lib/store/table.js";
 import { itemSizeBytes } from "../lib/store/dispatch-store.js";

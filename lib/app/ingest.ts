@@ -1,8 +1,8 @@
 /**
  * The composition root of polling: the platform client, the stores, the watchlist and the poll deps,
  * from the configuration and the environment's adapters. lib/app/cloud/ingest.ts (DynamoDB, SSM / Secrets
- * Manager) and local/pipeline.ts (DynamoDB Local, env:) both build through here, so every configured
- * fact reaches both. No AWS service beyond DynamoDB is imported: the poll bundle stays lean (dispatch's
+ * Manager) and local/runtime/pipeline.ts (DynamoDB Local, env:) both build through here, and the simulated
+ * day and the benches build their poll deps with pollDepsOf, so every configured fact reaches them all. No AWS service beyond DynamoDB is imported: the poll bundle stays lean (dispatch's
  * composes ./dispatch.ts alone: no platform client).
  */
 import type { Config } from "../config/load.js";
@@ -17,6 +17,21 @@ import { composeDispatch, type DispatchServices } from "./dispatch.js";
 export interface IngestServices extends DispatchServices {
   client: PlatformClient & PlatformApi;
   pollDeps: PollDeps;
+}
+
+/** What a poll is given that does not come from the configuration. */
+export type PollParts = Pick<PollDeps, "client" | "store" | "now" | "log"> & Partial<Pick<PollDeps, "spare" | "onAlert">>;
+
+/** The poll deps: the configuration's facts (backfill, cluster quiet period, names) beside the parts given. */
+export function pollDepsOf(config: Pick<Config, "backfillWindowMs" | "incidents" | "watch">, parts: PollParts): PollDeps {
+  return {
+    ...parts,
+    backfillWindowMs: config.backfillWindowMs,
+    clusterQuietMs: config.incidents.clusterQuietMs,
+    configured: configuredContexts(config),
+    clusterNames: configuredClusterNames(config),
+    organizationNames: configuredOrganizationNames(config),
+  };
 }
 
 export async function composeIngest(config: Config, a: Adapters): Promise<IngestServices> {
@@ -35,17 +50,6 @@ export async function composeIngest(config: Config, a: Adapters): Promise<Ingest
   return {
     ...services,
     client,
-    pollDeps: {
-      client,
-      store,
-      now,
-      backfillWindowMs: config.backfillWindowMs,
-      clusterQuietMs: config.incidents.clusterQuietMs,
-      configured: configuredContexts(config),
-      clusterNames: configuredClusterNames(config),
-      organizationNames: configuredOrganizationNames(config),
-      log: a.log,
-      spare: spareRequestsOf(dispatch, DISPATCH_NAME, () => now().getTime()),
-    },
+    pollDeps: pollDepsOf(config, { client, store, now, log: a.log, spare: spareRequestsOf(dispatch, DISPATCH_NAME, () => now().getTime()) }),
   };
 }

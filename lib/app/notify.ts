@@ -2,7 +2,7 @@
  * The composition root of notifying: routes and the notifier's deps (settings, stores, channels), from
  * the configuration and the senders the environment has — Slack and SES in the cloud (lib/app/cloud/slack.ts
  * and cloud/email.ts, each with only what its function sends), Slack and SMTP or files on one machine
- * (local/pipeline.ts).
+ * (local/runtime/pipeline.ts).
  */
 import type { Config } from "../config/load.js";
 import type { Route } from "../config/route-types.js";
@@ -28,6 +28,8 @@ export interface NotifyAdapters extends Omit<Adapters, "onCost"> {
   outbox?: NotifierDeps["outbox"];
   /** Waits in delivery; default a timer (tests on a simulated clock shorten them). */
   sleep?: NotifierDeps["sleep"];
+  /** Receivers shown every event besides the routes' (one machine's terminal preview). */
+  everyEventTo?: NotifierDeps["everyEventTo"];
 }
 
 export interface NotifyServices {
@@ -61,6 +63,7 @@ export function composeNotify(config: Config, a: NotifyAdapters): NotifyServices
       log: a.log,
       present: presenterFor(config),
       ...(a.sleep ? { sleep: a.sleep } : {}),
+      ...(a.everyEventTo ? { everyEventTo: a.everyEventTo } : {}),
     },
   };
 }

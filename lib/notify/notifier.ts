@@ -12,10 +12,10 @@ import type { IngestStore } from "../model/ingest-store.js";
 import { newAlertItem } from "../alerts/outbox-item.js";
 import { type DueEscalation, type Escalation, kindOf, type Mute, type NotifyStore, type ReceiverFailures, type ReceiverKind } from "../model/notify-store.js";
 import {
-  escalationReceivers, FALLBACK_ROUTE, type NotifySettings, reAnnounces, type Receiver, receiversOf, type Route, routeReceivers, TERMINAL_PREVIEW_ROUTE,
+  escalationReceivers, FALLBACK_ROUTE, type NotifySettings, reAnnounces, type Receiver, receiversOf, type Route, routeReceivers,
 } from "../config/route-types.js";
 import { distinctReceivers, receiverId } from "../config/receivers.js";
-import { decideRoutes } from "../routes/match.js";
+import { decideRoutes, type RouteDelivery } from "../routes/match.js";
 import { plainPresenter, type Presenter, slackMentionToken } from "./presentation.js";
 import { deliverEscalation, escalationId, escalationPresentation, newEscalation, nextStep, onClose, schedules, shownAt } from "./escalation.js";
 import type { EscalationNotice } from "./types.js";
@@ -26,6 +26,11 @@ export interface NotifierDeps {
   settings: NotifySettings;
   /** The routes events are delivered by: an incident's opening goes ahead of its follow-up only where they route it. */
   routes?: readonly Route[];
+  /**
+   * Receivers shown every event besides what the routes decide, each under a route name of its own (one
+   * machine's terminal preview of Slack): their follow-ups go to them as they do to a route's receivers.
+   */
+  everyEventTo?: readonly RouteDelivery[];
   store: NotifyStore;
   /** Where health events go: the table's outbox. */
   outbox: Pick<IngestStore, "raiseAlert" | "expiresAt">;
@@ -56,20 +61,20 @@ export const unfinished = (deliveries: readonly Delivery[]): boolean =>
   deliveries.some((d) => d.outcome === "in_flight" || (d.outcome === "failed" && d.route !== FALLBACK_ROUTE));
 
 /**
- * Whether the routes send an event to a route's receiver, as the rules and the local bus decide. The
- * terminal preview shows every event; the fallback only what failed elsewhere, so never an opening ahead.
+ * Whether the routes send an event to a route's receiver, as the rules and the local bus decide; those
+ * shown every event get it. The fallback gets only what failed elsewhere, so never an opening ahead.
  */
-function routedBy(routes: readonly Route[], settings: NotifySettings): NonNullable<DeliverDeps["routedHere"]> {
-  return (detail, route, channelId) =>
-    route === TERMINAL_PREVIEW_ROUTE ||
-    decideRoutes(detail, routes, settings).some((d) => d.route === route && d.receivers.some((r) => receiverId(r) === channelId));
+function routedBy(routes: readonly Route[], settings: NotifySettings, everyEventTo: readonly RouteDelivery[] = []): NonNullable<DeliverDeps["routedHere"]> {
+  const to = (decisions: readonly RouteDelivery[], route: string, channelId: string) =>
+    decisions.some((d) => d.route === route && d.receivers.some((r) => receiverId(r) === channelId));
+  return (detail, route, channelId) => to(everyEventTo, route, channelId) || to(decideRoutes(detail, routes, settings), route, channelId);
 }
 
 /** What the delivery core needs, from the notifier's dependencies. */
 const deliverDepsOf = (deps: NotifierDeps): DeliverDeps => ({
   store: deps.store, now: deps.now, rate: deps.settings.slackRate, log: deps.log, present: deps.present ?? plainPresenter,
   ...(deps.sleep ? { sleep: deps.sleep } : {}),
-  ...(deps.routes ? { routedHere: routedBy(deps.routes, deps.settings) } : {}),
+  ...(deps.routes ? { routedHere: routedBy(deps.routes, deps.settings, deps.everyEventTo) } : {}),
   // Digests at most a minute apart, closer when the configuration wants them sooner.
   digestEveryMs: Math.min(DIGEST_EVERY_MS, deps.settings.digestWithinMs),
 });

@@ -1,17 +1,18 @@
 /**
- * The platform API client: every endpoint of lib/platform/endpoints.ts as a typed method, with both auth
- * schemes, typed errors, retries with jittered backoff, and the cost of each call.
+ * The platform API client: every endpoint of a table (by default Lookout's, lib/platform/endpoints.ts) as
+ * a typed method, with both auth schemes, typed errors, retries with jittered backoff, and the cost of
+ * each call.
  */
 import * as z from "zod/mini";
 import {
   type EndpointDef,
   type EndpointInput,
-  type EndpointName,
   type EndpointOutput,
+  type EndpointTable,
+  type Endpoints,
   type ListEndpointName,
   type ListItemOf,
   checkParam,
-  endpointNames,
   endpoints,
   fillPath,
   pathParamFormat,
@@ -90,13 +91,13 @@ export interface PlatformListResponse<T> {
 
 const listEnvelope = z.looseObject({ results: z.array(z.unknown()) });
 
-type CallArgs<K extends EndpointName> = {} extends EndpointInput<K>
-  ? [input?: EndpointInput<K>]
-  : [input: EndpointInput<K>];
+type CallArgs<K extends keyof T, T extends EndpointTable> = {} extends EndpointInput<K, T>
+  ? [input?: EndpointInput<K, T>]
+  : [input: EndpointInput<K, T>];
 
 /** One method per endpoint, named as in the endpoint table. */
-export type PlatformApi = {
-  [K in EndpointName]: (...args: CallArgs<K>) => Promise<PlatformResponse<EndpointOutput<K>>>;
+export type PlatformApi<T extends EndpointTable = Endpoints> = {
+  [K in keyof T]: (...args: CallArgs<K, T>) => Promise<PlatformResponse<EndpointOutput<K, T>>>;
 };
 
 type RawAttempt =
@@ -110,7 +111,7 @@ const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 20 * 1024 * 1024;
 
-export class PlatformClient {
+export class PlatformClient<T extends EndpointTable = Endpoints> {
   private readonly baseUrl: string;
   private readonly policy: RetryPolicy;
   private readonly timeoutMs: number;
@@ -119,7 +120,10 @@ export class PlatformClient {
   private readonly now: () => number;
   private readonly random: () => number;
 
-  constructor(private readonly options: PlatformClientOptions) {
+  private readonly table: T;
+
+  constructor(private readonly options: PlatformClientOptions, table?: T) {
+    this.table = table ?? (endpoints as unknown as T);
     if (!options.token) throw new Error("platform client: no token given (platform.token)");
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.policy = { ...defaultRetryPolicy, ...options.retry };
@@ -131,11 +135,11 @@ export class PlatformClient {
   }
 
   /** Calls endpoint `name`; resolves with its parsed response or rejects with a PlatformError. */
-  async call<K extends EndpointName>(name: K, ...[input]: CallArgs<K>): Promise<PlatformResponse<EndpointOutput<K>>> {
-    return this.callWith(name, endpoints[name] as EndpointDef, input) as Promise<PlatformResponse<EndpointOutput<K>>>;
+  async call<K extends keyof T & string>(name: K, ...[input]: CallArgs<K, T>): Promise<PlatformResponse<EndpointOutput<K, T>>> {
+    return this.callWith(name, this.table[name]!, input) as Promise<PlatformResponse<EndpointOutput<K, T>>>;
   }
 
-  private async callWith(name: EndpointName, endpoint: EndpointDef, input: unknown): Promise<PlatformResponse<unknown>> {
+  private async callWith(name: string, endpoint: EndpointDef, input: unknown): Promise<PlatformResponse<unknown>> {
     const args = (input ?? {}) as { path?: Record<string, string>; query?: Record<string, unknown>; body?: unknown };
     const cost = emptyCost(name);
     const path = fillPath(endpoint.path, args.path) + queryString(args.query);
@@ -158,16 +162,16 @@ export class PlatformClient {
    * returned in `rejected` (with its JSON path), and the valid items beside it are kept. A response whose
    * envelope is wrong still fails as a whole (PlatformSchemaMismatchError).
    */
-  async list<K extends ListEndpointName>(name: K, ...[input]: CallArgs<K>): Promise<PlatformListResponse<ListItemOf<K>>> {
-    const endpoint = endpoints[name] as EndpointDef;
+  async list<K extends ListEndpointName<T> & string>(name: K, ...[input]: CallArgs<K, T>): Promise<PlatformListResponse<ListItemOf<K, T>>> {
+    const endpoint = this.table[name]!;
     const lenient: EndpointDef = { ...endpoint, response: listEnvelope };
     const res = await this.callWith(name, lenient, input);
     const { results, ...envelope } = res.data as { results: unknown[] };
-    const items: ListItemOf<K>[] = [];
+    const items: ListItemOf<K, T>[] = [];
     const rejected: RejectedItem[] = [];
     results.forEach((raw, index) => {
       const parsed = endpoint.items!.safeParse(raw);
-      if (parsed.success) items.push(parsed.data as ListItemOf<K>);
+      if (parsed.success) items.push(parsed.data as ListItemOf<K, T>);
       else {
         const issue = parsed.error.issues[0]!;
         rejected.push({ index, jsonPath: jsonPath(["results", index, ...issue.path]), reason: describeIssue(issue, raw), raw });
@@ -361,10 +365,15 @@ function toError(
   }
 }
 
-/** A client with one method per endpoint: `client.listWebhookEvents({ path: { organizationId, webhookId } })`. */
-export function createPlatformClient(options: PlatformClientOptions): PlatformClient & PlatformApi {
-  const client = new PlatformClient(options);
+/**
+ * A client with one method per endpoint: `client.listWebhookEvents({ path: { organizationId, webhookId } })`;
+ * of Lookout's endpoints, or of the table given (the simulator's of the whole spec, for contract tests).
+ */
+export function createPlatformClient(options: PlatformClientOptions): PlatformClient & PlatformApi;
+export function createPlatformClient<T extends EndpointTable>(options: PlatformClientOptions, table: T): PlatformClient<T> & PlatformApi<T>;
+export function createPlatformClient<T extends EndpointTable>(options: PlatformClientOptions, table?: T): PlatformClient<T> & PlatformApi<T> {
+  const client = new PlatformClient<T>(options, table);
   const api = {} as Record<string, unknown>;
-  for (const name of endpointNames) api[name] = (input?: unknown) => (client.call as Function).call(client, name, input);
-  return Object.assign(client, api) as unknown as PlatformClient & PlatformApi;
+  for (const name of Object.keys(table ?? endpoints)) api[name] = (input?: unknown) => (client.call as Function).call(client, name, input);
+  return Object.assign(client, api) as unknown as PlatformClient<T> & PlatformApi<T>;
 }

@@ -1,6 +1,9 @@
 /**
- * The 21 endpoints of the platform API, as data. The client builds its methods from this table and the
- * simulator routes and validates requests with it, so the two cannot drift apart.
+ * The endpoints of the platform API that Lookout reads, as data, and what an endpoint table is. The
+ * client builds its methods from a table; the simulator routes and validates requests with the same
+ * definitions, so the two cannot drift apart. The spec's other 15 endpoints (writes, reference lists)
+ * Lookout never calls: the simulator defines them (local/simulator/endpoints.ts), and its table of all
+ * 21 is what the client's contract tests call.
  */
 import * as z from "zod/mini";
 import * as s from "./schemas.js";
@@ -40,7 +43,8 @@ export interface EndpointDef<
   readonly summary: string;
 }
 
-const def = <
+/** An endpoint's definition, its literal types kept: what a table is built with. */
+export const def = <
   const P extends string,
   B extends z.ZodMiniType | undefined = undefined,
   R extends z.ZodMiniType | undefined = undefined,
@@ -51,45 +55,10 @@ const def = <
 ) => d;
 
 export const endpoints = {
-  createJobSecret: def({
-    number: 1, method: "POST", path: "/job/{jobId}/secret", body: s.SecretRequest, response: s.Secret,
-    successStatus: 201, summary: "add a secret to a job",
-  }),
-  restartServices: def({
-    number: 2, method: "POST", path: "/environment/{environmentId}/service/restart-service",
-    body: s.RestartServicesRequest, response: s.ServiceStatus, successStatus: 200,
-    summary: "update and reboot selected services of an environment",
-  }),
-  resolvePlatformComponent: def({
-    number: 3, method: "POST",
-    path: "/organization/{organizationId}/cluster/{clusterId}/platformBinding/component/{componentKey}/resolve",
-    pathFormats: { componentKey: "string" }, body: s.ResolveComponentRequest, idempotent: true,
-    response: s.PlatformComponentResolution, successStatus: 200,
-    summary: "compute the fields and requirements of a platform component",
-  }),
-  editVendor1Credentials: def({
-    number: 4, method: "PUT", path: "/organization/{organizationId}/vendor1/credentials/{credentialsId}",
-    body: s.Vendor1CredentialsRequest, response: s.CredentialsRecord, successStatus: 200,
-    summary: "edit vendor1 credentials",
-  }),
-  createVendor1Credentials: def({
-    number: 5, method: "POST", path: "/organization/{organizationId}/vendor1/credentials",
-    body: s.Vendor1CredentialsRequest, response: s.CredentialsRecord, successStatus: 201,
-    summary: "create vendor1 credentials",
-  }),
-  createDatabaseBackup: def({
-    number: 6, method: "POST", path: "/database/{databaseId}/backup", body: s.BackupRequest,
-    response: s.Backup, successStatus: 201, summary: "create a database backup",
-  }),
   listWebhookEvents: def({
     number: 7, method: "GET", path: "/organization/{organizationId}/webhook/{webhookId}/event",
     response: s.resultsOf(s.WebhookEvent), items: s.WebhookEvent, successStatus: 200,
     summary: "list the deliveries of a webhook",
-  }),
-  listEnvironmentVariables: def({
-    number: 8, method: "GET", path: "/environment/{environmentId}/environmentVariable",
-    response: s.resultsOf(s.EnvironmentVariable), successStatus: 200,
-    summary: "list the variables of an environment",
   }),
   listDeploymentHistory: def({
     number: 9, method: "GET", path: "/application/{applicationId}/deploymentHistoryV2",
@@ -103,19 +72,6 @@ export const endpoints = {
     number: 10, method: "GET", path: "/organization/{organizationId}/cluster/{clusterId}/logs",
     response: s.resultsOf(s.ClusterLogEntry), items: s.ClusterLogEntry, successStatus: 200,
     summary: "list the logs of a cluster",
-  }),
-  moveDeploymentStageAfter: def({
-    number: 11, method: "PUT", path: "/deploymentStage/{deploymentStageId}/moveAfter/{stageId}",
-    response: s.resultsOf(s.DeploymentStage), successStatus: 200,
-    summary: "move a deployment stage after another",
-  }),
-  getServiceDeploymentStage: def({
-    number: 12, method: "GET", path: "/service/{serviceId}/deploymentStage", response: s.DeploymentStage,
-    successStatus: 200, summary: "get the deployment stage of a service",
-  }),
-  getDeploymentStage: def({
-    number: 13, method: "GET", path: "/deploymentStage/{deploymentStageId}", response: s.DeploymentStage,
-    successStatus: 200, summary: "get a deployment stage",
   }),
   listOrganizationMembers: def({
     number: 14, method: "GET", path: "/organization/{organizationId}/member", response: s.resultsOf(s.Member), items: s.Member,
@@ -131,60 +87,43 @@ export const endpoints = {
     query: { startId: "string", gitCommitId: "string" },
     response: s.resultsOf(s.Commit), items: s.Commit, successStatus: 200, summary: "list the last 100 commits of an application",
   }),
-  listVendor3Regions: def({
-    number: 17, method: "GET", path: "/vendor3/region", response: s.resultsOf(s.CloudRegion),
-    successStatus: 200, summary: "list vendor3 regions",
-  }),
-  listVendor4Repositories: def({
-    number: 18, method: "GET", path: "/account/vendor4/repository", response: s.resultsOf(s.GitRepository),
-    successStatus: 200, summary: "list vendor4 repositories (deprecated)",
-  }),
-  listAvailableHelmRepositories: def({
-    number: 19, method: "GET", path: "/availableHelmRepository", response: s.resultsOf(s.AvailableHelmRepository),
-    successStatus: 200, summary: "list supported helm repository kinds",
-  }),
-  listAvailableIacVersions: def({
-    number: 20, method: "GET", path: "/vendor5/availableVersion", response: s.resultsOf(s.AvailableIacVersion),
-    successStatus: 200, summary: "list available infrastructure-as-code engine versions",
-  }),
-  deleteVendor2Credentials: def({
-    number: 21, method: "DELETE", path: "/organization/{organizationId}/vendor2/credentials/{credentialsId}",
-    successStatus: 204, summary: "delete vendor2 credentials",
-  }),
 } as const;
+
+/** A table of endpoints by name: Lookout's (below), or the simulator's of the whole spec. */
+export type EndpointTable = Readonly<Record<string, EndpointDef>>;
 
 export type Endpoints = typeof endpoints;
 export type EndpointName = keyof Endpoints;
 export const endpointNames = Object.keys(endpoints) as EndpointName[];
 
-type PathOf<K extends EndpointName> = Endpoints[K]["path"];
-type Infer<T> = T extends z.ZodMiniType ? z.infer<T> : undefined;
-type QueryOf<K extends EndpointName> = Endpoints[K] extends { query?: infer Q }
+type PathOf<T extends EndpointTable, K extends keyof T> = T[K]["path"];
+type Infer<U> = U extends z.ZodMiniType ? z.infer<U> : undefined;
+type QueryOf<T extends EndpointTable, K extends keyof T> = T[K] extends { query?: infer Q }
   ? [keyof Q] extends [never]
     ? { query?: undefined }
     : { query?: { [P in keyof Q]?: Q[P] extends "int" ? number : string } }
   : { query?: undefined };
-type BodyOf<K extends EndpointName> = Endpoints[K] extends { body?: infer B }
+type BodyOf<T extends EndpointTable, K extends keyof T> = T[K] extends { body?: infer B }
   ? B extends z.ZodMiniType
     ? { body: z.infer<B> }
     : { body?: undefined }
   : { body?: undefined };
 
-/** What a call of endpoint K takes: its path parameters, its query and its body. */
-export type EndpointInput<K extends EndpointName> = ([PathParamNames<PathOf<K>>] extends [never]
+/** What a call of endpoint K of table T takes: its path parameters, its query and its body. */
+export type EndpointInput<K extends keyof T, T extends EndpointTable = Endpoints> = ([PathParamNames<PathOf<T, K>>] extends [never]
   ? { path?: undefined }
-  : { path: Record<PathParamNames<PathOf<K>>, string> }) &
-  QueryOf<K> &
-  BodyOf<K>;
+  : { path: Record<PathParamNames<PathOf<T, K>>, string> }) &
+  QueryOf<T, K> &
+  BodyOf<T, K>;
 
-/** The endpoints whose lists can be read item by item. */
-export type ListEndpointName = {
-  [K in EndpointName]: Endpoints[K] extends { items?: infer I } ? (I extends z.ZodMiniType ? K : never) : never;
-}[EndpointName];
-export type ListItemOf<K extends ListEndpointName> = Endpoints[K] extends { items?: infer I } ? Infer<I> : never;
+/** The endpoints of table T whose lists can be read item by item. */
+export type ListEndpointName<T extends EndpointTable = Endpoints> = {
+  [K in keyof T]: T[K] extends { items?: infer I } ? (I extends z.ZodMiniType ? K : never) : never;
+}[keyof T];
+export type ListItemOf<K extends keyof T, T extends EndpointTable = Endpoints> = T[K] extends { items?: infer I } ? Infer<I> : never;
 
-/** What endpoint K answers on success. */
-export type EndpointOutput<K extends EndpointName> = Endpoints[K] extends { response?: infer R } ? Infer<R> : undefined;
+/** What endpoint K of table T answers on success. */
+export type EndpointOutput<K extends keyof T, T extends EndpointTable = Endpoints> = T[K] extends { response?: infer R } ? Infer<R> : undefined;
 
 /** The names of the path parameters of a template, in order. */
 export function pathParamNames(path: string): string[] {

@@ -2,17 +2,17 @@
  * The packaged stack's HTTP API (API Gateway HTTP API, payload format 2.0) on one machine
  * (docs/cloud-local.md, "The HTTP API"): its routes read from the template, each request routed as API
  * Gateway routes it, turned into the event its Lambda integration gets and the function's answer into
- * API Gateway's (local/http-api-payload.ts), with its own answers for no route (404), a function error
+ * API Gateway's (local/runtime/http-api-payload.ts), with its own answers for no route (404), a function error
  * (500) and an integration timeout (503).
  *
  * AWS_IAM authorization is not enforced: no SigV4 signature is checked, and the event carries a local
  * caller identity in its place. So it listens on this machine only and refuses a Host that is not this
- * server (as `lookout audit --serve` does, local/audit-server.ts).
+ * server (as `lookout audit --serve` does, local/runtime/audit-server.ts).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { refusedHost } from "../audit-server.js";
-import { answerOf, gatewayAnswer, type HttpAnswer, httpApiEvent, type IamCaller, newRequestId, rawPathOf, readBody, writeAnswer } from "../http-api-payload.js";
+import { refusedHost } from "../runtime/audit-server.js";
+import { answerOf, gatewayAnswer, type HttpAnswer, httpApiEvent, type IamCaller, newRequestId, rawPathOf, readBody, writeAnswer } from "../runtime/http-api-payload.js";
 import type { Activity, Invoke } from "./invoke.js";
 import { type Cfn, type Template, TemplateError } from "./template.js";
 

@@ -12,15 +12,15 @@ import { packageStack, ROOT } from "../../scripts/package.js";
 import { loadConfigFile, type Config } from "../../lib/config/load.js";
 import { receiverSecretRefs } from "../../lib/config/routes.js";
 import { allReceivers } from "../../lib/config/receivers.js";
-import { startPagerDutyReceiver, startTeamsReceiver, startWebhookReceiver, type PagerDutyReceiver, type TeamsReceiver, type WebhookReceiver } from "../http-receivers.js";
-import { startDynamoDbLocal, type DynamoDbLocal } from "../dynamodb-local.js";
-import { MOTO_ACCOUNT, MOTO_REGION, type MotoServer, startMoto } from "../moto.js";
-import { type ReceivedSlackMessage, type SlackReceiver, startSlackReceiver } from "../slack-receiver.js";
+import { startPagerDutyReceiver, startTeamsReceiver, startWebhookReceiver, type PagerDutyReceiver, type TeamsReceiver, type WebhookReceiver } from "../receivers/http-receivers.js";
+import { startDynamoDbLocal, type DynamoDbLocal } from "../runtime/dynamodb-local.js";
+import { MOTO_ACCOUNT, MOTO_REGION, type MotoServer, startMoto } from "../runtime/moto.js";
+import { type ReceivedSlackMessage, type SlackReceiver, startSlackReceiver } from "../receivers/slack-receiver.js";
 import type { Simulator } from "../simulator/index.js";
 import { readPackagedTemplate } from "./template.js";
 import { CloudLocalStack } from "./stack.js";
 import type { Activity } from "./invoke.js";
-import { PreflightError } from "../run.js";
+import { PreflightError } from "../runtime/run.js";
 
 export const CLOUD_LOCAL_STAGE = "local";
 /** The generated configuration, inside the packaged copy of the project (it must lie in the service). */
@@ -64,7 +64,7 @@ export interface CloudLocal {
   stack: CloudLocalStack;
   config: Config;
   slack: SlackReceiver;
-  /** When the configuration names PagerDuty, webhook or Teams receivers (local/http-receivers.ts). */
+  /** When the configuration names PagerDuty, webhook or Teams receivers (local/receivers/http-receivers.ts). */
   http?: LocalHttpReceivers;
   moto: MotoServer;
   /** The SES messages moto_server accepted, as raw MIME, oldest first (also written to workDir/outbox). */

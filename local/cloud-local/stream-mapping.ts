@@ -1,6 +1,6 @@
 /**
  * A DynamoDB stream event source mapping, played as Lambda plays it (docs/cloud-local.md), from the
- * template's resolved properties. The table's stream is read by OutboxStreamReader (local/stream.ts),
+ * template's resolved properties. The table's stream is read by OutboxStreamReader (local/runtime/stream.ts),
  * whose checkpoint advances only once a batch is handled: Lambda holds a shard while it retries, and so
  * does this. Records no filter matches are dropped; the others go to the function in batches of
  * BatchSize, in Lambda's event shape. With ReportBatchItemFailures the batch is retried from its lowest
@@ -14,7 +14,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { AttributeValue as SdkAttributeValue, DynamoDBStreamsClient, _Record } from "@aws-sdk/client-dynamodb-streams";
 import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import type { AttributeValue, DynamoDBRecord } from "aws-lambda";
-import { compareSeq, OutboxStreamReader } from "../stream.js";
+import { compareSeq, OutboxStreamReader } from "../runtime/stream.js";
 import { compileFilters, type Matcher } from "./event-pattern.js";
 import { type Activity, functionNameOf, type Invoke } from "./invoke.js";
 import { arnName, base64, batchOutcome, type MappingProperties, reportsItemFailures } from "./mapping.js";
@@ -36,7 +36,7 @@ export interface StreamMappingOptions {
   dynamodb: DynamoDBClient;
   streams: DynamoDBStreamsClient;
   tableName: string;
-  /** Where the mapping's checkpoint is kept (local/stream.ts): a folder of its own. */
+  /** Where the mapping's checkpoint is kept (local/runtime/stream.ts): a folder of its own. */
   dataDir: string;
   /** For the on-failure destination. */
   sqs: SQSClient;

@@ -2,7 +2,7 @@
  * Fault injection per endpoint. A fault applies to the next `times` matching requests (all of them until
  * cleared when `times` is absent). An endpoint's own fault wins over the `"*"` one.
  */
-import type { EndpointName } from "../../lib/platform/endpoints.js";
+import type { SpecEndpointName as EndpointName } from "./endpoints.js";
 
 export interface FaultSpec {
   /** How many requests it applies to; absent: until cleared. */

@@ -4,7 +4,8 @@
  * insist on one handler per endpoint of the table.
  */
 import type * as z from "zod/mini";
-import type { EndpointName, Endpoints, PathParamNames } from "../../lib/platform/endpoints.js";
+import type { PathParamNames } from "../../lib/platform/endpoints.js";
+import type { SpecEndpointName as EndpointName, SpecEndpoints as Endpoints } from "./endpoints.js";
 import type { Principal } from "./auth.js";
 import type { SimClock } from "./clock.js";
 import { selectCommits } from "./commits.js";

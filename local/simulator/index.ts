@@ -1,6 +1,7 @@
 /**
  * The platform simulator: an HTTP server implementing the platform's API — the endpoints and schemas of
- * lib/platform/, which follow the platform's published API spec, and the service's behaviour beyond it
+ * lib/platform/ (those Lookout reads) and ./endpoints.ts, ./schemas.ts (the others), which follow the
+ * platform's published API spec, and the service's behaviour beyond it
  * (docs/platform.md) — over an in-memory, seeded world whose clock the caller drives.
  *
  *   const sim = await startSimulator({ seed: 7 });

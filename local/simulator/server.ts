@@ -4,7 +4,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import type { EndpointDef, EndpointName } from "../../lib/platform/endpoints.js";
+import type { EndpointDef } from "../../lib/platform/endpoints.js";
+import type { SpecEndpointName as EndpointName } from "./endpoints.js";
 import type { Authenticator, Principal, TokenKind } from "./auth.js";
 import { errorBody, HttpError, unauthorized } from "./errors.js";
 import type { Faults, FaultSpec } from "./faults.js";

@@ -1,18 +1,11 @@
 /**
- * Routing and request validation, both driven by the endpoints table of lib/platform/endpoints.ts:
+ * Routing and request validation, both driven by the spec's endpoint table (./endpoints.ts):
  * path templates, path parameter formats, query parameter formats and body schemas are not repeated here.
  */
 import { describeIssue as reasonOf } from "../../lib/model/issues.js";
 import type * as z from "zod/mini";
-import {
-  checkParam,
-  endpointNames,
-  endpoints,
-  pathParamFormat,
-  pathPattern,
-  type EndpointDef,
-  type EndpointName,
-} from "../../lib/platform/endpoints.js";
+import { checkParam, pathParamFormat, pathPattern, type EndpointDef } from "../../lib/platform/endpoints.js";
+import { specEndpointNames as endpointNames, specEndpoints as endpoints, type SpecEndpointName as EndpointName } from "./endpoints.js";
 import { badRequest } from "./errors.js";
 
 interface Route {

@@ -26,7 +26,7 @@ import type { SourceRef } from "../../lib/model/source.js";
 import { deliver, type DeliverDeps } from "../../lib/notify/deliver.js";
 import type { AlertItem } from "../../lib/model/alert-item.js";
 import type { Mute } from "../../lib/model/notify-store.js";
-import { auditServeCommand } from "../../local/audit-commands.js";
+import { auditServeCommand } from "../../local/cli/audit-commands.js";
 import { freshTable, scanTable, TEST_RETENTION_MS, dynamodbEndpoint } from "../support/dynamodb.js";
 import { recordingChannel } from "../support/recording-channel.js";
 

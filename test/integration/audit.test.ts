@@ -31,7 +31,7 @@ import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
 import type { Filters, TimeRange } from "../../lib/audit/model.js";
 import type { AuditRow } from "../../lib/model/audit-row.js";
-import { auditCommand, explainCommand } from "../../local/audit-commands.js";
+import { auditCommand, explainCommand } from "../../local/cli/audit-commands.js";
 import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
 import { freshTable, localDynamoClient, TEST_RETENTION_MS, scanTable, dynamodbEndpoint } from "../support/dynamodb.js";
 import { expandRecords } from "../../lib/store/routine-batches.js";

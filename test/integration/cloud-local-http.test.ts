@@ -2,7 +2,7 @@
  * PagerDuty, a generic webhook and Teams in the deployed stack, run from its packaged artifacts
  * (docs/cloud-local.md): a route naming the three sends to the HTTP inbox, the pipe moves each message to
  * the HTTP queue with its incident as group, and the packaged notify-http function delivers to the local
- * stand-ins (local/http-receivers.ts) with the secrets it reads from SSM. A deployment failure reaches
+ * stand-ins (local/receivers/http-receivers.ts) with the secrets it reads from SSM. A deployment failure reaches
  * each once; its recovery resolves PagerDuty's alert and is told to the webhook and Teams.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -13,7 +13,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { type CloudLocal, demoCloudConfig, startCloudLocal } from "../../local/cloud-local/run.js";
-import { MOTO_ABSENT, motoAvailable } from "../../local/moto.js";
+import { MOTO_ABSENT, motoAvailable } from "../../local/runtime/moto.js";
 import { aMinuteLater } from "../support/cloud-local-clock.js";
 
 const available = motoAvailable();

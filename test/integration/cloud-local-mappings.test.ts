@@ -21,9 +21,9 @@ import type { Invocation, Invoke } from "../../local/cloud-local/invoke.js";
 import { StreamMapping, type StreamMappingProperties } from "../../local/cloud-local/stream-mapping.js";
 import { SqsMapping, type SqsMappingProperties } from "../../local/cloud-local/sqs-mapping.js";
 import { SqsPipe } from "../../local/cloud-local/pipe.js";
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/runtime/dynamodb-local.js";
 import { freshTable, dynamodbEndpoint } from "../support/dynamodb.js";
-import { MOTO_ABSENT, MOTO_REGION, type MotoServer, motoAvailable, startMoto } from "../../local/moto.js";
+import { MOTO_ABSENT, MOTO_REGION, type MotoServer, motoAvailable, startMoto } from "../../local/runtime/moto.js";
 
 const available = motoAvailable();
 if (!available) console.warn(MOTO_ABSENT);

@@ -16,7 +16,7 @@ import { readPackagedTemplate, type Template } from "../../local/cloud-local/tem
 import { detailTypeOf, type LookoutEventDetail } from "../../lib/model/event.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { localDynamoClient } from "../support/dynamodb.js";
-import { MOTO_ABSENT, MOTO_ACCOUNT, MOTO_REGION, type MotoServer, motoAvailable, startMoto } from "../../local/moto.js";
+import { MOTO_ABSENT, MOTO_ACCOUNT, MOTO_REGION, type MotoServer, motoAvailable, startMoto } from "../../local/runtime/moto.js";
 
 const available = motoAvailable();
 if (!available) console.warn(MOTO_ABSENT);

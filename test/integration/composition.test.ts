@@ -3,7 +3,7 @@
  * from the same configuration, hand polling and notifying the same facts — configured names of
  * applications and clusters, backfill window, retention, routes, notify settings. The cloud side is the
  * real lib/app/cloud (the functions' cold start: poll's ingest, dispatch's, and the Slack function's notify) with the AWS SDK pointed at DynamoDB Local
- * (AWS_ENDPOINT_URL_DYNAMODB); the local side is local/pipeline.ts on the same DynamoDB Local.
+ * (AWS_ENDPOINT_URL_DYNAMODB); the local side is local/runtime/pipeline.ts on the same DynamoDB Local.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -16,7 +16,7 @@ import type { IngestServices as CloudRuntime } from "../../lib/app/ingest.js";
 import { cloudSlackNotify as notifyRuntime } from "../../lib/app/cloud/slack.js";
 import { cloudEmailNotify } from "../../lib/app/cloud/email.js";
 import type { NotifyHandlerDeps } from "../../lib/app/lambda/notify.js";
-import { openLocalPipeline, type LocalPipeline } from "../../local/pipeline.js";
+import { openLocalPipeline, type LocalPipeline } from "../../local/runtime/pipeline.js";
 import { loadConfigFile } from "../../lib/config/load.js";
 import { deploymentDetail } from "../../lib/alerts/build.js";
 import { routeEvent } from "../../lib/routes/match.js";

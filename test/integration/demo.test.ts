@@ -1,5 +1,5 @@
 /**
- * `npm start` on the embedded default (local/start.ts), as a new user runs it: the demo says where its
+ * `npm start` on the embedded default (local/cli/start-command.ts), as a new user runs it: the demo says where its
  * data and configuration are, presses Acknowledge on its first incident's message in the terminal's
  * Slack (a signed request to the local interactivity endpoint, docs/actions.md) and shows the edit, and
  * after Ctrl-C `lookout status` reads them (docs/status.md).

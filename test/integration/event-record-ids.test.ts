@@ -14,7 +14,7 @@ import { pollSource } from "../../lib/poll/poll.js";
 import { parseConfig } from "../../lib/config/load.js";
 import { composeIngest } from "../../lib/app/ingest.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";
-import { explainCommand } from "../../local/audit-commands.js";
+import { explainCommand } from "../../local/cli/audit-commands.js";
 import { freshTable } from "../support/dynamodb.js";
 
 const ORG = randomUUID();

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
-import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
+import { startSlackReceiver, type SlackReceiver } from "../../local/receivers/slack-receiver.js";
 import { SecretScanner, plantAll, textWith } from "../support/secret-scan.js";
 import { localDynamoClient, scanTable, dynamodbEndpoint } from "../support/dynamodb.js";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";

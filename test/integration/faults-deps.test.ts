@@ -27,12 +27,12 @@ import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
-import { OutboxStreamReader, outboxPublisher } from "../../local/stream.js";
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/runtime/dynamodb-local.js";
+import { OutboxStreamReader, outboxPublisher } from "../../local/runtime/stream.js";
 import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { FakeEventBridge, byId } from "../support/fake-eventbridge.js";
 import { freshTable, TEST_RETENTION_MS, scanTable, dynamodbEndpoint } from "../support/dynamodb.js";
-import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
+import { startSlackReceiver, type SlackReceiver } from "../../local/receivers/slack-receiver.js";
 import { startSmtpReceiver, type SmtpReceiver } from "../support/smtp-receiver.js";
 
 const log = { info() {}, warn() {}, error() {} };

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { checkConfig, type Config } from "../../lib/config/load.js";
-import { runLookout } from "../../local/run.js";
+import { runLookout } from "../../local/runtime/run.js";
 import type { LookoutEventEnvelope } from "../../lib/model/event.js";
 import { dynamodbEndpoint } from "../support/dynamodb.js";
 

@@ -23,7 +23,7 @@ import type { LookoutEventDetail } from "../../lib/model/event.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 import type { Context } from "aws-lambda";
 import { CreateQueueCommand, PurgeQueueCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { MOTO_CREDENTIALS, MOTO_REGION, motoAvailable, startMoto, type MotoServer } from "../../local/moto.js";
+import { MOTO_CREDENTIALS, MOTO_REGION, motoAvailable, startMoto, type MotoServer } from "../../local/runtime/moto.js";
 import { createFeedTickHandler } from "../../lib/app/lambda/feed-tick.js";
 import { sqsFeedLoopQueue } from "../../lib/app/cloud/feed-loop-queue.js";
 import { createDispatchHandler } from "../../lib/app/lambda/dispatch.js";

@@ -26,7 +26,7 @@ import { sqsQueueGauge } from "../../lib/app/cloud/queue-gauge.js";
 import { createPollHandler } from "../../lib/app/lambda/poll.js";
 import { MalformedPollMessage, parsePollEvent, parsePollMessage } from "../../lib/app/lambda/messages.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
-import { MOTO_ABSENT, motoAvailable, startMoto } from "../../local/moto.js";
+import { MOTO_ABSENT, motoAvailable, startMoto } from "../../local/runtime/moto.js";
 import { startLambdaAsync, type LambdaAsync } from "../support/lambda-async.js";
 
 const context = { functionName: "test", awsRequestId: "req-1", invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:test" } as unknown as Context;

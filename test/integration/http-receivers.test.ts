@@ -1,5 +1,5 @@
 /**
- * PagerDuty, the generic webhook and Teams, each against its test receiver (local/http-receivers.ts, real
+ * PagerDuty, the generic webhook and Teams, each against its test receiver (local/receivers/http-receivers.ts, real
  * HTTP servers speaking the documented contracts): what a person sees there through an incident (open,
  * follow-ups, repeat, close), the retries (429 after Retry-After, 5xx, network), what is never retried
  * (400, a redirect to another host), and the never-silent rule through the delivery core on DynamoDB
@@ -26,7 +26,7 @@ import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
 import { slackSender } from "../../lib/notify/slack/send.js";
-import { startPagerDutyReceiver, startTeamsReceiver, startWebhookReceiver, type PagerDutyReceiver, type TeamsReceiver, type WebhookReceiver } from "../../local/http-receivers.js";
+import { startPagerDutyReceiver, startTeamsReceiver, startWebhookReceiver, type PagerDutyReceiver, type TeamsReceiver, type WebhookReceiver } from "../../local/receivers/http-receivers.js";
 import { DEPLOYMENT_INCIDENT } from "../golden/incident-inputs.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";

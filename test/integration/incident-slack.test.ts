@@ -16,9 +16,9 @@ import { slackSender } from "../../lib/notify/slack/send.js";
 import { SEVERITY_COLOR } from "../../lib/notify/slack/render.js";
 import type { Channel, SlackTarget } from "../../lib/notify/types.js";
 import { CHANGES, CLUSTER_OPEN, CLUSTER_RECOVERED, FIRST, HOOK_OPEN, HOOK_RECOVERED } from "../golden/slack-incident-inputs.js";
-import { slackMessageProblem } from "../../local/block-kit.js";
+import { slackMessageProblem } from "../../local/receivers/block-kit.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
-import { type SlackReceiver, startSlackReceiver } from "../../local/slack-receiver.js";
+import { type SlackReceiver, startSlackReceiver } from "../../local/receivers/slack-receiver.js";
 
 let slack: SlackReceiver;
 let store: DynamoNotifyStore;

@@ -6,7 +6,7 @@
  * what is new, never to polls.
  */
 import { describe, expect, it } from "vitest";
-import { dayProblems, describeDay, simulateDay } from "../../local/simulated-day.js";
+import { dayProblems, describeDay, simulateDay } from "../../local/runtime/simulated-day.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
 describe("two simulated hours at 20 applications, 4 clusters, 2 webhooks", () => {

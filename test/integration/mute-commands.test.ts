@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { execFile } from "node:child_process";
-import { buildMute, muteCommand, mutesCommand, unmuteCommand, MuteUsageError } from "../../local/mute-commands.js";
+import { buildMute, muteCommand, mutesCommand, unmuteCommand, MuteUsageError } from "../../local/cli/mute-commands.js";
 import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 const now = new Date("2026-06-01T10:00:00Z");

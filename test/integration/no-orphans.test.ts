@@ -2,7 +2,7 @@
  * Nothing left running: `lookout run` (the real CLI, in a child process, polling the platform simulator
  * with its own DynamoDB Local) killed with SIGKILL leaves no Java behind, again and again on the same
  * data_dir; Ctrl-C (SIGINT to its process group, as a terminal sends it) stops it cleanly, Java too.
- * Java is found by its command line, which names the run's data_dir (local/dynamodb-local.ts).
+ * Java is found by its command line, which names the run's data_dir (local/runtime/dynamodb-local.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";

@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { checkConfig, type Config } from "../../lib/config/load.js";
-import { runLookout } from "../../local/run.js";
+import { runLookout } from "../../local/runtime/run.js";
 import { simpleParser } from "mailparser";
-import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
+import { startSlackReceiver, type SlackReceiver } from "../../local/receivers/slack-receiver.js";
 import { isChangesMessage } from "../support/amendment.js";
 import { dynamodbEndpoint } from "../support/dynamodb.js";
 

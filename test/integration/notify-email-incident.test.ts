@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderEmail } from "../../lib/notify/email/render.js";
 import { sesTransport, smtpTransport } from "../../lib/notify/email/transport.js";
 import { CLOSE, DEPLOYMENT_INCIDENT, OPENING, renderIncidentEmails } from "../golden/incident-inputs.js";
-import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../../local/moto.js";
+import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../../local/runtime/moto.js";
 import { type SmtpReceiver, startSmtpReceiver } from "../support/smtp-receiver.js";
 
 const FROM = "Lookout <lookout@alerts.acme.io>";

@@ -13,7 +13,7 @@ import { renderEmail, renderEmailDigest } from "../../lib/notify/email/render.js
 import { classifySesError, classifySmtpError, fileTransport, sesTransport, smtpTransport } from "../../lib/notify/email/transport.js";
 import { EmailDeliveryError, type EmailMessage } from "../../lib/notify/types.js";
 import { DIGEST_WINDOW, FIRST, HOSTILE, RECOVERED, heldForDigest, hostile } from "../golden/inputs.js";
-import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../../local/moto.js";
+import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../../local/runtime/moto.js";
 import { type SmtpReceiver, startSmtpReceiver } from "../support/smtp-receiver.js";
 
 const FROM = "Lookout <lookout@alerts.acme.io>";

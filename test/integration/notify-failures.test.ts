@@ -36,9 +36,9 @@ import { DynamoDispatchStore } from "../../lib/store/dispatch-store.js";
 import { watchlist } from "../../lib/dispatch/watchlist.js";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { startLambdaAsync } from "../support/lambda-async.js";
-import { PreflightError, runLookout } from "../../local/run.js";
+import { PreflightError, runLookout } from "../../local/runtime/run.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
+import { startSlackReceiver, type SlackReceiver } from "../../local/receivers/slack-receiver.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
 const context = { functionName: "notify", awsRequestId: "r", invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:notify" } as unknown as Context;
@@ -86,7 +86,7 @@ beforeEach(() => {
   env = { HOOK_DEPLOYS: slack.webhookUrl("T1/B1/deploys"), HOOK_DEFAULT: slack.webhookUrl("T1/B1/default"), BOT: "xoxb-1" };
 });
 
-/** The notifier as each process builds it (local/pipeline.ts, lib/app/cloud): nothing shared in memory. */
+/** The notifier as each process builds it (local/runtime/pipeline.ts, lib/app/cloud): nothing shared in memory. */
 function process_(settings = config.notify): NotifierDeps {
   return {
     settings,

@@ -19,7 +19,7 @@ import { slackSender } from "../../lib/notify/slack/send.js";
 import { fileTransport } from "../../lib/notify/email/transport.js";
 import { toEnvelope } from "../../lib/alerts/publish.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
+import { startSlackReceiver, type SlackReceiver } from "../../local/receivers/slack-receiver.js";
 import { freshTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
 
 const context = { functionName: "notify", awsRequestId: "r", invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:notify" } as unknown as Context;

@@ -22,7 +22,7 @@ import { detailTypeOf, type LookoutEventDetail } from "../../lib/model/event.js"
 import type { Cfn } from "../../infra/stack.js";
 import { INBOX_GROUP } from "../../infra/stack.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import { MOTO_ABSENT, motoAvailable } from "../../local/moto.js";
+import { MOTO_ABSENT, motoAvailable } from "../../local/runtime/moto.js";
 import { motoBusAndQueues } from "../support/moto-bus.js";
 import { resolveRefs, stackResources } from "../support/stack-template.js";
 import { runSqsPipe, type SqsPipeDefinition } from "../../local/cloud-local/pipe.js";

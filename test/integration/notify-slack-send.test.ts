@@ -1,5 +1,5 @@
 /**
- * The Slack sender against a local receiver that speaks Slack's contract (local/slack-receiver.ts):
+ * The Slack sender against a local receiver that speaks Slack's contract (local/receivers/slack-receiver.ts):
  * both forms, 429 after Retry-After, 5xx backoff, 4xx not retried, the Web API's ts and thread_ts, and
  * no secret in any error. Waits are recorded by an injected sleep, so nothing here sleeps for real.
  */
@@ -11,7 +11,7 @@ import { SLACK_ALERT_EVENT, SlackDeliveryError, type SlackMessage, type SlackTar
 import { slackChannel } from "../../lib/notify/slack/channel.js";
 import { exampleOf } from "../golden/slack-incident-inputs.js";
 import { DIGEST_WINDOW, FIRST, RECOVERED, STILL, heldForDigest } from "../golden/inputs.js";
-import { type SlackReceiver, startSlackReceiver } from "../../local/slack-receiver.js";
+import { type SlackReceiver, startSlackReceiver } from "../../local/receivers/slack-receiver.js";
 
 const SECRET = "T0LOOKOUT/B0LOOKOUT/sUpErSeCrEtHoOk";
 const TOKEN = "xoxb-1111-2222-sUpErSeCrEtToKeN";

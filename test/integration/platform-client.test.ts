@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { createPlatformClient, type PlatformClientOptions } from "../../lib/platform/client.js";
-import { endpointNames, type EndpointName } from "../../lib/platform/endpoints.js";
+import { specEndpointNames as endpointNames, specEndpoints, type SpecEndpointName as EndpointName } from "../../local/simulator/endpoints.js";
 import {
   PlatformBadRequestError,
   PlatformForbiddenError,
@@ -30,7 +30,7 @@ const client = (extra: Partial<PlatformClientOptions> = {}) =>
     auth: "token",
     sleep: async (ms) => void waits.push(ms),
     ...extra,
-  });
+  }, specEndpoints);
 
 beforeAll(async () => {
   sim = await startSimulator({ size: { applications: 3 } });

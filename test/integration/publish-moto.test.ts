@@ -15,7 +15,7 @@ import { eventBridgeBus } from "../../lib/alerts/bus.js";
 import type { LookoutEventEnvelope } from "../../lib/model/event.js";
 import { publishAlerts } from "../../lib/alerts/publish.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../../local/moto.js";
+import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../../local/runtime/moto.js";
 import { alertInsert, recordInsert } from "../support/stream-records.js";
 import { freshTable, scanTable, dynamodbEndpoint } from "../support/dynamodb.js";
 

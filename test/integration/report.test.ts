@@ -20,7 +20,7 @@ import { parseAuditQuery } from "../../lib/audit/parse.js";
 import type { AuditRow } from "../../lib/model/audit-row.js";
 import type { DeliveryReport } from "../../lib/audit/report.js";
 import { REPORT_CSV_COLUMNS } from "../../lib/audit/report-format.js";
-import { reportCommand, type ReportArgs } from "../../local/report-command.js";
+import { reportCommand, type ReportArgs } from "../../local/cli/report-command.js";
 import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
 import { freshTable, TEST_RETENTION_MS, dynamodbEndpoint } from "../support/dynamodb.js";
 

@@ -22,7 +22,7 @@ import { inputTemplate, ruleResources } from "../../lib/routes/rules.js";
 import type { Route } from "../../lib/config/route-types.js";
 import { patternMatches } from "../fixtures/routes/eventbridge.js";
 import { PARITY_EVENTS, detail } from "../fixtures/routes/parity-events.js";
-import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../../local/moto.js";
+import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../../local/runtime/moto.js";
 
 const available = motoAvailable();
 if (!available) console.warn(MOTO_ABSENT);

@@ -13,8 +13,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { startDynamoDbLocal, type DynamoDbLocal } from "../../local/dynamodb-local.js";
-import { startSlackReceiver, type SlackReceiver } from "../../local/slack-receiver.js";
+import { startDynamoDbLocal, type DynamoDbLocal } from "../../local/runtime/dynamodb-local.js";
+import { startSlackReceiver, type SlackReceiver } from "../../local/receivers/slack-receiver.js";
 import { plantAll, plantSecret, SecretScanner, textWith, type PlantedSecret, type SecretHit } from "../support/secret-scan.js";
 import { dynamodbEndpoint } from "../support/dynamodb.js";
 

@@ -3,7 +3,8 @@
  * success shape, scenarios on the driven clock, fault injection and rate limits.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { endpointNames, endpoints, fillPath, type EndpointName } from "../../lib/platform/endpoints.js";
+import { fillPath } from "../../lib/platform/endpoints.js";
+import { specEndpointNames as endpointNames, specEndpoints as endpoints, type SpecEndpointName as EndpointName } from "../../local/simulator/endpoints.js";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 
 interface Reply {

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
-import { DynamoDbLocalError, freePort, startDynamoDbLocal } from "../../local/dynamodb-local.js";
+import { DynamoDbLocalError, freePort, startDynamoDbLocal } from "../../local/runtime/dynamodb-local.js";
 import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 const BIN = new URL("../../bin/lookout.mjs", import.meta.url).pathname;

@@ -9,7 +9,7 @@
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { checkConfig } from "../../lib/config/load.js";
-import { runLookout } from "../../local/run.js";
+import { runLookout } from "../../local/runtime/run.js";
 
 const env = process.env;
 const after = Number(env.CRASH_AFTER);

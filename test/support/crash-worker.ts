@@ -10,7 +10,7 @@
  *   SLACK_WEBHOOK_URL (set: the incoming-webhook form instead of the Web API's #oncall)
  */
 import { checkConfig } from "../../lib/config/load.js";
-import { openLocalPipeline } from "../../local/pipeline.js";
+import { openLocalPipeline } from "../../local/runtime/pipeline.js";
 import { pollSource } from "../../lib/poll/poll.js";
 
 const env = process.env;

@@ -12,7 +12,7 @@
  */
 import { createServer, request, Agent, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { LOCAL_REGION } from "../../local/dynamodb-local.js";
+import { LOCAL_REGION } from "../../local/runtime/dynamodb-local.js";
 
 export interface DynamoDbPool {
   /** POST here: `{ "endpoint": "http://127.0.0.1:<port>" }`, a database nobody else uses. */

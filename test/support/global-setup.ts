@@ -10,7 +10,7 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { startDynamoDbLocal } from "../../local/dynamodb-local.js";
+import { startDynamoDbLocal } from "../../local/runtime/dynamodb-local.js";
 import { startDynamoDbPool } from "./dynamodb-pool.js";
 
 declare module "vitest" {

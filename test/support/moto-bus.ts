@@ -1,11 +1,11 @@
 /**
- * For a describe block of tests on EventBridge and SQS: one moto_server (local/moto.ts) with a
+ * For a describe block of tests on EventBridge and SQS: one moto_server (local/runtime/moto.ts) with a
  * client of each on it, started before the block and stopped after it.
  */
 import { afterAll, beforeAll } from "vitest";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { SQSClient } from "@aws-sdk/client-sqs";
-import { type MotoServer, startMoto } from "../../local/moto.js";
+import { type MotoServer, startMoto } from "../../local/runtime/moto.js";
 
 export function motoBusAndQueues(): { readonly moto: MotoServer; readonly eb: EventBridgeClient; readonly sqs: SQSClient } {
   const on = {} as { moto: MotoServer; eb: EventBridgeClient; sqs: SQSClient };

@@ -24,18 +24,18 @@ import { join } from "node:path";
 import { DeleteTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
 import { checkConfig, type Config } from "../../lib/config/load.js";
-import { flushHeld, loopPass, runLookout, type RunOptions, type RunSummary } from "../../local/run.js";
-import { openLocalPipeline, type LocalPipeline } from "../../local/pipeline.js";
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/dynamodb-local.js";
+import { flushHeld, loopPass, runLookout, type RunOptions, type RunSummary } from "../../local/runtime/run.js";
+import { openLocalPipeline, type LocalPipeline } from "../../local/runtime/pipeline.js";
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/runtime/dynamodb-local.js";
 import { ensureTable } from "../../lib/store/table.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
 import { allReceivers, receiverId } from "../../lib/config/receivers.js";
 import type { Receiver } from "../../lib/config/route-types.js";
-import { startSlackReceiver, type SlackReceiver, type ReceivedSlackMessage } from "../../local/slack-receiver.js";
+import { startSlackReceiver, type SlackReceiver, type ReceivedSlackMessage } from "../../local/receivers/slack-receiver.js";
 import { startSmtpReceiver, type SmtpReceiver, type ReceivedMail } from "./smtp-receiver.js";
 import {
   startPagerDutyReceiver, startTeamsReceiver, startWebhookReceiver, type PagerDutyReceiver, type TeamsReceiver, type WebhookReceiver,
-} from "../../local/http-receivers.js";
+} from "../../local/receivers/http-receivers.js";
 
 const MIN = 60_000;
 const QUICK = { queuedMs: 1_000, buildingMs: 1_000, deployingMs: 1_000 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { channelMessages, type RaisedAlert } from "../../local/simulated-day.js";
+import { channelMessages, type RaisedAlert } from "../../local/runtime/simulated-day.js";
 
 const a = (id: string, kind: RaisedAlert["kind"], transition: RaisedAlert["transition"], incident_id?: string, repeat = false): RaisedAlert => ({
   id, kind, transition, ...(incident_id ? { incident_id } : {}), ...(repeat ? { incident: { subject: "s", opened_at: "2026-01-01T00:00:00Z", repeat } } : {}),

@@ -3,11 +3,11 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { VERSION_LINE, buildProgram, main, operandsLast } from "../../local/cli.js";
-import { COMPLETION_SHELLS, completionScript, completionTree } from "../../local/completion-commands.js";
-import { startupProgress } from "../../local/dynamodb-local.js";
-import { knownNames, matchName, resolveName } from "../../local/scope-names.js";
-import { UsageError } from "../../local/commands.js";
+import { VERSION_LINE, buildProgram, main, operandsLast } from "../../local/cli/main.js";
+import { COMPLETION_SHELLS, completionScript, completionTree } from "../../local/cli/completion-commands.js";
+import { startupProgress } from "../../local/runtime/dynamodb-local.js";
+import { knownNames, matchName, resolveName } from "../../local/cli/scope-names.js";
+import { UsageError } from "../../local/cli/shared.js";
 import { EVENT_VERSION } from "../../lib/model/event.js";
 import type { AuditRow } from "../../lib/model/audit-row.js";
 

@@ -4,7 +4,7 @@ import { parseDuration } from "../../lib/config/duration.js";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkConfigCommand } from "../../local/routes-commands.js";
+import { checkConfigCommand } from "../../local/cli/routes-commands.js";
 import { configProblem } from "../support/config-problem.js";
 
 const ORG = "0b9c3a52-3f9e-4c43-9d5f-1f0f4a2b7c11";

@@ -13,6 +13,7 @@ import { INCIDENT_FOLLOW_UPS } from "../../lib/notify/delivery/rate.js";
 import { notifyEvent, unfinished, type NotifierDeps } from "../../lib/notify/notifier.js";
 import { DeliveryError, type IncidentRef } from "../../lib/notify/types.js";
 import type { Receiver } from "../../lib/config/route-types.js";
+import { receiverId } from "../../lib/config/receivers.js";
 import type { AlertItem } from "../../lib/model/alert-item.js";
 import { MemoryNotifyStore } from "../support/memory-notify-store.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
@@ -353,6 +354,32 @@ describe("delivery decisions", () => {
     expect(await deliver(a, "route", channel, [], d)).toBe("sent");
     expect(await store.getDelivery(a.id, channel.id)).toMatchObject({ state: "sent", ts: "1.0001", channel: "C1", attempts: 3 });
     expect(await store.receiverFailures(channel.id)).toBeUndefined();
+  });
+
+  it("a receiver shown every event besides the routes (one machine's terminal preview) gets an opening ahead of its follow-up, as a route's receiver does", async () => {
+    for (const shownEveryEvent of [true, false]) {
+      const { store, now } = world();
+      const preview: Receiver = { type: "slack", form: "api", channel: "#preview", tokenRef: "env:PREVIEW" };
+      const { channel, sent } = recordingChannel(receiverId(preview));
+      const deps: NotifierDeps = {
+        settings: { slackRate: { perSecond: 1, burst: 10, perHour: 60 }, digestWithinMs: 120_000 },
+        routes: [],
+        ...(shownEveryEvent ? { everyEventTo: [{ route: "preview", receivers: [preview] }] } : {}),
+        store,
+        outbox: { raiseAlert: async () => true, expiresAt: () => 0 },
+        channelFor: async () => channel,
+        now,
+        log,
+      };
+      const observed = now().toISOString();
+      const opening = alert({ observed_at: observed });
+      opening.incident_id = opening.id;
+      const followUp = alert({ transition: "still_failing", incident_id: opening.id, observed_at: observed });
+      store.putAlert(opening);
+      await notifyEvent(followUp, [{ route: "preview", receivers: [preview] }], deps);
+      // Not shown every event, nothing routes the opening there: the follow-up is its opening.
+      expect(sent.map((m) => m.detail.id), String(shownEveryEvent)).toEqual(shownEveryEvent ? [opening.id, followUp.id] : [followUp.id]);
+    }
   });
 
   it("fallback on rejected: a receiver that refuses for good gets a health event raised and the fallback told, not retried", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { EndpointInput, EndpointOutput } from "../../lib/platform/endpoints.js";
-import { endpointNames, endpoints, pathPattern } from "../../lib/platform/endpoints.js";
+import { pathPattern } from "../../lib/platform/endpoints.js";
+import { specEndpointNames as endpointNames, specEndpoints as endpoints, type SpecEndpoints } from "../../local/simulator/endpoints.js";
 
 describe("endpoint table", () => {
   it("has the 21 endpoints of the spec, numbered 1 to 21", () => {
@@ -11,12 +12,12 @@ describe("endpoint table", () => {
   });
 
   it("types inputs and outputs from the table", () => {
-    expectTypeOf<EndpointInput<"createJobSecret">["body"]>().toMatchTypeOf<{ key: string }>();
+    expectTypeOf<EndpointInput<"createJobSecret", SpecEndpoints>["body"]>().toMatchTypeOf<{ key: string }>();
     expectTypeOf<EndpointInput<"listDeploymentHistory">["query"]>().toEqualTypeOf<
       Readonly<{ pageSize?: number; startId?: string }> | undefined
     >();
     expectTypeOf<EndpointInput<"listWebhookEvents">["path"]>().toEqualTypeOf<{ organizationId: string; webhookId: string }>();
-    expectTypeOf<EndpointOutput<"deleteVendor2Credentials">>().toEqualTypeOf<undefined>();
+    expectTypeOf<EndpointOutput<"deleteVendor2Credentials", SpecEndpoints>>().toEqualTypeOf<undefined>();
     expectTypeOf<EndpointOutput<"listProjects">["results"][number]["name"]>().toEqualTypeOf<string | undefined>();
   });
 

@@ -1,7 +1,9 @@
 /**
  * Imports point one way (docs/architecture.md, "Layout and import direction"): a module under lib/
  * imports its own folder or a folder of lower rank, and store/, platform/ and config/ import only model/;
- * and no file of lib/ reaches itself through its imports, within a folder either.
+ * and no file of lib/ reaches itself through its imports, within a folder either. In local/, the
+ * commands (cli/) sit on the one-machine runtime (runtime/, cloud-local/), which sits on the stand-ins
+ * for the platform (simulator/) and the receivers (receivers/); no file of local/ reaches itself either.
  * Every relative import counts: static, `import type`, re-exports and dynamic `import()`.
  */
 import { readFileSync, readdirSync } from "node:fs";
@@ -34,6 +36,19 @@ const ONLY_MODEL = new Set(["platform", "store", "config"]);
  * list only shrinks.
  */
 const PENDING: readonly string[] = [];
+
+/**
+ * What each folder of local/ may import besides its own files: lib/ in full, or (simulator/: it is the
+ * platform, not Lookout) only lib/model/ and lib/platform/; the folders of local/ listed; and scripts/
+ * (cloud-local/ packages the stack as a deployment would).
+ */
+const LOCAL: Readonly<Record<string, { lib: "all" | readonly string[]; local: readonly string[]; scripts?: true }>> = {
+  simulator: { lib: ["model", "platform"], local: [] },
+  receivers: { lib: "all", local: [] },
+  runtime: { lib: "all", local: ["simulator", "receivers"] },
+  "cloud-local": { lib: "all", local: ["runtime", "simulator", "receivers"], scripts: true },
+  cli: { lib: "all", local: ["runtime", "cloud-local", "simulator", "receivers"] },
+};
 
 /** Repo-relative paths (with `/`) of every .ts file below `dir`. */
 function tsFiles(dir: string): string[] {
@@ -71,9 +86,21 @@ function ruleBroken(from: string, to: string): string | undefined {
   return undefined;
 }
 
-/** Every file of lib/ and the files it imports. */
-function importGraph(): Map<string, string[]> {
-  return new Map(tsFiles("lib").map((file) => [file, importsOf(file, readFileSync(join(ROOT, file), "utf8"))]));
+/** Why a file of local/ may not import `to`, or undefined when it may. */
+function localRuleBroken(from: string, to: string): string | undefined {
+  const [, a] = from.split("/");
+  const rule = LOCAL[a!];
+  if (!rule || from.split("/").length < 3) return "every file of local/ is in one of its folders";
+  const [top, b] = to.split("/");
+  if (top === "lib") return rule.lib === "all" || rule.lib.includes(b!) ? undefined : `local/${a}/ imports only ${rule.lib.map((f) => `lib/${f}/`).join(" and ")} of lib/`;
+  if (top === "scripts" && rule.scripts) return undefined;
+  if (top !== "local") return `local/${a}/ imports only lib/ and local/${rule.scripts ? " and scripts/" : ""}`;
+  return b === a || rule.local.includes(b!) ? undefined : `local/${a}/ does not import local/${b}/`;
+}
+
+/** Every file below `dir` and the files it imports. */
+function importGraph(dir = "lib"): Map<string, string[]> {
+  return new Map(tsFiles(dir).map((file) => [file, importsOf(file, readFileSync(join(ROOT, file), "utf8"))]));
 }
 
 function brokenImports(graph: ReadonlyMap<string, readonly string[]>): Map<string, string> {
@@ -160,5 +187,34 @@ describe("import direction in lib/", () => {
     expect(ruleBroken("lib/poll/x.ts", "lib/routes/y.ts")).toMatch(/not routes\//);
     expect(ruleBroken("lib/poll/x.ts", "lib/dispatch/y.ts")).toMatch(/not dispatch\//);
     expect(ruleBroken("lib/dispatch/x.ts", "lib/poll/y.ts")).toBeUndefined();
+  });
+});
+
+describe("import direction in local/", () => {
+  const graph = importGraph("local");
+
+  it("every folder of local/ has its rule", () => {
+    const folders = readdirSync(join(ROOT, "local"), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    expect(folders.filter((f) => LOCAL[f] === undefined)).toEqual([]);
+  });
+
+  it("imports follow the folders' rules", () => {
+    const broken = [...graph].flatMap(([file, imports]) => imports.flatMap((to) => {
+      const why = localRuleBroken(file, to);
+      return why ? [`${file} -> ${to}: ${why}`] : [];
+    }));
+    expect(broken).toEqual([]);
+  });
+
+  it("no file imports itself through others (type-only imports count)", () => {
+    expect(importCycles(graph)).toEqual([]);
+  });
+
+  it("says which import breaks a folder's rule", () => {
+    expect(localRuleBroken("local/runtime/run.ts", "local/cli/shared.ts")).toBe("local/runtime/ does not import local/cli/");
+    expect(localRuleBroken("local/simulator/x.ts", "lib/poll/poll.ts")).toBe("local/simulator/ imports only lib/model/ and lib/platform/ of lib/");
+    expect(localRuleBroken("local/simulator/x.ts", "lib/platform/endpoints.ts")).toBeUndefined();
+    expect(localRuleBroken("local/cli/main.ts", "local/runtime/run.ts")).toBeUndefined();
+    expect(localRuleBroken("local/x.ts", "lib/model/event.ts")).toBe("every file of local/ is in one of its folders");
   });
 });

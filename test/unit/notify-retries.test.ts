@@ -1,12 +1,12 @@
 /**
- * The one-machine redelivery of unfinished notifications (local/notify-retries.ts): what is owed is
+ * The one-machine redelivery of unfinished notifications (local/runtime/notify-retries.ts): what is owed is
  * kept on disk across restarts, delivered again at each pass, and dead-lettered after its attempts.
  */
 import { describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEAD_LETTERS_FILE, NotifyRetries, RETRIES_FILE } from "../../local/notify-retries.js";
+import { DEAD_LETTERS_FILE, NotifyRetries, RETRIES_FILE } from "../../local/runtime/notify-retries.js";
 import { unfinished, type Delivery } from "../../lib/notify/notifier.js";
 import type { DeliveryOutcome } from "../../lib/notify/deliver.js";
 import type { LookoutEventEnvelope } from "../../lib/model/event.js";

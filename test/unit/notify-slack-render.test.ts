@@ -11,7 +11,7 @@ import type { SlackMessage } from "../../lib/notify/types.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { expectGolden, json, slug } from "../golden/golden.js";
 import { DIGEST_WINDOW, FIRST, HOSTILE, RECOVERED, STILL, heldForDigest, heldTimes, hostile } from "../golden/inputs.js";
-import { slackMessageProblem } from "../../local/block-kit.js";
+import { slackMessageProblem } from "../../local/receivers/block-kit.js";
 import { changesView } from "../../lib/notify/view/alert.js";
 import { CHANGES, CLUSTER_OPEN, CLUSTER_RECOVERED, CRITICAL_PRESENTATION, exampleOf, HOOK_OPEN, HOOK_RECOVERED, HOOK_REPEAT, manyChanges } from "../golden/slack-incident-inputs.js";
 

@@ -15,7 +15,7 @@ import {
   type Shard,
   type _Record,
 } from "@aws-sdk/client-dynamodb-streams";
-import { OutboxStreamReader, compareSeq, loadCheckpoint, saveCheckpoint, shardsInOrder } from "../../local/stream.js";
+import { OutboxStreamReader, compareSeq, loadCheckpoint, saveCheckpoint, shardsInOrder } from "../../local/runtime/stream.js";
 
 interface ScriptedShard {
   id: string;

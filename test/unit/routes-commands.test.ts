@@ -2,8 +2,9 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkConfigCommand, type Output, routesTestCommand } from "../../local/routes-commands.js";
-import { main } from "../../local/cli.js";
+import { checkConfigCommand, routesTestCommand } from "../../local/cli/routes-commands.js";
+import type { Output } from "../../local/cli/shared.js";
+import { main } from "../../local/cli/main.js";
 
 const fixture = (name: string) => new URL(`../fixtures/routes/${name}`, import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "lookout-routes-"));
@@ -91,7 +92,7 @@ routes:
 
     const missing = capture();
     expect(await checkConfigCommand({ configFile: join(dir, "nope.yaml"), env: {} }, missing)).toBe(1);
-    // The same hint as every command's (local/commands.ts): where a configuration comes from.
+    // The same hint as every command's (local/cli/shared.ts): where a configuration comes from.
     expect(missing.stderr).toEqual([expect.stringMatching(new RegExp(`^lookout check-config: ${join(dir, "nope.yaml").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: not found; pass --config FILE`))]);
   });
 });

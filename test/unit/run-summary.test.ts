@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runSummaryText } from "../../local/commands.js";
+import { runSummaryText } from "../../local/cli/run-command.js";
 
 describe("the summary line of `lookout run` and `npm start`", () => {
   it("says the published count includes health events, so 0 alerts and 1 published do not contradict", () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { endpointNames, endpoints, fillPath } from "../../lib/platform/endpoints.js";
-import { SecretRequest } from "../../lib/platform/schemas.js";
+import { fillPath } from "../../lib/platform/endpoints.js";
+import { specEndpointNames as endpointNames, specEndpoints as endpoints } from "../../local/simulator/endpoints.js";
+import { SecretRequest } from "../../local/simulator/schemas.js";
 import { generateClusterRun } from "../../local/simulator/cluster-logs.js";
 import { addCommit, selectCommits } from "../../local/simulator/commits.js";
 import { Faults } from "../../local/simulator/faults.js";

@@ -9,7 +9,7 @@ import { renderSlackAlert } from "../../lib/notify/slack/render.js";
 import { slackMessageFor, slackUpdateFor } from "../../lib/notify/slack/channel.js";
 import type { SlackMessage, SlackTarget } from "../../lib/notify/types.js";
 import { buttonValue, INCIDENT_ACTIONS } from "../../lib/model/incident-action.js";
-import { slackMessageProblem } from "../../local/block-kit.js";
+import { slackMessageProblem } from "../../local/receivers/block-kit.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 const opening = { ...EXAMPLE_DETAILS["Deployment Failed"], id: "open-1", incident_id: "open-1" };

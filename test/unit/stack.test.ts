@@ -32,7 +32,7 @@ import { extractZip, readZip } from "../../scripts/zip.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { sdkUsage } from "../support/sdk-usage.js";
 import { startLambdaAsync } from "../support/lambda-async.js";
-import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../../local/moto.js";
+import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../../local/runtime/moto.js";
 import { alertInsert } from "../support/stream-records.js";
 
 type Cfn = Record<string, any>;

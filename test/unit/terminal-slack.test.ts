@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { terminalSlack } from "../../local/terminal-slack.js";
+import { terminalSlack } from "../../local/runtime/terminal-slack.js";
 import { SLACK_ALERT_EVENT, type SlackMessage } from "../../lib/notify/types.js";
 
 const target = { kind: "api" as const, token: "t", channel: "#preview" };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deliveryLine } from "../../local/view.js";
+import { deliveryLine } from "../../local/runtime/view.js";
 import { stringWidth } from "../../lib/audit/format.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 

@@ -25,6 +25,8 @@ import { escalationKinds, type Receiver, type Route } from "../../config/route-t
 import { receiverId } from "../../config/receivers.js";
 import { kindOf, type ReceiverKind } from "./messages.js";
 import { resolveDeps, telemetryOr, type Deps, type Telemetry } from "./telemetry.js";
+import type { Log } from "../../model/log.js";
+import type { LookoutEventDetail } from "../../model/event.js";
 
 /** Polls that could not be sent, and why (each distinct reason once). */
 export interface UnsentPolls {
@@ -92,8 +94,8 @@ export interface DispatchHandlerDeps {
   health?: HealthSettings;
   /** Lookout's queues, watched for dead letters and backlogs (absent on one machine: no queues). */
   queues?: QueueGauge;
-  /** The change feed's loop: its lease (read each tick), and its queue, where a lost loop is started again (absent on one machine: its run loop ticks it). */
-  feedLoop?: { loops: FeedLoopStore; queue: FeedLoopQueue };
+  /** The change feed's loop: its lease (read each tick), and its queue, where a lost loop is started again (no queue on one machine: its run loop ticks it). */
+  feedLoop?: { loops: FeedLoopStore; queue?: FeedLoopQueue };
   now?: () => number;
 }
 
@@ -140,18 +142,16 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
         unread ??= err;
       }
     }
-    // Polls first; held digests are flushed whatever became of them (a store or platform failure does
-    // not hold back what a person is waiting for), and any failure fails the tick after both.
-    let planned: Pick<TickPlanned, "loop" | "state"> = { loop: "unknown" };
-    const outcome: TickPlanned = await sendPolls(d, now, logger, (p) => void (planned = p)).catch((err: unknown) => {
-      unread ??= err;
-      return { planned: 0, sent: 0, ...planned };
+    const { failure, flushed, ...outcome } = await dispatchTick(d, now, {
+      log: { error: (message, extra) => logger.error(message, extra ?? {}) },
+      metric: (name, n) => metrics.addMetric(name, MetricUnit.Count, n),
     });
-    const flushed = d.digests ? await flushHeld(d.digests, now, (err) => void (unread ??= err)) : [];
+    if (failure) unread ??= failure;
     // A lost loop (or none yet: a new stack) is started, when the budget in force has room for it; two
     // started at once keep one (the lease). Not when the tick could not read the loop's state.
-    if (d.feedLoop && outcome.loop !== "unknown" && feedReadsNow(d.watch, outcome.state) && !loopAlive(outcome.loop, now)) {
-      await d.feedLoop.queue.tick(0).then(() => {
+    const restart = d.feedLoop?.queue;
+    if (restart && outcome.loop !== "unknown" && feedReadsNow(d.watch, outcome.state) && !loopAlive(outcome.loop, now)) {
+      await restart.tick(0).then(() => {
         metrics.addMetric("FeedLoopsStarted", MetricUnit.Count, 1);
         logger.warn("change feed loop started", { last_tick_at: outcome.loop && outcome.loop !== "unknown" ? new Date(outcome.loop.beat_at).toISOString() : "never" });
       }, (err: unknown) => void (unread ??= err));
@@ -163,29 +163,60 @@ export function createDispatchHandler(deps: Deps<DispatchHandlerDeps>, given?: P
     if (unread) throw unread;
     return { ...counts, flushed };
   };
-  /** Plans the tick's polls, raises what the state says of polling's health, and sends the polls. */
-  async function sendPolls(d: DispatchHandlerDeps, now: number, log: typeof logger, onPlanned: (p: Pick<TickPlanned, "loop" | "state">) => void): Promise<TickPlanned> {
-    const { polls, state, loop } = await planPolls(d.store, d.watch, now, DISPATCH_NAME, d.feedLoop?.loops);
-    onPlanned({ loop, state });
-    // A send that fails is retried once. What still fails was not polled after all: its sources are due
-    // again and stay stale (polling_stalled), and the tick fails, naming why, so its errors alarm says so.
-    let { unsent, reasons } = await d.polls.send(polls);
-    if (unsent.length) ({ unsent, reasons } = await d.polls.send(unsent));
-    metrics.addMetric("PollsPlanned", MetricUnit.Count, polls.length);
-    metrics.addMetric("PollsNotSent", MetricUnit.Count, unsent.length);
-    // After the sends: health that cannot be raised neither keeps planned polls from being sent nor
-    // leaves unsent ones marked polled; it fails the tick all the same.
-    const health = d.outbox ? await raiseHealth(state, d.watch, new Date(now), d.outbox, undefined, d.health).then(() => undefined, (err: unknown) => err) : undefined;
-    if (unsent.length) {
-      log.error("polls not sent", { sources: unsent.map((p) => sourceKey(p.source)), reasons });
-      await unplanPolls(d.store, unsent).catch((err: Error) => void reasons.push(`and their sources could not be made due again: ${err.message}`));
-      throw new Error(`${unsent.length} of ${polls.length} polls could not be sent to the poll function: ${reasons.join("; ")}`);
-    }
-    if (health) throw health;
-    return { planned: polls.length, sent: polls.length, loop, state };
-  }
-
   return middy(base).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+}
+
+/** What the tick tells beyond its outcome: metrics and errors in the cloud; health events raised, on one machine. */
+export interface TickHooks {
+  log?: Pick<Log, "error">;
+  metric?: (name: string, n: number) => void;
+  onHealth?: (detail: LookoutEventDetail) => void;
+}
+
+/** A tick's outcome, and its first failure (the tick did all it could after it). */
+export interface TickOutcome extends TickPlanned {
+  flushed: ReceiverKind[];
+  failure?: unknown;
+}
+
+/**
+ * One tick of dispatch, the deployed function's and `lookout run`'s (local/runtime/run.ts, whose polls
+ * are sent to this process and whose loop flushes digests itself): plans the polls within the budget,
+ * sends them, raises what the state says of polling's health, and flushes held digests whatever became
+ * of the polls (a store or platform failure does not hold back what a person is waiting for). A failure
+ * does not stop what follows it: the first is returned.
+ */
+export async function dispatchTick(d: DispatchHandlerDeps, now: number, hooks: TickHooks = {}): Promise<TickOutcome> {
+  let failure: unknown;
+  let planned: Pick<TickPlanned, "loop" | "state"> = { loop: "unknown" };
+  const outcome: TickPlanned = await sendPolls(d, now, hooks, (p) => void (planned = p)).catch((err: unknown) => {
+    failure ??= err;
+    return { planned: 0, sent: 0, ...planned };
+  });
+  const flushed = d.digests ? await flushHeld(d.digests, now, (err) => void (failure ??= err)) : [];
+  return { ...outcome, flushed, ...(failure === undefined ? {} : { failure }) };
+}
+
+/** Plans the tick's polls, raises what the state says of polling's health, and sends the polls. */
+async function sendPolls(d: DispatchHandlerDeps, now: number, hooks: TickHooks, onPlanned: (p: Pick<TickPlanned, "loop" | "state">) => void): Promise<TickPlanned> {
+  const { polls, state, loop } = await planPolls(d.store, d.watch, now, DISPATCH_NAME, d.feedLoop?.loops);
+  onPlanned({ loop, state });
+  // A send that fails is retried once. What still fails was not polled after all: its sources are due
+  // again and stay stale (polling_stalled), and the tick fails, naming why, so its errors alarm says so.
+  let { unsent, reasons } = await d.polls.send(polls);
+  if (unsent.length) ({ unsent, reasons } = await d.polls.send(unsent));
+  hooks.metric?.("PollsPlanned", polls.length);
+  hooks.metric?.("PollsNotSent", unsent.length);
+  // After the sends: health that cannot be raised neither keeps planned polls from being sent nor
+  // leaves unsent ones marked polled; it fails the tick all the same.
+  const health = d.outbox ? await raiseHealth(state, d.watch, new Date(now), d.outbox, hooks.onHealth, d.health).then(() => undefined, (err: unknown) => err) : undefined;
+  if (unsent.length) {
+    hooks.log?.error("polls not sent", { sources: unsent.map((p) => sourceKey(p.source)), reasons });
+    await unplanPolls(d.store, unsent).catch((err: Error) => void reasons.push(`and their sources could not be made due again: ${err.message}`));
+    throw new Error(`${unsent.length} of ${polls.length} polls could not be sent to the poll function: ${reasons.join("; ")}`);
+  }
+  if (health) throw health;
+  return { planned: polls.length, sent: polls.length, loop, state };
 }
 
 /** What a tick planned: its counts, and the loop's lease and dispatch's state as it read them ("unknown": not read). */
