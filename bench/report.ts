@@ -7,8 +7,8 @@
 import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
 import { AuditTrail } from "../lib/audit/trail.js";
 import { DynamoAuditItems } from "../lib/store/audit-store.js";
-import { parseReportQuery, readReportInput } from "../lib/audit/report-read.js";
-import { deliveryReport } from "../lib/audit/report.js";
+import { parseReportQuery, readReportInput } from "../lib/audit/delivery-report-read.js";
+import { deliveryReport } from "../lib/audit/delivery-report.js";
 import type { RecordItem } from "../lib/model/ingest-store.js";
 import { makeItem, seededWorld, setRoutineAside, writeBatch, writeRoutine } from "./audit.js";
 import { p50p95, report, section } from "./support.js";
@@ -24,7 +24,7 @@ export async function benchReport() {
     method:
       `The audit bench's ${TOTAL.toLocaleString("en")} items over 30 days (the same seeded generator: 12 % deployment executions, 8 % alerts; ` +
       "200 services in 12 environments), written as the store writes them now (records that raised nothing in batches), into a fresh table on a " +
-      "DynamoDB Local of its own. The report of the last 30 days (lib/audit/report-read.ts, then report.ts: every page of 1,000 rows of the " +
+      "DynamoDB Local of its own. The report of the last 30 days (lib/audit/delivery-report-read.ts, then delivery-report.ts: every page of 1,000 rows of the " +
       `executions and of the failed, still failing and recovered alerts, through the audit indexes) is asked ${RUNS} times for each scope; the figures ` +
       "are the wall time of each from Node. `BENCH_AUDIT_ITEMS=N` sets another size.",
   });

@@ -17,7 +17,7 @@ import type { Presentation, SlackSender, SlackTarget } from "../notify/types.js"
 import { renderSlackAlert, renderSlackResolved } from "../notify/slack/render.js";
 import { describeScope } from "../notify/mutes.js";
 import { changesView, escapeSlack, oneLine } from "../notify/view/index.js";
-import { changesAlertId } from "../alerts/changes.js";
+import { changesAlertId } from "../alerts/changes-listed.js";
 import { actionRow } from "../model/audit-row.js";
 import type { IncidentActionRequest } from "./slack-payload.js";
 

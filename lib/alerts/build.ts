@@ -8,7 +8,7 @@ import { contentHash } from "../model/hash.js";
 import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord, ServiceContext } from "../model/observations.js";
 import { compact } from "../model/compact.js";
 import { durationSeconds, instantOr, parseTimestamp } from "../model/time.js";
-import { commitFacts, shortSha } from "./changes.js";
+import { commitFacts, shortSha } from "./changes-listed.js";
 
 /**
  * The stable id of the alert a transition raises: the execution, its status and the occurrence (the

@@ -1,6 +1,6 @@
 /**
  * The event bus port: EventBridge's PutEvents contract, reduced to what Lookout uses. The publisher talks
- * only to this port; the cloud adapter (below), the local bus (local/runtime/bus.ts) and the test fake
+ * only to this port; the cloud adapter (below), the local bus (local/runtime/local-bus.ts) and the test fake
  * (test/support/fake-eventbridge.ts) implement it, so each behaves like PutEvents does.
  */
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";

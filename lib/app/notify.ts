@@ -7,7 +7,7 @@
 import type { Config } from "../config/load.js";
 import type { Route } from "../config/route-types.js";
 import type { NotifierDeps } from "../notify/notifier.js";
-import { channelResolver, type ReceiverRuntime } from "../notify/receivers.js";
+import { channelResolver, type ReceiverRuntime } from "../notify/channel-resolver.js";
 import { presenterFor } from "../notify/presentation.js";
 import { SlackDeliveryError, type EmailTransport, type SlackSender } from "../notify/types.js";
 import type { HttpChannelBuilder } from "../notify/http-channels.js";
@@ -22,7 +22,7 @@ export interface NotifyAdapters extends Omit<Adapters, "onCost"> {
   emailTransport?: EmailTransport;
   /** PagerDuty, generic webhooks and Teams (lib/notify/http-channels.ts): one machine, and the notify-http function. */
   httpChannel?: HttpChannelBuilder;
-  /** The Slack and email channels it sends to on every message; the others load on first use (lib/notify/receivers.ts). */
+  /** The Slack and email channels it sends to on every message; the others load on first use (lib/notify/channel-resolver.ts). */
   channels?: ReceiverRuntime["channels"];
   /** The outbox health events go to; default a store on the same table. */
   outbox?: NotifierDeps["outbox"];

@@ -1,6 +1,6 @@
 /**
  * `lookout status` wired to a table: the same ports on DynamoDB Local and on the deployed table, all
- * read-only (GetItem and Query: the audit API's permissions suffice). The report: lib/status/report.ts.
+ * read-only (GetItem and Query: the audit API's permissions suffice). The report: lib/status/operations-report.ts.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { Config } from "../config/load.js";
@@ -12,7 +12,7 @@ import { DynamoAuditItems } from "../store/audit-store.js";
 import { parseAuditQuery } from "../audit/parse.js";
 import { DISPATCH_NAME } from "../dispatch/cycle.js";
 import { watchlist } from "../dispatch/watchlist.js";
-import type { StatusPorts, StatusSettings } from "../status/report.js";
+import type { StatusPorts, StatusSettings } from "../status/operations-report.js";
 
 export function statusPorts(dynamodb: DynamoDBClient, tableName: string, retentionMs: number): StatusPorts {
   const dispatch = new DynamoDispatchStore({ client: dynamodb, tableName, retentionMs });

@@ -8,7 +8,7 @@
  * nothing it has not read can be newer (the `frontier`, the sort key of the last entry read).
  */
 import { AUDIT_SORT } from "../model/audit-index.js";
-import type { Filter, Plan } from "./plan.js";
+import type { Filter, Plan } from "./query-plan.js";
 
 export type Item = Record<string, unknown>;
 

@@ -11,7 +11,7 @@ import type { AuditItems, ItemKey } from "../model/audit-items.js";
 import type { Mute } from "../model/notify-store.js";
 import type { AuditPage, AuditQuery, IndexPosition } from "./model.js";
 import type { AuditRow, DeliveryRow } from "../model/audit-row.js";
-import { keyCondition, planQuery, type Plan } from "./plan.js";
+import { keyCondition, planQuery, type Plan } from "./query-plan.js";
 import { readMerged, streamsOf, type Item, type QueryFn } from "./merge.js";
 import { encodeCursor } from "./cursor.js";
 import { BATCH_SPAN_MS, batchRecords, isBatchKey } from "../store/routine-batches.js";

@@ -1,6 +1,6 @@
 /**
  * The request budget's room lent to a poll (SpareRequests, lib/poll/deps.ts) for what it asks beyond its
- * own reads: names (lib/poll/names.ts) and what changed (lib/poll/changes.ts). They come after polling: the bucket keeps what dispatch keeps
+ * own reads: names (lib/poll/platform-names.ts) and what changed (lib/poll/commit-range.ts). They come after polling: the bucket keeps what dispatch keeps
  * for bursts of activity (`burstKeptMinutes`), and what the poll already spent beyond its planned request
  * counts, since dispatch folds it in only after the poll (source-state.ts).
  */

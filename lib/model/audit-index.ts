@@ -1,7 +1,7 @@
 /**
  * The audit indexes' layout and keys: which slot (GSI) a dimension lives in, how its value is written,
  * and the attributes an audited item carries. Pure. Writers (whoever builds a record, execution or alert
- * item), the table (lib/store/table.ts) and the planner (lib/audit/plan.ts) all build keys here, so a
+ * item), the table (lib/store/table.ts) and the planner (lib/audit/query-plan.ts) all build keys here, so a
  * query always looks where the item was put.
  */
 import type { AuditRow } from "./audit-row.js";
@@ -50,7 +50,7 @@ export const AUDIT_ROW = "row";
  */
 export const AUDIT_FILTERS = "audit";
 
-/** The row fields a filter reads (lib/audit/plan.ts). */
+/** The row fields a filter reads (lib/audit/query-plan.ts). */
 export const ROW_FILTER_FIELDS = ["type", "kind", "severity", "commit", "status"] as const;
 
 export type AuditFilterRow = Partial<Pick<AuditRow, (typeof ROW_FILTER_FIELDS)[number]>>;

@@ -51,7 +51,7 @@ export interface SeenPart {
 
 /**
  * An organization's project and member names as the platform lists them (endpoints 14 and 15), cached
- * so that alerts can name them without a request each (lib/poll/names.ts).
+ * so that alerts can name them without a request each (lib/poll/platform-names.ts).
  */
 export interface OrganizationNames {
   organization_id: string;

@@ -49,7 +49,7 @@ export const keys = {
   alert: (alertId: string) => ({ pk: `ALERT#${keyPart(alertId)}`, sk: "ALERT" }),
   /** What Lookout learned about a service (names, project, environment) from the change feed. */
   directory: (serviceId: string) => ({ pk: `DIR#${keyPart(serviceId)}`, sk: "SERVICE" }),
-  /** Per organization: its project and member names from the platform, cached (lib/poll/names.ts). */
+  /** Per organization: its project and member names from the platform, cached (lib/poll/platform-names.ts). */
   names: (organizationId: string) => ({ pk: `NAMES#${keyPart(organizationId)}`, sk: "ORGANIZATION" }),
   dispatch: (name: string) => ({ pk: `DISPATCH#${name}`, sk: "STATE" }),
   /** The change feed's loop: its lease and the webhooks it read (lib/dispatch/feed-loop.ts). */

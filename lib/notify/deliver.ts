@@ -8,7 +8,7 @@
 import type { LookoutEventDetail } from "../model/event.js";
 import { contentHash } from "../model/hash.js";
 import { isClosing } from "../model/event.js";
-import { changesAlertId } from "../alerts/changes.js";
+import { changesAlertId } from "../alerts/changes-listed.js";
 import type { DeliveryRecord, Mute, NotifyStore } from "../model/notify-store.js";
 import { DIGEST_ROUTE } from "../config/route-types.js";
 import type { AmendedRef, Channel, IncidentRef } from "./types.js";

@@ -10,8 +10,8 @@ import type { IngestStore } from "../model/ingest-store.js";
 import type { Log } from "../model/log.js";
 
 /**
- * Room in the request budget for what a poll asks beyond its own reads: names (names.ts) and what
- * changed (changes.ts). Dispatch keeps the budget and lends it (lib/dispatch/spare-requests.ts).
+ * Room in the request budget for what a poll asks beyond its own reads: names (platform-names.ts) and what
+ * changed (commit-range.ts). Dispatch keeps the budget and lends it (lib/dispatch/spare-requests.ts).
  */
 export interface SpareRequests {
   /** Whether `requests` more may be sent now. */

@@ -5,7 +5,7 @@
 import type { ClusterLogEntry, Commit, DeploymentHistoryItem, WebhookEvent } from "../platform/schemas.js";
 import { contentHash } from "../model/hash.js";
 import { knownSecretsOf, redact, redactText, type RedactOptions } from "../platform/redact.js";
-import { clusterLogFailed, deliveryFailed } from "./status.js";
+import { clusterLogFailed, deliveryFailed } from "./deployment-status.js";
 import { readPlatformTime } from "../model/time.js";
 import type { ClusterLogRecord, CommitRecord, DeploymentObservation, NamedService, WebhookDeliveryRecord } from "../model/observations.js";
 import type { SourceRef } from "../model/source.js";

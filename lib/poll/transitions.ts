@@ -5,7 +5,7 @@
  * concurrently an execution is read, one transition is recorded once.
  */
 import type { DeploymentObservation } from "../model/observations.js";
-import { classifyStatus } from "./status.js";
+import { classifyStatus } from "./deployment-status.js";
 import { incidentSubject } from "../alerts/build.js";
 import { instantOr, parseTimestamp, plausibleInstant } from "../model/time.js";
 import { compact } from "../model/compact.js";
@@ -82,7 +82,7 @@ export function decideDeploymentTransition(
       };
     }
     case "success": {
-      // The commit it ran: what changed since is listed when a later deployment fails (lib/poll/changes.ts).
+      // The commit it ran: what changed since is listed when a later deployment fails (lib/poll/commit-range.ts).
       const commit = stale ? undefined : obs.commit?.id;
       const ran = commit && commit !== svc.last_success_commit ? { ...svc, last_success_commit: commit } : svc;
       if (!svc.failing || stale) return ran === svc ? noTransition : { changed: true, service: ran };

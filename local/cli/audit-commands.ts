@@ -8,7 +8,7 @@ import { AuditQueryError, FILTERS, type FilterName } from "../../lib/audit/model
 import { parseAuditQuery, type RawQuery } from "../../lib/audit/parse.js";
 import { AuditTrail, type AuditReader } from "../../lib/audit/trail.js";
 import { DynamoAuditItems } from "../../lib/store/audit-store.js";
-import { csvHeader, csvRow, explanationLines, jsonLine, tableLines } from "../../lib/audit/format.js";
+import { csvHeader, csvRow, explanationLines, jsonLine, tableLines } from "../../lib/audit/output-formats.js";
 import type { AuditRow } from "../../lib/model/audit-row.js";
 import type { Config } from "../../lib/config/load.js";
 import { type Output, formatOf, jsonDocument, reportFailureTo, stdio } from "./shared.js";

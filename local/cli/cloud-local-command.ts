@@ -17,7 +17,7 @@ import { reportFailure } from "./shared.js";
 import { PreflightError } from "../runtime/run.js";
 import { motoAvailable } from "../runtime/moto.js";
 import type { ReceivedSlackMessage } from "../receivers/slack-receiver.js";
-import { checkRehearsalConfig, startCloudLocal, type CloudLocal } from "../cloud-local/run.js";
+import { checkRehearsalConfig, startCloudLocal, type CloudLocal } from "../cloud-local/runner.js";
 
 const time = () => new Date().toISOString().slice(11, 19);
 

@@ -2,9 +2,9 @@
  * `lookout report`: the delivery figures (docs/report.md) from the same store `lookout audit` reads —
  * the local one (`data_dir`, or DYNAMODB_ENDPOINT) or, with `--table`, the deployed table.
  */
-import { parseReportQuery, readReportInput } from "../../lib/audit/report-read.js";
-import { deliveryReport } from "../../lib/audit/report.js";
-import { reportCsv, reportLines } from "../../lib/audit/report-format.js";
+import { parseReportQuery, readReportInput } from "../../lib/audit/delivery-report-read.js";
+import { deliveryReport } from "../../lib/audit/delivery-report.js";
+import { reportCsv, reportLines } from "../../lib/audit/delivery-report-format.js";
 import type { AuditReader } from "../../lib/audit/trail.js";
 import type { Config } from "../../lib/config/load.js";
 import { type Output, formatOf, jsonDocument, stdio } from "./shared.js";

@@ -7,7 +7,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { loadConfigFile } from "../../lib/config/load.js";
 import { DURATION_LIMITS, durationRangeProblem, parseDuration } from "../../lib/config/duration.js";
-import { readStatus, statusLines, statusReport } from "../../lib/status/report.js";
+import { readStatus, statusLines, statusReport } from "../../lib/status/operations-report.js";
 import { statusPorts, statusSettings } from "../../lib/app/status.js";
 import { openLocalStore } from "../runtime/pipeline.js";
 import { type Output, reportFailure, stdio } from "./shared.js";

@@ -13,7 +13,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { refusedHost } from "../runtime/audit-server.js";
 import { answerOf, gatewayAnswer, type HttpAnswer, httpApiEvent, type IamCaller, newRequestId, rawPathOf, readBody, writeAnswer } from "../runtime/http-api-payload.js";
-import type { Activity, Invoke } from "./invoke.js";
+import type { Activity, Invoke } from "./call-function.js";
 import { type Cfn, type Template, TemplateError } from "./template.js";
 
 /** A route of the API and the function its integration invokes. */

@@ -12,8 +12,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import type { FunctionHost } from "./container.js";
-import { type Activity, functionNameOf, type Invocation, type Invoke } from "./invoke.js";
+import type { FunctionHost } from "./lambda-container.js";
+import { type Activity, functionNameOf, type Invocation, type Invoke } from "./call-function.js";
 
 /** A function's `AWS::Lambda::EventInvokeConfig`, resolved (Lambda's defaults without one). */
 export interface AsyncInvokeConfig {

@@ -2,7 +2,7 @@
  * What the two kinds of event source mapping share (stream-mapping.ts, sqs-mapping.ts): the template's
  * properties common to both, and the function's answer read as Lambda reads it for a batch.
  */
-import type { Invocation } from "./invoke.js";
+import type { Invocation } from "./call-function.js";
 import type { Filter } from "./event-pattern.js";
 
 /** An `AWS::Lambda::EventSourceMapping`'s properties, resolved, that both kinds play. */

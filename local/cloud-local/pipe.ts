@@ -8,7 +8,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import type { Activity } from "./invoke.js";
+import type { Activity } from "./call-function.js";
 import { arnName, bodyValue } from "./mapping.js";
 
 export interface SqsPipeDefinition {

@@ -18,7 +18,7 @@ import {
 } from "@aws-sdk/client-sqs";
 import type { SQSMessageAttributes, SQSRecord, SQSRecordAttributes } from "aws-lambda";
 import { compileFilters, type Matcher } from "./event-pattern.js";
-import { type Activity, functionNameOf, type Invoke } from "./invoke.js";
+import { type Activity, functionNameOf, type Invoke } from "./call-function.js";
 import { arnName, arnRegion, base64, batchOutcome, bodyValue, type MappingProperties, reportsItemFailures } from "./mapping.js";
 
 /** BatchSize above 10 is played as 10: one receive a batch (Lambda gathers more over its batching window). */

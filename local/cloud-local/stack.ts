@@ -2,7 +2,7 @@
  * The packaged stack, running (docs/cloud-local.md): its resources created from the template
  * (provision.ts), the secrets its configuration names seeded where the functions read them, and what
  * AWS plays around the functions played here from the same template — each function's containers
- * (container.ts), Lambda's Invoke API and asynchronous retries (lambda-api.ts), the schedule, the
+ * (lambda-container.ts), Lambda's Invoke API and asynchronous retries (lambda-api.ts), the schedule, the
  * table's stream and the queues' event source mappings, the pipes, and the HTTP API.
  */
 import { join } from "node:path";
@@ -16,10 +16,10 @@ import { CreateSecretCommand, PutSecretValueCommand, ResourceExistsException, Se
 import { CreateEmailIdentityCommand, SESv2Client } from "@aws-sdk/client-sesv2";
 import { type Account, type Cfn, type Template, TemplateError } from "./template.js";
 import { provision, type ProvisionReport } from "./provision.js";
-import { type FunctionDefinition, FunctionHost } from "./container.js";
+import { type FunctionDefinition, FunctionHost } from "./lambda-container.js";
 import { type AsyncInvokeConfig, type LambdaApi, startLambdaApi } from "./lambda-api.js";
-import { ratePeriodMs, type RunningSchedule, runSchedule } from "./schedule.js";
-import { type Activity, functionNameOf } from "./invoke.js";
+import { ratePeriodMs, type RunningSchedule, runSchedule } from "./scheduler.js";
+import { type Activity, functionNameOf } from "./call-function.js";
 import { type HttpApi, routesFromTemplate, startHttpApi } from "./http-api.js";
 import { StreamMapping, type StreamMappingProperties } from "./stream-mapping.js";
 import { SqsMapping, type SqsMappingProperties } from "./sqs-mapping.js";

@@ -16,7 +16,7 @@ import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import type { AttributeValue, DynamoDBRecord } from "aws-lambda";
 import { compareSeq, OutboxStreamReader } from "../runtime/stream.js";
 import { compileFilters, type Matcher } from "./event-pattern.js";
-import { type Activity, functionNameOf, type Invoke } from "./invoke.js";
+import { type Activity, functionNameOf, type Invoke } from "./call-function.js";
 import { arnName, base64, batchOutcome, type MappingProperties, reportsItemFailures } from "./mapping.js";
 
 export interface StreamMappingProperties extends MappingProperties {

@@ -4,7 +4,7 @@ import type { Log } from "../../lib/model/log.js";
 import { isClosing, type LookoutEventDetail } from "../../lib/model/event.js";
 import type { Suppression } from "../../lib/model/alert-item.js";
 import type { Delivery } from "../../lib/notify/notifier.js";
-import { clip } from "../../lib/audit/format.js";
+import { clip } from "../../lib/audit/output-formats.js";
 
 const time = (d: Date) => d.toISOString().slice(11, 19);
 const shortSource = (key: string) => key.replace(/:([0-9a-f]{8})[0-9a-f-]{28}\//, ":$1…/").replace(/\/([0-9a-f]{8})[0-9a-f-]{28}$/, "/$1…");

@@ -2,7 +2,7 @@
 import type { Commit } from "../../lib/platform/schemas.js";
 import { iso } from "./clock.js";
 import type { Rng } from "./ids.js";
-import type { Service } from "./model.js";
+import type { Service } from "./state.js";
 
 const MESSAGES = [
   "fix: retry the payment webhook on 502",

@@ -4,7 +4,7 @@
  * planned: so records are immutable and 20 webhooks × thousands of runs stay cheap.
  */
 import { iso } from "./clock.js";
-import type { Delivery, Environment, Organization, Project, Run, Service, ServiceKind } from "./model.js";
+import type { Delivery, Environment, Organization, Project, Run, Service, ServiceKind } from "./state.js";
 
 export interface DeliveryContext {
   run: Run;

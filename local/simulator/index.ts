@@ -13,13 +13,13 @@ import { Authenticator, derivedSecret } from "./auth.js";
 import { SimClock } from "./clock.js";
 import { Faults } from "./faults.js";
 import { RandomSource } from "./ids.js";
-import type { Model } from "./model.js";
+import type { Model } from "./state.js";
 import { RateLimiter } from "./rate-limit.js";
 import { Scenario } from "./scenario.js";
 import { DEFAULT_SIZE, seedWorld, type SeededIds, type SimulatorSize } from "./seed.js";
 import { SimulatorServer, type RequestLogEntry } from "./server.js";
 
-export type { ClusterRunOptions } from "./cluster-logs.js";
+export type { ClusterRunOptions } from "./cluster-log-runs.js";
 export type { FaultSpec, FaultTarget } from "./faults.js";
 export type { ActivityOptions, ActivitySummary, DeployOptions, ScenarioOptions } from "./scenario.js";
 export type { SeededIds, SimulatorSize } from "./seed.js";

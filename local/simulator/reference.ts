@@ -1,5 +1,5 @@
 /** The platform's reference lists (endpoints 17–20): fixed data, as on the real service. */
-import type { Model } from "./model.js";
+import type { Model } from "./state.js";
 
 export const VENDOR3_REGIONS = [
   { name: "europe-west1", country_code: "BE", country: "Belgium", city: "St. Ghislain", arm_supported: true, zones: ["europe-west1-b", "europe-west1-c", "europe-west1-d"] },

@@ -3,7 +3,7 @@
  * instant is a pure function of the clock, so advancing time needs no timers.
  */
 import { iso, isoDuration } from "./clock.js";
-import type { Phase, Run, Service } from "./model.js";
+import type { Phase, Run, Service } from "./state.js";
 
 export interface PhaseDurations {
   queuedMs?: number;

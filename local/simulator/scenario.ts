@@ -6,10 +6,10 @@
 import { STATUS_CODES } from "node:http";
 import type { ClusterLogEntry, Commit } from "../../lib/platform/schemas.js";
 import { type SimClock } from "./clock.js";
-import { generateClusterRun, type ClusterRunOptions } from "./cluster-logs.js";
+import { generateClusterRun, type ClusterRunOptions } from "./cluster-log-runs.js";
 import { addCommit, makeCommit } from "./commits.js";
 import type { RandomSource } from "./ids.js";
-import type { Model, Run, Service, Webhook, WebhookTarget } from "./model.js";
+import type { Model, Run, Service, Webhook, WebhookTarget } from "./state.js";
 import { matchedEvent, planDeployment, planRestart, runEnd, runStart, runStateAt, type PhaseDurations } from "./runs.js";
 import { Schedule } from "./schedule.js";
 

@@ -4,9 +4,9 @@
  */
 import { derivedSecret } from "./auth.js";
 import { iso } from "./clock.js";
-import { generateClusterRun } from "./cluster-logs.js";
+import { generateClusterRun } from "./cluster-log-runs.js";
 import type { RandomSource } from "./ids.js";
-import { Model, type Cluster, type Service, type ServiceKind, type Variable } from "./model.js";
+import { Model, type Cluster, type Service, type ServiceKind, type Variable } from "./state.js";
 
 export interface SimulatorSize {
   organizations?: number;

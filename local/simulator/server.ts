@@ -7,7 +7,7 @@ import type { Socket } from "node:net";
 import type { EndpointDef } from "../../lib/platform/endpoints.js";
 import type { SpecEndpointName as EndpointName } from "./endpoints.js";
 import type { Authenticator, Principal, TokenKind } from "./auth.js";
-import { errorBody, HttpError, unauthorized } from "./errors.js";
+import { errorBody, HttpError, unauthorized } from "./error-responses.js";
 import type { Faults, FaultSpec } from "./faults.js";
 import { handlers, type Handler, type Request, type SimState } from "./handlers.js";
 import { rateLimitHeaders, type RateLimiter, type RateLimitState } from "./rate-limit.js";

@@ -6,7 +6,7 @@ import { describeIssue as reasonOf } from "../../lib/model/issues.js";
 import type * as z from "zod/mini";
 import { checkParam, pathParamFormat, pathPattern, type EndpointDef } from "../../lib/platform/endpoints.js";
 import { specEndpointNames as endpointNames, specEndpoints as endpoints, type SpecEndpointName as EndpointName } from "./endpoints.js";
-import { badRequest } from "./errors.js";
+import { badRequest } from "./error-responses.js";
 
 interface Route {
   name: EndpointName;

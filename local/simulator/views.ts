@@ -1,5 +1,5 @@
 /** Model records → API records. Secrets' clear values never leave through here. */
-import type { Backup, Credentials, Model, Project, Service, Stage, User, Variable } from "./model.js";
+import type { Backup, Credentials, Model, Project, Service, Stage, User, Variable } from "./state.js";
 
 /** The Secret record of endpoint 1 (the spec's Secret has no value field at all). */
 export function secretRecord(v: Variable, service: Service): Record<string, unknown> {

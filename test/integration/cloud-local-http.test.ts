@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
-import { type CloudLocal, demoCloudConfig, startCloudLocal } from "../../local/cloud-local/run.js";
+import { type CloudLocal, demoCloudConfig, startCloudLocal } from "../../local/cloud-local/runner.js";
 import { MOTO_ABSENT, motoAvailable } from "../../local/runtime/moto.js";
 import { aMinuteLater } from "../support/cloud-local-clock.js";
 

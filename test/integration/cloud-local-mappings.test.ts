@@ -17,7 +17,7 @@ import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
 import { CreateQueueCommand, GetQueueAttributesCommand, type Message, ReceiveMessageCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { marshall } from "@aws-sdk/util-dynamodb";
 import type { DynamoDBRecord, SQSRecord } from "aws-lambda";
-import type { Invocation, Invoke } from "../../local/cloud-local/invoke.js";
+import type { Invocation, Invoke } from "../../local/cloud-local/call-function.js";
 import { StreamMapping, type StreamMappingProperties } from "../../local/cloud-local/stream-mapping.js";
 import { SqsMapping, type SqsMappingProperties } from "../../local/cloud-local/sqs-mapping.js";
 import { SqsPipe } from "../../local/cloud-local/pipe.js";

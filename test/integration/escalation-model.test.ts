@@ -28,7 +28,7 @@ import { slackClick, startSlackReceiver, type ReceivedSlackMessage, type SlackRe
 import { startSmtpReceiver, type ReceivedMail, type SmtpReceiver } from "../support/smtp-receiver.js";
 import { composeNotify } from "../../lib/app/notify.js";
 import { composeActions } from "../../lib/app/actions.js";
-import { slackSender } from "../../lib/notify/slack/send.js";
+import { slackSender } from "../../lib/notify/slack/sender.js";
 import { smtpTransport } from "../../lib/notify/email/transport.js";
 import { flushEscalations } from "../../lib/notify/notifier.js";
 import { answerSlack, slackRequestOf } from "../../lib/actions/endpoint.js";
@@ -37,7 +37,7 @@ import { INCIDENT_ACTIONS } from "../../lib/model/incident-action.js";
 import { ensureTable } from "../../lib/store/table.js";
 import { AuditTrail } from "../../lib/audit/trail.js";
 import { DynamoAuditItems } from "../../lib/store/audit-store.js";
-import { explanationLines } from "../../lib/audit/format.js";
+import { explanationLines } from "../../lib/audit/output-formats.js";
 import { leaseDatabase } from "../support/dynamodb.js";
 
 const MIN = 60_000;

@@ -18,14 +18,14 @@ import { checkConfig, resolveSecret, type Config } from "../../lib/config/load.j
 import { receiverId } from "../../lib/config/receivers.js";
 import { httpSender, HttpDeliveryError } from "../../lib/notify/http/post.js";
 import { httpChannels, pagerDutyChannel, teamsChannel, webhookChannel } from "../../lib/notify/http-channels.js";
-import { channelResolver } from "../../lib/notify/receivers.js";
+import { channelResolver } from "../../lib/notify/channel-resolver.js";
 import { fileTransport } from "../../lib/notify/email/transport.js";
 import { flushDigests, notifyEvent, unfinished, type NotifierDeps } from "../../lib/notify/notifier.js";
 import { decideRoutes } from "../../lib/routes/match.js";
 import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
-import { slackSender } from "../../lib/notify/slack/send.js";
+import { slackSender } from "../../lib/notify/slack/sender.js";
 import { startPagerDutyReceiver, startTeamsReceiver, startWebhookReceiver, type PagerDutyReceiver, type TeamsReceiver, type WebhookReceiver } from "../../local/receivers/http-receivers.js";
 import { DEPLOYMENT_INCIDENT } from "../golden/incident-inputs.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";

@@ -12,7 +12,7 @@ import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
 import { deliver, type DeliverDeps, type DeliveryOutcome } from "../../lib/notify/deliver.js";
 import { slackChannel } from "../../lib/notify/slack/channel.js";
-import { slackSender } from "../../lib/notify/slack/send.js";
+import { slackSender } from "../../lib/notify/slack/sender.js";
 import { SEVERITY_COLOR } from "../../lib/notify/slack/render.js";
 import type { Channel, SlackTarget } from "../../lib/notify/types.js";
 import { CHANGES, CLUSTER_OPEN, CLUSTER_RECOVERED, FIRST, HOOK_OPEN, HOOK_RECOVERED } from "../golden/slack-incident-inputs.js";

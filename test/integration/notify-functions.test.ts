@@ -14,8 +14,8 @@ import { parseNotifyMessage, MalformedNotifyMessage } from "../../lib/app/lambda
 import { checkConfig } from "../../lib/config/load.js";
 import { DynamoNotifyStore } from "../../lib/store/notify-store.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
-import { channelResolver } from "../../lib/notify/receivers.js";
-import { slackSender } from "../../lib/notify/slack/send.js";
+import { channelResolver } from "../../lib/notify/channel-resolver.js";
+import { slackSender } from "../../lib/notify/slack/sender.js";
 import { fileTransport } from "../../lib/notify/email/transport.js";
 import { toEnvelope } from "../../lib/alerts/publish.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DETAIL_TYPES } from "../../lib/model/event.js";
 import { renderSlackAlert, renderSlackDigest } from "../../lib/notify/slack/render.js";
-import { slackSender, type SlackSenderOptions } from "../../lib/notify/slack/send.js";
+import { slackSender, type SlackSenderOptions } from "../../lib/notify/slack/sender.js";
 import { SLACK_ALERT_EVENT, SlackDeliveryError, type SlackMessage, type SlackTarget } from "../../lib/notify/types.js";
 import { slackChannel } from "../../lib/notify/slack/channel.js";
 import { exampleOf } from "../golden/slack-incident-inputs.js";

@@ -9,7 +9,7 @@ import type { LookoutEventDetail, LookoutEventEnvelope } from "../../lib/model/e
 import { selectPendingAlerts } from "../../lib/alerts/outbox.js";
 import { recordItem } from "../../lib/model/items.js";
 import { newAlertItem } from "../../lib/alerts/outbox-item.js";
-import { LocalBus } from "../../local/runtime/bus.js";
+import { LocalBus } from "../../local/runtime/local-bus.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/runtime/dynamodb-local.js";
 import { CHECKPOINT_FILE, OutboxStreamReader, type RecordsHandler, outboxPublisher } from "../../local/runtime/stream.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";

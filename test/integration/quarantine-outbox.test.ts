@@ -19,7 +19,7 @@ import { newAlertItem } from "../../lib/alerts/outbox-item.js";
 import { DynamoQuarantine } from "../../lib/store/quarantine.js";
 import { ensureTable } from "../../lib/store/table.js";
 import { CLIP_MARKER } from "../../lib/model/bounds.js";
-import { LocalBus } from "../../local/runtime/bus.js";
+import { LocalBus } from "../../local/runtime/local-bus.js";
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/runtime/dynamodb-local.js";
 import { OutboxStreamReader, outboxPublisher } from "../../local/runtime/stream.js";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";

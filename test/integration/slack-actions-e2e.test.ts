@@ -20,7 +20,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from "../../local/runtime/dynamodb-lo
 import { answerSlack, slackRequestOf } from "../../lib/actions/endpoint.js";
 import { actOn, type ActionPorts } from "../../lib/actions/act.js";
 import { composeActions } from "../../lib/app/actions.js";
-import { slackSender } from "../../lib/notify/slack/send.js";
+import { slackSender } from "../../lib/notify/slack/sender.js";
 import { INCIDENT_ACTIONS } from "../../lib/model/incident-action.js";
 import { isChangesMessage } from "../support/amendment.js";
 import { AuditTrail } from "../../lib/audit/trail.js";
@@ -28,7 +28,7 @@ import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { startActionsEndpoint } from "../../local/runtime/actions-endpoint.js";
 import { slackSignature } from "../../lib/actions/slack-request.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
-import { explanationLines } from "../../lib/audit/format.js";
+import { explanationLines } from "../../lib/audit/output-formats.js";
 import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 const SECRET = "8f742231b10e8888abcd99yyyzzz85a5";

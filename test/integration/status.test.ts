@@ -25,7 +25,7 @@ import { allReceivers, receiverId } from "../../lib/config/receivers.js";
 import { sourceKey } from "../../lib/model/source.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 import { startSlackReceiver, type SlackReceiver } from "../../local/receivers/slack-receiver.js";
-import type { StatusReport } from "../../lib/status/report.js";
+import type { StatusReport } from "../../lib/status/operations-report.js";
 import { dynamodbEndpoint } from "../support/dynamodb.js";
 
 const unwrap = <T>(m: unknown): T => ((m as { default?: { default?: T } }).default?.default ?? (m as { default: T }).default) as T;

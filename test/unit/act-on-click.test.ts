@@ -18,7 +18,7 @@ import type { IncidentActionRecord, Mute } from "../../lib/model/notify-store.js
 import type { AuditRow } from "../../lib/model/audit-row.js";
 import { activeMute } from "../../lib/notify/mutes.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import { changesAlertId } from "../../lib/alerts/changes.js";
+import { changesAlertId } from "../../lib/alerts/changes-listed.js";
 
 const T0 = Date.parse("2026-03-02T14:10:00Z");
 const log = { info() {}, warn() {}, error() {} };

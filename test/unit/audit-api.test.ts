@@ -12,7 +12,7 @@ import { AuditTrail } from "../../lib/audit/trail.js";
 import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { encodeCursor } from "../../lib/audit/cursor.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
-import { csvHeader } from "../../lib/audit/format.js";
+import { csvHeader } from "../../lib/audit/output-formats.js";
 import { freshTable } from "../support/dynamodb.js";
 
 const context = { functionName: "audit-api", awsRequestId: "req-1", getRemainingTimeInMillis: () => 10_000 } as unknown as Context;

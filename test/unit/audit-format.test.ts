@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { csvField, csvLine } from "../../lib/audit/csv.js";
-import { CSV_COLUMNS, TABLE_WIDTH, csvHeader, csvRow, explanationLines, jsonLine, stringWidth, tableLines, toldOf } from "../../lib/audit/format.js";
+import { CSV_COLUMNS, TABLE_WIDTH, csvHeader, csvRow, explanationLines, jsonLine, stringWidth, tableLines, toldOf } from "../../lib/audit/output-formats.js";
 import { verdictOf } from "../../lib/audit/explain.js";
 import type { AuditRow } from "../../lib/model/audit-row.js";
 

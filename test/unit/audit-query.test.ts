@@ -8,7 +8,7 @@ import { detailTypeOf, severityOf } from "../../lib/model/event.js";
 import { AuditQueryError, TRANSITIONS, type AuditQuery } from "../../lib/audit/model.js";
 import { parseAuditQuery, parseInstant } from "../../lib/audit/parse.js";
 import { decodeCursor, encodeCursor } from "../../lib/audit/cursor.js";
-import { keyCondition, planQuery, whatPartitions } from "../../lib/audit/plan.js";
+import { keyCondition, planQuery, whatPartitions } from "../../lib/audit/query-plan.js";
 import { alertRow, executionRow, recordRow } from "../../lib/model/audit-row.js";
 import { auditAttributes } from "../../lib/model/audit-index.js";
 import { INDEXES } from "../../lib/store/table.js";

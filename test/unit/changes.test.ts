@@ -1,8 +1,8 @@
-/** "What changed": the commit range between the last success and a failure (lib/poll/changes.ts), and its amendment (lib/alerts/changes.ts). */
+/** "What changed": the commit range between the last success and a failure (lib/poll/commit-range.ts), and its amendment (lib/alerts/changes-listed.ts). */
 import { describe, expect, it } from "vitest";
-import { CHANGE_NOTES, CHANGES_SHOWN, COMMITS_LISTED, commitRange, sameCommit } from "../../lib/poll/changes.js";
-import { changesAlertId, changesDetail } from "../../lib/alerts/changes.js";
-import { withPlatformNames } from "../../lib/alerts/names.js";
+import { CHANGE_NOTES, CHANGES_SHOWN, COMMITS_LISTED, commitRange, sameCommit } from "../../lib/poll/commit-range.js";
+import { changesAlertId, changesDetail } from "../../lib/alerts/changes-listed.js";
+import { withPlatformNames } from "../../lib/alerts/event-names.js";
 import { decideDeploymentTransition } from "../../lib/poll/transitions.js";
 import { emptyServiceState } from "../../lib/model/transitions.js";
 import type { CommitRecord, DeploymentObservation } from "../../lib/model/observations.js";

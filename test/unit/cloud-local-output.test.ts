@@ -4,8 +4,8 @@
  * follow-ups reply to it); and the ERROR lines the functions log, one line each for the terminal.
  */
 import { describe, expect, it } from "vitest";
-import { asSesDelivers } from "../../local/cloud-local/run.js";
-import { loggedError } from "../../local/cloud-local/container.js";
+import { asSesDelivers } from "../../local/cloud-local/runner.js";
+import { loggedError } from "../../local/cloud-local/lambda-container.js";
 
 describe("a message as SES delivers it", () => {
   it("carries SES's Message-ID, folded or not, and keeps every other header and the body", () => {

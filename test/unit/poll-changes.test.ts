@@ -1,15 +1,15 @@
 /**
  * Names from the platform and "what changed" on a deployment failure, polled over HTTP from the platform
- * simulator into the in-memory ingest store, with dispatch's request budget in memory (lib/poll/names.ts,
- * lib/poll/changes.ts, lib/poll/readers/deployment-history.ts).
+ * simulator into the in-memory ingest store, with dispatch's request budget in memory (lib/poll/platform-names.ts,
+ * lib/poll/commit-range.ts, lib/poll/readers/deployment-history.ts).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pollSource, type PollDeps } from "../../lib/poll/poll.js";
 import { spareRequestsOf } from "../../lib/dispatch/spare-requests.js";
 import { newBudget, spend } from "../../lib/dispatch/budget.js";
-import { CHANGE_NOTES } from "../../lib/poll/changes.js";
-import { NAMES_FRESH_MS } from "../../lib/poll/names.js";
-import { changesAlertId } from "../../lib/alerts/changes.js";
+import { CHANGE_NOTES } from "../../lib/poll/commit-range.js";
+import { NAMES_FRESH_MS } from "../../lib/poll/platform-names.js";
+import { changesAlertId } from "../../lib/alerts/changes-listed.js";
 import { MemoryIngestStore } from "../support/memory-ingest-store.js";
 import { MemoryDispatchStore } from "../../lib/store/memory/dispatch-store.js";
 import type { LookoutEventDetail } from "../../lib/model/event.js";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LookoutEventEnvelope } from "../../lib/model/event.js";
 import { publishAlerts, toBusEntry } from "../../lib/alerts/publish.js";
-import { LocalBus } from "../../local/runtime/bus.js";
+import { LocalBus } from "../../local/runtime/local-bus.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 let dir: string;

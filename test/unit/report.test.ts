@@ -1,13 +1,13 @@
 /**
- * The delivery report's pure computation (lib/audit/report.ts), its parameters (lib/audit/report-read.ts)
+ * The delivery report's pure computation (lib/audit/delivery-report.ts), its parameters (lib/audit/delivery-report-read.ts)
  * and its formats: figures computed by hand over small sets of rows, and the edges — no deployments, no
  * commit time, an incident still open, a period boundary.
  */
 import { describe, expect, it } from "vitest";
 import type { AuditRow } from "../../lib/model/audit-row.js";
-import { deliveryReport, deploymentOutcome, figuresOf, median, percentile, periodDays } from "../../lib/audit/report.js";
-import { parseReportQuery, slices } from "../../lib/audit/report-read.js";
-import { humanSeconds, REPORT_CSV_COLUMNS, reportCsv, reportLines } from "../../lib/audit/report-format.js";
+import { deliveryReport, deploymentOutcome, figuresOf, median, percentile, periodDays } from "../../lib/audit/delivery-report.js";
+import { parseReportQuery, slices } from "../../lib/audit/delivery-report-read.js";
+import { humanSeconds, REPORT_CSV_COLUMNS, reportCsv, reportLines } from "../../lib/audit/delivery-report-format.js";
 import { AuditQueryError } from "../../lib/audit/model.js";
 
 const SVC = { id: "3f2e1d0c-9b8a-4765-8432-10fedcba9876", name: "api" };

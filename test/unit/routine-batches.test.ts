@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { recordItem } from "../../lib/model/items.js";
 import { BATCH_FILTERED_DIMENSIONS, DIMENSIONS, type Dimension, dimensionOfKey } from "../../lib/model/audit-index.js";
 import { batchRecords, routineWrite } from "../../lib/store/routine-batches.js";
-import { planQuery } from "../../lib/audit/plan.js";
+import { planQuery } from "../../lib/audit/query-plan.js";
 import { parseAuditQuery } from "../../lib/audit/parse.js";
 
 const AT = "2026-03-02T09:10:00.000Z";

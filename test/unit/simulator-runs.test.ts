@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isoDuration, nanoIso } from "../../local/simulator/clock.js";
-import type { Run, Service } from "../../local/simulator/model.js";
+import type { Run, Service } from "../../local/simulator/state.js";
 import { historyItem, matchedEvent, planDeployment, planRestart, runStateAt, terminalDetailStatus } from "../../local/simulator/runs.js";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");

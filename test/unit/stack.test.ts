@@ -148,7 +148,7 @@ describe("the packaged stack", () => {
     expect(code("notifyHttp")).toContain("v2/enqueue");
     // A fallback's sender is a chunk loaded on its first message (lib/app/cloud/fallback-senders.ts), not at a cold start.
     for (const key of ["notifySlack", "notifyHttp"] as const) expect(codeOf(key, true), key).not.toContain("SendEmailCommand");
-    // …and so is the fallback's channel with its renderer (lib/notify/receivers.ts): email's headers, Slack's
+    // …and so is the fallback's channel with its renderer (lib/notify/channel-resolver.ts): email's headers, Slack's
     // empty commit list, each loaded at the cold start only where every message needs it.
     for (const key of ["notifySlack", "notifyHttp"] as const) expect(codeOf(key, true), key).not.toContain("X-Lookout-Incident");
     expect(codeOf("notifyEmail", true)).toContain("X-Lookout-Incident");

@@ -1,6 +1,6 @@
 /** What `lookout status` says of the change feed's loop (docs/status.md): beating, lost or off, never a reason to be unhealthy. */
 import { describe, expect, it } from "vitest";
-import { statusLines, statusReport, type StatusFacts, type StatusSettings } from "../../lib/status/report.js";
+import { statusLines, statusReport, type StatusFacts, type StatusSettings } from "../../lib/status/operations-report.js";
 import { FEED_LOOP } from "../../lib/dispatch/feed-loop.js";
 import { watchlist } from "../../lib/dispatch/watchlist.js";
 import type { FeedLoopState } from "../../lib/model/dispatch.js";

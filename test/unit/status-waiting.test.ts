@@ -1,6 +1,6 @@
 /** What `lookout status` lists as waiting at a receiver, and when that makes it unhealthy (docs/status.md, "Waiting alerts"). */
 import { describe, expect, it } from "vitest";
-import { waitingAt, WAITING_BOUND_MS, type SeenDelivery } from "../../lib/status/report.js";
+import { waitingAt, WAITING_BOUND_MS, type SeenDelivery } from "../../lib/status/operations-report.js";
 import type { HeldAlert } from "../../lib/model/notify-store.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 

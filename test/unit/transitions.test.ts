@@ -5,7 +5,7 @@ import type { ExecutionState, ServiceState } from "../../lib/model/transitions.j
 import { deploymentAlertId, deploymentDetail } from "../../lib/alerts/build.js";
 import { contentHash } from "../../lib/model/hash.js";
 import type { DeploymentObservation } from "../../lib/model/observations.js";
-import { classifyStatus } from "../../lib/poll/status.js";
+import { classifyStatus } from "../../lib/poll/deployment-status.js";
 
 const obs = (status: string, exec = "e1", created_at = "2026-01-01T00:00:00Z"): DeploymentObservation => ({
   record_kind: "deployment", organization_id: "o", application_id: "a", service_id: "s", execution_id: exec,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { deliveryLine } from "../../local/runtime/view.js";
-import { stringWidth } from "../../lib/audit/format.js";
+import { stringWidth } from "../../lib/audit/output-formats.js";
 import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
 
 const at = new Date("2026-11-23T10:00:00Z");

@@ -2,7 +2,7 @@
 import { AuditTrail, type AuditReader } from "../../audit/trail.js";
 import { DynamoAuditItems } from "../../store/audit-store.js";
 import { coldStart } from "./container.js";
-import { cloudTable } from "./table.js";
+import { cloudTable } from "./adapters.js";
 
 export const cloudAuditReader = coldStart((): AuditReader => {
   const { dynamodb, tableName } = cloudTable();

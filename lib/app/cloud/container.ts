@@ -1,6 +1,6 @@
 /**
  * What every deployed function builds once per container (its cold start), and how: the log port, the
- * Slack API's URL. No AWS SDK client here: the table's is ./table.ts, imported only where it is used.
+ * Slack API's URL. No AWS SDK client here: the table's is ./adapters.ts, imported only where it is used.
  */
 import type { Logger } from "@aws-lambda-powertools/logger";
 import type { Log } from "../../model/log.js";

@@ -2,6 +2,6 @@
 import { composeDispatch } from "../dispatch.js";
 import { packagedConfig } from "./config.js";
 import { coldStart } from "./container.js";
-import { cloudTable } from "./table.js";
+import { cloudTable } from "./adapters.js";
 
 export const cloudDispatch = coldStart(async () => composeDispatch(await packagedConfig(), cloudTable()));

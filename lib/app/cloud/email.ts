@@ -10,7 +10,7 @@ import { resolveSecret } from "../../config/secrets.js";
 import { composeNotify } from "../notify.js";
 import { packagedConfig } from "./config.js";
 import { cloudSlackApiUrl, coldStart } from "./container.js";
-import { cloudAdapters } from "./table.js";
+import { cloudAdapters } from "./adapters.js";
 import { cloudSecret } from "./secrets.js";
 import { cloudSes } from "./ses.js";
 import { emailChannel } from "../../notify/email/channel.js";
@@ -25,7 +25,7 @@ export const cloudEmailNotify = coldStart(async (logger: Logger) => {
   // Email receivers name no secret: only Slack's need SSM or Secrets Manager.
   return composeNotify(config, {
     ...cloudAdapters(logger, fallbackSlack ? cloudSecret : (ref) => resolveSecret(ref, process.env)),
-    ...(fallbackSlack ? { slack: slackOnFirstUse(async () => (await import("../../notify/slack/send.js")).slackSender(cloudSlackApiUrl())) } : {}),
+    ...(fallbackSlack ? { slack: slackOnFirstUse(async () => (await import("../../notify/slack/sender.js")).slackSender(cloudSlackApiUrl())) } : {}),
     ...(config.notify.email ? { emailTransport: cloudSes() } : {}),
     channels: { email: emailChannel },
   });

@@ -10,7 +10,7 @@ import { httpChannels } from "../../notify/http-channels.js";
 import { composeNotify } from "../notify.js";
 import { packagedConfig } from "./config.js";
 import { cloudSlackApiUrl, coldStart } from "./container.js";
-import { cloudAdapters } from "./table.js";
+import { cloudAdapters } from "./adapters.js";
 import { cloudSecret } from "./secrets.js";
 import { emailOnFirstUse, slackOnFirstUse } from "./fallback-senders.js";
 
@@ -25,7 +25,7 @@ export const cloudHttpNotify = coldStart(async (logger: Logger) => {
   return composeNotify(config, {
     ...cloudAdapters(logger, cloudSecret),
     httpChannel: httpChannels(process.env.LOOKOUT_PAGERDUTY_URL ? { pagerDutyUrl: process.env.LOOKOUT_PAGERDUTY_URL } : {}),
-    ...(fallbackSlack ? { slack: slackOnFirstUse(async () => (await import("../../notify/slack/send.js")).slackSender(cloudSlackApiUrl())) } : {}),
+    ...(fallbackSlack ? { slack: slackOnFirstUse(async () => (await import("../../notify/slack/sender.js")).slackSender(cloudSlackApiUrl())) } : {}),
     ...(fallbackEmail && config.notify.email ? { emailTransport: emailOnFirstUse(async () => (await import("./ses.js")).cloudSes()) } : {}),
   });
 });

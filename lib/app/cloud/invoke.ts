@@ -15,7 +15,7 @@ import { DynamoNotifyStore } from "../../store/notify-store.js";
 import { FLUSH_DIGESTS, POLL_EVENT, type ReceiverKind } from "../lambda/messages.js";
 import { requiredEnv } from "../env.js";
 import { coldStart } from "./container.js";
-import { cloudTable } from "./table.js";
+import { cloudTable } from "./adapters.js";
 import { invokeAsync } from "./invoke-async.js";
 
 /** The poll function, ten polls an invocation; the polls whose invocation Lambda refused or failed are returned, with why. */

@@ -2,6 +2,6 @@
 import type { Config } from "../../config/load.js";
 import type { QuarantinePort } from "../../model/quarantine.js";
 import { quarantinePort } from "../quarantine.js";
-import { cloudTable } from "./table.js";
+import { cloudTable } from "./adapters.js";
 
 export const cloudQuarantine = (config: Pick<Config, "retentionMs">): QuarantinePort => quarantinePort(config, cloudTable());

@@ -5,12 +5,12 @@
  * and the fallback's is loaded on its first message (./fallback-senders.ts).
  */
 import type { Logger } from "@aws-lambda-powertools/logger";
-import { slackSender } from "../../notify/slack/send.js";
+import { slackSender } from "../../notify/slack/sender.js";
 import { slackChannel } from "../../notify/slack/channel.js";
 import { composeNotify } from "../notify.js";
 import { packagedConfig } from "./config.js";
 import { cloudSlackApiUrl, coldStart } from "./container.js";
-import { cloudAdapters } from "./table.js";
+import { cloudAdapters } from "./adapters.js";
 import { cloudSecret } from "./secrets.js";
 import { emailOnFirstUse } from "./fallback-senders.js";
 

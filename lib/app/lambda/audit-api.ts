@@ -20,10 +20,10 @@ import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { AuditQueryError } from "../../audit/model.js";
 import { parseAuditQuery } from "../../audit/parse.js";
-import { csvHeader, csvRow } from "../../audit/format.js";
-import { parseReportQuery, readReportInput } from "../../audit/report-read.js";
-import { deliveryReport } from "../../audit/report.js";
-import { reportCsv } from "../../audit/report-format.js";
+import { csvHeader, csvRow } from "../../audit/output-formats.js";
+import { parseReportQuery, readReportInput } from "../../audit/delivery-report-read.js";
+import { deliveryReport } from "../../audit/delivery-report.js";
+import { reportCsv } from "../../audit/delivery-report-format.js";
 import type { AuditReader } from "../../audit/trail.js";
 import { loggerOr, resolveDeps, type Deps } from "./telemetry.js";
 

@@ -1,7 +1,7 @@
 /**
  * The Web API form, through `@slack/web-api`: chat.postMessage (which returns the message ts for
  * threads), chat.update, and the history reads that find a message a dead sender posted. One attempt a
- * call (the retries are send.ts's). Loaded on the first message to a channel (./send.ts), so a function
+ * call (the retries are sender.ts's). Loaded on the first message to a channel (./sender.ts), so a function
  * that posts to incoming webhooks only never loads it.
  */
 import {

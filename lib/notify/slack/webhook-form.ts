@@ -1,6 +1,6 @@
 /**
- * The incoming-webhook form, through `@slack/webhook`: one attempt a call (the retries are send.ts's).
- * Loaded on the first message to a webhook (./send.ts), so a function that posts through the Web API
+ * The incoming-webhook form, through `@slack/webhook`: one attempt a call (the retries are sender.ts's).
+ * Loaded on the first message to a webhook (./sender.ts), so a function that posts through the Web API
  * only never loads it.
  */
 import { IncomingWebhook, IncomingWebhookHTTPError, IncomingWebhookRequestError } from "@slack/webhook";

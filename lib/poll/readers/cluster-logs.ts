@@ -7,7 +7,7 @@ import type { ClusterLogEntry } from "../../platform/schemas.js";
 import type { LookoutEventDetail, NamedRef } from "../../model/event.js";
 import { clusterDetail, clusterRecoveredDetail, incidentSubject, withOrganizationName } from "../../alerts/build.js";
 import { normalizeClusterLog } from "../normalize.js";
-import { clusterStepSucceeded } from "../status.js";
+import { clusterStepSucceeded } from "../deployment-status.js";
 import { readList } from "./list.js";
 import type { PollContext, SourceReader } from "./reader.js";
 

@@ -15,13 +15,13 @@ import { executionEntryId, executionRow } from "../../model/audit-row.js";
 import { normalizeDeployment } from "../normalize.js";
 import type { ServiceState } from "../../model/transitions.js";
 import { decideDeploymentTransition, enteredCounts, timesEntered } from "../transitions.js";
-import { classifyStatus } from "../status.js";
+import { classifyStatus } from "../deployment-status.js";
 import { type Instant, compareInstants, plausibleInstant } from "../../model/time.js";
 import { type PollContext, type SourceReader, backfillCutoff, countAlert, hasSpare, namingSource, quarantineRecord, suppressionFor, takeRejected } from "./reader.js";
-import { organizationNames } from "../names.js";
-import { withPlatformNames } from "../../alerts/names.js";
-import { CHANGE_NOTES, commitRange, sameCommit, unlisted } from "../changes.js";
-import { type ListedChanges, changesDetail } from "../../alerts/changes.js";
+import { organizationNames } from "../platform-names.js";
+import { withPlatformNames } from "../../alerts/event-names.js";
+import { CHANGE_NOTES, commitRange, sameCommit, unlisted } from "../commit-range.js";
+import { type ListedChanges, changesDetail } from "../../alerts/changes-listed.js";
 import { normalizeCommit } from "../normalize.js";
 import type { PlatformError } from "../../platform/errors.js";
 

@@ -7,7 +7,7 @@ import type { AuditReader } from "./trail.js";
 import { AuditQueryError, MAX_LIMIT } from "./model.js";
 import { parseAuditQuery, type RawQuery } from "./parse.js";
 import type { AuditRow } from "../model/audit-row.js";
-import type { ReportInput, ReportPeriod } from "./report.js";
+import type { ReportInput, ReportPeriod } from "./delivery-report.js";
 
 export const REPORT_PARAMS = ["service", "environment", "since", "from", "to"] as const;
 export type ReportParam = (typeof REPORT_PARAMS)[number];

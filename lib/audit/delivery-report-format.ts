@@ -3,7 +3,7 @@
  */
 import { csvLine } from "./csv.js";
 import type { Ref } from "../model/audit-row.js";
-import type { DeliveryReport, Figures, ServiceFigures } from "./report.js";
+import type { DeliveryReport, Figures, ServiceFigures } from "./delivery-report.js";
 
 /** A duration in seconds for people: `2h 10m`, `45m`, `3d 4h`, `30s`. */
 export function humanSeconds(sec: number | null): string {

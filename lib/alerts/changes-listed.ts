@@ -1,7 +1,7 @@
 /**
  * "What changed": the `changes_listed` amendment of a deployment failure (docs/events.md). It updates
  * the failure's messages with the commits since the service's last successful deployment; the range is
- * computed by lib/poll/changes.ts, this builds the detail. Pure.
+ * computed by lib/poll/commit-range.ts, this builds the detail. Pure.
  */
 import type { ChangeFacts, CommitFacts, LookoutEventDetail } from "../model/event.js";
 import { EVENT_VERSION } from "../model/event.js";
@@ -9,7 +9,7 @@ import type { CommitRecord } from "../model/observations.js";
 import { contentHash } from "../model/hash.js";
 import { compact } from "../model/compact.js";
 
-/** The commits between two deployments, as computed (lib/poll/changes.ts). */
+/** The commits between two deployments, as computed (lib/poll/commit-range.ts). */
 export interface ListedChanges {
   since?: string;
   until?: string;

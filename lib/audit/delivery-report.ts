@@ -1,11 +1,11 @@
 /**
  * Delivery figures from the audit trail (the four DORA keys), per service over a period: deployment
  * frequency, lead time for changes, change failure rate and time to restore. Pure: the rows come from
- * the audit reader (lib/audit/report-read.ts). docs/report.md says what each figure means exactly, where
+ * the audit reader (lib/audit/delivery-report-read.ts). docs/report.md says what each figure means exactly, where
  * its inputs come from, and its limits. Every figure lists the executions or incidents behind it.
  */
 import type { AuditRow, Ref } from "../model/audit-row.js";
-import { classifyStatus } from "../poll/status.js";
+import { classifyStatus } from "../poll/deployment-status.js";
 
 /** What the report reads: deployment executions and deployment alerts (failed, still failing, recovered). */
 export interface ReportInput {

@@ -19,7 +19,7 @@ import { type ReceivedSlackMessage, type SlackReceiver, startSlackReceiver } fro
 import type { Simulator } from "../simulator/index.js";
 import { readPackagedTemplate } from "./template.js";
 import { CloudLocalStack } from "./stack.js";
-import type { Activity } from "./invoke.js";
+import type { Activity } from "./call-function.js";
 import { PreflightError } from "../runtime/run.js";
 
 export const CLOUD_LOCAL_STAGE = "local";

@@ -1,5 +1,5 @@
 /**
- * Names the platform lists (lib/poll/names.ts caches them) on an event that lacks them: the project's
+ * Names the platform lists (lib/poll/platform-names.ts caches them) on an event that lacks them: the project's
  * name, and the member's name for `deployment.triggered_by` when it is a member's id or e-mail. Pure.
  */
 import type { LookoutEventDetail } from "../model/event.js";

@@ -5,7 +5,7 @@
 import type { ClusterLogEntry } from "../../lib/platform/schemas.js";
 import { nanoIso } from "./clock.js";
 import type { Rng } from "./ids.js";
-import type { Cluster } from "./model.js";
+import type { Cluster } from "./state.js";
 
 export interface ClusterRunOptions {
   /** Total number of entries, errors included (default 20). */

@@ -4,7 +4,7 @@
  * (endpoint 16, docs/platform.md); the range is read off that list.
  */
 import type { CommitRecord } from "../model/observations.js";
-import type { ListedChanges } from "../alerts/changes.js";
+import type { ListedChanges } from "../alerts/changes-listed.js";
 
 /** Commits an amendment shows; `total` counts the rest. */
 export const CHANGES_SHOWN = 5;

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { extractZip } from "../../scripts/zip.js";
-import type { Activity, Invocation } from "./invoke.js";
+import type { Activity, Invocation } from "./call-function.js";
 
 /** One `AWS::Lambda::Function` of the template, resolved. */
 export interface FunctionDefinition {
