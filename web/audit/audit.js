@@ -156,7 +156,7 @@ function toldOf(row) {
   if (row.state === "suppressed") return `nobody (${row.suppression?.reason ?? "suppressed"})`;
   if (!row.deliveries) return "";
   if (!row.deliveries.length) return "nobody (no receiver)";
-  // As lib/audit/format.ts words it: the local Slack preview told nobody.
+  // As lib/audit/output-formats.ts words it: the local Slack preview told nobody.
   const word = (d) =>
     d.route === "terminal-preview" ? "shown in the terminal (preview)" : d.reason === "mute" ? "muted" : d.state === "sent" && d.digest_id ? "sent (digest)" : d.state;
   return row.deliveries.map((d) => `${d.receiver} ${word(d)}`).join("; ");
@@ -267,7 +267,7 @@ function alertBlock(a, asked) {
   );
 }
 
-/** What a button on the alert's message did (docs/actions.md); the same words as `lookout explain` (lib/audit/format.ts). */
+/** What a button on the alert's message did (docs/actions.md); the same words as `lookout explain` (lib/audit/output-formats.ts). */
 const ACTION_WORDS = { acknowledge: "Acknowledged", mute_1h: "Muted for an hour", mute_until_resolved: "Muted until resolved" };
 const BUTTON_WORDS = { acknowledge: "Acknowledge", mute_1h: "Mute 1h", mute_until_resolved: "Mute until resolved" };
 
