@@ -42,6 +42,11 @@ export interface DeliveryRecord {
   updated_message?: { ts: string; channel: string; at: string };
   /** An escalation's delivery (docs/actions.md, "Escalation"): the route that escalated the alert's incident. */
   escalation?: string;
+  /**
+   * The receiver only shows what it is sent and tells nobody (a preview on screen, as one machine's
+   * terminal Slack preview): the audit says shown, nobody told (docs/audit.md, "Onlookers").
+   */
+  onlooker?: boolean;
   updated_at: string;
 }
 
@@ -177,8 +182,8 @@ export interface DueEscalation {
   route: string;
 }
 
-/** What a claim writes besides the lease: the receiver's label, the route, and an escalation's route. */
-export type ClaimInit = Pick<DeliveryRecord, "receiver_label" | "route" | "escalation">;
+/** What a claim writes besides the lease: the receiver's label, the route, an escalation's route, and whether the receiver is an onlooker. */
+export type ClaimInit = Pick<DeliveryRecord, "receiver_label" | "route" | "escalation" | "onlooker">;
 
 export type ClaimResult =
   | { claimed: true; record: DeliveryRecord }

@@ -38,6 +38,11 @@ export interface Channel {
   /** For people and logs: `slack #oncall`, `email oncall@example.com`. */
   label: string;
   /**
+   * It shows what it is sent and tells nobody (a preview on screen): its deliveries are recorded so,
+   * and the audit says shown, nobody told. Absent: a receiver people read.
+   */
+  onlooker?: boolean;
+  /**
    * Sends an alert, as its route presents it (absent: `plainPresentation`). A follow-up gets its
    * incident; a closing event may also update the incident's first message, an amendment the message
    * of the alert it amends (Web API form).
@@ -141,6 +146,8 @@ export interface PostedQuery {
 
 /** Posts one message; retries 429 (after Retry-After) and 5xx itself; throws SlackDeliveryError when it gives up. */
 export interface SlackSender {
+  /** It posts to no Slack: it shows the messages to whoever watches (one machine's terminal preview); its channels are onlookers. */
+  onlooker?: boolean;
   post(target: SlackTarget, message: SlackMessage): Promise<SlackPosted>;
   /**
    * Web API form: the message an earlier attempt already posted for an alert, read back from the

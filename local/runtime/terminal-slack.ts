@@ -31,6 +31,8 @@ export function terminalSlack(print: (line: string) => void, now: () => Date = (
   const who = (target: SlackTarget) => `${receiver} ${channelOf(target)}`;
 
   return {
+    // It shows Slack's messages here and posts to no Slack: its deliveries are recorded as shown, nobody told.
+    onlooker: true,
     async post(target, message) {
       const channel = channelOf(target);
       const ts = nextTs();

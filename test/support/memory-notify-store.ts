@@ -113,6 +113,7 @@ export class MemoryNotifyStore implements NotifyStore {
       receiver_label: init.receiver_label,
       route: init.route,
       ...(init.escalation ? { escalation: init.escalation } : {}),
+      ...(init.onlooker ? { onlooker: true } : {}),
       updated_at: now.toISOString(),
     });
     records.set(receiverId, record);

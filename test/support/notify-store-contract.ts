@@ -49,6 +49,14 @@ export function notifyStoreContract(adapter: string, open: (now: () => Date) => 
       expect(await store.getDelivery(a, "r2")).toBeUndefined();
     });
 
+    it("records an onlooker's claim as one, and it stays so when settled", async () => {
+      const a = fresh("alert");
+      const { record } = await store.claim(a, "r1", { ...init, onlooker: true }, LEASE);
+      expect(record).toMatchObject({ route: "deploys", onlooker: true });
+      expect(await store.settle(record, { state: "sent", ts: "1.1" })).toBe(true);
+      expect(await store.getDelivery(a, "r1")).toMatchObject({ state: "sent", onlooker: true });
+    });
+
     it("grants one of many concurrent claims", async () => {
       const a = fresh("alert");
       const claims = await Promise.all(Array.from({ length: 5 }, () => store.claim(a, "r1", init, LEASE)));

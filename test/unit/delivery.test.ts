@@ -356,6 +356,25 @@ describe("delivery decisions", () => {
     expect(await store.receiverFailures(channel.id)).toBeUndefined();
   });
 
+  it("an onlooker (a receiver that tells nobody) has every delivery record say so: sent, muted, held and its digest", async () => {
+    const { store, deps, tick } = world({ perSecond: 1, burst: 1 });
+    const onlooker = { ...recordingChannel("wall").channel, onlooker: true };
+    const plain = recordingChannel("oncall").channel;
+    const [sent, held] = [alert(), alert()];
+    expect(await deliver(sent, "wallboard", onlooker, [], deps())).toBe("sent");
+    expect(await deliver(held, "wallboard", onlooker, [], deps())).toBe("held");
+    const mute: Mute = { id: "m1", scope: {}, until: new Date(T0 + 3_600_000).toISOString(), reason: "r", created_by: "ann", created_at: new Date(T0).toISOString() };
+    const muted = alert();
+    expect(await deliver(muted, "wallboard", onlooker, [mute], deps())).toBe("muted");
+    expect(await deliver(sent, "prod", plain, [], deps())).toBe("sent");
+    for (const a of [sent, held, muted]) expect(await store.getDelivery(a.id, onlooker.id), a.id).toMatchObject({ route: "wallboard", onlooker: true });
+    expect(await store.getDelivery(sent.id, plain.id)).not.toHaveProperty("onlooker");
+    tick(120_000);
+    expect(await flushHeld(onlooker, deps())).toBe(1);
+    const digestId = (await store.getDelivery(held.id, onlooker.id))!.digest_id!;
+    expect(await store.getDelivery(digestId, onlooker.id)).toMatchObject({ state: "sent", route: "digest", onlooker: true });
+  });
+
   it("a receiver shown every event besides the routes (one machine's terminal preview) gets an opening ahead of its follow-up, as a route's receiver does", async () => {
     for (const shownEveryEvent of [true, false]) {
       const { store, now } = world();

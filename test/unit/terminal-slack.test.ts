@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { terminalSlack } from "../../local/runtime/terminal-slack.js";
 import { SLACK_ALERT_EVENT, type SlackMessage } from "../../lib/notify/types.js";
+import { slackChannel } from "../../lib/notify/slack/channel.js";
+import { slackSender } from "../../lib/notify/slack/sender.js";
 
 const target = { kind: "api" as const, token: "t", channel: "#preview" };
 const message = (title: string, extra: Partial<SlackMessage> = {}): SlackMessage => ({
@@ -12,6 +14,12 @@ const message = (title: string, extra: Partial<SlackMessage> = {}): SlackMessage
 });
 
 describe("Slack in the terminal (the local preview)", () => {
+  it("tells nobody: a Slack channel over it is an onlooker (the audit says shown, nobody told); one over Slack's Web API is not", () => {
+    const who = { id: "slack-1", label: "slack #preview" };
+    expect(slackChannel(who, target, terminalSlack(() => {})).onlooker).toBe(true);
+    expect(slackChannel(who, target, slackSender()).onlooker).toBeUndefined();
+  });
+
   it("prints a message, its thread replies indented, a broadcast reply and an edit in place, as Slack shows them", async () => {
     const lines: string[] = [];
     const slack = terminalSlack((l) => lines.push(l), () => new Date("2026-11-23T10:00:00Z"));

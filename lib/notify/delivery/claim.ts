@@ -1,6 +1,6 @@
 /** Claim: the lease on (alert or digest, receiver), so that one sender at a time delivers it. */
 import type { DeliveryRecord } from "../../model/notify-store.js";
-import type { Attempt, Stage } from "./stage.js";
+import { type Attempt, recordedFor, type Stage } from "./stage.js";
 
 const DEFAULT_LEASE_MS = 60_000;
 
@@ -8,7 +8,7 @@ const DEFAULT_LEASE_MS = 60_000;
 export const claimStage =
   <A extends Attempt, R>(busy: (record: DeliveryRecord) => R): Stage<A, R> =>
   async (a) => {
-    const init = { receiver_label: a.channel.label, route: a.route, ...(a.recordAs?.escalation ? { escalation: a.recordAs.escalation } : {}) };
+    const init = { ...recordedFor(a), ...(a.recordAs?.escalation ? { escalation: a.recordAs.escalation } : {}) };
     const key = a.recordAs ?? { alertId: a.id, receiverId: a.channel.id };
     const claim = await a.deps.store.claim(key.alertId, key.receiverId, init, a.deps.leaseMs ?? DEFAULT_LEASE_MS);
     if (!claim.claimed) return busy(claim.record);

@@ -15,12 +15,12 @@ import type { Suppression } from "../../model/alert-item.js";
 import type { LookoutEventDetail } from "../../model/event.js";
 import type { DeliveryRecord } from "../../model/notify-store.js";
 import type { IncidentRef } from "../types.js";
-import type { AlertAttempt, DeliveryOutcome, Stage } from "./stage.js";
+import { type AlertAttempt, type DeliveryOutcome, recordedFor, type Stage } from "./stage.js";
 
 /** Records the delivery as suppressed for `suppression` (never over an existing record), and ends it. */
 async function suppressed(a: AlertAttempt, suppression: Suppression): Promise<DeliveryOutcome> {
   const recorded = await a.deps.store.recordSuppressed(a.id, a.channel.id, {
-    receiver_label: a.channel.label, route: a.route, state: "suppressed",
+    ...recordedFor(a), state: "suppressed",
     suppression: { reason: suppression.reason as "repeat" | "not_told", detail: suppression.detail },
   });
   return recorded ? "suppressed" : "duplicate";

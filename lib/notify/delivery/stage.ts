@@ -71,6 +71,10 @@ export interface Attempt {
   answer?: { sent: Sent } | { failed: DeliveryError };
 }
 
+/** Whom a delivery record names: the receiver's label, the route, and, for a receiver that tells nobody, that it is an onlooker. */
+export const recordedFor = (a: Attempt): { receiver_label: string; route: string; onlooker?: boolean } =>
+  ({ receiver_label: a.channel.label, route: a.route, ...(a.channel.onlooker ? { onlooker: true } : {}) });
+
 export interface AlertAttempt extends Attempt {
   readonly detail: LookoutEventDetail;
   readonly mutes: readonly Mute[];

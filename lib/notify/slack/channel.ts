@@ -85,6 +85,7 @@ export function slackUpdateFor(
 export function slackChannel(who: ChannelIdentity, target: SlackTarget, sender: SlackSender): Channel {
   const channel: Channel = {
     ...who,
+    ...(sender.onlooker ? { onlooker: true } : {}),
     async send(detail, incident, presentation) {
       let updated: Sent["updated"];
       if (target.kind === "api") {
