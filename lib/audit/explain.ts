@@ -13,7 +13,7 @@ import { redact } from "../platform/redact.js";
 import type { IncidentActionRecord, Mute } from "../model/notify-store.js";
 import { executionEntryId } from "../model/audit-row.js";
 import { auditRowOf } from "../model/audit-index.js";
-import { DEFAULT_ROUTE, FALLBACK_ROUTE, TERMINAL_PREVIEW_ROUTE } from "../config/route-types.js";
+import { DEFAULT_ROUTE, FALLBACK_ROUTE } from "../config/route-types.js";
 
 export interface ExplainedRecord {
   type: "record";
@@ -59,6 +59,8 @@ export interface ExplainedDelivery {
   digest?: { id: string; state?: string; updated_at?: string };
   /** An escalation's delivery: the route whose escalation it is (docs/actions.md, "Escalation"). */
   escalation?: string;
+  /** The receiver only showed it and told nobody (a preview; docs/audit.md, "Onlookers"). */
+  onlooker?: boolean;
 }
 
 /** A route's escalation of the incident this alert opened for it: pending, escalated or cancelled, and why. */
@@ -207,6 +209,7 @@ function explainDelivery({ record: d, mute, digest }: DeliveryFacts): ExplainedD
   if (d.permanent) out.permanent = true;
   if (d.health_id) out.health_id = String(d.health_id);
   if (d.escalation) out.escalation = String(d.escalation);
+  if (d.onlooker) out.onlooker = true;
   if (d.ts) out.ts = String(d.ts);
   if (d.message_id) out.message_id = String(d.message_id);
   if (suppression) out.suppression = { reason: suppression.reason, detail: suppression.detail, ...(mute ? { mute } : {}) };
@@ -220,6 +223,9 @@ function explainDelivery({ record: d, mute, digest }: DeliveryFacts): ExplainedD
   return out;
 }
 
+/** What an onlooker's delivery adds, for people: it was only shown, and counts as nobody told. */
+export const ONLOOKER = "(preview; nobody told)";
+
 /** Which route a delivery came from, for people: the default route and the fallback say why. */
 function routePhrase(route: string): string {
   if (route === DEFAULT_ROUTE) return "the default route: no route matched it";
@@ -228,7 +234,10 @@ function routePhrase(route: string): string {
 }
 
 function deliveryPhrase(d: ExplainedDelivery): string {
-  if (d.route === TERMINAL_PREVIEW_ROUTE) return `shown in the terminal's Slack preview (no receiver told)`;
+  if (d.onlooker) {
+    const { onlooker, ...delivery } = d;
+    return d.state === "sent" ? `shown in ${d.receiver} ${ONLOOKER}` : `${deliveryPhrase(delivery)} ${ONLOOKER}`;
+  }
   if (d.escalation) {
     const { escalation, ...delivery } = d;
     return `escalation of route ${escalation}: ${deliveryPhrase(delivery)}`;
@@ -257,7 +266,7 @@ function escalationPhrase(e: ExplainedEscalation): string {
 export function verdictOf(a: Pick<ExplainedAlert, "published" | "suppression" | "deliveries" | "escalations">): string {
   if (!a.published) return `nobody was told: ${a.suppression ? `${a.suppression.reason} — ${a.suppression.detail}` : "not published"}`;
   if (!a.deliveries.length) return "published, but no receiver has a delivery: no route matched it and there is no notify.default, or it is not delivered yet";
-  const told = a.deliveries.filter((d) => d.state === "sent" && d.route !== TERMINAL_PREVIEW_ROUTE && !d.escalation);
+  const told = a.deliveries.filter((d) => d.state === "sent" && !d.onlooker && !d.escalation);
   const phrases = [...a.deliveries.map(deliveryPhrase), ...(a.escalations ?? []).map(escalationPhrase)];
   return `${told.length ? "told" : "nobody was told"}: ${phrases.join("; ")}`;
 }

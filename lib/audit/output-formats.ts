@@ -1,10 +1,9 @@
 /**
  * Audit rows and explanations for people (a table, text) and for scripts (JSON lines, CSV). Pure.
  */
-import { TERMINAL_PREVIEW_ROUTE } from "../config/route-types.js";
 import { csvLine } from "./csv.js";
 import type { AuditRow, DeliveryRow, Ref } from "../model/audit-row.js";
-import type { Explanation } from "./explain.js";
+import { ONLOOKER, type Explanation } from "./explain.js";
 import { ACTION_WORDS } from "../model/audit-row.js";
 
 export const FORMATS = ["table", "json", "csv"] as const;
@@ -22,7 +21,8 @@ export function toldOf(row: AuditRow): string {
 }
 
 function deliveryWord(d: DeliveryRow): string {
-  if (d.route === TERMINAL_PREVIEW_ROUTE) return "shown in the terminal (preview)";
+  // An onlooker (a preview) only showed it: shown, and nobody told.
+  if (d.onlooker) return `${d.state === "sent" ? "shown" : deliveryWord({ ...d, onlooker: false })} ${ONLOOKER}`;
   if (d.reason === "mute") return "muted";
   if (d.state === "sent" && d.digest_id) return "sent (digest)";
   return d.state;

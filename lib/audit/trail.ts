@@ -222,5 +222,6 @@ function deliveryRow(d: StoredItem): DeliveryRow {
     ...(d.digest_id ? { digest_id: String(d.digest_id) } : {}),
     ...(d.error ? { error: String(d.error) } : {}),
     ...(d.permanent ? { permanent: true } : {}),
+    ...(d.onlooker ? { onlooker: true } : {}),
   };
 }

@@ -36,6 +36,8 @@ export interface DeliveryRow {
   error?: string;
   /** A failure retrying cannot fix: not retried. */
   permanent?: boolean;
+  /** The receiver only showed it and told nobody (a preview; docs/audit.md, "Onlookers"). */
+  onlooker?: boolean;
 }
 
 /** What the audit indexes store and project for each execution, record and alert. */

@@ -95,9 +95,20 @@ describe("rows for people and scripts", () => {
     ] }))).toBe("slack #oncall sent; email a@b muted; slack #noisy sent (digest)");
     expect(toldOf(row({ state: "suppressed", suppression: { reason: "backfill", detail: "old" } }))).toBe("nobody (backfill)");
     expect(toldOf(row({ type: "record" }))).toBe("");
-    // The terminal's Slack preview on one machine told nobody: it is not said to have sent.
+    // An onlooker (the terminal's Slack preview on one machine) told nobody: it is not said to have sent.
+    expect(toldOf(row({ deliveries: [{ route: "terminal-preview", receiver: "slack #preview", state: "sent", attempts: 1, updated_at: "t", onlooker: true }] })))
+      .toBe("slack #preview shown (preview; nobody told)");
+  });
+
+  it("says any onlooker's delivery told nobody, whatever its route, and no route's name makes one", () => {
+    expect(toldOf(row({ deliveries: [
+      { route: "prod", receiver: "slack #oncall", state: "sent", attempts: 1, updated_at: "t" },
+      { route: "wallboard", receiver: "webhook env:WALL", state: "sent", attempts: 1, updated_at: "t", onlooker: true },
+      { route: "wallboard", receiver: "teams env:WALL", state: "suppressed", attempts: 0, updated_at: "t", reason: "mute", onlooker: true },
+    ] }))).toBe("slack #oncall sent; webhook env:WALL shown (preview; nobody told); teams env:WALL muted (preview; nobody told)");
+    // The preview's route name alone is an ordinary route's here: what the record says decides.
     expect(toldOf(row({ deliveries: [{ route: "terminal-preview", receiver: "slack #preview", state: "sent", attempts: 1, updated_at: "t" }] })))
-      .toBe("slack #preview shown in the terminal (preview)");
+      .toBe("slack #preview sent");
   });
 
   it("JSON lines are one object each; the table has a header and aligned columns, the id and summary under each row", () => {
@@ -140,8 +151,20 @@ describe("rows for people and scripts", () => {
     expect(verdictOf({ published: true, deliveries: [
       { route: "r", receiver: "email a@b", state: "suppressed", attempts: 0, updated_at: "t", suppression: { reason: "mute", detail: "d" } },
     ] })).toBe("nobody was told: not email a@b (route r): muted");
+    expect(verdictOf({ published: true, deliveries: [{ route: "terminal-preview", receiver: "slack #preview", state: "sent", attempts: 1, updated_at: "t", onlooker: true }] }))
+      .toBe("nobody was told: shown in slack #preview (preview; nobody told)");
+  });
+
+  it("counts no onlooker as told, whatever its route, and says so with its label", () => {
+    expect(verdictOf({ published: true, deliveries: [{ route: "wallboard", receiver: "webhook env:WALL", state: "sent", attempts: 1, updated_at: "t", onlooker: true }] }))
+      .toBe("nobody was told: shown in webhook env:WALL (preview; nobody told)");
+    expect(verdictOf({ published: true, deliveries: [
+      { route: "prod", receiver: "slack #oncall", state: "sent", attempts: 1, updated_at: "t" },
+      { route: "wallboard", receiver: "webhook env:WALL", state: "failed", attempts: 3, updated_at: "t", error: "503", onlooker: true },
+    ] })).toBe("told: slack #oncall (route prod); not webhook env:WALL (route wallboard): failed after 3 attempt(s) (503); it will be retried (SQS redelivers it; on one machine, the next run) (preview; nobody told)");
+    // The preview's route name alone is an ordinary route's here: what the record says decides.
     expect(verdictOf({ published: true, deliveries: [{ route: "terminal-preview", receiver: "slack #preview", state: "sent", attempts: 1, updated_at: "t" }] }))
-      .toBe("nobody was told: shown in the terminal's Slack preview (no receiver told)");
+      .toBe("told: slack #preview (route terminal-preview)");
   });
 });
 

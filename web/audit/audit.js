@@ -156,10 +156,10 @@ function toldOf(row) {
   if (row.state === "suppressed") return `nobody (${row.suppression?.reason ?? "suppressed"})`;
   if (!row.deliveries) return "";
   if (!row.deliveries.length) return "nobody (no receiver)";
-  // As lib/audit/output-formats.ts words it: the local Slack preview told nobody.
-  const word = (d) =>
-    d.route === "terminal-preview" ? "shown in the terminal (preview)" : d.reason === "mute" ? "muted" : d.state === "sent" && d.digest_id ? "sent (digest)" : d.state;
-  return row.deliveries.map((d) => `${d.receiver} ${word(d)}`).join("; ");
+  // As lib/audit/output-formats.ts words it: an onlooker (a preview) only showed it, and told nobody.
+  const word = (d) => (d.reason === "mute" ? "muted" : d.state === "sent" && d.digest_id ? "sent (digest)" : d.state);
+  const shown = (d) => `${d.state === "sent" ? "shown" : word(d)} (preview; nobody told)`;
+  return row.deliveries.map((d) => `${d.receiver} ${d.onlooker ? shown(d) : word(d)}`).join("; ");
 }
 
 function whereOf(row) {
