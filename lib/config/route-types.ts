@@ -170,14 +170,13 @@ export const DEFAULT_DIGEST_WITHIN = "2m";
 
 /**
  * Names the notifier gives deliveries that no configured route made: the default route's, the fallback's,
- * a digest's, and on one machine the terminal's Slack preview (nobody told: shown on screen). A route may
- * not take them (its deliveries would be mistaken for theirs).
+ * a digest's. A route may not take them (its deliveries would be mistaken for theirs). One machine's
+ * runner checks its own (local/runtime/preview-route.ts).
  */
 export const DEFAULT_ROUTE = "default";
 export const FALLBACK_ROUTE = "fallback";
 export const DIGEST_ROUTE = "digest";
-export const TERMINAL_PREVIEW_ROUTE = "terminal-preview";
-export const RESERVED_ROUTE_NAMES: readonly string[] = [DEFAULT_ROUTE, FALLBACK_ROUTE, DIGEST_ROUTE, TERMINAL_PREVIEW_ROUTE];
+export const RESERVED_ROUTE_NAMES: readonly string[] = [DEFAULT_ROUTE, FALLBACK_ROUTE, DIGEST_ROUTE];
 
 /** The receivers of the fallback or the default route, Slack first, then email, then the HTTP receivers. */
 export const receiversOf = (r: ReceiverSet | undefined): Receiver[] => [

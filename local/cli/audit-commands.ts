@@ -15,6 +15,7 @@ import { type Output, formatOf, jsonDocument, reportFailureTo, stdio } from "./s
 import { type StoreTarget, withStore } from "./store-target.js";
 import { NAMED_SCOPES, isUuid, namesFrom, resolveName } from "./scope-names.js";
 import { startAuditServer } from "../runtime/audit-server.js";
+import { withEarlierPreviewDeliveries } from "../runtime/preview-route.js";
 
 
 export type AuditArgs = StoreTarget & Partial<Record<FilterName | "since" | "from" | "to" | "limit" | "cursor", string>> & { format?: string };
@@ -29,7 +30,11 @@ export interface AuditPageJson {
 }
 
 export async function withAuditReader<T>(target: StoreTarget, fn: (reader: AuditReader, config?: Config) => Promise<T>): Promise<T> {
-  return withStore(target, ({ client, tableName, config }) => fn(new AuditTrail(new DynamoAuditItems({ client, tableName })), config));
+  return withStore(target, ({ client, tableName, config }) => {
+    const items = new DynamoAuditItems({ client, tableName });
+    // Only the local store holds the terminal preview's deliveries, some of them of an earlier format.
+    return fn(new AuditTrail(target.table ? items : withEarlierPreviewDeliveries(items)), config);
+  });
 }
 
 /** The flags without the names among them: what can be checked before the store is opened. */

@@ -3,7 +3,6 @@
  * with this machine's adapters: DynamoDB (embedded DynamoDB Local, or DYNAMODB_ENDPOINT), env: secrets,
  * Slack and SMTP or `.eml` files, the outbox stream reader and the local bus.
  */
-import { TERMINAL_PREVIEW_ROUTE } from "../../lib/config/route-types.js";
 import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBStreamsClient } from "@aws-sdk/client-dynamodb-streams";
@@ -36,6 +35,7 @@ import { fileTransport, smtpTransport } from "../../lib/notify/email/transport.j
 import type { EmailTransport, SlackSender } from "../../lib/notify/types.js";
 import { OutboxStreamReader, outboxPublisher } from "./stream.js";
 import { NotifyRetries } from "./notify-retries.js";
+import { checkPreviewRoute, PREVIEW_ROUTE } from "./preview-route.js";
 
 export const LOCAL_TABLE = "lookout";
 export const LOCAL_BUS = "lookout";
@@ -89,7 +89,6 @@ export interface OpenOptions {
 }
 
 /** The terminal preview's receiver: a Web API channel whose token is never a real one. */
-export const PREVIEW_ROUTE = TERMINAL_PREVIEW_ROUTE;
 const PREVIEW_TOKEN_REF = "env:LOOKOUT_TERMINAL_PREVIEW";
 export const PREVIEW_RECEIVER: SlackReceiver = { type: "slack", form: "api", channel: "#preview", tokenRef: PREVIEW_TOKEN_REF };
 
@@ -137,6 +136,8 @@ export async function openLocalStore(config: Pick<Config, "dataDir"> & Partial<P
 export async function openLocalPipeline(config: Config, opts: OpenOptions): Promise<LocalPipeline> {
   const env = opts.env ?? process.env;
   const now = opts.now ?? (() => new Date());
+  // The preview's route name is this runner's: a route that takes it fails here, before anything starts.
+  checkPreviewRoute(config);
   const resolve = previewAwareSecrets(opts.preview, env);
   // The token first: a missing one is reported before DynamoDB Local is started.
   await resolve(config.platform.tokenRef);

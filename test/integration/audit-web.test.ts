@@ -112,6 +112,10 @@ beforeAll(async () => {
   };
   await notify.putMute(mute);
   await deliver(stillFailing.detail, "prod-failures", recordingChannel("oncall"), [mute], deliverDeps);
+  // The recovery only shown: by an onlooker (the terminal's Slack preview: nobody told), and by the
+  // preview as the version before onlookers wrote it (an ordinary channel, its route name alone).
+  await deliver(recovered.detail, "terminal-preview", { ...recordingChannel("preview"), onlooker: true }, [], deliverDeps);
+  await deliver(recovered.detail, "terminal-preview", recordingChannel("preview-earlier"), [], deliverDeps);
 
   // `lookout audit --serve --port 0` on that table (as the other audit tests reach it: DYNAMODB_ENDPOINT, LOOKOUT_TABLE).
   process.env.DYNAMODB_ENDPOINT = dynamodbEndpoint();
@@ -232,6 +236,16 @@ describe.skipIf(!CHROMIUM)("the audit web page (lookout audit --serve) in Chromi
       "→ nobody was told: not slack #oncall (route prod-failures): muted by ann@example.com: payment migration",
     );
     expect(await muted.locator("tr.delivery td").last().textContent()).toMatch(/^mute: .*mute mute-web-1 by ann@example\.com until .*: payment migration$/);
+  });
+
+  it("says an onlooker's delivery told nobody, and reads the terminal preview's of the earlier format so", async () => {
+    await page.goto(`${url}?service=${serviceId}&type=alert`);
+    const row = page.locator(`#rows tr[data-id="${recovered.alert_id}"]`);
+    await eventually(() => row.locator("td.told").textContent())
+      .toBe("slack #preview shown (preview; nobody told); slack #preview-earlier shown (preview; nobody told)");
+    await row.locator("button.explain").click();
+    await eventually(() => page.locator(`#panel article[data-alert="${recovered.alert_id}"] .verdict`).textContent())
+      .toBe("→ nobody was told: shown in slack #preview (preview; nobody told); shown in slack #preview-earlier (preview; nobody told)");
   });
 
   it("draws an incident: its alerts in time order, from the one that opened it", async () => {

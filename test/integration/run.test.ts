@@ -3,14 +3,17 @@
  * (events.ndjson), and what survives a crash between writing an alert and publishing it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { mkdtempSync, readFileSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { startSimulator, type Simulator } from "../../local/simulator/index.js";
-import { checkConfig, type Config } from "../../lib/config/load.js";
+import { checkConfig, ConfigError, type Config } from "../../lib/config/load.js";
 import { PreflightError, runLookout } from "../../local/runtime/run.js";
 import { openLocalPipeline } from "../../local/runtime/pipeline.js";
+import { terminalSlack } from "../../local/runtime/terminal-slack.js";
+import { AuditTrail } from "../../lib/audit/trail.js";
+import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { pollSource } from "../../lib/poll/poll.js";
 import type { LookoutEventEnvelope } from "../../lib/model/event.js";
 import { dynamodbEndpoint } from "../support/dynamodb.js";
@@ -90,6 +93,16 @@ describe("start-up problems are one line that says what to do", () => {
     await expect(run(otherOrg, env)).rejects.toThrow(/may not read organization/);
   });
 
+  it("a route that takes the terminal preview's name: the configuration's error, naming the route, before anything starts", async () => {
+    const { config, env } = setup();
+    const routes = checkConfig({ routes: [{ name: "terminal-preview", slack: { webhook_url: "env:HOOK" } }], platform: { url: sim.url, token: "env:SIM_TOKEN" }, watch: [{ organization: sim.ids.organizationId }] }, "test", {}).routes;
+    const run = runLookout({ config: { ...config, routes }, env: { ...env, HOOK: "http://127.0.0.1:1/hook" }, once: true, log: silent, print: () => {} });
+    await expect(run).rejects.toThrow(ConfigError);
+    await expect(run).rejects.toThrow(/^test: routes\[0\]\.name: must not be terminal-preview: on one machine the terminal's Slack preview names its deliveries so$/);
+    expect(existsSync(join(config.dataDir, "events.ndjson"))).toBe(false);
+    rmSync(config.dataDir, { recursive: true, force: true });
+  });
+
   it("in a cron of --once runs, a refused token or an unreachable platform is every source's failed poll, raised as health", async () => {
     const { config, env } = setup();
     const lines: string[] = [];
@@ -108,6 +121,30 @@ describe("start-up problems are one line that says what to do", () => {
     expect(health().filter((t) => t === "source_failing").length).toBeGreaterThan(0);
     // Without a receiver, a --once run shows no terminal preview of Slack.
     expect(lines.some((l) => l.includes("shown here"))).toBe(false);
+  });
+});
+
+describe("the terminal's Slack preview", () => {
+  it("is an onlooker: its deliveries are stored so, and the audit says the alert was shown and nobody told", async () => {
+    const { config, env } = setup();
+    const printed: string[] = [];
+    const p = await openLocalPipeline(config, { env, log: silent, now: () => sim.clock.now(), preview: terminalSlack((l) => printed.push(l), () => sim.clock.now()) });
+    try {
+      const source = { kind: "deployment" as const, organizationId: sim.ids.organizationId, id: sim.ids.applicationIds[0]! };
+      await pollSource({ source }, p.pollDeps);
+      sim.scenario.deploy(source.id, { outcome: "BUILD_ERROR" });
+      sim.clock.advance(5 * 60_000);
+      await pollSource({ source }, p.pollDeps);
+      await p.reader.drain();
+      const failed = events(config.dataDir).find((e) => e.detail.transition === "failed")!.detail;
+      await expect.poll(() => p.notifyStore.deliveriesOf(failed.id)).toEqual([expect.objectContaining({ route: "terminal-preview", receiver_label: "slack #preview", state: "sent", onlooker: true })]);
+      expect(printed.join("\n")).toContain("slack #preview");
+      const explained = await new AuditTrail(new DynamoAuditItems({ client: p.dynamodb, tableName: p.tableName })).explain(failed.id);
+      expect(explained!.alerts.find((a) => a.id === failed.id)!.verdict).toBe("nobody was told: shown in slack #preview (preview; nobody told)");
+    } finally {
+      await p.close();
+      rmSync(config.dataDir, { recursive: true, force: true });
+    }
   });
 });
 

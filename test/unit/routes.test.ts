@@ -11,6 +11,8 @@ import type { Receiver, Route } from "../../lib/config/route-types.js";
 import { compilePattern } from "../fixtures/routes/eventbridge.js";
 import { PARITY_EVENTS, detail } from "../fixtures/routes/parity-events.js";
 import { configProblem } from "../support/config-problem.js";
+import { ConfigError } from "../../lib/config/error.js";
+import { checkPreviewRoute, PREVIEW_ROUTE } from "../../local/runtime/preview-route.js";
 
 const fixture = (name: string) => new URL(`../fixtures/routes/${name}`, import.meta.url).pathname;
 const sample = loadConfigFile(fixture("lookout.yaml"), {});
@@ -94,9 +96,9 @@ describe("routes configuration", () => {
       [`notify: { fallback: { email: { to: [a@example.com] } } }`, "notify.email.from: is required: the fallback sends email"],
       [`notify: { slack_rate: { burst: 0 } }`, "notify.slack_rate.burst: too small (min 1)"],
       [`notify: { email: { from: lookout } }`, "notify.email.from: is not a valid email"],
-      [`routes: [{ name: default, ${SLACK} }]`, /^lookout\.yaml: routes\[0\]\.name: must not be default, fallback, digest, terminal-preview: Lookout names its own deliveries so/],
-      [`routes: [{ name: fallback, ${SLACK} }]`, /routes\[0\]\.name: must not be default, fallback, digest, terminal-preview/],
-      [`routes: [{ name: terminal-preview, ${SLACK} }]`, /routes\[0\]\.name: must not be default, fallback, digest, terminal-preview/],
+      [`routes: [{ name: default, ${SLACK} }]`, /^lookout\.yaml: routes\[0\]\.name: must not be default, fallback, digest: Lookout names its own deliveries so/],
+      [`routes: [{ name: fallback, ${SLACK} }]`, /routes\[0\]\.name: must not be default, fallback, digest:/],
+      [`routes: [{ name: digest, ${SLACK} }]`, /routes\[0\]\.name: must not be default, fallback, digest:/],
       [`notify: { default: {} }`, "notify.default: needs slack, email, pagerduty, webhook or teams: who gets the events no route matches"],
       [`notify: { default: { email: { to: [a@example.com] } } }`, "notify.email.from: is required: the default route sends email"],
       [`notify: { default: { slack: { webhook_url: "https://hooks.slack.com/services/T/B/x" } } }`, /notify\.default\.slack\.webhook_url: must name where the secret is kept/],
@@ -108,6 +110,15 @@ describe("routes configuration", () => {
       if (typeof expected === "string") expect(message, yaml).toBe(`lookout.yaml: ${expected}`);
       else expect(message, yaml).toMatch(expected);
     }
+  });
+
+  it("keeps the terminal preview's route name for one machine: its runner refuses a route of that name, naming the route's path", () => {
+    // Deployed, no preview runs: the name is a route's like any other.
+    const config = parseConfig(`${HEAD}routes: [{ name: a, ${SLACK} }, { name: ${PREVIEW_ROUTE}, ${SLACK} }]`, "lookout.yaml", {});
+    expect(config.routes.map((r) => r.name)).toEqual(["a", PREVIEW_ROUTE]);
+    expect(() => checkPreviewRoute(config)).toThrow(ConfigError);
+    expect(() => checkPreviewRoute(config)).toThrow(/^lookout\.yaml: routes\[1\]\.name: must not be terminal-preview: on one machine the terminal's Slack preview names its deliveries so$/);
+    expect(() => checkPreviewRoute(parseConfig(`${HEAD}routes: [{ name: a, ${SLACK} }]`, "lookout.yaml", {}))).not.toThrow();
   });
 
   it("refuses routes that cannot be deployed as written", () => {
