@@ -19,21 +19,21 @@ import { CreateTableCommand, DynamoDBClient, ScanCommand } from "@aws-sdk/client
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCommand } from "@aws-sdk/client-eventbridge";
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { DETAIL_TYPES } from "../../lib/model/event.js";
-import { loadConfigFile } from "../../lib/config/load.js";
-import { eventPattern } from "../../lib/config/route-patterns.js";
-import { ruleLogicalId } from "../../lib/config/routes.js";
-import { INDEXES, tableDefinition } from "../../lib/store/table.js";
-import { DEAD_LETTER_QUEUES, FUNCTIONS, type FunctionKey, INBOX_GROUP, notifyTemplate } from "../../infra/stack.js";
-import { bundleSizes, loadedScripts } from "../../scripts/bundle-sizes.js";
-import { cfnLintAvailable, lintTemplate } from "../../scripts/lint-template.js";
-import { EXAMPLE_CONFIG, EXAMPLE_STAGE, examplePackage } from "../support/packaged-example.js";
-import { extractZip, readZip } from "../../scripts/zip.js";
-import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import { sdkUsage } from "../support/sdk-usage.js";
-import { startLambdaAsync } from "../support/lambda-async.js";
-import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../../local/runtime/moto.js";
-import { alertInsert } from "../support/stream-records.js";
+import { DETAIL_TYPES } from "../../../lib/model/event.js";
+import { loadConfigFile } from "../../../lib/config/load.js";
+import { eventPattern } from "../../../lib/config/route-patterns.js";
+import { ruleLogicalId } from "../../../lib/config/routes.js";
+import { INDEXES, tableDefinition } from "../../../lib/store/table.js";
+import { DEAD_LETTER_QUEUES, FUNCTIONS, type FunctionKey, INBOX_GROUP, notifyTemplate } from "../../../infra/stack.js";
+import { bundleSizes, loadedScripts } from "../../../scripts/bundle-sizes.js";
+import { cfnLintAvailable, lintTemplate } from "../../../scripts/lint-template.js";
+import { EXAMPLE_CONFIG, EXAMPLE_STAGE, examplePackage } from "../../support/packaged-example.js";
+import { extractZip, readZip } from "../../../scripts/zip.js";
+import { EXAMPLE_DETAILS } from "../../fixtures/event-examples.js";
+import { sdkUsage } from "../../support/sdk-usage.js";
+import { startLambdaAsync } from "../../support/lambda-async.js";
+import { MOTO_ABSENT, type MotoServer, motoAvailable, startMoto } from "../../../local/runtime/moto.js";
+import { alertInsert } from "../../support/stream-records.js";
 
 type Cfn = Record<string, any>;
 

@@ -2,15 +2,15 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { Context, DynamoDBStreamEvent } from "aws-lambda";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics } from "@aws-lambda-powertools/metrics";
-import { handler } from "../../functions/publish.js";
-import { createPublishHandler } from "../../lib/app/lambda/publish.js";
-import { FakeEventBridge, byId } from "../support/fake-eventbridge.js";
-import { EXAMPLE_DETAILS } from "../fixtures/event-examples.js";
-import { alertInsert, recordInsert } from "../support/stream-records.js";
-import { inOrderOfHappening } from "../../lib/alerts/outbox.js";
+import { handler } from "../../../../functions/publish.js";
+import { createPublishHandler } from "../../../../lib/app/lambda/publish.js";
+import { FakeEventBridge, byId } from "../../../support/fake-eventbridge.js";
+import { EXAMPLE_DETAILS } from "../../../fixtures/event-examples.js";
+import { alertInsert, recordInsert } from "../../../support/stream-records.js";
+import { inOrderOfHappening } from "../../../../lib/alerts/outbox.js";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { DynamoQuarantine } from "../../lib/store/quarantine.js";
-import { freshTable, scanTable, TEST_RETENTION_MS } from "../support/dynamodb.js";
+import { DynamoQuarantine } from "../../../../lib/store/quarantine.js";
+import { freshTable, scanTable, TEST_RETENTION_MS } from "../../../support/dynamodb.js";
 
 const context = {
   functionName: "lookout-publish",

@@ -8,8 +8,8 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError } from "../../lib/config/load.js";
-import { ensureDataDir } from "../../local/runtime/data-dir.js";
+import { ConfigError } from "../../../lib/config/load.js";
+import { ensureDataDir } from "../../../local/runtime/data-dir.js";
 
 const dir = mkdtempSync(join(tmpdir(), "lookout-datadir-"));
 
@@ -50,7 +50,7 @@ describe("data_dir", () => {
   // As root the check runs as nobody, who must be able to read the project (a clone in a private
   // folder, such as mktemp -d's, is not) and reach the test's directory (a private TMPDIR is not): where
   // it cannot, this case is skipped, and says so.
-  const moduleFile = new URL("../../local/runtime/data-dir.ts", import.meta.url).pathname;
+  const moduleFile = new URL("../../../local/runtime/data-dir.ts", import.meta.url).pathname;
   chmodSync(dir, 0o755);
   const nobodyCan = (test: string, path: string) => spawnSync("test", [test, path], { uid: 65534, gid: 65534 }).status === 0;
   const unreachable = process.getuid?.() !== 0 ? undefined
@@ -65,7 +65,7 @@ describe("data_dir", () => {
     // Root may write anywhere: as root, the check runs as nobody in a child process.
     const asNobody = (path: string) => {
       if (process.getuid?.() !== 0) return problem(path);
-      const script = `import { ensureDataDir } from ${JSON.stringify(new URL("../../local/runtime/data-dir.ts", import.meta.url).pathname)};
+      const script = `import { ensureDataDir } from ${JSON.stringify(new URL("../../../local/runtime/data-dir.ts", import.meta.url).pathname)};
 try { ensureDataDir(${JSON.stringify(path)}, "lookout.yaml"); console.log("accepted"); } catch (e) { console.log(e.message); }`;
       const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
         encoding: "utf8", uid: 65534, gid: 65534, env: { PATH: process.env.PATH, HOME: tmpdir() },

@@ -6,18 +6,18 @@
  * (The same paths over DynamoDB Local: test/integration/ingest.test.ts and its neighbours.)
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { pollSource, type PollDeps } from "../../lib/poll/poll.js";
-import { DEPLOYMENT_PAGE_MAX, DEPLOYMENT_PAGE_MIN, DEPLOYMENT_READ_MAX } from "../../lib/poll/readers/deployment-history.js";
-import { MemoryIngestStore } from "../support/memory-ingest-store.js";
-import { RecordUnwritable } from "../../lib/model/ingest-store.js";
-import type { LookoutEventDetail } from "../../lib/model/event.js";
-import type { Log } from "../../lib/model/log.js";
-import type { PollRequest } from "../../lib/model/poll.js";
-import type { SourceRef } from "../../lib/model/source.js";
-import type { Suppression } from "../../lib/model/alert-item.js";
-import { createPlatformClient, type PlatformApi, type PlatformClient } from "../../lib/platform/client.js";
-import { startSimulator, type Simulator } from "../../local/simulator/index.js";
-import { historyItem, type PhaseDurations } from "../../local/simulator/runs.js";
+import { pollSource, type PollDeps } from "../../../lib/poll/poll.js";
+import { DEPLOYMENT_PAGE_MAX, DEPLOYMENT_PAGE_MIN, DEPLOYMENT_READ_MAX } from "../../../lib/poll/readers/deployment-history.js";
+import { MemoryIngestStore } from "../../support/memory-ingest-store.js";
+import { RecordUnwritable } from "../../../lib/model/ingest-store.js";
+import type { LookoutEventDetail } from "../../../lib/model/event.js";
+import type { Log } from "../../../lib/model/log.js";
+import type { PollRequest } from "../../../lib/model/poll.js";
+import type { SourceRef } from "../../../lib/model/source.js";
+import type { Suppression } from "../../../lib/model/alert-item.js";
+import { createPlatformClient, type PlatformApi, type PlatformClient } from "../../../lib/platform/client.js";
+import { startSimulator, type Simulator } from "../../../local/simulator/index.js";
+import { historyItem, type PhaseDurations } from "../../../local/simulator/runs.js";
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;

@@ -3,15 +3,15 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { VERSION_LINE, buildProgram, main, operandsLast } from "../../local/cli/main.js";
-import { COMPLETION_SHELLS, completionScript, completionTree } from "../../local/cli/completion-commands.js";
-import { startupProgress } from "../../local/runtime/dynamodb-local.js";
-import { knownNames, matchName, resolveName } from "../../local/cli/scope-names.js";
-import { UsageError } from "../../local/cli/shared.js";
-import { EVENT_VERSION } from "../../lib/model/event.js";
-import type { AuditRow } from "../../lib/model/audit-row.js";
+import { VERSION_LINE, buildProgram, main, operandsLast } from "../../../local/cli/main.js";
+import { COMPLETION_SHELLS, completionScript, completionTree } from "../../../local/cli/completion-commands.js";
+import { startupProgress } from "../../../local/runtime/dynamodb-local.js";
+import { knownNames, matchName, resolveName } from "../../../local/cli/scope-names.js";
+import { UsageError } from "../../../local/cli/shared.js";
+import { EVENT_VERSION } from "../../../lib/model/event.js";
+import type { AuditRow } from "../../../lib/model/audit-row.js";
 
-const fixture = (name: string) => new URL(`../fixtures/routes/${name}`, import.meta.url).pathname;
+const fixture = (name: string) => new URL(`../../fixtures/routes/${name}`, import.meta.url).pathname;
 const SECRETS = { SLACK_WEBHOOK_ONCALL: "https://hooks.example/x", SLACK_BOT_TOKEN: "xoxb-1", SMTP_URL: "smtp://127.0.0.1:2525" };
 const dir = mkdtempSync(join(tmpdir(), "lookout-cli-"));
 

@@ -5,19 +5,19 @@
  * fault injection makes an endpoint fail.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { everySource, pollAndRecord, planPolls, raiseHealth } from "../../lib/dispatch/cycle.js";
-import { feedFirst } from "../../lib/poll/batch.js";
-import { DISPATCH_POLICY } from "../../lib/dispatch/source-state.js";
-import { watchlist } from "../../lib/dispatch/watchlist.js";
-import { sourceKey, type SourceRef } from "../../lib/model/source.js";
-import type { PollDeps } from "../../lib/poll/poll.js";
-import { MemoryDispatchStore } from "../../lib/store/memory/dispatch-store.js";
-import { MemoryIngestStore } from "../support/memory-ingest-store.js";
-import type { Config } from "../../lib/config/load.js";
-import type { LookoutEventDetail } from "../../lib/model/event.js";
-import type { Watchlist } from "../../lib/model/dispatch.js";
-import { createPlatformClient, type AuthScheme } from "../../lib/platform/client.js";
-import { startSimulator, type Simulator } from "../../local/simulator/index.js";
+import { everySource, pollAndRecord, planPolls, raiseHealth } from "../../../lib/dispatch/cycle.js";
+import { feedFirst } from "../../../lib/poll/batch.js";
+import { DISPATCH_POLICY } from "../../../lib/dispatch/source-state.js";
+import { watchlist } from "../../../lib/dispatch/watchlist.js";
+import { sourceKey, type SourceRef } from "../../../lib/model/source.js";
+import type { PollDeps } from "../../../lib/poll/poll.js";
+import { MemoryDispatchStore } from "../../../lib/store/memory/dispatch-store.js";
+import { MemoryIngestStore } from "../../support/memory-ingest-store.js";
+import type { Config } from "../../../lib/config/load.js";
+import type { LookoutEventDetail } from "../../../lib/model/event.js";
+import type { Watchlist } from "../../../lib/model/dispatch.js";
+import { createPlatformClient, type AuthScheme } from "../../../lib/platform/client.js";
+import { startSimulator, type Simulator } from "../../../local/simulator/index.js";
 
 const MIN = 60_000;
 const T0 = Date.parse("2026-03-02T10:00:00Z");

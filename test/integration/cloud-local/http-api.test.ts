@@ -7,12 +7,12 @@
 import { request } from "node:http";
 import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type HttpApi, type HttpRoute, routesFromTemplate, startHttpApi } from "../../local/cloud-local/http-api.js";
-import type { Invocation } from "../../local/cloud-local/call-function.js";
-import { readPackagedTemplate, type Template, TemplateError } from "../../local/cloud-local/template.js";
-import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
-import type { AuditReader } from "../../lib/audit/trail.js";
-import { examplePackage } from "../support/packaged-example.js";
+import { type HttpApi, type HttpRoute, routesFromTemplate, startHttpApi } from "../../../local/cloud-local/http-api.js";
+import type { Invocation } from "../../../local/cloud-local/call-function.js";
+import { readPackagedTemplate, type Template, TemplateError } from "../../../local/cloud-local/template.js";
+import { createAuditApiHandler } from "../../../lib/app/lambda/audit-api.js";
+import type { AuditReader } from "../../../lib/audit/trail.js";
+import { examplePackage } from "../../support/packaged-example.js";
 
 type Event = APIGatewayProxyEventV2 & { requestContext: { authorizer?: { iam: Record<string, unknown> } } };
 interface Reply {

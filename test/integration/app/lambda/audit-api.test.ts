@@ -5,15 +5,15 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { APIGatewayProxyEventV2, Context } from "aws-lambda";
-import { createAuditApiHandler } from "../../lib/app/lambda/audit-api.js";
-import type { AuditReader } from "../../lib/audit/trail.js";
-import type { AuditQuery } from "../../lib/audit/model.js";
-import { AuditTrail } from "../../lib/audit/trail.js";
-import { DynamoAuditItems } from "../../lib/store/audit-store.js";
-import { encodeCursor } from "../../lib/audit/cursor.js";
-import { parseAuditQuery } from "../../lib/audit/parse.js";
-import { csvHeader } from "../../lib/audit/output-formats.js";
-import { freshTable } from "../support/dynamodb.js";
+import { createAuditApiHandler } from "../../../../lib/app/lambda/audit-api.js";
+import type { AuditReader } from "../../../../lib/audit/trail.js";
+import type { AuditQuery } from "../../../../lib/audit/model.js";
+import { AuditTrail } from "../../../../lib/audit/trail.js";
+import { DynamoAuditItems } from "../../../../lib/store/audit-store.js";
+import { encodeCursor } from "../../../../lib/audit/cursor.js";
+import { parseAuditQuery } from "../../../../lib/audit/parse.js";
+import { csvHeader } from "../../../../lib/audit/output-formats.js";
+import { freshTable } from "../../../support/dynamodb.js";
 
 const context = { functionName: "audit-api", awsRequestId: "req-1", getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 

@@ -4,19 +4,19 @@
  * lib/poll/commit-range.ts, lib/poll/readers/deployment-history.ts).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { pollSource, type PollDeps } from "../../lib/poll/poll.js";
-import { spareRequestsOf } from "../../lib/dispatch/spare-requests.js";
-import { newBudget, spend } from "../../lib/dispatch/budget.js";
-import { CHANGE_NOTES } from "../../lib/poll/commit-range.js";
-import { NAMES_FRESH_MS } from "../../lib/poll/platform-names.js";
-import { changesAlertId } from "../../lib/alerts/changes-listed.js";
-import { MemoryIngestStore } from "../support/memory-ingest-store.js";
-import { MemoryDispatchStore } from "../../lib/store/memory/dispatch-store.js";
-import type { LookoutEventDetail } from "../../lib/model/event.js";
-import type { SourceRef } from "../../lib/model/source.js";
-import { createPlatformClient } from "../../lib/platform/client.js";
-import { startSimulator, type Simulator } from "../../local/simulator/index.js";
-import type { PhaseDurations } from "../../local/simulator/runs.js";
+import { pollSource, type PollDeps } from "../../../lib/poll/poll.js";
+import { spareRequestsOf } from "../../../lib/dispatch/spare-requests.js";
+import { newBudget, spend } from "../../../lib/dispatch/budget.js";
+import { CHANGE_NOTES } from "../../../lib/poll/commit-range.js";
+import { NAMES_FRESH_MS } from "../../../lib/poll/platform-names.js";
+import { changesAlertId } from "../../../lib/alerts/changes-listed.js";
+import { MemoryIngestStore } from "../../support/memory-ingest-store.js";
+import { MemoryDispatchStore } from "../../../lib/store/memory/dispatch-store.js";
+import type { LookoutEventDetail } from "../../../lib/model/event.js";
+import type { SourceRef } from "../../../lib/model/source.js";
+import { createPlatformClient } from "../../../lib/platform/client.js";
+import { startSimulator, type Simulator } from "../../../local/simulator/index.js";
+import type { PhaseDurations } from "../../../local/simulator/runs.js";
 
 const MIN = 60_000;
 const T0 = Date.parse("2026-03-02T10:00:00Z");
