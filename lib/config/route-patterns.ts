@@ -1,6 +1,6 @@
 /**
  * Routes as EventBridge event patterns: the pattern of a route selects exactly the events `routeEvent`
- * gives that route (test/integration/routes-moto.test.ts checks it against moto_server,
+ * gives that route (test/integration/routes/rules.moto.test.ts checks it against moto_server,
  * test/unit/routes/match.parity.test.ts fuzzes it). `continue: false` becomes, in every later route's pattern,
  * the negation of the stopping route's match: `$or` branches of `anything-but` and `{"exists": false}`.
  *

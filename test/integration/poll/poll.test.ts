@@ -3,7 +3,7 @@
  * platform client over HTTP from the platform simulator (a fresh world per test, its clock as Lookout's).
  * Answers the simulator never gives (an item off the spec, an entry listed twice, a page that ignores
  * pageSize, a failing endpoint) come from its fault injection.
- * (The same paths over DynamoDB Local: test/integration/ingest.test.ts and its neighbours.)
+ * (The same paths over DynamoDB Local: test/integration/poll/poll.ingest.test.ts and its neighbours.)
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pollSource, type PollDeps } from "../../../lib/poll/poll.js";

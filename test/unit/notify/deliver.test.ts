@@ -1,8 +1,8 @@
 /**
  * The delivery decisions on the in-memory NotifyStore (held to the DynamoDB adapter's contract by
  * test/support/notify-store-contract.ts): mutes, claims already held, storms, records, the fallback.
- * The end-to-end paths on DynamoDB Local are test/integration/deliver.test.ts and
- * test/integration/notify-failures.test.ts.
+ * The end-to-end paths on DynamoDB Local are test/integration/notify/deliver.test.ts and
+ * test/integration/notify/notifier.failures.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import type { LookoutEventDetail } from "../../../lib/model/event.js";

@@ -2,7 +2,7 @@
  * Parity fuzzed without moto: for random routes (with random continue: false chains) and random events,
  * the routes `routeEvent` selects are exactly those whose `eventPattern` an independent EventBridge
  * evaluator (test/fixtures/routes/eventbridge.ts, itself checked against moto_server in
- * test/integration/routes-moto.test.ts) says match the event's envelope.
+ * test/integration/routes/rules.moto.test.ts) says match the event's envelope.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
