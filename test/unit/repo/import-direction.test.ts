@@ -8,11 +8,10 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { join, posix } from "node:path";
-import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { ROOT, filesBelow } from "../../support/repo-files.js";
 
-const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
 const RANK: Readonly<Record<string, number>> = {
   model: 0,
@@ -49,15 +48,6 @@ const LOCAL: Readonly<Record<string, { lib: "all" | readonly string[]; local: re
   "cloud-local": { lib: "all", local: ["runtime", "simulator", "receivers"], scripts: true },
   cli: { lib: "all", local: ["runtime", "cloud-local", "simulator", "receivers"] },
 };
-
-/** Repo-relative paths (with `/`) of every .ts file below `dir`. */
-function tsFiles(dir: string): string[] {
-  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
-    const path = posix.join(dir, e.name);
-    if (e.isDirectory()) return tsFiles(path);
-    return e.name.endsWith(".ts") ? [path] : [];
-  });
-}
 
 /** The repo-relative modules a file imports by relative path (`./x.js` is the source `x.ts`). */
 function importsOf(file: string, source: string): string[] {
@@ -100,7 +90,7 @@ function localRuleBroken(from: string, to: string): string | undefined {
 
 /** Every file below `dir` and the files it imports. */
 function importGraph(dir = "lib"): Map<string, string[]> {
-  return new Map(tsFiles(dir).map((file) => [file, importsOf(file, readFileSync(join(ROOT, file), "utf8"))]));
+  return new Map(filesBelow(dir, ".ts").map((file) => [file, importsOf(file, readFileSync(join(ROOT, file), "utf8"))]));
 }
 
 function brokenImports(graph: ReadonlyMap<string, readonly string[]>): Map<string, string> {
