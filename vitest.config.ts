@@ -9,15 +9,27 @@ export default defineConfig({
     // Test files share their worker's process and modules from file to file (isolate: false): loading the
     // same modules again for each of 130-odd files cost a quarter of the unit tests' time and 18 s of the
     // run. Each file closes the servers it starts; the environment is given back after each file
-    // (test/support/dynamodb-setup.ts), and each file has a database of its own.
+    // (test/support/env-setup.ts), and each integration file has a database of its own.
     isolate: false,
+    // Both projects run in the run's one temporary directory (test/support/run-tmp.ts). Only integration
+    // starts DynamoDB Local (Java) and leases each file its own database before the file loads; unit
+    // files start no server, process or Java (test/unit/repo/unit-purity.test.ts), so
+    // `vitest run --project unit` is the fast half (docs/testing.md).
     projects: [
-      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
-      { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"] } },
+      {
+        extends: true,
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], globalSetup: ["test/support/run-tmp.ts"], setupFiles: ["test/support/env-setup.ts"] },
+      },
+      {
+        extends: true,
+        test: {
+          name: "integration",
+          include: ["test/integration/**/*.test.ts"],
+          globalSetup: ["test/support/run-tmp.ts", "test/support/dynamodb-global-setup.ts"],
+          setupFiles: ["test/support/env-setup.ts", "test/support/dynamodb-setup.ts"],
+        },
+      },
     ],
-    globalSetup: ["test/support/global-setup.ts"],
-    // Each file's own database on the run's DynamoDB Local, leased before the file loads.
-    setupFiles: ["test/support/dynamodb-setup.ts"],
     // Servers (simulator, DynamoDB Local clients) per file: forks keep them apart and are the most robust.
     pool: "forks",
     // Three files at once: most of a file's time is waiting on DynamoDB Local, moto_server, child

@@ -1,6 +1,6 @@
 /**
  * The hostile-input property at scale: the test suite runs a few hundred generated pages
- * (test/integration/hostile-property.test.ts); this runs 100,000 (BENCH_PROPERTY_RUNS) and reports how
+ * (test/integration/poll/poll.hostile-property.test.ts); this runs 100,000 (BENCH_PROPERTY_RUNS) and reports how
  * many held, failing loudly on the first that does not.
  */
 import fc from "fast-check";

@@ -7,7 +7,7 @@
  * whose code does not type-check reports no passed tests (.ci/run then prints "0 passed, 1 failed").
  * tsc's output is held and printed once it ends, so it never lands inside vitest's. Both work in a
  * temporary directory of their own, removed when this ends: vitest stopped midway leaves its own files
- * there (test/support/global-setup.ts removes the tests' on any exit).
+ * there (test/support/run-tmp.ts removes the tests' on any exit).
  */
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";

@@ -1,7 +1,7 @@
 /**
  * Routes as EventBridge event patterns: the pattern of a route selects exactly the events `routeEvent`
- * gives that route (test/integration/routes-moto.test.ts checks it against moto_server,
- * test/unit/routes-parity.test.ts fuzzes it). `continue: false` becomes, in every later route's pattern,
+ * gives that route (test/integration/routes/rules.moto.test.ts checks it against moto_server,
+ * test/unit/routes/match.parity.test.ts fuzzes it). `continue: false` becomes, in every later route's pattern,
  * the negation of the stopping route's match: `$or` branches of `anything-but` and `{"exists": false}`.
  *
  * Grammar kept to what EventBridge documents for event buses: exact lists, `wildcard`, `anything-but`

@@ -43,7 +43,7 @@ const PLAYED = new Set([
 ]);
 
 const NOT_EMULATED: Record<string, string> = {
-  "AWS::IAM::Role": "permissions are not enforced on one machine (test/unit/stack.test.ts checks each role against its function's calls)",
+  "AWS::IAM::Role": "permissions are not enforced on one machine (test/integration/infra/stack.test.ts checks each role against its function's calls)",
   "AWS::CloudWatch::Alarm": "no CloudWatch here: `lookout status` and the health events say what an alarm would",
   "AWS::SQS::QueuePolicy": "policies are not enforced on one machine",
   "AWS::Logs::ResourcePolicy": "policies are not enforced on one machine",

@@ -1,5 +1,5 @@
 /**
- * A child process for the crash tests (test/integration/faults-crash.test.ts): one pass of the local
+ * A child process for the crash tests (test/integration/e2e/faults-crash.test.ts): one pass of the local
  * pipeline (poll one application's deployments, drain the outbox stream to the local bus, notify Slack)
  * against a simulator and a shared DynamoDB Local, killing itself with SIGKILL at the step named by
  * CRASH_AT. The hook points are wrappers around the store, bus and notify store of this process only.

@@ -1,6 +1,6 @@
 /**
  * What every DispatchStore adapter does (lib/model/dispatch-store.ts), run against each of them:
- * test/unit/dispatch-store-memory.test.ts and test/integration/dispatch-store.test.ts.
+ * test/unit/store/memory/dispatch-store.test.ts and test/integration/store/dispatch-store.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import type { DispatchStore } from "../../lib/model/dispatch-store.js";

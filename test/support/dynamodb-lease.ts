@@ -1,7 +1,7 @@
 /**
  * Leases of the run's DynamoDB Local (test/support/dynamodb-pool.ts): a database nobody else uses. Kept
- * apart from test/support/dynamodb.ts and free of the AWS SDK: every test file loads it before it starts
- * (test/support/dynamodb-setup.ts), those that never touch DynamoDB too.
+ * apart from test/support/dynamodb.ts and free of the AWS SDK: every integration test file loads it before
+ * it starts (test/support/dynamodb-setup.ts), those that never touch DynamoDB too; unit files lease none.
  */
 import { inject } from "vitest";
 
@@ -21,6 +21,6 @@ export async function leaseFileDatabase(): Promise<void> {
 
 /** This test file's database. */
 export function dynamodbEndpoint(): string {
-  if (!fileEndpoint) throw new Error("no database for this file: test/support/dynamodb-setup.ts is not among vitest's setupFiles");
+  if (!fileEndpoint) throw new Error("no database for this file: test/support/dynamodb-setup.ts is not among vitest's setupFiles (the integration project's only: a test that uses DynamoDB Local belongs in test/integration/)");
   return fileEndpoint;
 }

@@ -7,7 +7,7 @@
  * the key and checks no signature). Whatever talks to a lease's endpoint — the test, Lookout in the
  * test's process or in a child — lands in the lease's database; nothing else does.
  *
- * Runs in vitest's main process (test/support/global-setup.ts); a file leases with a POST to `url`
+ * Runs in vitest's main process (test/support/dynamodb-global-setup.ts, the integration project's); a file leases with a POST to `url`
  * (test/support/dynamodb.ts).
  */
 import { createServer, request, Agent, type IncomingMessage, type Server, type ServerResponse } from "node:http";

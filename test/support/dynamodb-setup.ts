@@ -1,15 +1,8 @@
 /**
- * Before each test file loads: its database on the run's DynamoDB Local (test/support/dynamodb-lease.ts),
- * and the environment as it was before the file, given back after it: files share their worker's process
- * and modules (vitest.config.ts, isolate: false), so what one sets in process.env is not left to the next.
+ * Before each integration test file loads: its database on the run's DynamoDB Local
+ * (test/support/dynamodb-lease.ts). Listed after test/support/env-setup.ts, whose copy of the environment
+ * is taken first, so what the lease sets is given back after the file too.
  */
-import { afterAll } from "vitest";
 import { leaseFileDatabase } from "./dynamodb-lease.js";
-
-const env = { ...process.env };
-afterAll(() => {
-  for (const k of Object.keys(process.env)) if (!(k in env)) delete process.env[k];
-  Object.assign(process.env, env);
-});
 
 await leaseFileDatabase();

@@ -1,5 +1,5 @@
 /**
- * Generated pages for the hostile-input property (test/integration/hostile-property.test.ts, and
+ * Generated pages for the hostile-input property (test/integration/poll/poll.hostile-property.test.ts, and
  * `npm run bench -- property` for 100,000 cases): deployment history and webhook delivery lists that mix
  * genuine records with hostile ones — a field at 3,000 or 70,000 characters, null, a number, control
  * characters, an odd timestamp, JSON nested far deeper than DynamoDB allows.

@@ -1,6 +1,6 @@
 /**
  * What every IngestStore adapter does (lib/model/ingest-store.ts), run against each of them:
- * test/unit/ingest-store-memory.test.ts and test/integration/ingest-store.test.ts.
+ * test/unit/store/memory/ingest-store.test.ts and test/integration/store/ingest-store.test.ts.
  */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";

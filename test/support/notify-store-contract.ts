@@ -1,7 +1,7 @@
 /**
  * What every NotifyStore adapter must do (lib/model/notify-store.ts), as one suite each adapter runs:
- * the DynamoDB one on DynamoDB Local (test/integration/notify-store-dynamo.test.ts), the in-memory one
- * (test/unit/notify-store-memory.test.ts). The records each returns are compared whole, so both give
+ * the DynamoDB one on DynamoDB Local (test/integration/store/notify-store.test.ts), the in-memory one
+ * (test/unit/store/memory/notify-store.test.ts). The records each returns are compared whole, so both give
  * the delivery stages the same answers.
  */
 import { beforeAll, describe, expect, it } from "vitest";

@@ -2,7 +2,7 @@
  * Which AWS calls a function's code can make, as IAM actions: its handler bundled as the stack bundles it
  * (esbuild, tree-shaken), packages left out so that only our code is read, and every AWS SDK command
  * class it names mapped to the actions IAM checks for it. A command with no mapping here is an error, so
- * a new call cannot slip past the comparison with the function's role (test/unit/stack.test.ts).
+ * a new call cannot slip past the comparison with the function's role (test/integration/infra/stack.test.ts).
  */
 import { build } from "esbuild";
 

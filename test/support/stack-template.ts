@@ -2,7 +2,7 @@
  * The stack's resources as serverless.yml assembles them, without packaging: the YAML files its
  * `resources` names (infra/*.yml) and the part generated from a configuration (infra/stack.ts), with the
  * service and stage filled in. For tests that create some of them on moto_server as the template defines
- * them; test/unit/stack.test.ts checks the packaged template itself.
+ * them; test/integration/infra/stack.test.ts checks the packaged template itself.
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";

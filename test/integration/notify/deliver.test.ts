@@ -1,0 +1,180 @@
+/**
+ * The delivery core on DynamoDB Local: once per (alert, receiver), mutes, storm digests, threading
+ * lookups, failures. The channel is a recording adapter of our own port; the store is real.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { PutCommand, DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { deliver, flushHeld, type Channel, type DeliverDeps } from "../../../lib/notify/deliver.js";
+import type { Mute } from "../../../lib/model/notify-store.js";
+import { DynamoNotifyStore } from "../../../lib/store/notify-store.js";
+import { newAlertItem } from "../../../lib/alerts/outbox-item.js";
+import { DeliveryError, type IncidentRef } from "../../../lib/notify/types.js";
+import type { LookoutEventDetail } from "../../../lib/model/event.js";
+import { EXAMPLE_DETAILS } from "../../fixtures/event-examples.js";
+
+const examples = { failed: EXAMPLE_DETAILS["Deployment Failed"] };
+import { freshTable, TEST_RETENTION_MS } from "../../support/dynamodb.js";
+
+let store: DynamoNotifyStore;
+let doc: DynamoDBDocumentClient;
+let tableName: string;
+let clock = Date.parse("2026-03-01T10:00:00Z");
+const now = () => new Date(clock);
+const log = { info() {}, warn() {}, error() {} };
+
+beforeAll(async () => {
+  const t = await freshTable("deliver");
+  tableName = t.tableName;
+  doc = DynamoDBDocumentClient.from(t.client);
+  store = new DynamoNotifyStore({ client: t.client, tableName, retentionMs: TEST_RETENTION_MS, now });
+});
+
+function recordingChannel(id: string, opts: { fail?: () => DeliveryError | undefined; readBack?: boolean; readFails?: boolean } = {}) {
+  const sent: Array<{ detail: LookoutEventDetail; incident?: IncidentRef }> = [];
+  const digests: LookoutEventDetail[][] = [];
+  let n = 0;
+  const channel: Channel = {
+    id, label: `test ${id}`,
+    async send(detail, incident) {
+      const err = opts.fail?.();
+      if (err) throw err;
+      sent.push({ detail, ...(incident ? { incident } : {}) });
+      return { ts: `${++n}.000100`, channel: "C1" };
+    },
+    async sendDigest(held) {
+      digests.push(held);
+      return { ts: `${++n}.000200` };
+    },
+  };
+  // Like Slack's history: what was sent for an id (a send may have got through and still thrown).
+  const reads: Array<{ id: string; since: string }> = [];
+  if (opts.readBack) {
+    channel.findSent = async (alertId, since) => {
+      reads.push({ id: alertId, since: since.toISOString() });
+      if (opts.readFails) throw new DeliveryError("missing_scope", false);
+      const i = sent.findIndex((s) => s.detail.id === alertId);
+      return i === -1 ? undefined : { ts: `${i + 1}.000100`, channel: "C1" };
+    };
+  }
+  return { channel, sent, digests, reads };
+}
+
+let seq = 0;
+const alert = (over: Partial<LookoutEventDetail> = {}): LookoutEventDetail => ({ ...examples.failed, id: `alert-${++seq}`, ...over });
+const deps = (over: Partial<DeliverDeps> = {}): DeliverDeps => ({ store, now, rate: { perSecond: 1, burst: 10 }, log, ...over });
+
+describe("delivery", () => {
+  it("sends once per alert and receiver, however often the alert arrives, even concurrently", async () => {
+    const { channel, sent } = recordingChannel("r-once");
+    const a = alert();
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => deliver(a, "route", channel, [], deps())));
+    expect(outcomes.filter((o) => o === "sent")).toHaveLength(1);
+    // The others found it sent, or still being sent (then whoever delivers them comes back).
+    expect(outcomes.filter((o) => o === "duplicate" || o === "in_flight")).toHaveLength(4);
+    expect(await deliver(a, "route", channel, [], deps())).toBe("duplicate");
+    expect(sent).toHaveLength(1);
+    const [record] = await store.deliveriesOf(a.id);
+    expect(record).toMatchObject({ state: "sent", ts: "1.000100", receiver_label: "test r-once", route: "route", attempts: 1 });
+  });
+
+  it("records a muted alert as suppressed, naming the mute, and sends nothing", async () => {
+    const { channel, sent } = recordingChannel("r-mute");
+    const mute: Mute = {
+      id: "m1", scope: { environment: examples.failed.environment!.name! }, until: new Date(clock + 3_600_000).toISOString(),
+      reason: "maintenance", created_by: "ann@example.com", created_at: new Date(clock - 1000).toISOString(),
+    };
+    const a = alert();
+    expect(await deliver(a, "route", channel, [mute], deps())).toBe("muted");
+    expect(sent).toHaveLength(0);
+    const [record] = await store.deliveriesOf(a.id);
+    expect(record).toMatchObject({ state: "suppressed", suppression: { reason: "mute", mute_id: "m1" } });
+    expect(record!.suppression!.detail).toContain("maintenance");
+    // An expired mute no longer applies.
+    const b = alert();
+    expect(await deliver(b, "route", channel, [{ ...mute, until: new Date(clock - 1).toISOString() }], deps())).toBe("sent");
+  });
+
+  it("turns a storm into one digest of what was held back, dropping nothing", async () => {
+    const { channel, sent, digests } = recordingChannel("r-storm");
+    const d = deps({ rate: { perSecond: 1, burst: 3 } });
+    const storm = Array.from({ length: 8 }, () => alert());
+    const outcomes = [];
+    for (const a of storm) outcomes.push(await deliver(a, "route", channel, [], d));
+    expect(outcomes.filter((o) => o === "sent")).toHaveLength(3);
+    expect(outcomes.filter((o) => o === "held")).toHaveLength(5);
+    clock += 2_000;
+    const next = alert();
+    expect(await deliver(next, "route", channel, [], d)).toBe("sent");
+    expect(digests).toHaveLength(1);
+    expect(digests[0]!.map((x) => x.id).sort()).toEqual(storm.slice(3).map((x) => x.id).sort());
+    expect(sent.at(-1)!.detail.id).toBe(next.id);
+    for (const a of storm.slice(3)) expect((await store.getDelivery(a.id, channel.id))).toMatchObject({ state: "sent" });
+    expect(await store.heldFor(channel.id)).toHaveLength(0);
+    expect(await flushHeld(channel, d)).toBe(0);
+  });
+
+  it("gives a follow-up the first alert of its incident and that message's ts", async () => {
+    const { channel, sent } = recordingChannel("r-thread");
+    const first = alert();
+    await doc.send(new PutCommand({ TableName: tableName, Item: newAlertItem(first, now().toISOString(), 0) }));
+    await deliver(first, "route", channel, [], deps());
+    const follow = alert({ transition: "recovered", incident_id: first.id });
+    await deliver(follow, "route", channel, [], deps());
+    expect(sent.at(-1)!.incident).toMatchObject({ first: { id: first.id }, ts: "1.000100" });
+  });
+
+  it("records a failure, tells the owner, and delivers on a later attempt", async () => {
+    let failing = true;
+    const { channel, sent } = recordingChannel("r-fail", { fail: () => (failing ? new DeliveryError("503 from receiver", true, 503) : undefined) });
+    const told: string[] = [];
+    const d = deps({ onReceiverFailed: async (detail, ch, err) => void told.push(`${detail.id} ${ch.label} ${err.status}`) });
+    const a = alert();
+    expect(await deliver(a, "route", channel, [], d)).toBe("failed");
+    expect(told).toEqual([`${a.id} test r-fail 503`]);
+    expect(await store.getDelivery(a.id, channel.id)).toMatchObject({ state: "failed", error: "503 from receiver" });
+    failing = false;
+    expect(await deliver(a, "route", channel, [], d)).toBe("sent");
+    expect(sent).toHaveLength(1);
+    expect(await store.getDelivery(a.id, channel.id)).toMatchObject({ state: "sent", attempts: 2 });
+  });
+
+  it("takes over from a sender that died, once its lease ran out", async () => {
+    const { channel, sent } = recordingChannel("r-lease");
+    const a = alert();
+    await store.claim(a.id, channel.id, { receiver_label: channel.label, route: "route" }, 60_000); // claimed, then the worker died
+    expect(await deliver(a, "route", channel, [], deps())).toBe("in_flight"); // not done: to be delivered again
+    clock += 61_000;
+    expect(await deliver(a, "route", channel, [], deps())).toBe("sent");
+    expect(sent).toHaveLength(1);
+  });
+
+  it("a retry asks the receiver first: what a dead sender posted is recorded as sent, not posted again", async () => {
+    const { channel, sent, reads } = recordingChannel("r-readback", { readBack: true });
+    const a = alert();
+    const claimedAt = now().toISOString();
+    const { record } = await store.claim(a.id, channel.id, { receiver_label: channel.label, route: "route" }, 60_000);
+    await channel.send(a); // Slack took it, then the worker died before recording it
+    expect(reads).toHaveLength(0);
+    clock += 61_000;
+    expect(await deliver(a, "route", channel, [], deps())).toBe("duplicate");
+    expect(sent).toHaveLength(1);
+    // Read back from the first attempt on, with a minute's allowance for clock skew.
+    expect(reads).toEqual([{ id: a.id, since: new Date(Date.parse(claimedAt) - 60_000).toISOString() }]);
+    expect(await store.getDelivery(a.id, channel.id)).toMatchObject({ state: "sent", ts: "1.000100", attempts: 2, first_attempt_at: record.first_attempt_at });
+    // A first attempt has nothing to read back.
+    expect(await deliver(alert(), "route", channel, [], deps())).toBe("sent");
+    expect(reads).toHaveLength(1);
+  });
+
+  it("a retry that finds nothing, or cannot read back, sends: a repeat is better than a missed failure", async () => {
+    for (const readFails of [false, true]) {
+      const { channel, sent, reads } = recordingChannel(`r-noread-${readFails}`, { readBack: true, readFails });
+      const a = alert();
+      await store.claim(a.id, channel.id, { receiver_label: channel.label, route: "route" }, 60_000);
+      clock += 61_000;
+      expect(await deliver(a, "route", channel, [], deps())).toBe("sent");
+      expect(sent).toHaveLength(1);
+      expect(reads).toHaveLength(1);
+    }
+  });
+});

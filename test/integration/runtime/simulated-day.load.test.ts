@@ -1,0 +1,23 @@
+/**
+ * Load, shrunk to fit CI: two simulated hours at 20 applications, 4 clusters and 2 webhooks, through the
+ * real poller within 1000 requests/hour. The same invariants as the full simulated day of
+ * `npm run bench -- load` (500 applications, 50 clusters, 20 webhooks, 24 hours): every deployment
+ * failure alerted, the request budget never exceeded in any hour, DynamoDB writes in proportion to
+ * what is new, never to polls.
+ */
+import { describe, expect, it } from "vitest";
+import { dayProblems, describeDay, simulateDay } from "../../../local/runtime/simulated-day.js";
+import { freshTable, TEST_RETENTION_MS } from "../../support/dynamodb.js";
+
+describe("two simulated hours at 20 applications, 4 clusters, 2 webhooks", () => {
+  it("alerts every failure, never exceeds the budget, and writes in proportion to what is new", async () => {
+    const t = await freshTable("load");
+    const r = await simulateDay({
+      size: { applications: 20, clusters: 4, webhooks: 2 }, hours: 2, deploymentsPerHour: 30, clusterRunsPerHour: 4,
+      store: { ...t, retentionMs: TEST_RETENTION_MS },
+    });
+    console.log(`load: ${describeDay(r)}`);
+    expect(r.failures).toBeGreaterThan(3);
+    expect(dayProblems(r)).toEqual([]);
+  }, 300_000);
+});
