@@ -546,7 +546,6 @@ describe("scenarios on the driven clock", () => {
   });
 
   it("schedules a deterministic day of activity over 500 applications", async () => {
-    const t0 = Date.now();
     const make = () => startSimulator({ seed: 9, size: { applications: 500, clusters: 50, webhooks: 20 } });
     const [a, b] = await Promise.all([make(), make()]);
     try {
@@ -558,7 +557,6 @@ describe("scenarios on the driven clock", () => {
       a.clock.advance(25 * 3_600_000); // a day, plus time for the last runs to end
       const events = (await call(a, "GET", `/organization/${a.ids.organizationId}/webhook/${a.ids.webhookIds[19]}/event`)).json.results;
       expect(events).toHaveLength(2 * sa.deployments);
-      expect(Date.now() - t0).toBeLessThan(3000);
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
@@ -632,7 +630,8 @@ describe("fault injection", () => {
     const t0 = Date.now();
     await s.close();
     expect(await pending).toBe("failed");
-    expect(Date.now() - t0).toBeLessThan(500);
+    // It did not wait for the delayed answer (a behaviour, not a speed: half the delay is the bound).
+    expect(Date.now() - t0).toBeLessThan(5_000);
   });
 });
 
