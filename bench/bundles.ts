@@ -11,9 +11,10 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import { DEFAULT_CONFIG, packageStack, ROOT, type Packaged } from "../scripts/package.js";
+import { packageStack, ROOT, type Packaged } from "../scripts/package.js";
 import { bundleSizes, type BundleSize } from "../scripts/bundle-sizes.js";
 import { extractZip } from "../scripts/zip.js";
+import { failurePathFiles, inputsLoaded } from "../scripts/bundle-inputs.js";
 import { percentile, report, section } from "./support.js";
 
 const RUNS = 15;
@@ -79,6 +80,11 @@ export async function benchBundles() {
     const t = performance.now();
     const after = await variant("after", () => packageStack({ isolated: true }), cleanup);
     report({ name: "packaging time (whole stack, offline)", value: (performance.now() - t) / 1000, unit: "s", method: "serverless package in a temporary copy of the project, bundling every function" });
+    const path = await failurePathFiles();
+    report({
+      name: "the repository's files one deployment failure's path loads (poll, publish, notify-slack)", value: path.length, unit: "files",
+      method: "scripts/bundle-inputs.ts --failure-path: each function's packaged build (esbuild's metafile), what importing it loads and the Slack Web API form it loads to post (docs/architecture.md, \"Following one deployment failure\")",
+    });
     // The alternative docs/deploy.md weighs: the same code with the SDK left to the runtime.
     const sdkRuntime = await variant("sdk-runtime", () => packageStack({ isolated: true, env: { LOOKOUT_RUNTIME_AWS_SDK: "1" } }), cleanup);
     const before = BASELINE === "none" ? undefined : await baseline(cleanup);
@@ -179,47 +185,14 @@ export async function benchBundles() {
   }
 }
 
-/**
- * The `@aws-sdk/client-*` packages a function's bundle loads at import (not those of the chunks it loads
- * on demand): esbuild's metafile of the packaging's build of its handler, with the packaging's plugins.
- */
+/** The `@aws-sdk/client-*` packages a function's bundle loads at import (not those of the chunks it loads on demand). */
 async function clientsAtImport(handler: string): Promise<string[]> {
-  const { build } = await import("esbuild");
-  const { createRequire } = await import("node:module");
-  // The plugins read the configuration the packaging was given: the default one (packageStack's).
-  const given = process.env.LOOKOUT_CONFIG;
-  process.env.LOOKOUT_CONFIG = given ?? DEFAULT_CONFIG;
-  let plugins: import("esbuild").Plugin[];
-  try {
-    plugins = createRequire(import.meta.url)(join(ROOT, "infra", "esbuild-plugins.cjs"))() as import("esbuild").Plugin[];
-  } finally {
-    if (given === undefined) delete process.env.LOOKOUT_CONFIG;
+  const clients = new Set<string>();
+  for (const input of await inputsLoaded(handler.replace(/\.mjs$/, ".ts"))) {
+    const m = /node_modules\/(@aws-sdk\/client-[^/]+)\//.exec(input);
+    if (m) clients.add(m[1]!);
   }
-  const entry = handler.replace(/\.mjs$/, ".ts");
-  const outdir = mkdtempSync(join(tmpdir(), "lookout-bench-clients-"));
-  try {
-    const { metafile } = await build({
-      entryPoints: [join(ROOT, entry)], bundle: true, minify: true, platform: "node", format: "esm", target: "node22", mainFields: ["module", "main"],
-      splitting: true, outdir, outExtension: { ".js": ".mjs" }, metafile: true, write: false, logLevel: "silent", plugins,
-    });
-    const outputs = metafile.outputs;
-    const main = Object.keys(outputs).find((k) => outputs[k]!.entryPoint?.endsWith(entry));
-    const loaded = new Set<string>();
-    const visit = (k: string) => {
-      if (loaded.has(k) || !outputs[k]) return;
-      loaded.add(k);
-      for (const i of outputs[k].imports) if (i.kind === "import-statement") visit(i.path);
-    };
-    if (main) visit(main);
-    const clients = new Set<string>();
-    for (const k of loaded) for (const input of Object.keys(outputs[k]!.inputs)) {
-      const m = /node_modules\/(@aws-sdk\/client-[^/]+)\//.exec(input);
-      if (m) clients.add(m[1]!);
-    }
-    return [...clients].sort();
-  } finally {
-    rmSync(outdir, { recursive: true, force: true });
-  }
+  return [...clients].sort();
 }
 
 /** A client package's client class, `SSMClient` of @aws-sdk/client-ssm: the one `<Name>Client.js` of its dist-es. */
