@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DEFAULT_CONFIG, ROOT } from "./package.js";
 
-/** The source files (paths as esbuild names them: relative to the project, node_modules included) `handler` (`functions/x.ts`) loads. */
+/** The source files (paths as esbuild names them: relative to the project, node_modules included) `handler` (a handler such as functions/poll.ts) loads. */
 export async function inputsLoaded(handler: string, onDemand: (inputs: readonly string[]) => boolean = () => false): Promise<string[]> {
   const { build } = await import("esbuild");
   // The plugins read the configuration the packaging was given: the default one (packageStack's).
