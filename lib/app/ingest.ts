@@ -9,7 +9,7 @@ import type { Config } from "../config/load.js";
 import { createPlatformClient, type PlatformApi, type PlatformClient } from "../platform/client.js";
 import type { PollDeps } from "../poll/poll.js";
 import { spareRequestsOf } from "../dispatch/spare-requests.js";
-import { DISPATCH_NAME } from "../dispatch/cycle.js";
+import { DISPATCH_NAME } from "../dispatch/source-state.js";
 import { configuredClusterNames, configuredContexts, configuredOrganizationNames } from "./context.js";
 import type { Adapters } from "./adapters.js";
 import { composeDispatch, type DispatchServices } from "./dispatch.js";

@@ -10,7 +10,7 @@ import { DynamoNotifyStore } from "../store/notify-store.js";
 import { AuditTrail } from "../audit/trail.js";
 import { DynamoAuditItems } from "../store/audit-store.js";
 import { parseAuditQuery } from "../audit/parse.js";
-import { DISPATCH_NAME } from "../dispatch/cycle.js";
+import { DISPATCH_NAME } from "../dispatch/source-state.js";
 import { watchlist } from "../dispatch/watchlist.js";
 import type { StatusPorts, StatusSettings } from "../status/operations-report.js";
 

@@ -1,27 +1,16 @@
 /**
- * One dispatch tick and one recorded poll: the glue shared by functions/dispatch, functions/poll and the
- * local runner, so the cloud and one machine plan and account the same way. Polls run in lib/poll/
- * (`pollSource`, `pollTogether`); what they learned is recorded here, into dispatch's state.
+ * The minute tick's plan and its records (docs/architecture.md, "The request budget"): the polls of a
+ * tick planned within the budget and stored before they are sent, those not sent given back, and one
+ * machine's `run --once` recorded as dispatch records its ticks. The poll function's batch is
+ * poll-batch.ts, the change feed's tick feed-tick.ts, health from dispatch's state health-watch.ts.
  */
 import type { DispatchStore, FeedLoopStore } from "../model/dispatch-store.js";
 import type { DispatchState, FeedLoopState, Watchlist } from "../model/dispatch.js";
-import type { IngestStore } from "../model/ingest-store.js";
 import type { PollRequest, PollResult } from "../model/poll.js";
-import { newAlertItem } from "../alerts/outbox-item.js";
-import { healthFromFacts, queueHealth, type QueueSample } from "../alerts/health.js";
-import type { LookoutEventDetail } from "../model/event.js";
-import type { HealthSettings } from "../config/load.js";
 import { sourceKey } from "../model/source.js";
-import { healthFacts } from "./health-facts.js";
 import { planTick } from "./plan.js";
-import { claimFeedTick, FEED_LOOP, feedReadsPerTick, planHot, readsDone, withLoopRead, type FeedClaim } from "./feed-loop.js";
-import { applyPollResult, initialState, lastOkAt, notPolled, polled, pollRequest, recordPollResult, recordPollResults } from "./source-state.js";
+import { applyPollResult, DISPATCH_NAME, initialState, lastOkAt, notPolled, polled, pollRequest } from "./source-state.js";
 import * as budget from "./budget.js";
-import { pollSource, type PollDeps } from "../poll/poll.js";
-import { pollTogether } from "../poll/batch.js";
-
-/** One budget per platform token; a deployment watches with one token. */
-export const DISPATCH_NAME = "default";
 
 /** Plans the polls of this tick within the budget, and records the plan (one write). */
 export async function planPolls(
@@ -54,68 +43,6 @@ export async function unplanPolls(store: DispatchStore, polls: readonly PollRequ
     return { ...current, sources };
   });
 }
-
-/**
- * Raises `Lookout Health` events for what the dispatch state shows (token rejected, sources failing,
- * polling stalled) into the outbox; an episode already raised is not raised again.
- */
-export async function raiseHealth(
-  state: DispatchState,
-  watch: Watchlist,
-  now: Date,
-  outbox: Pick<IngestStore, "raiseAlert" | "expiresAt">,
-  onRaised?: (detail: LookoutEventDetail) => void,
-  settings: HealthSettings = { failingAfter: 3 },
-): Promise<number> {
-  const facts = healthFacts(state, watch, now.getTime(), {
-    failingAfter: settings.failingAfter,
-    ...(settings.stalledAfterMs !== undefined ? { stalledAfterMs: settings.stalledAfterMs } : {}),
-  });
-  const anchor = (source: string) => {
-    const s = state.sources[source];
-    const ok = s?.last_ok_at ?? (s && !s.consecutive_failures ? s.last_polled_at : undefined);
-    return ok !== undefined ? new Date(ok).toISOString() : undefined;
-  };
-  let raised = 0;
-  for (const detail of healthFromFacts(facts, anchor, now)) {
-    if (await outbox.raiseAlert(newAlertItem(detail, now.toISOString(), outbox.expiresAt()))) {
-      raised++;
-      onRaised?.(detail);
-    }
-  }
-  return raised;
-}
-
-/**
- * Raises what Lookout's own queues say (dead letters, a backlog) and keeps, in the dispatch state,
- * since when each has shown messages (a write only when that changes).
- */
-export async function watchQueues(
-  store: DispatchStore,
-  samples: readonly QueueSample[],
-  watch: Watchlist,
-  now: Date,
-  outbox: Pick<IngestStore, "raiseAlert" | "expiresAt">,
-  name = DISPATCH_NAME,
-): Promise<number> {
-  const organization = watch.sources[0]?.organizationId ?? "unknown";
-  let events: LookoutEventDetail[] = [];
-  await store.update(name, (current) => {
-    const was = current?.queues ?? {};
-    const r = queueHealth(samples, was, organization, now);
-    events = r.events;
-    if (sameEntries(r.since, was)) return undefined;
-    // Before dispatch's first tick (a new stack) there is no state yet: start one, or `since` is lost.
-    const { queues: _, ...rest } = current ?? initialState(watch, now.getTime());
-    return Object.keys(r.since).length ? { ...rest, queues: r.since } : rest;
-  });
-  let raised = 0;
-  for (const detail of events) if (await outbox.raiseAlert(newAlertItem(detail, now.toISOString(), outbox.expiresAt()))) raised++;
-  return raised;
-}
-
-const sameEntries = (a: Record<string, number>, b: Record<string, number>) =>
-  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => b[k] === v);
 
 /**
  * Every watched source once, budget aside (`lookout run --once`), each knowing when it was last read.
@@ -160,109 +87,4 @@ export async function recordRefusedPolls(
       inProgress: 0, hotServices: [], gapSuspected: false, firstSight: false, error,
     }, now, watch).state, current ?? initialState(watch, now)));
   return state!;
-}
-
-/** Polls one source and tells dispatch what it learned (a write only when there is news). */
-export async function pollAndRecord(
-  req: PollRequest,
-  deps: PollDeps,
-  store: DispatchStore,
-  watch: Watchlist,
-  name = DISPATCH_NAME,
-): Promise<PollResult> {
-  const result = await pollSource(req, deps);
-  await recordPollResult(store, name, result, deps.now().getTime(), watch);
-  return result;
-}
-
-
-/** Sources the poll function takes an invocation (dispatch sends them so: lib/app/cloud/invoke.ts). */
-export const POLL_BATCH = 10;
-
-/**
- * A tick's polls in batches of at most `POLL_BATCH`, in plan order, but with at most one poll known to
- * bring a large answer (`large`: deferred last time) a batch: each batch has room for one, so two such
- * sources are never deferred by each other again.
- */
-export function pollBatches(polls: readonly PollRequest[]): PollRequest[][] {
-  const large = polls.filter((p) => p.large);
-  const count = Math.max(large.length, Math.ceil(polls.length / POLL_BATCH));
-  const batches: PollRequest[][] = Array.from({ length: count }, (_, i) => (large[i] ? [large[i]!] : []));
-  let next = 0;
-  for (const p of polls) {
-    if (p.large) continue;
-    while (batches[next]!.length >= POLL_BATCH) next++;
-    batches[next]!.push(p);
-  }
-  return batches.filter((b) => b.length);
-}
-
-/**
- * Polls a batch of sources at once, as the poll function does: room for one large answer among them
- * (lib/platform/answer-memory.ts; another is deferred to the next tick), and dispatch told what they
- * learned in one write. Results in the order of `reqs`.
- */
-export async function pollBatch(reqs: readonly PollRequest[], deps: PollDeps, store: DispatchStore, watch: Watchlist, name = DISPATCH_NAME): Promise<PollResult[]> {
-  const results = await pollTogether(reqs, deps);
-  await recordPollResults(store, name, results, deps.now().getTime(), watch);
-  return results;
-}
-
-export interface FeedTickOutcome {
-  /** False when another loop holds the lease (or there is no loop to run): this loop ends. */
-  claimed: boolean;
-  /** Why a tick was refused: another loop holds the lease, the budget in force leaves the loop no read, or no webhook is watched. */
-  refused?: "lease" | "no_room" | "no_feed";
-  /** The feed reads', then the named services' polls' results. */
-  results: PollResult[];
-}
-
-/**
- * One tick of the change feed's loop (lib/dispatch/feed-loop.ts): claims the lease, reads the feed, and
- * polls at once the services it named. Dispatch's state is written only when the feed brought news (the
- * loop's own reads go to its small item, stamped once answered), and the news and the polls it calls for
- * in one write. `renew` (the cloud's next tick) goes right after the claim; when it fails the tick still
- * reads, and fails afterwards.
- */
-export async function feedTick(
-  d: {
-    dispatch: DispatchStore; loops: FeedLoopStore; watch: Watchlist; pollDeps: PollDeps;
-    /** Once the lease is won, before the reads: the cloud's loop sends its next tick's message. */
-    renew?: () => Promise<void>;
-  },
-  now: number,
-  name = DISPATCH_NAME,
-): Promise<FeedTickOutcome> {
-  if (!feedReadsPerTick(d.watch)) return { claimed: false, refused: "no_feed", results: [] };
-  const state = await d.dispatch.get(name);
-  let claim: FeedClaim | undefined;
-  let held = false;
-  await d.loops.update(name, (current) => {
-    held = current !== undefined && now - current.beat_at < FEED_LOOP.leaseGapMs;
-    return (claim = claimFeedTick(current, state, d.watch, now))?.loop;
-  });
-  if (!claim) return { claimed: false, refused: held ? "lease" : "no_room", results: [] };
-  const renewed = d.renew ? await d.renew().then(() => undefined, (err: unknown) => err) : undefined;
-  const feed = await pollTogether(claim.polls, d.pollDeps);
-  if (feed.length) await d.loops.update(name, (current) => current && readsDone(current, feed, now));
-  let hot: PollRequest[] = [];
-  if (feed.length) {
-    await d.dispatch.update(name, (current) => {
-      let next = current ?? initialState(d.watch, now);
-      let changed = false;
-      for (const r of feed) {
-        // The loop's read counts as the source's poll, written only with the news it brought.
-        next = { ...next, sources: { ...next.sources, [r.source]: withLoopRead(next.sources[r.source] ?? {}, now) } };
-        const applied = applyPollResult(next, r, now, d.watch);
-        next = applied.state;
-        changed ||= applied.changed;
-      }
-      const plan = planHot(next, d.watch, now);
-      hot = plan.polls;
-      return changed || hot.length ? plan.state : undefined;
-    });
-  }
-  const results = [...feed, ...(hot.length ? await pollBatch(hot, d.pollDeps, d.dispatch, d.watch, name) : [])];
-  if (renewed) throw renewed;
-  return { claimed: true, results };
 }

@@ -12,6 +12,9 @@ import * as budget from "./budget.js";
 
 export const MINUTE = 60_000;
 
+/** One budget per platform token; a deployment watches with one token: the name of dispatch's state. */
+export const DISPATCH_NAME = "default";
+
 /** The policy dispatch plans and folds by (the order of a tick: plan.ts). */
 export const DISPATCH_POLICY = {
   /** Ticks are a minute apart, give or take a few seconds; a source polled less than this ago is not polled again. */

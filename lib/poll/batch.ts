@@ -1,7 +1,7 @@
 /**
  * Polls of one pass run together: the change feed first, then the rest, with room for one large answer
  * among them (lib/platform/answer-memory.ts). Recording what they learned is dispatch's
- * (lib/dispatch/cycle.ts, `pollBatch`).
+ * (lib/dispatch/poll-batch.ts, `pollBatch`).
  */
 import type { PollRequest, PollResult } from "../model/poll.js";
 import { AnswerRoom } from "../platform/answer-memory.js";

@@ -1,7 +1,7 @@
 /** Moving dispatch a minute on, for the tests of the packaged stack (the functions read the real clock). */
 import { ListTablesCommand } from "@aws-sdk/client-dynamodb";
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { DISPATCH_NAME } from "../../lib/dispatch/cycle.js";
+import { DISPATCH_NAME } from "../../lib/dispatch/source-state.js";
 import { keys } from "../../lib/model/items.js";
 import { decodeDispatchState, encodeDispatchState } from "../../lib/store/dispatch-store.js";
 

@@ -7,7 +7,7 @@
  */
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import type { PollRequest } from "../../model/poll.js";
-import { pollBatches } from "../../dispatch/cycle.js";
+import { pollBatches } from "../../dispatch/poll-batch.js";
 import { type DigestFlusher, dueEscalationKinds, flushKinds, heldKinds, type PollSender } from "../lambda/dispatch.js";
 import { allReceivers } from "../../config/receivers.js";
 import type { Config } from "../../config/load.js";

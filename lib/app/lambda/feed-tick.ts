@@ -1,7 +1,7 @@
 /**
  * The change feed's loop as a Lambda handler (docs/architecture.md, "The change feed's loop"): a
  * self-renewing SQS delay loop. Each message is one tick: it claims the loop's lease, sends the next
- * tick's message ten seconds ahead, then reads the feed and polls what it names (lib/dispatch/cycle.ts,
+ * tick's message ten seconds ahead, then reads the feed and polls what it names (lib/dispatch/feed-tick.ts,
  * `feedTick`). A tick refused by the lease belongs to a second loop: its message is consumed and not
  * renewed, so that loop ends. A tick whose renewal failed fails, and SQS delivers its message again after
  * the queue's visibility timeout: the loop goes on. A loop lost all the same (its message expired,
@@ -12,7 +12,7 @@ import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import type { Context } from "aws-lambda";
-import { feedTick, type FeedTickOutcome } from "../../dispatch/cycle.js";
+import { feedTick, type FeedTickOutcome } from "../../dispatch/feed-tick.js";
 import { FEED_LOOP } from "../../dispatch/feed-loop.js";
 import type { Watchlist } from "../../model/dispatch.js";
 import type { PollDeps } from "../../poll/poll.js";

@@ -17,7 +17,7 @@ import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import type { Context } from "aws-lambda";
-import { pollBatch } from "../../dispatch/cycle.js";
+import { pollBatch } from "../../dispatch/poll-batch.js";
 import type { Watchlist } from "../../model/dispatch.js";
 import type { PollDeps } from "../../poll/poll.js";
 import type { DispatchStore } from "../../model/dispatch-store.js";

@@ -1,5 +1,5 @@
 /**
- * The change feed's loop on real parts (lib/dispatch/feed-loop.ts, `feedTick` in lib/dispatch/cycle.ts): the
+ * The change feed's loop on real parts (lib/dispatch/feed-loop.ts, lib/dispatch/feed-tick.ts): the
  * simulator over HTTP, DynamoDB Local. A deployment that fails between two minute ticks is read, and
  * raised with its environment, at the loop's first tick after the platform delivered its failure event;
  * a tick that finds nothing writes only the loop's small item, never dispatch's state; two ticks at
@@ -17,7 +17,10 @@ import { DynamoDispatchStore, DynamoFeedLoopStore } from "../../../lib/store/dis
 import { DynamoIngestStore } from "../../../lib/store/ingest-store.js";
 import { createPlatformClient } from "../../../lib/platform/client.js";
 import type { PollDeps } from "../../../lib/poll/poll.js";
-import { everySource, feedTick, planPolls, pollBatch, DISPATCH_NAME } from "../../../lib/dispatch/cycle.js";
+import { everySource, planPolls } from "../../../lib/dispatch/cycle.js";
+import { feedTick } from "../../../lib/dispatch/feed-tick.js";
+import { pollBatch } from "../../../lib/dispatch/poll-batch.js";
+import { DISPATCH_NAME } from "../../../lib/dispatch/source-state.js";
 import { FEED_LOOP } from "../../../lib/dispatch/feed-loop.js";
 import type { LookoutEventDetail } from "../../../lib/model/event.js";
 import { freshTable, TEST_RETENTION_MS } from "../../support/dynamodb.js";

@@ -9,7 +9,7 @@ import { available, capOf } from "../../../lib/dispatch/budget.js";
 import type { PollRequest, PollResult } from "../../../lib/model/poll.js";
 import { sourceKey } from "../../../lib/model/source.js";
 import type { Config } from "../../../lib/config/load.js";
-import { POLL_BATCH, pollBatches } from "../../../lib/dispatch/cycle.js";
+import { POLL_BATCH, pollBatches } from "../../../lib/dispatch/poll-batch.js";
 
 const MIN = 60_000;
 const HOUR = 3_600_000;

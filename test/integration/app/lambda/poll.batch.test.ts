@@ -16,7 +16,7 @@ import { DynamoIngestStore } from "../../../../lib/store/ingest-store.js";
 import { createPlatformClient } from "../../../../lib/platform/client.js";
 import type { PollDeps } from "../../../../lib/poll/poll.js";
 import { createPollHandler } from "../../../../lib/app/lambda/poll.js";
-import { DISPATCH_NAME } from "../../../../lib/dispatch/cycle.js";
+import { DISPATCH_NAME } from "../../../../lib/dispatch/source-state.js";
 import { sourceKey, type SourceRef } from "../../../../lib/model/source.js";
 import { expandRecords } from "../../../../lib/store/routine-batches.js";
 import { freshTable, scanTable, TEST_RETENTION_MS } from "../../../support/dynamodb.js";
