@@ -18,7 +18,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "unit", include: ["test/unit/**/*.test.ts"], globalSetup: ["test/support/run-tmp.ts"], setupFiles: ["test/support/env-setup.ts"] },
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], globalSetup: ["test/support/run-tmp.ts"], setupFiles: ["test/support/env-setup.ts", "test/support/unit-no-process.ts"] },
       },
       {
         extends: true,

@@ -15,7 +15,7 @@ import { startSimulator } from "../local/simulator/index.js";
 import { openLocalPipeline } from "../local/runtime/pipeline.js";
 import { POLL_CONCURRENCY } from "../local/runtime/simulated-run.js";
 import { checkConfig } from "../lib/config/load.js";
-import { everySource, planPolls } from "../lib/dispatch/cycle.js";
+import { everySource, planPolls } from "../lib/dispatch/tick.js";
 import { pollAndRecord } from "../lib/dispatch/poll-batch.js";
 import { sourceKey } from "../lib/model/source.js";
 import { startSlackReceiver } from "../local/receivers/slack-receiver.js";

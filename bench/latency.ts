@@ -21,7 +21,7 @@ import { startSimulator, type Simulator } from "../local/simulator/index.js";
 import { checkConfig } from "../lib/config/load.js";
 import { watchlist } from "../lib/dispatch/watchlist.js";
 import type { Watchlist } from "../lib/model/dispatch.js";
-import { everySource } from "../lib/dispatch/cycle.js";
+import { everySource } from "../lib/dispatch/tick.js";
 import { pollSource } from "../lib/poll/poll.js";
 import { pollDepsOf } from "../lib/app/ingest.js";
 import { POLL_CONCURRENCY, TickRunner } from "../local/runtime/simulated-run.js";

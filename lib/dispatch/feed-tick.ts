@@ -6,7 +6,7 @@ import { claimFeedTick, FEED_LOOP, feedReadsPerTick, planHot, readsDone, withLoo
 import { applyPollResult, DISPATCH_NAME, initialState } from "./source-state.js";
 import { pollBatch } from "./poll-batch.js";
 import type { PollDeps } from "../poll/poll.js";
-import { pollTogether } from "../poll/batch.js";
+import { pollTogether } from "../poll/together.js";
 
 export interface FeedTickOutcome {
   /** False when another loop holds the lease (or there is no loop to run): this loop ends. */

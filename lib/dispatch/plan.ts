@@ -4,7 +4,7 @@
  * and goes back to a DispatchStore (lib/model/dispatch-store.ts); the clock is passed in. Its parts: what
  * is watched (watchlist.ts), the plan of a tick (this file), a source's state, the fold of poll results
  * into it and the policy they share (source-state.ts), the facts health events are made of
- * (health-facts.ts), the tick's glue (cycle.ts, poll-batch.ts, feed-tick.ts, health-watch.ts).
+ * (health-facts.ts), the tick's glue (tick.ts, poll-batch.ts, feed-tick.ts, health-watch.ts).
  *
  * Order of a tick:
  * 1. sources with executions in progress (re-read every tick until terminal);

@@ -7,7 +7,7 @@ import type { Watchlist } from "../model/dispatch.js";
 import type { PollRequest, PollResult } from "../model/poll.js";
 import { DISPATCH_NAME, recordPollResult, recordPollResults } from "./source-state.js";
 import { pollSource, type PollDeps } from "../poll/poll.js";
-import { pollTogether } from "../poll/batch.js";
+import { pollTogether } from "../poll/together.js";
 
 /** Polls one source and tells dispatch what it learned (a write only when there is news). */
 export async function pollAndRecord(

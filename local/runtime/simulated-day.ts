@@ -10,7 +10,7 @@ import type { ConsumedCapacity, DynamoDBClient } from "@aws-sdk/client-dynamodb"
 import { startSimulator } from "../simulator/index.js";
 import { checkConfig } from "../../lib/config/load.js";
 import { watchlist } from "../../lib/dispatch/watchlist.js";
-import { everySource } from "../../lib/dispatch/cycle.js";
+import { everySource } from "../../lib/dispatch/tick.js";
 import { pollSource } from "../../lib/poll/poll.js";
 import { pollDepsOf } from "../../lib/app/ingest.js";
 import { createPlatformClient } from "../../lib/platform/client.js";

@@ -9,7 +9,7 @@ import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import type { Context } from "aws-lambda";
-import { planPolls, unplanPolls } from "../../dispatch/cycle.js";
+import { planPolls, unplanPolls } from "../../dispatch/tick.js";
 import { raiseHealth, watchQueues } from "../../dispatch/health-watch.js";
 import { DISPATCH_NAME } from "../../dispatch/source-state.js";
 import { feedReadsNow, loopAlive } from "../../dispatch/feed-loop.js";

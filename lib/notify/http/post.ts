@@ -1,6 +1,6 @@
 /**
  * The HTTP receivers' one sender (PagerDuty, generic webhooks, Teams Workflows): a JSON POST with the
- * shared retry policy (lib/notify/retry.ts). Retried: 429 (after Retry-After when given), 408, 5xx and
+ * shared retry policy (lib/notify/receiver-retry.ts). Retried: 429 (after Retry-After when given), 408, 5xx and
  * network failures. Not retried: any other 4xx, an answer past the redirects allowed, a redirect to
  * another host (never followed: the request carries a signature or a key meant for the first host).
  * A redirect to the same host is followed (307/308 and 301/302/303 alike, the POST kept), three at most.
@@ -10,7 +10,7 @@
  * reason from the answer, nothing from the request.
  */
 import { parseRetryAfter } from "../../model/backoff.js";
-import { AttemptFailed, defaultRetryPolicy, type Failure, networkCode, type RetryPolicy, sleepReal, withRetries } from "../retry.js";
+import { AttemptFailed, defaultRetryPolicy, type Failure, networkCode, type RetryPolicy, sleepReal, withRetries } from "../receiver-retry.js";
 import { clip, oneLine } from "../view/format.js";
 import { redactText } from "../../platform/redact.js";
 import { DeliveryError } from "../types.js";

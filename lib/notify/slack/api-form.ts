@@ -13,7 +13,7 @@ import {
   WebAPIRequestError,
   WebClient,
 } from "@slack/web-api";
-import { AttemptFailed, type Failure } from "../retry.js";
+import { AttemptFailed, type Failure } from "../receiver-retry.js";
 import { type PostedQuery, type SlackMessage, type SlackPosted, type SlackTarget, SLACK_ALERT_EVENT, SlackDeliveryError } from "../types.js";
 import { codeOf, networkCode } from "./codes.js";
 

@@ -1,5 +1,5 @@
 /** What a Slack failure may say of itself: a short error code, never a body, a URL or a token. */
-import { networkCode as anyNetworkCode } from "../retry.js";
+import { networkCode as anyNetworkCode } from "../receiver-retry.js";
 import { oneLine } from "../view/format.js";
 
 /** A short, printable Slack error code from a response body (webhooks answer plain text like "no_service"). */

@@ -23,7 +23,7 @@
  * from the status and Slack's short error code only, never from a library's message or the request.
  */
 import { onFirstUse } from "../../model/first-use.js";
-import { defaultRetryPolicy, type RetryPolicy, sleepReal, withRetries } from "../retry.js";
+import { defaultRetryPolicy, type RetryPolicy, sleepReal, withRetries } from "../receiver-retry.js";
 import type { PostedQuery, SlackMessage, SlackPosted, SlackSender, SlackTarget } from "../types.js";
 import { SlackDeliveryError } from "../types.js";
 

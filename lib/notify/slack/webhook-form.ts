@@ -5,7 +5,7 @@
  */
 import { IncomingWebhook, IncomingWebhookHTTPError, IncomingWebhookRequestError } from "@slack/webhook";
 import { parseRetryAfter } from "../../model/backoff.js";
-import { AttemptFailed, type Failure } from "../retry.js";
+import { AttemptFailed, type Failure } from "../receiver-retry.js";
 import type { SlackMessage, SlackPosted } from "../types.js";
 import { codeOf, networkCode } from "./codes.js";
 

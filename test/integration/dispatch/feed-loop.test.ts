@@ -17,7 +17,7 @@ import { DynamoDispatchStore, DynamoFeedLoopStore } from "../../../lib/store/dis
 import { DynamoIngestStore } from "../../../lib/store/ingest-store.js";
 import { createPlatformClient } from "../../../lib/platform/client.js";
 import type { PollDeps } from "../../../lib/poll/poll.js";
-import { everySource, planPolls } from "../../../lib/dispatch/cycle.js";
+import { everySource, planPolls } from "../../../lib/dispatch/tick.js";
 import { feedTick } from "../../../lib/dispatch/feed-tick.js";
 import { pollBatch } from "../../../lib/dispatch/poll-batch.js";
 import { DISPATCH_NAME } from "../../../lib/dispatch/source-state.js";

@@ -15,7 +15,7 @@ import { PlatformResponseTooLargeError, PlatformTimeoutError } from "../../../li
 import { parseConfig } from "../../../lib/config/load.js";
 import { DynamoIngestStore } from "../../../lib/store/ingest-store.js";
 import { DynamoDispatchStore } from "../../../lib/store/dispatch-store.js";
-import { everySource } from "../../../lib/dispatch/cycle.js";
+import { everySource } from "../../../lib/dispatch/tick.js";
 import { pollAndRecord } from "../../../lib/dispatch/poll-batch.js";
 import { watchlist } from "../../../lib/dispatch/watchlist.js";
 import { freshTable, TEST_RETENTION_MS } from "../../support/dynamodb.js";

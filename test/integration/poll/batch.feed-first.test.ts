@@ -1,5 +1,5 @@
 /**
- * The change feed is read before the deployments in the same pass (lib/poll/batch.ts, `feedFirst`):
+ * The change feed is read before the deployments in the same pass (lib/poll/together.ts, `feedFirst`):
  * a `lookout run --once` that reads a production deployment's failure together with the feed's first
  * entries naming its service raises it with its environment, at the severity that environment gives it
  * (critical), so a route on the environment takes it. Polled side by side, the failure was raised

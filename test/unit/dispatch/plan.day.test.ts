@@ -1,7 +1,7 @@
 /**
  * A busy day of dispatch with the change feed's loop beating, on a simulated clock and without I/O: the
  * minute tick (planTick) and the loop's ticks every ten seconds (claimFeedTick, planHot) as
- * lib/dispatch/cycle.ts and lib/dispatch/feed-tick.ts run them, polls answered at once. What the feed names and what is in progress
+ * lib/dispatch/tick.ts and lib/dispatch/feed-tick.ts run them, polls answered at once. What the feed names and what is in progress
  * take their polls first; the round must still reach every source, the clusters above all: the feed never
  * names them, and a cluster's log keeps only its latest run (docs/platform.md), so a cluster read too
  * seldom loses a run's errors.
@@ -114,7 +114,7 @@ function day(o: { apps: number; clusters: number; webhooks: number; deploysPerHo
         unreadRun.add(c);
       }
     }
-    // Dispatch's minute tick, then the loop's ticks every ten seconds (lib/dispatch/cycle.ts, lib/dispatch/feed-tick.ts).
+    // Dispatch's minute tick, then the loop's ticks every ten seconds (lib/dispatch/tick.ts, lib/dispatch/feed-tick.ts).
     minute = 0;
     const plan = planTick(state, watch, tick, loop);
     state = plan.state;

@@ -212,7 +212,7 @@ describe("references to files", () => {
     expect(candidates("lib/dispatch/plan.ts", "lib/model/dispatch-store.ts")).toEqual(["lib/model/dispatch-store.ts"]);
     expect(candidates("docs/architecture.md", "store/optimistic.ts")).toEqual(["lib/store/optimistic.ts"]);
     expect(candidates("lib/poll/poll.ts", "readers/list.ts")).toEqual(["lib/poll/readers/list.ts"]);
-    expect(candidates("lib/dispatch/cycle.ts", "plan.ts")).toEqual(["lib/dispatch/plan.ts"]);
+    expect(candidates("lib/dispatch/tick.ts", "plan.ts")).toEqual(["lib/dispatch/plan.ts"]);
     expect(candidates("lib/config/routes.ts", "types.ts")).toEqual(["lib/config/types.ts"]);
     expect(candidates("README.md", "serverless.yml")).toEqual(["serverless.yml"]);
     for (const notAPath of ["../model/poll.js", "zod/mini.js", "x.ts", "Node.js", "lookout.yaml"]) {

@@ -12,7 +12,7 @@ import type { Context } from "aws-lambda";
 import { startSimulator, type Simulator } from "../../../../local/simulator/index.js";
 import { checkConfig } from "../../../../lib/config/load.js";
 import { watchlist } from "../../../../lib/dispatch/watchlist.js";
-import { planPolls } from "../../../../lib/dispatch/cycle.js";
+import { planPolls } from "../../../../lib/dispatch/tick.js";
 import { initialState, lastOkAt } from "../../../../lib/dispatch/source-state.js";
 import { sourceKey } from "../../../../lib/model/source.js";
 import type { Watchlist } from "../../../../lib/model/dispatch.js";

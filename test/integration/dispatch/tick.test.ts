@@ -5,10 +5,10 @@
  * fault injection makes an endpoint fail.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { everySource, planPolls } from "../../../lib/dispatch/cycle.js";
+import { everySource, planPolls } from "../../../lib/dispatch/tick.js";
 import { raiseHealth } from "../../../lib/dispatch/health-watch.js";
 import { pollAndRecord } from "../../../lib/dispatch/poll-batch.js";
-import { feedFirst } from "../../../lib/poll/batch.js";
+import { feedFirst } from "../../../lib/poll/together.js";
 import { DISPATCH_POLICY } from "../../../lib/dispatch/source-state.js";
 import { watchlist } from "../../../lib/dispatch/watchlist.js";
 import { sourceKey, type SourceRef } from "../../../lib/model/source.js";
