@@ -27,7 +27,7 @@ import type { PollRequest } from "../model/poll.js";
 import * as budget from "./budget.js";
 import { type SourceRef, sourceKey } from "../model/source.js";
 import { DISPATCH_POLICY, MINUTE, initialState, isHot, polled, pollRequest } from "./source-state.js";
-import { countLoopReads, feedReadsNow, isFeedWebhook, loopAlive, withLoopRead } from "./feed-loop.js";
+import { countLoopReads, feedReadsNow, feedWebhooks, isFeedWebhook, loopAlive, withLoopRead } from "./feed-loop.js";
 
 /**
  * Weighted staleness: a source's score is the time since its last poll times its weight, and the
@@ -42,9 +42,20 @@ import { countLoopReads, feedReadsNow, isFeedWebhook, loopAlive, withLoopRead } 
  * loop beats, an application its feed covers weighs `namedByFeedWeight`: the feed names its deployments
  * at once, so the round's polls go first to what no feed names (BENCHMARKS.md, load).
  */
-function weight(ref: SourceRef, watch: Watchlist, looping = false): number {
+function weight(ref: SourceRef, watch: Watchlist, fedOrgs: ReadonlySet<string> = NONE): number {
   if (ref.kind === "webhook") return DISPATCH_POLICY.feedWeight / (watch.webhooksPerOrg.get(ref.organizationId) ?? 1);
-  return looping && ref.kind === "deployment" && watch.webhooksPerOrg.has(ref.organizationId) ? DISPATCH_POLICY.namedByFeedWeight : 1;
+  return ref.kind === "deployment" && fedOrgs.has(ref.organizationId) ? DISPATCH_POLICY.namedByFeedWeight : 1;
+}
+const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * The organizations whose feed the loop reads now: it beats, and their feed webhook is not failing. A
+ * failing feed names nothing, so its organization's applications weigh fully in the round again until it
+ * reads (and source_failing says why meanwhile).
+ */
+function fedOrganizations(watch: Watchlist, sources: Readonly<Record<string, SourceState>>, looping: boolean): ReadonlySet<string> {
+  if (!looping) return NONE;
+  return new Set(feedWebhooks(watch).filter((ref) => !sources[sourceKey(ref)]?.consecutive_failures).map((ref) => ref.organizationId));
 }
 
 interface Candidate {
@@ -88,6 +99,7 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
   // A source never polled counts as a minute staler than the stalest: first in the round of its weight,
   // while the change feed keeps its place (a cold start reads the webhooks first, then every tick).
   const stalest = Math.min(now, ...Object.values(sources).map((s) => s.last_polled_at ?? now));
+  const fed = fedOrganizations(watch, sources, looping);
   const candidates: Candidate[] = [];
   for (const ref of watch.sources) {
     const key = sourceKey(ref);
@@ -95,7 +107,7 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
     if (!isDue(st, now) || (looping && isFeedWebhook(watch, ref))) continue;
     const tier = st.in_progress || st.backlog ? 0 : isHot(st, now) ? 1 : 2;
     const age = now - (st.last_polled_at ?? stalest - MINUTE);
-    const w = weight(ref, watch, looping);
+    const w = weight(ref, watch, fed);
     candidates.push({ ref, key, s: st, tier, weight: w, score: age * w });
   }
 

@@ -24,7 +24,7 @@ export const DISPATCH_POLICY = {
   /** An organization's change feed counts as this many idle sources; its webhooks share the weight. */
   feedWeight: 40,
   /**
-   * While the change feed's loop beats, an application of its organization weighs this much in the round:
+   * While the change feed's loop reads an organization's feed (beating, the feed not failing), its application weighs this much in the round:
    * the feed names its deployments within seconds, so the round is only its safety net, and the polls go
    * to what the feed never names (clusters, whose log keeps only the latest run) and to the other webhooks.
    */

@@ -501,3 +501,36 @@ describe("outages of Lookout", () => {
     expect(state.sources[key]!.last_activity_at).toBe(T0 + 2_000);
   });
 });
+
+describe("the round beside the change feed's loop", () => {
+  // Ten applications read 30 minutes ago, a cluster 10 minutes ago; the bucket leaves the round five polls.
+  const watch = makeWatch({ apps: 10, webhooks: 1, clusters: 1 });
+  const clusterKey = sourceKey({ kind: "cluster", organizationId: ORG, id: uuid("c", 0) });
+  const now = T0 + 2 * HOUR;
+  const stateWith = (feed: DispatchState["sources"][string]): DispatchState => {
+    const b = budget.newBudget(1000, now);
+    return {
+      ...initialState(watch, now),
+      budget: { ...b, tokens: budget.perMinute(b) * DISPATCH_POLICY.burstKeptMinutes + 5.5 },
+      sources: {
+        ...Object.fromEntries(Array.from({ length: 10 }, (_, i) => [depKey(i), { last_polled_at: now - 30 * MIN }])),
+        [clusterKey]: { last_polled_at: now - 10 * MIN },
+        [hookKey(0)]: feed,
+      },
+    };
+  };
+  const loop = { beat_at: now - 1_000, reads: { [hookKey(0)]: now - 5_000 } };
+  const planned = (s: DispatchState) => planTick(s, watch, now, loop).polls.map((p) => sourceKey(p.source));
+
+  it("reads the cluster before applications the feed names: they weigh a quarter while it is read", () => {
+    const keys = planned(stateWith({ last_polled_at: now - 5_000 }));
+    expect(keys.length).toBeLessThan(11);
+    expect(keys[0]).toBe(clusterKey);
+  });
+
+  it("weighs those applications fully again while the feed fails: a failing feed names nothing", () => {
+    const keys = planned(stateWith({ last_polled_at: now - 5_000, consecutive_failures: 2, next_allowed_at: now + MIN, last_error: "server_error" }));
+    expect(keys.length).toBeLessThan(11);
+    expect(keys).not.toContain(clusterKey);
+  });
+});
