@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { BudgetState } from "../../../lib/model/dispatch.js";
+import { maxInAnyHour } from "../../support/dispatch-sim.js";
 import { BUDGET_POLICY, available, capOf, limitOf, newBudget, observeResponse, perMinute, reconfigure, spend, spentInWindow } from "../../../lib/dispatch/budget.js";
 
 const MIN = 60_000;
@@ -15,19 +16,6 @@ function drain(b: BudgetState, from: number, durationMs: number, stepMs: number)
     if (n) log.push([t, n]);
   }
   return { b, log };
-}
-
-/** The most requests in any 60-minute window [t, t + 1 h) of a log of (time, count). */
-function maxInAnyHour(log: Array<[number, number]>): number {
-  let max = 0;
-  let sum = 0;
-  let start = 0;
-  for (const [t, n] of log) {
-    sum += n;
-    while (log[start]![0] <= t - HOUR) sum -= log[start++]![1];
-    max = Math.max(max, sum);
-  }
-  return max;
 }
 
 describe("token bucket and sliding-hour cap", () => {

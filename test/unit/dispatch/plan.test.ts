@@ -9,6 +9,7 @@ import { available, capOf } from "../../../lib/dispatch/budget.js";
 import type { PollRequest, PollResult } from "../../../lib/model/poll.js";
 import { sourceKey } from "../../../lib/model/source.js";
 import type { Config } from "../../../lib/config/load.js";
+import { maxInAnyHour, pollResult, rng } from "../../support/dispatch-sim.js";
 import { POLL_BATCH, pollBatches } from "../../../lib/dispatch/poll-batch.js";
 
 const MIN = 60_000;
@@ -33,20 +34,9 @@ function makeWatch(o: { apps: number; webhooks?: number; clusters?: number; rph?
 const depKey = (i: number) => sourceKey({ kind: "deployment", organizationId: ORG, id: app(i) });
 const hookKey = (i: number) => sourceKey({ kind: "webhook", organizationId: ORG, id: uuid("b", i) });
 
-function result(source: string, over: Partial<PollResult> = {}): PollResult {
-  return {
-    source, ok: true, requests: 1, retries: 0, newRecords: 0, alerts: 0, suppressed: 0, rejected: 0, inProgress: 0,
-    hotServices: [], gapSuspected: false, firstSight: false, ...over,
-  };
-}
+const result = pollResult;
 const failed = (source: string, kind = "server_error", status = 502) =>
   result(source, { ok: false, error: { kind, status, message: "no" } });
-
-/** A small deterministic random source. */
-function rng(seed: number) {
-  let x = seed >>> 0;
-  return () => ((x = (Math.imul(x, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
 
 interface Run {
   state: DispatchState;
@@ -94,18 +84,6 @@ function simulate(
     }
   }
   return run;
-}
-
-function maxInAnyHour(log: Array<[number, number]>): number {
-  let max = 0;
-  let sum = 0;
-  let start = 0;
-  for (const [t, n] of log) {
-    sum += n;
-    while (log[start]![0] <= t - HOUR) sum -= log[start++]![1];
-    max = Math.max(max, sum);
-  }
-  return max;
 }
 
 /** The longest time a source went without a poll in [from, to), counting the edges. */
