@@ -18,7 +18,7 @@ import { openLocalPipeline, PREVIEW_RECEIVER, type LocalPipeline, type OpenOptio
 import { PREVIEW_ROUTE } from "./preview-route.js";
 import { startActionsEndpoint, type ActionsEndpoint } from "./actions-endpoint.js";
 import { composeActions } from "../../lib/app/actions.js";
-import { dispatchTick } from "../../lib/app/lambda/dispatch.js";
+import { dispatchTick } from "../../lib/app/dispatch-tick.js";
 import { oneLine } from "../../lib/notify/view/index.js";
 import type { SlackSender } from "../../lib/notify/types.js";
 import {
@@ -261,7 +261,7 @@ const flushHeldInLoop = (p: LocalPipeline, opts: RunOptions) =>
   flushHeld(p, opts.print).catch((err: unknown) => opts.print(`digest flush failed: ${(err as Error).message}; what is held stays held and is tried again`));
 
 /**
- * One pass of the watching loop: dispatch's tick, as the deployed function runs it (lib/app/lambda/dispatch.ts),
+ * One pass of the watching loop: dispatch's tick, as the deployed function runs it (lib/app/dispatch-tick.ts),
  * its polls sent to this process; then owed deliveries retried and digests flushed.
  */
 export async function loopPass(p: LocalPipeline, opts: RunOptions, summary: RunSummary): Promise<void> {

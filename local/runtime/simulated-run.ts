@@ -12,7 +12,7 @@ import type { Simulator } from "../simulator/index.js";
 import type { Watchlist } from "../../lib/model/dispatch.js";
 import { feedTick } from "../../lib/dispatch/feed-tick.js";
 import { pollBatch, pollBatches } from "../../lib/dispatch/poll-batch.js";
-import { dispatchTick } from "../../lib/app/lambda/dispatch.js";
+import { dispatchTick } from "../../lib/app/dispatch-tick.js";
 import { FEED_LOOP } from "../../lib/dispatch/feed-loop.js";
 import { DISPATCH_POLICY } from "../../lib/dispatch/source-state.js";
 import type { PollDeps } from "../../lib/poll/poll.js";

@@ -8,7 +8,7 @@
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import type { PollRequest } from "../../model/poll.js";
 import { pollBatches } from "../../dispatch/poll-batch.js";
-import { type DigestFlusher, dueEscalationKinds, flushKinds, heldKinds, type PollSender } from "../lambda/dispatch.js";
+import { type DigestFlusher, dueEscalationKinds, flushKinds, heldKinds, type PollSender } from "../dispatch-tick.js";
 import { allReceivers } from "../../config/receivers.js";
 import type { Config } from "../../config/load.js";
 import { DynamoNotifyStore } from "../../store/notify-store.js";

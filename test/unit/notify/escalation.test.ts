@@ -21,7 +21,7 @@ import type { AlertItem } from "../../../lib/model/alert-item.js";
 import type { Escalation } from "../../../lib/model/notify-store.js";
 import type { LookoutEventDetail } from "../../../lib/model/event.js";
 import { EXAMPLE_DETAILS } from "../../fixtures/event-examples.js";
-import { dueEscalationKinds } from "../../../lib/app/lambda/dispatch.js";
+import { dueEscalationKinds } from "../../../lib/app/dispatch-tick.js";
 import { createNotifyHandler, FLUSH_DIGESTS } from "../../../lib/app/lambda/notify.js";
 import { toEnvelope } from "../../../lib/alerts/publish.js";
 import type { Context, SQSEvent } from "aws-lambda";
