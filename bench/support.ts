@@ -64,6 +64,16 @@ export function report(f: Figure) {
   console.log(`  ${f.name.padEnd(64)} ${formatValue(f)}`);
 }
 
+/** A simulated day's progress, a line an hour on stderr (a day runs for half an hour or more, figures only at its end). */
+export function dayProgress(label: string): NonNullable<import("../local/runtime/simulated-day.js").DayOptions["onHour"]> {
+  const started = performance.now();
+  return (p) =>
+    console.error(
+      `  ${label}: hour ${p.hour}/${p.hours}, ${p.polls} polls, ${p.requests} requests, ${p.failedPolls} failed, ` +
+        `${p.alerted}/${p.failures} failures alerted, ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
+}
+
 export function percentile(values: number[], p: number): number {
   if (!values.length) return NaN;
   const sorted = [...values].sort((a, b) => a - b);

@@ -39,6 +39,8 @@ export interface DayOptions {
   dispatchInTable?: boolean;
   /** Called after first sight, as the span begins (the cost bench measures what is stored from there). */
   onSpanStart?: () => Promise<void>;
+  /** Told at each simulated hour of the span: a day takes half an hour or more, and a bench should say where it is. */
+  onHour?: (p: { hour: number; hours: number; polls: number; requests: number; failedPolls: number; alerted: number; failures: number }) => void;
 }
 
 export interface DayResult {
@@ -173,6 +175,10 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
     while (sim.clock.nowMs() < from + span || (sim.clock.nowMs() < from + span + HOUR && !failures.every((f) => alerted.has(f)))) {
       for (const o of outages) sim.scenario.setWebhookTarget(o.webhookId, { status: o.from <= sim.clock.nowMs() && sim.clock.nowMs() < o.to ? 503 : 200 });
       await run.tick();
+      const hour = Math.floor((sim.clock.nowMs() - from) / HOUR);
+      if (opts.onHour && (sim.clock.nowMs() - from) % HOUR === 0 && hour > 0) {
+        opts.onHour({ hour, hours: opts.hours, polls: run.polls - pollsBefore, requests: run.requests - requestsBefore, failedPolls: run.failedPolls, alerted: failures.filter((f) => alerted.has(f)).length, failures: failures.length });
+      }
     }
     return {
       deployments: activity.deployments,

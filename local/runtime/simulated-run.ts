@@ -1,6 +1,6 @@
 /**
  * The pipeline on the simulator's clock, tick by tick: each simulated minute dispatch's tick (the deployed
- * function's, lib/app/lambda/dispatch.ts) plans the polls, and they run through the real poller in
+ * function's, lib/app/dispatch-tick.ts) plans the polls, and they run through the real poller in
  * batches as the poll function takes them (`pollBatch` → `pollSource` over HTTP, the ingest store on
  * DynamoDB; dispatch told once a batch), a few batches at a time; with the change feed's loop (`loops`),
  * its ticks follow every ten seconds of the minute (the first at the minute's own time, after

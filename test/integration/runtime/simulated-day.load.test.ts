@@ -12,12 +12,17 @@ import { freshTable, TEST_RETENTION_MS } from "../../support/dynamodb.js";
 describe("two simulated hours at 20 applications, 4 clusters, 2 webhooks", () => {
   it("alerts every failure, never exceeds the budget, and writes in proportion to what is new", async () => {
     const t = await freshTable("load");
+    const hours: Array<{ hour: number; polls: number }> = [];
     const r = await simulateDay({
       size: { applications: 20, clusters: 4, webhooks: 2 }, hours: 2, deploymentsPerHour: 30, clusterRunsPerHour: 4,
       store: { ...t, retentionMs: TEST_RETENTION_MS },
+      onHour: (p) => void hours.push(p),
     });
     console.log(`load: ${describeDay(r)}`);
     expect(r.failures).toBeGreaterThan(3);
     expect(dayProblems(r)).toEqual([]);
+    // A line an hour for a bench to print: the span's hours, in order, its polls counted from the span's start.
+    expect(hours.map((h) => h.hour)).toEqual([1, 2]);
+    expect(hours[1]!.polls).toBeGreaterThan(hours[0]!.polls);
   }, 300_000);
 });
