@@ -14,7 +14,7 @@ import { startDemo } from "../simulator/demo.js";
 import { slackAsText } from "../runtime/slack-print.js";
 import type { SlackMessage } from "../../lib/notify/types.js";
 import { reportFailure } from "./shared.js";
-import { PreflightError } from "../runtime/run.js";
+import { PreflightError } from "../runtime/preflight.js";
 import { motoAvailable } from "../runtime/moto.js";
 import type { ReceivedSlackMessage } from "../receivers/slack-receiver.js";
 import { checkRehearsalConfig, startCloudLocal, type CloudLocal } from "../cloud-local/runner.js";

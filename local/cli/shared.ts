@@ -5,7 +5,7 @@
  */
 import { ConfigError } from "../../lib/config/load.js";
 import { DynamoDbLocalError } from "../runtime/dynamodb-local.js";
-import { PreflightError } from "../runtime/run.js";
+import { PreflightError } from "../runtime/preflight.js";
 import { redactText } from "../../lib/platform/redact.js";
 
 /** Exit codes, the same for every command (README, "The `lookout` command"). */

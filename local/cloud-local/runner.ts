@@ -20,7 +20,7 @@ import type { Simulator } from "../simulator/index.js";
 import { readPackagedTemplate } from "./template.js";
 import { CloudLocalStack } from "./stack.js";
 import type { Activity } from "./call-function.js";
-import { PreflightError } from "../runtime/run.js";
+import { PreflightError } from "../runtime/preflight.js";
 
 export const CLOUD_LOCAL_STAGE = "local";
 /** The generated configuration, inside the packaged copy of the project (it must lie in the service). */

@@ -14,6 +14,7 @@ import { pollAndRecord } from "../../lib/dispatch/poll-batch.js";
 import { DISPATCH_NAME } from "../../lib/dispatch/source-state.js";
 import { feedFirst } from "../../lib/poll/together.js";
 import { FEED_LOOP, feedReadsPerTick } from "../../lib/dispatch/feed-loop.js";
+import { PreflightError } from "./preflight.js";
 import { openLocalPipeline, PREVIEW_RECEIVER, type LocalPipeline, type OpenOptions } from "./pipeline.js";
 import { PREVIEW_ROUTE } from "./preview-route.js";
 import { startActionsEndpoint, type ActionsEndpoint } from "./actions-endpoint.js";
@@ -161,13 +162,6 @@ export function unsetSecretsLine(unset: ReadonlyArray<{ field: string; ref: stri
   return `${each.join("; ")}: export ${byRef.size === 1 ? "it" : "them"}, or \`lookout check-config\` to see every secret; a receiver without its secret cannot send`;
 }
 
-/** A start-up problem with one line that says what to do. */
-export class PreflightError extends Error {
-  /** The platform's refusal, as a poll would have failed with it. */
-  constructor(message: string, readonly failure?: { kind: string; status?: number; message: string }) {
-    super(message);
-  }
-}
 
 /**
  * The preflight; in a `--once` run (cron), a platform that refuses the token or cannot be reached is
