@@ -11,6 +11,8 @@
 //    runtime instead (serverless.yml `exclude`), marked free of side effects so that a client nothing
 //    calls is not imported: bundles under 250 KB that load slower (docs/deploy.md, "The AWS SDK";
 //    both measured in BENCHMARKS.md).
+//  - nodemailer's table of every file type, which names attachments (Lookout sends none), replaced by
+//    infra/mail-mime-types.mjs: a smaller email function, measured in BENCHMARKS.md ("bundles").
 //  - The chunks of code a function loads on demand (serverless.yml `splitting`), named after its bundle
 //    (`notify-slack.ses-<hash>.mjs`): serverless-esbuild leaves `<another bundle>.*` out of a function's
 //    zip, so each zip carries its own chunks and no other function's.
@@ -23,6 +25,8 @@ const serviceDir = path.resolve(__dirname, "..");
 /** Only the YAML file reader, the SMTP and file transports, the Slack sender and the secrets' clients use these. */
 const SIDE_EFFECT_FREE = /^(yaml|nodemailer|@slack\/web-api|@slack\/webhook|@aws-lambda-powertools\/parameters)(\/.*)?$/;
 const RUNTIME_SDK = /^@(aws-sdk|smithy)\//;
+/** nodemailer's own import of its file-type table (its ESM and CommonJS builds). */
+const MAIL_MIME_TYPES = /(^|\/)mime-types(\.js)?$/;
 const runtimeSdk = () => process.env.LOOKOUT_RUNTIME_AWS_SDK === "1";
 
 /** The bundle's name, `notify-slack` for functions/notify-slack.ts (serverless-esbuild builds one entry at a time). */
@@ -56,6 +60,14 @@ module.exports = () => {
       setup(build) {
         const name = entryName(build);
         if (name) build.initialOptions.chunkNames = `${name}.[name]-[hash]`;
+      },
+    },
+    {
+      name: "lookout-mail-mime-types",
+      setup(build) {
+        build.onResolve({ filter: MAIL_MIME_TYPES }, (args) =>
+          /[\\/]node_modules[\\/]nodemailer[\\/]/.test(args.importer) ? { path: path.join(__dirname, "mail-mime-types.mjs") } : undefined,
+        );
       },
     },
     {

@@ -155,6 +155,9 @@ describe("the packaged stack", () => {
     for (const key of ["notifyEmail", "notifyHttp"] as const) expect(codeOf(key, true), key).not.toContain("No commits listed.");
     expect(codeOf("notifySlack", true)).toContain("No commits listed.");
     expect(codeOf("notifyEmail", true)).toContain("SendEmailCommand");
+    // nodemailer's table of every file type, for naming attachments, is left out (infra/mail-mime-types.mjs):
+    // the packaged emails are checked against `lookout run`'s in test/integration/cloud-local/runner.test.ts.
+    for (const key of ["notifyEmail", "notifySlack", "notifyHttp"] as const) expect(code(key), key).not.toContain("application/vnd.openxmlformats");
     // Nor carries an SDK client it does not call: no secret is read by these (the clients' request targets).
     // Only the clients of the kinds of reference its role reads (infra/stack.ts functionDefines): the
     // example's platform token is in SSM, its Slack references in SSM and Secrets Manager; it names no
