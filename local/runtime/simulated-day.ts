@@ -172,11 +172,14 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
     for (const k of Object.keys(dynamoCalls)) delete dynamoCalls[k];
     Object.assign(dynamoUnits, { read: 0, write: 0, writesByItem: {} });
     // The span, then up to an hour more for failures still being read.
+    let hoursTold = 0;
     while (sim.clock.nowMs() < from + span || (sim.clock.nowMs() < from + span + HOUR && !failures.every((f) => alerted.has(f)))) {
       for (const o of outages) sim.scenario.setWebhookTarget(o.webhookId, { status: o.from <= sim.clock.nowMs() && sim.clock.nowMs() < o.to ? 503 : 200 });
       await run.tick();
       const hour = Math.floor((sim.clock.nowMs() - from) / HOUR);
-      if (opts.onHour && (sim.clock.nowMs() - from) % HOUR === 0 && hour > 0) {
+      // Told at the first tick of each hour: ticks need not fall on the span's own hour boundaries.
+      if (opts.onHour && hour > hoursTold) {
+        hoursTold = hour;
         opts.onHour({ hour, hours: opts.hours, polls: run.polls - pollsBefore, requests: run.requests - requestsBefore, failedPolls: run.failedPolls, alerted: failures.filter((f) => alerted.has(f)).length, failures: failures.length });
       }
     }
