@@ -88,6 +88,11 @@ export interface FeedClaim {
   loop: FeedLoopState;
   /** The feed reads of this tick (none while the platform holds requests back: the tick still beats). */
   polls: PollRequest[];
+  /**
+   * More feeds than reads a tick: they take turns, stalest first, so each read must be stamped
+   * (`readsDone`) for the turn to pass on, not only once its stamp is `stampEveryMs` old.
+   */
+  rotating: boolean;
 }
 
 /**
@@ -113,18 +118,23 @@ export function claimFeedTick(loop: FeedLoopState | undefined, dispatch: Dispatc
     .sort((x, y) => (x.s.last_polled_at ?? -Infinity) - (y.s.last_polled_at ?? -Infinity) || x.key.localeCompare(y.key));
   const chosen = mayRead ? webhooks.slice(0, perTick) : [];
   const requests = (loop?.requests ?? 0) + chosen.length;
-  return { loop: { beat_at: now, reads, ...(requests ? { requests } : {}) }, polls: chosen.map((w) => pollRequest(w.ref, w.s, dispatch?.outage)) };
+  return {
+    loop: { beat_at: now, reads, ...(requests ? { requests } : {}) },
+    polls: chosen.map((w) => pollRequest(w.ref, w.s, dispatch?.outage)),
+    rotating: feedWebhooks(watch).length > perTick,
+  };
 }
 
 /**
  * The loop's state once these feed reads are done: each that was sent is stamped read at `at`, when its
- * stamp is `stampEveryMs` old — a timeout or a 5xx too (dispatch counts the source's failures; the round
- * moves on), not one the platform held back or that failed inside Lookout. Undefined: nothing to write.
+ * stamp is `stampEveryMs` old or the feeds take turns (`rotating`) — a timeout or a 5xx too (dispatch
+ * counts the source's failures; the round moves on), not one the platform held back or that failed inside
+ * Lookout. Undefined: nothing to write.
  */
-export function readsDone(loop: FeedLoopState, results: readonly PollResult[], at: number): FeedLoopState | undefined {
+export function readsDone(loop: FeedLoopState, results: readonly PollResult[], at: number, rotating = false): FeedLoopState | undefined {
   const done = results
     .filter((r) => r.ok || (r.error?.kind !== "rate_limited" && r.error?.kind !== "deferred" && r.error?.kind !== "internal"))
-    .filter((r) => at - (loop.reads[r.source] ?? -Infinity) >= FEED_LOOP.stampEveryMs);
+    .filter((r) => rotating || at - (loop.reads[r.source] ?? -Infinity) >= FEED_LOOP.stampEveryMs);
   if (!done.length) return undefined;
   return { ...loop, reads: { ...loop.reads, ...Object.fromEntries(done.map((r) => [r.source, at])) } };
 }

@@ -43,8 +43,9 @@ export async function feedTick(
   });
   if (!claim) return { claimed: false, refused: held ? "lease" : "no_room", results: [] };
   const renewed = d.renew ? await d.renew().then(() => undefined, (err: unknown) => err) : undefined;
-  const feed = await pollTogether(claim.polls, d.pollDeps);
-  if (feed.length) await d.loops.update(name, (current) => current && readsDone(current, feed, now));
+  const { polls, rotating } = claim;
+  const feed = await pollTogether(polls, d.pollDeps);
+  if (feed.length) await d.loops.update(name, (current) => current && readsDone(current, feed, now, rotating));
   let hot: PollRequest[] = [];
   if (feed.length) {
     await d.dispatch.update(name, (current) => {

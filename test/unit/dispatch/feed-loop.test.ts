@@ -141,6 +141,30 @@ describe("the lease", () => {
 });
 
 describe("the feed reads", () => {
+  it("go round the organizations' feeds, one a tick at 1000 requests an hour: each read every k ticks of k organizations", () => {
+    for (const orgs of [2, 3, 4]) {
+      const org = (o: number) => id("c", o);
+      const watch = watchlist({
+        platform: { url: "http://x", tokenRef: "env:T", auth: "token", requestsPerHour: 1000, timeoutMs: 10_000 },
+        watch: Array.from({ length: orgs }, (_, o) => ({ organization: org(o), webhooks: [id(`b${o}`, 0)], clusters: [], applications: [] })),
+      });
+      let loop: FeedLoopState | undefined;
+      const readAt = new Map<string, number[]>();
+      for (let k = 0; k < 12 * orgs; k++) {
+        const at = T0 + k * FEED_LOOP.everyMs;
+        const c = claimFeedTick(loop, undefined, watch, at)!;
+        expect(c.polls, `${orgs} organizations, tick ${k}`).toHaveLength(1);
+        loop = readsDone(c.loop, c.polls.map((p) => ({ source: sourceKey(p.source), ok: true }) as never), at, c.rotating) ?? c.loop;
+        for (const p of c.polls) readAt.set(sourceKey(p.source), [...(readAt.get(sourceKey(p.source)) ?? []), at]);
+      }
+      expect(readAt.size, `${orgs} organizations`).toBe(orgs);
+      for (const [key, times] of readAt) {
+        const gaps = new Set(times.slice(1).map((t, i) => t - times[i]!));
+        expect([...gaps], `${orgs} organizations, ${key}`).toEqual([orgs * FEED_LOOP.everyMs]);
+      }
+    }
+  });
+
   it("are of the organization's first watched webhook, every tick, unless it backs off; its other webhooks stay with the minute tick", () => {
     const watch = watchOf({ apps: 3, webhooks: 3 });
     let loop: FeedLoopState | undefined;
