@@ -235,19 +235,22 @@ export async function benchCost(): Promise<void> {
     });
     // The change feed's loop, and what the other sub-minute mechanisms would cost in its place (docs/architecture.md, "The change feed's loop").
     const withoutLoop = monthlyCost({ ...r, loopTicks: 0 }, HOURS, steadyBytes).total;
-    const loopMonth = total - withoutLoop;
+    // Its use of dispatch's items (the lease, dispatch's state), in the measured total above either way.
+    const loopUnits = r.dynamoUnits.loop ?? { read: 0, write: 0 };
+    const loopDynamo = ((loopUnits.write * PRICES.dynamoWru + loopUnits.read * PRICES.dynamoRru) * MONTH_HOURS) / HOURS;
+    const loopMonth = total - withoutLoop + loopDynamo;
     const minutes = MONTH_HOURS * 60;
     const loopTicks = r.loopTicks * (MONTH_HOURS / HOURS);
     const loopQueue = loopTicks ? (SQS_IDLE_RECEIVES_PER_MINUTE * minutes + FEED_LOOP_REQUESTS_PER_TICK * loopTicks) * PRICES.sqsRequest : 0;
     // Instead of the queue: an Express execution each minute (60 s at 64 MB) drives the same invocations.
     const sfn = loopMonth - loopQueue + minutes * (PRICES.sfnExpressRequest + 60 * (64 / 1024) * PRICES.sfnExpressGbSecond);
     // Or one invocation a minute that does its 6 ticks and sleeps between them: 60 s billed, the work included.
-    const sleeper = minutes * (PRICES.lambdaRequest + 60 * (FUNCTIONS.feedTick.mb / 1024) * PRICES.lambdaGbSecondArm);
+    const sleeper = loopDynamo + minutes * (PRICES.lambdaRequest + 60 * (FUNCTIONS.feedTick.mb / 1024) * PRICES.lambdaGbSecondArm);
     report({
       name: `${applications} applications: the change feed's 10-second loop, dollars a month`,
       value: `${loopMonth.toFixed(2)} (Step Functions Express ${sfn.toFixed(2)}; a function awake all minute ${sleeper.toFixed(2)})`,
       unit: "$",
-      method: `${method}; the month with the loop less the same month without it (${Math.round(loopTicks).toLocaleString("en")} ticks: invocations, GB-seconds, logs, its queue's requests; its DynamoDB units are in the measured total either way). ` +
+      method: `${method}; the month with the loop less the same month without it (${Math.round(loopTicks).toLocaleString("en")} ticks: invocations, GB-seconds, logs, its queue's requests), and what DynamoDB Local reported its ticks consumed of dispatch's items (the lease and dispatch's state: ${((loopUnits.write * MONTH_HOURS) / HOURS / 1e6).toFixed(2)} M write and ${((loopUnits.read * MONTH_HOURS) / HOURS / 1e6).toFixed(2)} M read units a month, $${loopDynamo.toFixed(2)}; the records its reads stored are the polls', counted with the rest). ` +
         `In brackets, the same ticks driven otherwise: a Step Functions Express execution each minute waiting 10 s between 6 invocations ($1 per million executions, 60 s at 64 MB at $0.00001667 per GB-second) in place of the queue, ` +
         `or one invocation each minute at ${FUNCTIONS.feedTick.mb} MB that does the 6 ticks and sleeps between them (60 s billed)`,
     });

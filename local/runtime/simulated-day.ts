@@ -141,7 +141,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
     const dispatch = opts.dispatchInTable ? new DynamoDispatchStore(opts.store) : new MemoryDispatchStore();
     // The change feed's loop, as deployed: its lease and reads beside dispatch's state.
     const loops = opts.dispatchInTable ? new DynamoFeedLoopStore(opts.store) : new MemoryFeedLoopStore();
-    const { calls: dynamoCalls, units: dynamoUnits } = countDynamoCalls(opts.store.client);
+    const { calls: dynamoCalls, units: dynamoUnits } = countDynamoCalls(opts.store.client, () => run.inFeedTick);
     const run = new TickRunner(sim, watch, dispatch, deps, loops);
 
     // First sight of everything, then steady state.
@@ -170,7 +170,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
     const dispatchWritesBefore = dispatch.writes.count;
     await opts.onSpanStart?.();
     for (const k of Object.keys(dynamoCalls)) delete dynamoCalls[k];
-    Object.assign(dynamoUnits, { read: 0, write: 0, writesByItem: {} });
+    Object.assign(dynamoUnits, { read: 0, write: 0, writesByItem: {}, loop: { read: 0, write: 0 } });
     // The span, then up to an hour more for failures still being read.
     let hoursTold = 0;
     while (sim.clock.nowMs() < from + span || (sim.clock.nowMs() < from + span + HOUR && !failures.every((f) => alerted.has(f)))) {
@@ -219,6 +219,11 @@ export interface CapacityUnits {
   write: number;
   /** Write units by item kind, from the key's prefix (`DISPATCH`, `REC`, `SRC`…). */
   writesByItem: Record<string, number>;
+  /**
+   * The change feed loop's own use of dispatch's items (its lease, dispatch's state) during its ticks: what
+   * the loop adds whichever way it is driven. Its feed reads' records are the polls' own, with the rest.
+   */
+  loop?: { read: number; write: number };
 }
 
 const WRITES = new Set(["PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"]);
@@ -228,12 +233,17 @@ const WRITES = new Set(["PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem",
  * from now on: a middleware asks every call for its consumed capacity, so the stores are unchanged. A
  * refused conditional write reports none, yet is billed: it counts as one write unit.
  */
-function countDynamoCalls(client: DynamoDBClient): { calls: Record<string, number>; units: CapacityUnits } {
+function countDynamoCalls(client: DynamoDBClient, inFeedTick: () => boolean): { calls: Record<string, number>; units: CapacityUnits } {
   const calls: Record<string, number> = {};
-  const units: CapacityUnits = { read: 0, write: 0, writesByItem: {} };
-  const wrote = (item: string, n: number) => {
+  const units: CapacityUnits = { read: 0, write: 0, writesByItem: {}, loop: { read: 0, write: 0 } };
+  const loopUse = (input: unknown, side: "read" | "write", n: number) => {
+    if (units.loop && inFeedTick() && itemKind(input) === "DISPATCH") units.loop[side] += n;
+  };
+  const wrote = (input: unknown, n: number) => {
+    const item = itemKind(input);
     units.write += n;
     units.writesByItem[item] = (units.writesByItem[item] ?? 0) + n;
+    loopUse(input, "write", n);
   };
   client.middlewareStack.add((next, context) => async (args) => {
     const op = String(context.commandName ?? "unknown").replace(/Command$/, "");
@@ -246,12 +256,15 @@ function countDynamoCalls(client: DynamoDBClient): { calls: Record<string, numbe
       const result = await next(args);
       const consumed = (result.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] }).ConsumedCapacity;
       for (const c of [consumed ?? []].flat()) {
-        if (side === "write") wrote(itemKind(args.input), c.CapacityUnits ?? 0);
-        else units.read += c.CapacityUnits ?? 0;
+        if (side === "write") wrote(args.input, c.CapacityUnits ?? 0);
+        else {
+          units.read += c.CapacityUnits ?? 0;
+          loopUse(args.input, "read", c.CapacityUnits ?? 0);
+        }
       }
       return result;
     } catch (err) {
-      if (side === "write" && /ConditionalCheckFailed|TransactionCanceled/.test((err as Error).name)) wrote(itemKind(args.input), 1);
+      if (side === "write" && /ConditionalCheckFailed|TransactionCanceled/.test((err as Error).name)) wrote(args.input, 1);
       throw err;
     }
   }, { step: "initialize", name: `countDynamoCalls${Math.random()}` });
@@ -262,8 +275,10 @@ function countDynamoCalls(client: DynamoDBClient): { calls: Record<string, numbe
 function itemKind(input: unknown): string {
   type Keyed = { Item?: { pk?: unknown }; Key?: { pk?: unknown } };
   const i = input as Keyed & { RequestItems?: Record<string, Array<{ PutRequest?: Keyed; DeleteRequest?: Keyed }>>; TransactItems?: Array<Record<string, Keyed>> };
+  // A batch write's first request; a batch get's table (its keys in a list of their own) names none.
+  const batch = Object.values(i.RequestItems ?? {})[0];
   const first: Keyed | undefined =
-    i.Item || i.Key ? i : Object.values(i.RequestItems ?? {})[0]?.map((r) => r.PutRequest ?? r.DeleteRequest)[0] ?? Object.values(i.TransactItems?.[0] ?? {})[0];
+    i.Item || i.Key ? i : (Array.isArray(batch) ? batch.map((r) => r.PutRequest ?? r.DeleteRequest)[0] : undefined) ?? Object.values(i.TransactItems?.[0] ?? {})[0];
   const pk = first?.Item?.pk ?? first?.Key?.pk;
   const text = typeof pk === "string" ? pk : ((pk as { S?: string } | undefined)?.S ?? "");
   return text.split("#")[0] || "other";

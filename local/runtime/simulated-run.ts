@@ -46,6 +46,8 @@ export class TickRunner {
 
   /** Ticks of the change feed's loop, and of them those that claimed it. */
   loopTicks = 0;
+  /** Whether a tick of the loop is running (what the store is asked meanwhile is the loop's). */
+  inFeedTick = false;
 
   constructor(
     private readonly sim: Simulator,
@@ -73,7 +75,10 @@ export class TickRunner {
     if (this.loops) {
       for (let t = at; t < at + TICK_MS; t += FEED_LOOP.everyMs) {
         this.sim.clock.set(new Date(t));
-        const outcome = await feedTick({ dispatch: this.dispatch, loops: this.loops, watch: this.watch, pollDeps: this.deps }, t);
+        this.inFeedTick = true;
+        const outcome = await feedTick({ dispatch: this.dispatch, loops: this.loops, watch: this.watch, pollDeps: this.deps }, t).finally(() => {
+          this.inFeedTick = false;
+        });
         if (outcome.claimed) this.loopTicks++;
         this.record(outcome.results, t);
       }

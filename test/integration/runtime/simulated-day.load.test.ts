@@ -15,12 +15,18 @@ describe("two simulated hours at 20 applications, 4 clusters, 2 webhooks", () =>
     const hours: Array<{ hour: number; polls: number }> = [];
     const r = await simulateDay({
       size: { applications: 20, clusters: 4, webhooks: 2 }, hours: 2, deploymentsPerHour: 30, clusterRunsPerHour: 4,
-      store: { ...t, retentionMs: TEST_RETENTION_MS },
+      store: { ...t, retentionMs: TEST_RETENTION_MS }, dispatchInTable: true,
       onHour: (p) => void hours.push(p),
     });
     console.log(`load: ${describeDay(r)}`);
     expect(r.failures).toBeGreaterThan(3);
     expect(dayProblems(r)).toEqual([]);
+    // Dispatch's state and the loop's lease in the table, as deployed: the loop's own use of them is
+    // counted apart for the cost bench, its lease written at each claimed tick (a unit at least).
+    expect(r.loopTicks).toBeGreaterThan(0);
+    expect(r.dynamoUnits.loop!.write).toBeGreaterThanOrEqual(r.loopTicks);
+    expect(r.dynamoUnits.loop!.write).toBeLessThanOrEqual(r.dynamoUnits.writesByItem.DISPATCH!);
+    expect(r.dynamoUnits.loop!.read).toBeGreaterThan(0);
     // A line an hour for a bench to print: the span's hours, in order, its polls counted from the span's start.
     expect(hours.map((h) => h.hour)).toEqual([1, 2]);
     expect(hours[1]!.polls).toBeGreaterThan(hours[0]!.polls);
