@@ -49,7 +49,7 @@ export async function benchAlertLatency() {
     method:
       `${FAILURES} deployments, one per application, each end in DEPLOYMENT_ERROR in the platform simulator, one after another. Lookout runs as ` +
       "`lookout run` does (openLocalPipeline, with its own DynamoDB Local keeping its data on disk): dispatch plans each one-minute tick within 1000 requests/hour with the change feed (one watched " +
-      "webhook), the planned polls run 4 at a time against the simulator over HTTP and write to DynamoDB Local, the outbox stream reader reads " +
+      "webhook) read by the minute tick, not by the 10-second loop (the loop's detection is the detection bench's; here the minute ticks), the planned polls run 4 at a time against the simulator over HTTP and write to DynamoDB Local, the outbox stream reader reads " +
       `the table's stream every ${STREAM_READ_MS / 1000} s and publishes to the local bus (events.ndjson), the routes pick a Slack receiver (Web API ` +
       "form, chat.postMessage) and the notifier posts to a local Slack receiver (local/receivers/slack-receiver.ts) on 127.0.0.1. " +
       "**Processing latency** is wall-clock time from the start of the poll that read the failure to the receiver having the whole request; it " +

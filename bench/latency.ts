@@ -96,7 +96,7 @@ export async function benchDetectionLatency() {
       `tick within ${REQUESTS_PER_HOUR} requests/hour, the planned polls run through the real poller against the simulator over HTTP into DynamoDB Local, ` +
       `then the clock moves one minute; with the change feed, its loop ticks every ${FEED_LOOP.everyMs / 1000} s of the minute (lib/dispatch/feed-loop.ts: the feed read, then what it names). ${PERIOD_HOURS} simulated hours of ${DEPLOYMENTS_PER_HOUR} deployments/hour (${FAILURE_RATE * 100} % failing) per ` +
       `configuration, for ${SIZES.join(", ")} watched applications, with and without the change feed (one watched webhook's delivery log). Dispatch's ` +
-      "state is held in memory (the same pure planTick / applyPollResult). A failure whose alert was suppressed by the backfill rule counts as not alerted.",
+      "state and the loop's lease are held in memory (the same pure planTick / applyPollResult / claimFeedTick). A failure whose alert was suppressed by the backfill rule counts as not alerted.",
   });
   const started = performance.now();
   for (const applications of SIZES) {

@@ -152,4 +152,21 @@ describe.skipIf(!motoAvailable())("the loop in the cloud, on moto_server's SQS",
     await dispatchHandler({}, context);
     expect(started).toEqual([0]);
   });
+
+  it("dispatch starts none when it could not read the loop's state (the tick fails, naming why), nor without a feed to read", async () => {
+    const started: number[] = [];
+    const queue = { tick: async (delayMs: number) => void started.push(delayMs) };
+    const send = async () => ({ unsent: [], reasons: [] });
+    // Lost by now (no tick since the test above), yet its state cannot be read: a loop might still beat.
+    sim.clock.advance(FEED_LOOP.lostAfterMs + 1_000);
+    const unreadable = { get: async () => { throw new Error("ProvisionedThroughputExceededException"); }, update: loops.update.bind(loops) };
+    const blind = createDispatchHandler({ store: dispatch, watch, polls: { send }, feedLoop: { loops: unreadable, queue }, now: () => sim.clock.nowMs() });
+    await expect(blind({}, context)).rejects.toThrow("ProvisionedThroughputExceededException");
+    expect(started).toEqual([]);
+    // No webhook watched: no change feed, so no loop; the minute tick does it all.
+    const noFeed = watchlist(checkConfig({ platform: { url: sim.url, token: "env:T" }, watch: [{ organization: sim.ids.organizationId, applications: sim.ids.applicationIds }] }, "test", {}));
+    const plain = createDispatchHandler({ store: dispatch, watch: noFeed, polls: { send }, feedLoop: { loops, queue }, now: () => sim.clock.nowMs() });
+    await plain({}, context);
+    expect(started).toEqual([]);
+  });
 });

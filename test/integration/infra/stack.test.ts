@@ -411,6 +411,22 @@ describe("the packaged stack", () => {
     }
   });
 
+  it("drives the change feed's loop from its own queue, as its failure behaviour needs (docs/architecture.md, \"The change feed's loop\")", () => {
+    const queue = resources.FeedLoopQueue!.Properties;
+    const fn = fnResource("feedTick").Properties;
+    // A tick that failed is delivered again once the function could have run out its timeout; a message
+    // past five minutes is stale (dispatch has started a new loop); no dead-letter queue: dispatch restarts it.
+    expect(queue.VisibilityTimeout).toBe(fn.Timeout);
+    expect(queue.MessageRetentionPeriod).toBe(300);
+    expect(queue.RedrivePolicy).toBeUndefined();
+    const mapping = ofType("AWS::Lambda::EventSourceMapping").map(([, m]) => m.Properties).filter((m) => text(m.EventSourceArn) === "${FeedLoopQueue.Arn}");
+    expect(mapping).toHaveLength(1);
+    // A message a tick; the lease, not the concurrency, keeps one loop.
+    expect(mapping[0]).toMatchObject({ BatchSize: 1, ScalingConfig: { MaximumConcurrency: 2 } });
+    expect(text(mapping[0].FunctionName)).toBe("${FeedTickLambdaFunction.Arn}");
+    expect(fn.Environment.Variables.FEED_LOOP_QUEUE_URL).toEqual({ Ref: "FeedLoopQueue" });
+  });
+
   it("feeds the notifiers from SQS with partial batch failures, and dead-letters what keeps failing", () => {
     const mappings = ofType("AWS::Lambda::EventSourceMapping").map(([, m]) => m.Properties);
     for (const [key, queue, dlq, receives] of [
