@@ -32,7 +32,9 @@ export async function simulateCommand(opts: SimulateCommandOptions): Promise<num
   }
   let sim: Simulator;
   try {
-    sim = await startSimulator({ port: opts.port, host: opts.host });
+    // Its clock starts now, as Lookout's does: a platform a year behind would make every failure old news
+    // (backfill, not alerted) to a `lookout run` watching it.
+    sim = await startSimulator({ port: opts.port, host: opts.host, startTime: new Date().toISOString() });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "EADDRINUSE") console.error(`lookout simulate: port ${opts.port} is already in use; choose another with --port <n> (0 picks a free one)`);
