@@ -108,7 +108,10 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
     const tier = st.in_progress || st.backlog ? 0 : isHot(st, now) ? 1 : 2;
     const age = now - (st.last_polled_at ?? stalest - MINUTE);
     const w = weight(ref, watch, fed);
-    candidates.push({ ref, key, s: st, tier, weight: w, score: age * w });
+    // Never polled, it weighs at least 1: its age is pinned a minute past the stalest's, so weighed lighter
+    // (an application the feed covers) it would stay behind the round for ever, and never be read.
+    const scored = st.last_polled_at === undefined ? Math.max(w, 1) : w;
+    candidates.push({ ref, key, s: st, tier, weight: w, score: age * scored });
   }
 
   const chosen = choose(candidates, budget.available(b, now), budget.available(b, now, DISPATCH_POLICY.burstKeptMinutes));

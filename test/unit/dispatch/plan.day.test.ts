@@ -132,22 +132,33 @@ function day(o: { apps: number; clusters: number; webhooks: number; deploysPerHo
   return d;
 }
 
-/** The longest time a source went without a poll between its first poll and the end of the day. */
-function longestGap(times: number[]): number {
-  const ts = [...times, T0 + 24 * HOUR];
+/**
+ * The longest time a source went without a poll from `from` (every source read once: the cold start's
+ * first sight is over, as the simulated day's span begins) to the end of the day.
+ */
+function longestGap(times: number[], from: number): number {
+  const ts = [from, ...times.filter((t) => t > from), T0 + 24 * HOUR];
   return Math.max(...ts.slice(1).map((t, i) => t - ts[i]!));
 }
+
+/** When every source had been read once. */
+const firstSightOver = (d: Day): number => Math.max(...[...d.polls.values()].map((t) => t[0]!));
 
 describe("a busy day with the change feed's loop: 500 applications, 50 clusters, 20 webhooks, 40 deployments an hour", () => {
   let d: Day;
   beforeAll(() => {
     d = day({ apps: 500, clusters: 50, webhooks: 20, deploysPerHour: 40, runsPerHour: 6, seed: 11 });
   });
-  const gaps = (kind: string) => [...d.polls].filter(([k]) => k.startsWith(`${kind}:`)).map(([, t]) => longestGap(t) / 60_000);
+  const gaps = (kind: string) => [...d.polls].filter(([k]) => k.startsWith(`${kind}:`)).map(([, t]) => longestGap(t, firstSightOver(d)) / 60_000);
+
+  it("reads every source once at the cold start, the applications the feed covers too, within four hours", () => {
+    expect(d.polls.size).toBe(570);
+    expect((firstSightOver(d) - T0) / HOUR).toBeLessThan(4);
+  });
 
   it("reads every cluster at least every 90 minutes, so few cluster runs are replaced unread", () => {
-    // Measured: 72 minutes, 6 of 153 runs unread (64 to 82 minutes over four seeds); with applications
-    // weighing as much as clusters while the feed names them, 174 minutes and 19 runs.
+    // Measured once the first sight is over (173 minutes in): 65 minutes, 7 of 153 runs unread; with
+    // applications weighing as much as clusters while the feed names them, 174 minutes and 19 runs.
     expect(gaps("cluster")).toHaveLength(50);
     expect(Math.max(...gaps("cluster"))).toBeLessThanOrEqual(90);
     expect(d.clusterRunsUnread / d.clusterRuns).toBeLessThan(0.05);

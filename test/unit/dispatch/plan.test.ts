@@ -506,6 +506,31 @@ describe("the round beside the change feed's loop", () => {
     expect(keys[0]).toBe(clusterKey);
   });
 
+  it("reads every application never read yet, however light: at a cold start or once added, none waits for the feed to name it", () => {
+    // 200 applications never read, 60 clusters read lately, the bucket at its steady level (the round gets
+    // the minute's refill): the loop beats, so applications weigh a quarter.
+    const big = makeWatch({ apps: 200, webhooks: 1, clusters: 60 });
+    const b = budget.newBudget(1000, now);
+    let state: DispatchState = {
+      ...initialState(big, now),
+      budget: { ...b, tokens: budget.perMinute(b) * DISPATCH_POLICY.burstKeptMinutes },
+      sources: {
+        ...Object.fromEntries(Array.from({ length: 60 }, (_, i) => [sourceKey({ kind: "cluster", organizationId: ORG, id: uuid("c", i) }), { last_polled_at: now - (i % 8) * MIN }])),
+        [hookKey(0)]: { last_polled_at: now - 5_000 },
+      },
+    };
+    const read = new Set<string>();
+    for (let t = now; t < now + 2 * HOUR; t += MIN) {
+      const plan = planTick(state, big, t, { beat_at: t - 1_000, reads: { [hookKey(0)]: t - 5_000 } });
+      state = plan.state;
+      for (const p of plan.polls) {
+        read.add(sourceKey(p.source));
+        state = applyPollResult(state, result(sourceKey(p.source)), t, big).state;
+      }
+    }
+    expect(Array.from({ length: 200 }, (_, i) => depKey(i)).filter((k) => !read.has(k))).toEqual([]);
+  });
+
   it("weighs those applications fully again while the feed fails: a failing feed names nothing", () => {
     const keys = planned(stateWith({ last_polled_at: now - 5_000, consecutive_failures: 2, next_allowed_at: now + MIN, last_error: "server_error" }));
     expect(keys.length).toBeLessThan(11);
