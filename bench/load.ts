@@ -28,6 +28,8 @@ export async function benchLoad(): Promise<void> {
   report({ name: "polls / requests", value: `${r.polls} / ${r.requests}`, method });
   report({ name: "most requests in any hour (budget 1000)", value: r.maxRequestsInAnHour, method });
   report({ name: "new records / DynamoDB writes", value: `${r.newRecords} / ${r.writes}`, method });
+  report({ name: "the longest a cluster went unpolled", value: r.longestClusterGapMin.toFixed(0), unit: "min", method: `${method}; a cluster's log list holds its latest run only (docs/platform.md)` });
+  report({ name: "polls deferred (answer read at a later tick) / failed", value: `${r.deferredPolls} / ${r.failedPolls}`, method });
   const m = r.messages;
   report({ name: "alerts / incidents (after first sight)", value: `${m.alerts} / ${m.incidents}`, method });
   report({ name: "Slack channel messages before incidents of every kind", value: m.before, method: `${(m.before / Math.max(1, m.incidents)).toFixed(2)} per incident; deployment follow-ups in threads only` });
