@@ -132,7 +132,7 @@ export async function benchBundles() {
       }
       floorLoads.push(...floor);
       // The median of the runs' ratios, each of a load and the floor's just after it: a busy machine's load moves both alike.
-      const of = (k: "importMs" | "cpuMs", by: Load[] = floor, of: Load[] = loads[afterIndex]!) => percentile(of.map((x, i) => x[k] / by[i]![k]), 50);
+      const of = (k: "importMs" | "cpuMs", by: Load[] = floor, timed: Load[] = loads[afterIndex]!) => percentile(timed.map((x, i) => x[k] / by[i]![k]), 50);
       ratios.push({ fn, ratio: of("importMs"), cpu: of("cpuMs") });
       streamRatios.push({ fn, ratio: of("importMs", floorStreamsLoaded, streamsLoaded), cpu: of("cpuMs", floorStreamsLoaded, streamsLoaded) });
       ownRatios.push({ fn, clients, ratio: of("importMs", own), cpu: of("cpuMs", own) });

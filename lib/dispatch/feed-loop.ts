@@ -109,7 +109,8 @@ export function claimFeedTick(loop: FeedLoopState | undefined, dispatch: Dispatc
   const reads: Record<string, number> = {};
   for (const [key, at] of Object.entries(loop?.reads ?? {})) if (watch.keys.has(key)) reads[key] = at; // webhooks no longer watched are dropped
   const mayRead = !dispatch || budget.platformAllows(dispatch.budget, now);
-  const webhooks = feedWebhooks(watch)
+  const feeds = feedWebhooks(watch);
+  const webhooks = feeds
     .map((ref) => {
       const key = sourceKey(ref);
       return { ref, key, s: withLoopRead(dispatch?.sources[key] ?? {}, reads[key]) };
@@ -121,7 +122,7 @@ export function claimFeedTick(loop: FeedLoopState | undefined, dispatch: Dispatc
   return {
     loop: { beat_at: now, reads, ...(requests ? { requests } : {}) },
     polls: chosen.map((w) => pollRequest(w.ref, w.s, dispatch?.outage)),
-    rotating: feedWebhooks(watch).length > perTick,
+    rotating: feeds.length > perTick,
   };
 }
 
