@@ -8,7 +8,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, paginateScan } from "@aws-sdk/lib-dynamodb";
 import { simulateDay, type DayResult } from "../local/runtime/simulated-day.js";
 import { alarmResources, watchedQueues } from "../infra/stack.js";
-import { billedBytes, dayProgress, dynamo, report, section, stopDynamo } from "./support.js";
+import { billedBytes, dayProgress, dynamo, firstSightProgress, report, section, stopDynamo } from "./support.js";
 
 const MONTH_HOURS = 730;
 const HOURS = 2;
@@ -207,7 +207,7 @@ export async function benchCost(): Promise<void> {
       size, hours: HOURS, deploymentsPerHour: applications * 0.08, clusterRunsPerHour: size.clusters * 0.12,
       store: { ...t, retentionMs: 100 * 365 * 86_400_000 }, dispatchInTable: true,
       onSpanStart: async () => void (before = await storedBytes(t.client, t.tableName)),
-      onHour: dayProgress(`cost, ${applications} applications`),
+      onHour: dayProgress(`cost, ${applications} applications`), onFirstSight: firstSightProgress(`cost, ${applications} applications`),
     });
     const end = await storedBytes(t.client, t.tableName);
     await stopDynamo();

@@ -3,7 +3,7 @@
  * invariants fail the bench loudly; the suite runs a three-hour, 20-application version of it.
  */
 import { dayProblems, describeDay, simulateDay } from "../local/runtime/simulated-day.js";
-import { dayProgress, dynamo, report, section } from "./support.js";
+import { dayProgress, firstSightProgress, dynamo, report, section } from "./support.js";
 
 export async function benchLoad(): Promise<void> {
   section({
@@ -19,7 +19,7 @@ export async function benchLoad(): Promise<void> {
   const started = performance.now();
   const r = await simulateDay({
     size: { applications: 500, clusters: 50, webhooks: 20 }, hours: 24, deploymentsPerHour: 40, clusterRunsPerHour: 6,
-    store: { ...t, retentionMs: 100 * 365 * 86_400_000 }, onHour: dayProgress("load"),
+    store: { ...t, retentionMs: 100 * 365 * 86_400_000 }, onHour: dayProgress("load"), onFirstSight: firstSightProgress("load"),
   });
   const method = "one simulated day (bench/load.ts)";
   report({ name: "deployments / of which failed", value: `${r.deployments} / ${r.failures}`, method });

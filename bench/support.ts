@@ -64,6 +64,13 @@ export function report(f: Figure) {
   console.log(`  ${f.name.padEnd(64)} ${formatValue(f)}`);
 }
 
+/** A simulated day's first sight, a line a simulated hour on stderr (at 500 applications it takes hours of its own). */
+export function firstSightProgress(label: string): NonNullable<import("../local/runtime/simulated-day.js").DayOptions["onFirstSight"]> {
+  const started = performance.now();
+  return (p) =>
+    console.error(`  ${label}: first sight, ${p.read} of ${p.sources} sources read in ${p.minutes} simulated minutes, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+}
+
 /** A simulated day's progress, a line an hour on stderr (a day runs for half an hour or more, figures only at its end). */
 export function dayProgress(label: string): NonNullable<import("../local/runtime/simulated-day.js").DayOptions["onHour"]> {
   const started = performance.now();

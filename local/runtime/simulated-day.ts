@@ -40,6 +40,8 @@ export interface DayOptions {
   /** Called after first sight, as the span begins (the cost bench measures what is stored from there). */
   onSpanStart?: () => Promise<void>;
   /** Told at each simulated hour of the span: a day takes half an hour or more, and a bench should say where it is. */
+  /** Each simulated hour of the first sight (every source read once by the ticks, before the span): how far it got. */
+  onFirstSight?: (p: { minutes: number; read: number; sources: number }) => void;
   onHour?: (p: { hour: number; hours: number; polls: number; requests: number; failedPolls: number; alerted: number; failures: number }) => void;
 }
 
@@ -146,7 +148,10 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
 
     // First sight of everything, then steady state.
     await pMap(await everySource(dispatch, watch, deps.now().getTime()), (req) => pollSource(req, deps), { concurrency: POLL_CONCURRENCY });
-    while (run.polledSources.size < watch.sources.length) await run.tick();
+    for (let minutes = 1; run.polledSources.size < watch.sources.length; minutes++) {
+      await run.tick();
+      if (minutes % 60 === 0) opts.onFirstSight?.({ minutes, read: run.polledSources.size, sources: watch.sources.length });
+    }
     const firstSightSuppressed = suppressedFailures;
     const raisedAtFirstSight = raised.length;
 
