@@ -2,8 +2,8 @@
 //  - The configuration, checked at package time, as JSON, and which receivers its fallback names, as
 //    esbuild `define`s (infra/stack.ts packagedDefines; read by lib/app/cloud). The bundler then drops
 //    the code they make unreachable: reading and checking the file (YAML, the schema), and the sender a
-//    notify function cannot use. Per function (infra/stack.ts functionDefines): which secrets' clients
-//    (SSM, Secrets Manager) its role lets it use; the bundler drops the others.
+//    notify function cannot use. Per function (infra/stack.ts functionDefines): which kinds of secret
+//    reference (SSM, Secrets Manager) its role lets it read through the extension's layer.
 //  - The packages that code alone needs, marked free of side effects: left out when nothing calls them.
 //    Their authors do not say so in package.json, so esbuild would keep them for their top-level code.
 //  - The AWS SDK, bundled and tree-shaken: the tested version, and a module load two to four times
@@ -22,8 +22,8 @@ const path = require("node:path");
 const { require: tsxRequire } = require("tsx/cjs/api");
 
 const serviceDir = path.resolve(__dirname, "..");
-/** Only the YAML file reader, the SMTP and file transports, the Slack sender and the secrets' clients use these. */
-const SIDE_EFFECT_FREE = /^(yaml|nodemailer|@slack\/web-api|@slack\/webhook|@aws-lambda-powertools\/parameters)(\/.*)?$/;
+/** Only the YAML file reader, the SMTP and file transports and the Slack sender use these. */
+const SIDE_EFFECT_FREE = /^(yaml|nodemailer|@slack\/web-api|@slack\/webhook)(\/.*)?$/;
 const RUNTIME_SDK = /^@(aws-sdk|smithy)\//;
 /** nodemailer's own import of its file-type table (its ESM and CommonJS builds). */
 const MAIL_MIME_TYPES = /(^|\/)mime-types(\.js)?$/;

@@ -14,13 +14,15 @@ module.exports = async ({ resolveVariable }) => {
   const stage = await resolveVariable("sls:stage");
   const service = await resolveVariable("self:service");
   const alarmEmail = await resolveVariable("param:alarmEmail");
+  const region = await resolveVariable("self:provider.region");
+  const secretsExtensionLayer = await resolveVariable("param:secretsExtensionLayer");
   const stack = tsxRequire("./stack.ts", __filename);
   const file = stack.configToPackage();
-  const key = JSON.stringify([stage, service, alarmEmail, file]);
+  const key = JSON.stringify([stage, service, alarmEmail, region, secretsExtensionLayer, file]);
   if (cached && cached.key === key) return cached.value;
   let value;
   try {
-    value = stack.fromConfig(serviceDir, file, { service, stage, alarmEmail: alarmEmail || undefined });
+    value = stack.fromConfig(serviceDir, file, { service, stage, region, alarmEmail: alarmEmail || undefined, secretsExtensionLayer: secretsExtensionLayer || undefined });
   } catch (err) {
     // A configuration problem is one line that says what to change, not a stack trace.
     const known = err && (err.name === "ConfigError" || err.name === "DeployConfigError");

@@ -76,6 +76,10 @@ export interface StackOptions {
   stage: string;
   /** Where CloudWatch alarms are also sent by email; empty or absent: no subscription. */
   alarmEmail?: string;
+  /** The Region deployed to (serverless.yml `provider.region`): which Parameters and Secrets extension layer. Default us-east-1. */
+  region?: string;
+  /** The extension's layer ARN, given (serverless.yml `param:secretsExtensionLayer`); empty or absent: the Region's from the table. */
+  secretsExtensionLayer?: string;
 }
 
 export interface GeneratedStack {
@@ -85,6 +89,8 @@ export interface GeneratedStack {
   watchedQueues: Cfn;
   /** What serverless.yml adds to `resources`. */
   cloudformation: { Resources: Record<string, Cfn>; Outputs: Record<string, Cfn> };
+  /** Each function's `layers` (serverless.yml): the Parameters and Secrets extension where its role reads a secret. */
+  layers: Record<FunctionKey, string[]>;
 }
 
 /** A configuration that cannot be deployed as it is; the message says what to change. */
@@ -175,8 +181,9 @@ const secretRefs = (r: Receiver): string[] =>
 
 /**
  * What the packaging builds into each function's bundle alone (esbuild `define`, by the bundle's name,
- * `functions/<suffix>`): which secret clients it carries — those of the kinds of reference its role may
- * read (lib/app/cloud/secrets.ts). A client no reference of the function needs is not loaded at its cold start.
+ * `functions/<suffix>`): which kinds of secret reference its role may read (lib/app/cloud/secrets.ts), and
+ * so whether it has the Parameters and Secrets extension's layer (functionLayers); another kind is refused
+ * with an error that says so.
  */
 export function functionDefines(config: Config): Record<string, Record<string, string>> {
   const statements = functionStatements(config);
@@ -187,6 +194,51 @@ export function functionDefines(config: Config): Record<string, Record<string, s
       LOOKOUT_SECRETS_SECRETSMANAGER: String(actions.has("secretsmanager:GetSecretValue")),
     }];
   }));
+}
+
+/**
+ * The AWS Parameters and Secrets Lambda Extension's arm64 layer (serverless.yml `architecture`), version
+ * 11, by Region: the account AWS publishes it from there. The functions read `ssm:` and `secretsmanager:`
+ * references through it (lib/app/cloud/secrets.ts), so that none carries an SSM or Secrets Manager client
+ * (docs/deploy.md, "Secrets"). Only Regions whose ARN is known here; elsewhere `secretsExtensionLayer` gives it.
+ */
+export const SECRETS_EXTENSION_ACCOUNTS: Readonly<Record<string, string>> = {
+  "us-east-1": "177933569100",
+  "us-west-2": "345057560386",
+  "eu-west-1": "015030872274",
+  "eu-central-1": "187925254637",
+  "ap-southeast-1": "044395824272",
+  "ap-southeast-2": "665172237481",
+  "ap-northeast-1": "133490724326",
+};
+export const SECRETS_EXTENSION_VERSION = 11;
+/** A Lambda layer version's ARN, as `secretsExtensionLayer` must give it. */
+const LAYER_ARN = /^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:layer:[A-Za-z0-9_-]+:\d+$/;
+
+/** The extension's layer for the Region, or the one given; a clear error when neither is known. */
+export function secretsExtensionLayer(o: Pick<StackOptions, "region" | "secretsExtensionLayer">): string {
+  const given = o.secretsExtensionLayer?.trim();
+  if (given) {
+    if (!LAYER_ARN.test(given)) throw new DeployConfigError(`param secretsExtensionLayer: ${given} is not a Lambda layer version ARN (arn:aws:lambda:<region>:<account>:layer:<name>:<version>)`);
+    return given;
+  }
+  const region = o.region ?? "us-east-1";
+  const account = SECRETS_EXTENSION_ACCOUNTS[region];
+  if (!account) {
+    throw new DeployConfigError(
+      `${region}: no AWS Parameters and Secrets Lambda Extension layer is known here for this Region; give its arm64 layer's ARN as AWS lists it (docs/deploy.md, "Secrets") with --param="secretsExtensionLayer=arn:aws:lambda:${region}:<account>:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:<version>"`,
+    );
+  }
+  return `arn:aws:lambda:${region}:${account}:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:${SECRETS_EXTENSION_VERSION}`;
+}
+
+/** Each function's layers: the extension for those whose role reads an `ssm:` or `secretsmanager:` reference. */
+export function functionLayers(config: Config, o: StackOptions): Record<FunctionKey, string[]> {
+  const defines = functionDefines(config);
+  const readsSecrets = (key: FunctionKey) => Object.values(defines[FUNCTIONS[key].suffix]!).includes("true");
+  const keys = Object.keys(FUNCTIONS) as FunctionKey[];
+  const layer = keys.some(readsSecrets) ? secretsExtensionLayer(o) : undefined;
+  return Object.fromEntries(keys.map((key) => [key, readsSecrets(key) && layer ? [layer] : []])) as Record<FunctionKey, string[]>;
 }
 
 // --- IAM ----------------------------------------------------------------------------------------------
@@ -562,6 +614,7 @@ export function generateStack(config: Config, configFile: string, o: StackOption
   return {
     configFile,
     watchedQueues: watchedQueuesEnv(),
+    layers: functionLayers(config, o),
     cloudformation: {
       Resources: { ...ruleAndPolicyResources(config, o), ...roleResources(config, o), ...alarmResources(o) },
       Outputs: {

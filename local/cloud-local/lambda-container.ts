@@ -27,6 +27,8 @@ export interface FunctionDefinition {
   timeoutSec: number;
   /** The template's `Environment.Variables`, resolved. */
   environment: Record<string, string>;
+  /** The template's `Layers`: only the Parameters and Secrets extension's is played (secrets-extension.ts). */
+  layers: string[];
   /** The packaged zip. */
   zip: string;
   /** ReservedConcurrentExecutions, when the template sets it. */

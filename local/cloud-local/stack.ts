@@ -24,6 +24,7 @@ import { type HttpApi, routesFromTemplate, startHttpApi } from "./http-api.js";
 import { StreamMapping, type StreamMappingProperties } from "./stream-mapping.js";
 import { SqsMapping, type SqsMappingProperties } from "./sqs-mapping.js";
 import { SqsPipe, type SqsPipeProperties } from "./pipe.js";
+import { hasSecretsExtension, type SecretsExtension, startSecretsExtension } from "./secrets-extension.js";
 
 /** What moves events between the parts on its own: each can be started, stopped, and drained of what it holds now. */
 interface Mover {
@@ -79,6 +80,8 @@ export class CloudLocalStack {
   private readonly movers: Mover[] = [];
   private readonly clients;
   private readonly queueUrls = new Map<string, string>();
+  /** The Parameters and Secrets extension, played when a function has its layer. */
+  private secretsExtension: SecretsExtension | undefined;
 
   constructor(private readonly opts: CloudLocalStackOptions) {
     const { region } = opts.account;
@@ -159,7 +162,10 @@ export class CloudLocalStack {
     const baseEnv = this.baseEnv(this.lambda.url);
     for (const id of ofType("AWS::Lambda::Function")) {
       const def = this.functionDefinition(id, resolved(id, ["Code", "Role"]), template.Resources[id]!.Properties!);
-      this.functions.set(def.name, new FunctionHost(def, { workDir: join(this.opts.workDir, "functions"), baseEnv, ...(this.opts.activity ? { activity: this.opts.activity } : {}) }));
+      // A function with the extension's layer reaches it on localhost, as in Lambda.
+      if (hasSecretsExtension(def.layers)) this.secretsExtension ??= await startSecretsExtension(this.clients);
+      const env = hasSecretsExtension(def.layers) ? { ...baseEnv, ...this.secretsExtension!.env } : baseEnv;
+      this.functions.set(def.name, new FunctionHost(def, { workDir: join(this.opts.workDir, "functions"), baseEnv: env, ...(this.opts.activity ? { activity: this.opts.activity } : {}) }));
     }
     await this.startHttpApi((v, p) => resolver.resolve(v, p));
     this.startMovers(ofType, resolved);
@@ -246,6 +252,7 @@ export class CloudLocalStack {
     await this.httpApi?.close();
     await this.lambda?.close();
     await Promise.all([...this.functions.values()].map((f) => f.stop()));
+    await this.secretsExtension?.close();
     for (const c of Object.values(this.clients)) c.destroy();
   }
 
@@ -264,6 +271,7 @@ export class CloudLocalStack {
       memoryMb: Number(p.MemorySize ?? 128),
       timeoutSec: Number(p.Timeout ?? 3),
       environment: Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, String(v)])),
+      layers: Array.isArray(p.Layers) ? p.Layers.map(String) : [],
       zip: join(this.opts.packageDir, key.split("/").pop()!),
       ...(p.ReservedConcurrentExecutions !== undefined ? { reservedConcurrency: Number(p.ReservedConcurrentExecutions) } : {}),
     };

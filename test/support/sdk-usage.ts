@@ -38,10 +38,10 @@ const ACTIONS: Record<string, string[]> = {
   SendEmailCommand: ["ses:SendEmail", "ses:SendRawEmail"],
 };
 const TRANSACT_ITEMS: Record<string, string> = { Put: "dynamodb:PutItem", Update: "dynamodb:UpdateItem", Delete: "dynamodb:DeleteItem", ConditionCheck: "dynamodb:ConditionCheckItem" };
-/** Powertools parameter helpers, which send their commands inside the package. */
+/** Reads through the Parameters and Secrets extension (lib/app/cloud/secrets.ts), which it makes with the function's role. */
 const HELPERS: Record<string, string[]> = {
-  getParameter: ["ssm:GetParameter", "kms:Decrypt"],
-  getSecret: ["secretsmanager:GetSecretValue", "kms:Decrypt"],
+  extensionParameter: ["ssm:GetParameter", "kms:Decrypt"],
+  extensionSecret: ["secretsmanager:GetSecretValue", "kms:Decrypt"],
 };
 
 export interface SdkUsage {

@@ -158,15 +158,22 @@ describe("the packaged stack", () => {
     // nodemailer's table of every file type, for naming attachments, is left out (infra/mail-mime-types.mjs):
     // the packaged emails are checked against `lookout run`'s in test/integration/cloud-local/runner.test.ts.
     for (const key of ["notifyEmail", "notifySlack", "notifyHttp"] as const) expect(code(key), key).not.toContain("application/vnd.openxmlformats");
-    // Nor carries an SDK client it does not call: no secret is read by these (the clients' request targets).
-    // Only the clients of the kinds of reference its role reads (infra/stack.ts functionDefines): the
-    // example's platform token is in SSM, its Slack references in SSM and Secrets Manager; it names no
-    // HTTP receiver and no Slack signing secret.
-    expect(code("poll")).toContain("GetParameter");
-    expect(code("poll")).not.toContain("GetSecretValue");
-    expect(code("notifySlack")).toContain("GetParameter");
-    expect(code("notifySlack")).toContain("GetSecretValue");
-    for (const key of ["auditApi", "publish", "notifyEmail", "dispatch", "notifyHttp", "slackActions"] as const) expect(code(key), key).not.toMatch(SECRET_CLIENTS);
+    // No function carries an SSM or Secrets Manager client (the clients' request targets): secrets are
+    // read through the Parameters and Secrets extension's layer, and only by the functions whose role reads
+    // a reference of that kind (infra/stack.ts functionDefines): the example's platform token is in SSM,
+    // its Slack references in SSM and Secrets Manager; it names no HTTP receiver and no Slack signing secret.
+    for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) expect(code(key), key).not.toMatch(SECRET_CLIENTS);
+    const readsParameters = (key: FunctionKey) => codeOf(key, true).includes("/systemsmanager/parameters/get");
+    const readsSecrets = (key: FunctionKey) => codeOf(key, true).includes("/secretsmanager/get");
+    expect(readsParameters("poll") && readsParameters("feedTick") && readsParameters("notifySlack")).toBe(true);
+    expect(readsSecrets("notifySlack")).toBe(true);
+    expect(readsSecrets("poll") || readsSecrets("feedTick")).toBe(false);
+    for (const key of ["auditApi", "publish", "notifyEmail", "dispatch", "notifyHttp", "slackActions"] as const) expect(readsParameters(key) || readsSecrets(key), key).toBe(false);
+    // The layer goes with the reads: those functions have it, no other.
+    const withLayer = (Object.keys(FUNCTIONS) as FunctionKey[]).filter((key) => (fnResource(key).Properties.Layers ?? []).length > 0).sort();
+    expect(withLayer).toEqual(["feedTick", "notifySlack", "poll"]);
+    // The Region's, arm64 as the functions are (infra/stack.ts secretsExtensionLayer, unit-tested).
+    for (const key of withLayer) expect(fnResource(key).Properties.Layers, key).toEqual([expect.stringMatching(/^arn:aws:lambda:[a-z0-9-]+:\d{12}:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:\d+$/)]);
     // What only some invocations need is a chunk loaded on demand, not at the cold start: acting on a
     // click (Slack, the table) for the Slack actions function, which answers Slack without them; the
     // quarantine's transaction for publish (lib/app/cloud/slack-actions.ts, lib/app/cloud/publish.ts).
@@ -538,9 +545,13 @@ describe("the packaged stack", () => {
     const param = `${ARN}:ssm:${REGION_ACCOUNT}:parameter/lookout/prod/platform-token`;
     expect(resourcesFor("poll", "ssm:GetParameter")).toEqual([param]);
     expect(resourcesFor("dispatch", "ssm:GetParameter")).toEqual([]);
-    // No function gets a secret, or the name of one, through its environment.
+    // No function gets a secret, or the name of one, through its environment. The Parameters and Secrets
+    // extension's settings are how long it keeps a value and how much it logs.
+    const extensionSettings = { SSM_PARAMETER_STORE_TTL: "300", SECRETS_MANAGER_TTL: "300", PARAMETERS_SECRETS_EXTENSION_LOG_LEVEL: "warn" };
     for (const [id, fn] of ofType("AWS::Lambda::Function")) {
+      expect(fn.Properties.Environment.Variables, id).toMatchObject(extensionSettings);
       for (const [name, value] of Object.entries(fn.Properties.Environment?.Variables ?? {})) {
+        if (name in extensionSettings) continue;
         expect(name, id).not.toMatch(/TOKEN|SECRET|PASSWORD|WEBHOOK|KEY/i);
         expect(JSON.stringify(value), id).not.toMatch(/xox[abp]-|hooks\.slack\.com|ssm:|secretsmanager:/);
       }

@@ -11,12 +11,16 @@ import {
   type FunctionKey,
   type Statement,
   fromConfig,
+  functionLayers,
   functionStatements,
   functionDefines,
   loadDeployConfig,
   packagedDefines,
   ruleAndPolicyResources,
+  SECRETS_EXTENSION_ACCOUNTS,
+  SECRETS_EXTENSION_VERSION,
   secretStatements,
+  secretsExtensionLayer,
 } from "../../../infra/stack.js";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
@@ -170,7 +174,7 @@ describe("the stack generated from a configuration", () => {
     expect(packagedDefines(ROOT, "lookout.example.yaml")).toMatchObject({ LOOKOUT_FALLBACK_EMAIL: "true", LOOKOUT_FALLBACK_SLACK: "false" });
   });
 
-  it("builds into each function the secrets' clients its role lets it use, by its bundle's name", () => {
+  it("builds into each function the kinds of secret reference its role lets it read, by its bundle's name", () => {
     // slack-only.yaml: the platform token in Secrets Manager; Slack webhooks in SSM, a bot token in Secrets Manager; a Slack fallback.
     const defines = functionDefines(loadDeployConfig(ROOT, fixture("slack-only.yaml")).config);
     const kinds = (suffix: string) => ({ ssm: defines[suffix]!.LOOKOUT_SECRETS_SSM, secretsmanager: defines[suffix]!.LOOKOUT_SECRETS_SECRETSMANAGER });
@@ -178,6 +182,28 @@ describe("the stack generated from a configuration", () => {
     expect(kinds("notify-slack")).toEqual({ ssm: "true", secretsmanager: "true" });
     expect(kinds("notify-email")).toEqual({ ssm: "true", secretsmanager: "false" });
     for (const suffix of ["dispatch", "publish", "audit-api"]) expect(kinds(suffix), suffix).toEqual({ ssm: "false", secretsmanager: "false" });
+  });
+
+  it("gives the Parameters and Secrets extension's layer to the functions that read a secret, the Region's or the one given", () => {
+    const { config } = loadDeployConfig(ROOT, fixture("slack-only.yaml"));
+    const arm64 = (region: string) => `arn:aws:lambda:${region}:${SECRETS_EXTENSION_ACCOUNTS[region]}:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:${SECRETS_EXTENSION_VERSION}`;
+    const layers = functionLayers(config, { ...opts, region: "eu-west-1" });
+    // slack-only.yaml: poll and feedTick read the token, every notify function a Slack reference (its own or the fallback's).
+    for (const key of ["poll", "feedTick", "notifySlack", "notifyEmail", "notifyHttp"] as const) expect(layers[key], key).toEqual([arm64("eu-west-1")]);
+    for (const key of ["dispatch", "publish", "auditApi"] as const) expect(layers[key], key).toEqual([]);
+    expect(secretsExtensionLayer({})).toBe(arm64("us-east-1"));
+    expect(secretsExtensionLayer({ region: "ap-northeast-1" })).toBe("arn:aws:lambda:ap-northeast-1:133490724326:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:11");
+    // A Region the table does not know: one line naming the parameter that gives it; given, it is used.
+    expect(() => functionLayers(config, { ...opts, region: "af-south-1" })).toThrow(
+      new DeployConfigError(`af-south-1: no AWS Parameters and Secrets Lambda Extension layer is known here for this Region; give its arm64 layer's ARN as AWS lists it (docs/deploy.md, "Secrets") with --param="secretsExtensionLayer=arn:aws:lambda:af-south-1:<account>:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:<version>"`),
+    );
+    const given = "arn:aws:lambda:af-south-1:317013901791:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:9";
+    expect(functionLayers(config, { ...opts, region: "af-south-1", secretsExtensionLayer: ` ${given} ` }).poll).toEqual([given]);
+    expect(() => secretsExtensionLayer({ secretsExtensionLayer: "AWS-Parameters-and-Secrets-Lambda-Extension-Arm64" })).toThrow(/^param secretsExtensionLayer: AWS-Parameters-and-Secrets-Lambda-Extension-Arm64 is not a Lambda layer version ARN/);
+    // No function reads a secret: no layer, and no Region need be known.
+    const { config: envOnly } = loadDeployConfig(ROOT, fixture("http-receivers.yaml"));
+    const none = functionLayers({ ...envOnly, platform: { ...envOnly.platform, tokenRef: "env:PLATFORM_API_TOKEN" }, routes: [], notify: { ...envOnly.notify } } as typeof envOnly, { ...opts, region: "af-south-1" });
+    expect(Object.values(none).flat()).toEqual([]);
   });
 
   it("serverless's resolver: the generated stack, or one line that says what to change", async () => {
