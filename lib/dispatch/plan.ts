@@ -53,6 +53,9 @@ const NONE: ReadonlySet<string> = new Set();
  * failing feed names nothing, so its organization's applications weigh fully in the round again until it
  * reads (and source_failing says why meanwhile).
  */
+/** The organizations whose feed webhook is not failing: while the loop beats, its feed is read (health-facts.ts). */
+export const feedCoveredOrganizations = (watch: Watchlist, sources: Readonly<Record<string, SourceState>>): ReadonlySet<string> => fedOrganizations(watch, sources, true);
+
 function fedOrganizations(watch: Watchlist, sources: Readonly<Record<string, SourceState>>, looping: boolean): ReadonlySet<string> {
   if (!looping) return NONE;
   return new Set(feedWebhooks(watch).filter((ref) => !sources[sourceKey(ref)]?.consecutive_failures).map((ref) => ref.organizationId));
@@ -95,9 +98,14 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
     const key = sourceKey(ref);
     const s = looping && isFeedWebhook(watch, ref) ? withLoopRead(state.sources[key] ?? {}, loop.reads[key]) : state.sources[key];
     if (s && (state.sources[key] || s.last_polled_at !== undefined)) sources[key] = s; // sources no longer watched are dropped
+    // A source seen for the first time: from now on, not reading it is polling stalled (health-facts.ts).
+    else sources[key] = { watched_since: now };
   }
-  // A source never polled counts as a minute staler than the stalest: first in the round of its weight,
-  // while the change feed keeps its place (a cold start reads the webhooks first, then every tick).
+  // A source never polled is as stale as the time it has been watched (`watched_since`, set above), and
+  // weighs what it will weigh: its score grows as every other's, so it is reached and nothing starves,
+  // while the clusters keep their cadence through a cold start's first sight (an application the feed
+  // covers has its failures named meanwhile). Without that time (a state from before it was kept), a
+  // minute staler than the stalest, at a weight of at least 1.
   const stalest = Math.min(now, ...Object.values(sources).map((s) => s.last_polled_at ?? now));
   const fed = fedOrganizations(watch, sources, looping);
   const candidates: Candidate[] = [];
@@ -106,11 +114,10 @@ export function planTick(prior: DispatchState | undefined, watch: Watchlist, now
     const st = sources[key] ?? {};
     if (!isDue(st, now) || (looping && isFeedWebhook(watch, ref))) continue;
     const tier = st.in_progress || st.backlog ? 0 : isHot(st, now) ? 1 : 2;
-    const age = now - (st.last_polled_at ?? stalest - MINUTE);
+    const pinned = st.last_polled_at === undefined && st.watched_since === undefined;
+    const age = now - (st.last_polled_at ?? st.watched_since ?? stalest - MINUTE);
     const w = weight(ref, watch, fed);
-    // Never polled, it weighs at least 1: its age is pinned a minute past the stalest's, so weighed lighter
-    // (an application the feed covers) it would stay behind the round for ever, and never be read.
-    const scored = st.last_polled_at === undefined ? Math.max(w, 1) : w;
+    const scored = pinned ? Math.max(w, 1) : w;
     candidates.push({ ref, key, s: st, tier, weight: w, score: age * scored });
   }
 

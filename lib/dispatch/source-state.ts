@@ -169,11 +169,15 @@ function afterPoll(s: SourceState, r: PollResult, rateLimited: boolean, now: num
   });
 }
 
-/** Absent rather than undefined or zero: states compare equal and store compactly. */
+/**
+ * Absent rather than undefined or zero: states compare equal and store compactly. Once a success is
+ * known, when the source was first watched no longer matters.
+ */
 function tidy(s: SourceState): SourceState {
   const out: SourceState = {};
   for (const [k, v] of Object.entries(s) as Array<[keyof SourceState, SourceState[keyof SourceState]]>) {
     if (v !== undefined && v !== 0) (out as Record<string, unknown>)[k] = v;
   }
+  if (out.last_ok_at !== undefined) delete out.watched_since;
   return out;
 }

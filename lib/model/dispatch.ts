@@ -48,6 +48,11 @@ export interface SourceState {
    * lib/platform/answer-memory.ts): its next poll gets a batch's room to itself.
    */
   deferred?: number;
+  /**
+   * When dispatch first watched the source, kept until a poll of it is known to have succeeded: a
+   * source never read is stalled from then (lib/dispatch/health-facts.ts), as a read one is from its last success.
+   */
+  watched_since?: number;
 }
 
 export interface DispatchState {

@@ -5,8 +5,8 @@
 export interface SourceHealthFacts {
   /** Sources whose last polls failed, `failingAfter` or more in a row. */
   failing: Array<{ source: string; consecutiveFailures: number; lastError: string }>;
-  /** Sources with no successful poll for longer than `stalledAfterMs`. */
-  stalled: Array<{ source: string; lastOkAt: string; silentForMs: number }>;
+  /** Sources with no successful poll for longer than `stalledAfterMs`: since their last, or since first watched (`watchedSince`) when none. */
+  stalled: Array<{ source: string; silentForMs: number } & ({ lastOkAt: string; watchedSince?: never } | { watchedSince: string; lastOkAt?: never })>;
   /** The platform refused the token; the sources whose last error says so. */
   tokenRejected: { sources: string[]; statuses: number[] } | undefined;
 }

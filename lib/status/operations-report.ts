@@ -213,7 +213,10 @@ export function statusReport(facts: StatusFacts, settings: StatusSettings): Stat
     // only failures and news (a routine success is inferred, lib/dispatch/plan.ts).
     if (!s) problem = null;
     else if (failing.has(key)) problem = `${failures} polls failed in a row (${s.last_error ?? "unknown"})`;
-    else if (stalled.has(key)) problem = `no successful poll for ${ago(lastOkAt(s)!, now)}`;
+    else if (stalled.has(key)) {
+      const ok = lastOkAt(s);
+      problem = ok === undefined ? `never read in ${ago(s.watched_since ?? now, now)} of watching` : `no successful poll for ${ago(ok, now)}`;
+    }
     if (problem) reasons.push(`source ${key}: ${problem}`);
     return {
       source: key,

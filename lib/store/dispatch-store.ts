@@ -108,6 +108,7 @@ const FIELDS = [
   "next_allowed_at",
   "last_error",
   "backlog",
+  "watched_since",
 ] as const satisfies ReadonlyArray<keyof SourceState>;
 
 const KIND_CODE: Record<SourceKind, string> = { webhook: "w", deployment: "d", cluster: "c" };

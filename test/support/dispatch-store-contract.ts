@@ -41,6 +41,11 @@ export function busyState(): DispatchState {
   const now = T0 + 2 * 60 * MIN;
   const sources: DispatchState["sources"] = {};
   for (const [i, ref] of big.sources.entries()) {
+    // A seventh never read yet: only when they were first watched (some failing already).
+    if (i % 7 === 6) {
+      sources[sourceKey(ref)] = { watched_since: now - 40 * MIN - i, ...(i % 5 === 0 ? { consecutive_failures: 1, last_polled_at: now - 60_000, last_error: "timeout" } : {}) };
+      continue;
+    }
     sources[sourceKey(ref)] = {
       last_polled_at: now - 1234 * i - 17,
       last_ok_at: now - 60_000 - 1234 * i - 17,

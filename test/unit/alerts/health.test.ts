@@ -37,6 +37,14 @@ describe("health events", () => {
     const stalled = healthFromFacts({ failing: [], stalled: [{ source: src, lastOkAt: "2026-05-01T10:00:00.000Z", silentForMs: 7_200_000 }], tokenRejected: undefined }, anchors, now);
     expect(stalled[0]).toMatchObject({ transition: "polling_stalled", severity: "critical" });
     expect(stalled[0]!.summary).toContain("120 min");
+    // Never read: said so, anchored on when it was first watched (one event for the episode, however long).
+    const never = { source: src, watchedSince: "2026-05-01T07:00:00.000Z", silentForMs: 5 * 3_600_000 };
+    const [first] = healthFromFacts({ failing: [], stalled: [never], tokenRejected: undefined }, anchors, now);
+    expect(first).toMatchObject({ transition: "polling_stalled", severity: "critical", health: { subject: src } });
+    expect(first!.summary).toBe(`${src} has not been read once in 300 min of watching`);
+    expect(first!.health?.detail).toMatch(/^Never read since Lookout began watching it at 2026-05-01T07:00:00.000Z\. Check the schedule/);
+    const [later] = healthFromFacts({ failing: [], stalled: [{ ...never, silentForMs: 9 * 3_600_000 }], tokenRejected: undefined }, anchors, new Date(now.getTime() + 4 * 3_600_000));
+    expect(later!.id).toBe(first!.id);
     const r = receiverFailing(EXAMPLE_DETAILS["Deployment Failed"], "slack #oncall", "HTTP 500", now);
     expect(r).toMatchObject({ transition: "receiver_failing", health: { subject: "slack #oncall" } });
     expect(receiverFailing(EXAMPLE_DETAILS["Deployment Failed"], "slack #oncall", "again", new Date(now.getTime() + 60_000)).id).toBe(r.id);

@@ -237,8 +237,8 @@ describe("where the budget goes", () => {
       const times = run.polls.get(depKey(i))!;
       expect(maxGap(times, times[0]!, T0 + 6 * HOUR)).toBeLessThanOrEqual(bound + MIN);
     }
-    // The first round (cold start) reaches every source within the same bound.
-    expect(Math.max(...[...run.polls.values()].map((t) => t[0]!)) - T0).toBeLessThanOrEqual(bound);
+    // The first round (cold start) reaches every source within the same bound, plus one tick.
+    expect(Math.max(...[...run.polls.values()].map((t) => t[0]!)) - T0).toBeLessThanOrEqual(bound + MIN);
   });
 
   it("no idle source starves even when executions in progress could take the whole budget", () => {
@@ -416,6 +416,44 @@ describe("health facts", () => {
     expect(facts.stalled[0]!.lastOkAt).toBe(new Date(T0).toISOString());
     expect(facts.tokenRejected).toBeUndefined();
     expect(healthFacts(state, watch, T0 + 4 * 40 * MIN + 5_000, { stalledAfterMs: 4 * HOUR }).stalled).toEqual([]);
+  });
+
+  it("a source never read is stalled from when it was first watched, however the round starves it", () => {
+    // No budget at all: nothing is ever polled, and the first tick is when every source was first watched.
+    const starved = makeWatch({ apps: 4, rph: 0 });
+    let state = initialState(starved, T0);
+    for (let m = 0; m <= 90; m++) state = planTick(state, starved, T0 + m * MIN).state;
+    expect(Object.values(state.sources).every((s) => s.last_polled_at === undefined && s.watched_since === T0)).toBe(true);
+    // A never-read source gets the allowance of the lightest weight (four times): 1 h given, 4 h.
+    expect(healthFacts(state, starved, T0 + 4 * HOUR - MIN, { stalledAfterMs: HOUR }).stalled).toEqual([]);
+    const facts = healthFacts(state, starved, T0 + 4 * HOUR + MIN, { stalledAfterMs: HOUR });
+    expect(facts.stalled.map((f) => f.source).sort()).toEqual([...k].sort());
+    expect(facts.stalled[0]).toMatchObject({ watchedSince: new Date(T0).toISOString(), silentForMs: 4 * HOUR + MIN });
+    expect(facts.stalled[0]!.lastOkAt).toBeUndefined();
+    // Once read, staleness runs from its reads; when it was first watched is dropped once a success is
+    // known (its next plan), not before: a poll lost on the way leaves it never read again.
+    let read = applyPollResult(planTick(state, watch, T0 + 5 * HOUR).state, result(k[0]!), T0 + 5 * HOUR, watch).state;
+    expect(healthFacts(read, watch, T0 + 5 * HOUR + 2 * HOUR, { stalledAfterMs: HOUR }).stalled.find((f) => f.source === k[0])).toMatchObject({ lastOkAt: new Date(T0 + 5 * HOUR).toISOString() });
+    for (let m = 1; m <= 10; m++) read = planTick(read, watch, T0 + 5 * HOUR + m * MIN).state;
+    expect(read.sources[k[0]!]).not.toHaveProperty("watched_since");
+  });
+
+  it("an application a healthy change feed covers is stalled only four times later: it weighs a quarter in the round", () => {
+    const fedWatch = makeWatch({ apps: 2, webhooks: 1 });
+    const [fedApp, feed] = [depKey(0), hookKey(0)];
+    const at = (minutesAgo: number) => T0 + 10 * HOUR - minutesAgo * MIN;
+    const state = (feedFailing: boolean): DispatchState => ({
+      ...initialState(fedWatch, T0),
+      sources: {
+        [fedApp]: { last_polled_at: at(3 * 60), last_ok_at: at(3 * 60) },
+        [depKey(1)]: { last_polled_at: at(5), last_ok_at: at(5) },
+        [feed]: feedFailing ? { last_polled_at: at(1), last_ok_at: at(200), consecutive_failures: 5, last_error: "timeout" } : { last_polled_at: at(1), last_ok_at: at(2) },
+      },
+    });
+    // Three hours unread: within four times one hour while the feed is healthy; stalled when it fails
+    // (its applications weigh fully in the round again).
+    expect(healthFacts(state(false), fedWatch, T0 + 10 * HOUR, { stalledAfterMs: HOUR }).stalled).toEqual([]);
+    expect(healthFacts(state(true), fedWatch, T0 + 10 * HOUR, { stalledAfterMs: HOUR }).stalled.map((f) => f.source).sort()).toEqual([fedApp, feed].sort());
   });
 
   it("a 401 means the token was rejected", () => {
