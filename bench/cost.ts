@@ -118,7 +118,7 @@ async function storedBytes(client: DynamoDBClient, tableName: string): Promise<S
 /** A period in which nothing happened. */
 const EMPTY_DAY: DayResult = {
   deployments: 0, clusterRuns: 0, failures: 0, missed: [], suppressedAfterFirstSight: 0, clusterErrorsAlerted: 0, polls: 0, requests: 0,
-  maxRequestsInAnHour: 0, requestsPerHourAllowed: 0, failedPolls: 0, failedPollKinds: {}, deferredPolls: 0, longestClusterGapMin: 0, newRecords: 0, writes: 0, dynamoCalls: {},
+  maxRequestsInAnHour: 0, requestsPerHourAllowed: 0, failedPolls: 0, failedPollKinds: {}, deferredPolls: 0, longestClusterGapMin: 0, stalledSources: [], newRecords: 0, writes: 0, dynamoCalls: {},
   dynamoUnits: { read: 0, write: 0, writesByItem: {} }, ticks: 0, dispatchWrites: 0, loopTicks: 0, sources: 0,
   messages: { alerts: 0, incidents: 0, before: 0, after: 0, repeats: 0 },
 };

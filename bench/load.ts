@@ -13,7 +13,7 @@ export async function benchLoad(): Promise<void> {
       "The simulator schedules 24 hours of random activity (40 deployments and 6 cluster runs an hour, 10% of deployments fail, " +
       "30% of cluster runs log errors; a fifth of the webhooks' targets answer 503 for an hour) after first sight of every source; dispatch and the real poller run tick by tick on the " +
       "simulator's clock at 1000 requests/hour, against DynamoDB Local. Fails if a failure is missed, the budget is exceeded in any " +
-      "hour, a poll fails, or writes exceed three per new record.",
+      "hour, a poll fails, a source counts as stalled, or writes exceed three per new record.",
   });
   const t = await dynamo();
   const started = performance.now();
@@ -30,6 +30,7 @@ export async function benchLoad(): Promise<void> {
   report({ name: "new records / DynamoDB writes", value: `${r.newRecords} / ${r.writes}`, method });
   report({ name: "the longest a cluster went unpolled", value: r.longestClusterGapMin.toFixed(0), unit: "min", method: `${method}; a cluster's log list holds its latest run only (docs/platform.md)` });
   report({ name: "polls deferred (answer read at a later tick) / failed", value: `${r.deferredPolls} / ${r.failedPolls}`, method });
+  report({ name: "sources polling_stalled would be raised for", value: r.stalledSources.length, method: `${method}; dispatch's health facts at each tick of the span, default allowances (docs/status.md)` });
   const m = r.messages;
   report({ name: "alerts / incidents (after first sight)", value: `${m.alerts} / ${m.incidents}`, method });
   report({ name: "Slack channel messages before incidents of every kind", value: m.before, method: `${(m.before / Math.max(1, m.incidents)).toFixed(2)} per incident; deployment follow-ups in threads only` });

@@ -11,11 +11,12 @@ import { startSimulator } from "../simulator/index.js";
 import { checkConfig } from "../../lib/config/load.js";
 import { watchlist } from "../../lib/dispatch/watchlist.js";
 import { everySource } from "../../lib/dispatch/tick.js";
+import { healthFacts } from "../../lib/dispatch/health-facts.js";
 import { pollSource } from "../../lib/poll/poll.js";
 import { pollDepsOf } from "../../lib/app/ingest.js";
 import { createPlatformClient } from "../../lib/platform/client.js";
 import { DynamoIngestStore } from "../../lib/store/ingest-store.js";
-import { POLL_CONCURRENCY, TickRunner } from "./simulated-run.js";
+import { POLL_CONCURRENCY, TICK_MS, TickRunner } from "./simulated-run.js";
 import { MemoryDispatchStore, MemoryFeedLoopStore } from "../../lib/store/memory/dispatch-store.js";
 import { DynamoDispatchStore, DynamoFeedLoopStore } from "../../lib/store/dispatch-store.js";
 
@@ -65,6 +66,8 @@ export interface DayResult {
   deferredPolls: number;
   /** The longest a cluster went unpolled, in minutes: its log list holds its latest run only (docs/platform.md). */
   longestClusterGapMin: number;
+  /** Sources dispatch's state would have raised `polling_stalled` for at a tick of the span (healthFacts, default allowances). */
+  stalledSources: string[];
   newRecords: number;
   writes: number;
   /** DynamoDB calls by operation (GetItem, Query, TransactWriteItems…) over the span, for the cost bench. */
@@ -178,9 +181,11 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
     Object.assign(dynamoUnits, { read: 0, write: 0, writesByItem: {}, loop: { read: 0, write: 0 } });
     // The span, then up to an hour more for failures still being read.
     let hoursTold = 0;
+    const stalled = new Set<string>();
     while (sim.clock.nowMs() < from + span || (sim.clock.nowMs() < from + span + HOUR && !failures.every((f) => alerted.has(f)))) {
       for (const o of outages) sim.scenario.setWebhookTarget(o.webhookId, { status: o.from <= sim.clock.nowMs() && sim.clock.nowMs() < o.to ? 503 : 200 });
       await run.tick();
+      if (run.plannedState) for (const f of healthFacts(run.plannedState, watch, sim.clock.nowMs() - TICK_MS).stalled) stalled.add(f.source);
       const hour = Math.floor((sim.clock.nowMs() - from) / HOUR);
       // Told at the first tick of each hour: ticks need not fall on the span's own hour boundaries.
       if (opts.onHour && hour > hoursTold) {
@@ -202,6 +207,7 @@ export async function simulateDay(opts: DayOptions): Promise<DayResult> {
       failedPolls: run.failedPolls,
       failedPollKinds: Object.fromEntries(run.failedPollKinds),
       deferredPolls: run.deferredPolls,
+      stalledSources: [...stalled],
       longestClusterGapMin: longestGap([...run.pollTimes].filter(([k]) => k.startsWith("cluster:")).map(([, t]) => t), from, from + span) / 60_000,
       newRecords: run.newRecords - newBefore,
       writes: store.writes.count - writesBefore,
@@ -311,6 +317,7 @@ export function dayProblems(r: DayResult): string[] {
   if (r.clusterRuns && !r.clusterErrorsAlerted) problems.push("no cluster error alerted");
   if (r.maxRequestsInAnHour > r.requestsPerHourAllowed) problems.push(`${r.maxRequestsInAnHour} requests in one hour, over the budget of ${r.requestsPerHourAllowed}`);
   if (r.failedPolls) problems.push(`${r.failedPolls} polls failed`);
+  if (r.stalledSources.length) problems.push(`${r.stalledSources.length} sources counted as stalled (polling_stalled), e.g. ${r.stalledSources.slice(0, 3).join(", ")}`);
   // A record, its alert, a cursor per poll that found news: never a write per quiet poll.
   if (r.writes > 3 * r.newRecords) problems.push(`${r.writes} writes for ${r.newRecords} new records (more than 3 a record)`);
   if (r.polls <= r.writes / 10) problems.push(`${r.polls} polls for ${r.writes} writes: quiet polls are writing`);

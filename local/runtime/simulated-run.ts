@@ -9,7 +9,7 @@
  */
 import pMap from "p-map";
 import type { Simulator } from "../simulator/index.js";
-import type { Watchlist } from "../../lib/model/dispatch.js";
+import type { DispatchState, Watchlist } from "../../lib/model/dispatch.js";
 import { feedTick } from "../../lib/dispatch/feed-tick.js";
 import { pollBatch, pollBatches } from "../../lib/dispatch/poll-batch.js";
 import { dispatchTick } from "../../lib/app/dispatch-tick.js";
@@ -19,7 +19,7 @@ import type { PollDeps } from "../../lib/poll/poll.js";
 import type { PollResult } from "../../lib/model/poll.js";
 import type { DispatchStore, FeedLoopStore } from "../../lib/model/dispatch-store.js";
 
-const TICK_MS = 60_000;
+export const TICK_MS = 60_000;
 export const POLL_CONCURRENCY = 4;
 
 /** One dispatch tick after another on the simulator's clock, keeping what the benchmark needs to explain. */
@@ -61,7 +61,7 @@ export class TickRunner {
   async tick() {
     const at = this.sim.clock.nowMs();
     // Dispatch's tick as the deployed function runs it, its polls sent to the poller here.
-    const { failure } = await dispatchTick({
+    const { failure, state } = await dispatchTick({
       store: this.dispatch, watch: this.watch, ...(this.loops ? { feedLoop: { loops: this.loops } } : {}),
       polls: {
         send: async (polls) => {
@@ -72,6 +72,8 @@ export class TickRunner {
       },
     }, at);
     if (failure) throw failure;
+    // What dispatch's tick raised polling's health from (lib/app/dispatch-tick.ts).
+    this.plannedState = state;
     if (this.loops) {
       for (let t = at; t < at + TICK_MS; t += FEED_LOOP.everyMs) {
         this.sim.clock.set(new Date(t));
@@ -90,6 +92,8 @@ export class TickRunner {
   }
 
   private minuteRequests = 0;
+  /** The state dispatch planned its latest tick into, and raised polling's health from. */
+  plannedState: DispatchState | undefined;
 
   private record(results: readonly PollResult[], at: number) {
     this.minuteRequests += results.reduce((n, r: PollResult) => n + r.requests, 0);

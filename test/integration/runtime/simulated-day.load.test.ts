@@ -21,6 +21,9 @@ describe("two simulated hours at 20 applications, 4 clusters, 2 webhooks", () =>
     console.log(`load: ${describeDay(r)}`);
     expect(r.failures).toBeGreaterThan(3);
     expect(dayProblems(r)).toEqual([]);
+    // Dispatch's polling health is watched at every tick: a source it would call stalled breaks the day.
+    expect(r.stalledSources).toEqual([]);
+    expect(dayProblems({ ...r, stalledSources: ["cluster:o/c1"] })).toEqual(["1 sources counted as stalled (polling_stalled), e.g. cluster:o/c1"]);
     // Dispatch's state and the loop's lease in the table, as deployed: the loop's own use of them is
     // counted apart for the cost bench, its lease written at each claimed tick (a unit at least).
     expect(r.loopTicks).toBeGreaterThan(0);
