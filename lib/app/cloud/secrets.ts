@@ -5,6 +5,8 @@
  * extension keeps each value five minutes (SSM_PARAMETER_STORE_TTL, SECRETS_MANAGER_TTL in
  * serverless.yml), so a rotated token is picked up without a redeploy; and no function carries an SSM or
  * Secrets Manager client, which was a fifth of the module load of those that did (BENCHMARKS.md, "bundles").
+ * The extension answers in the invoke phase only, not during init: the services that read secrets are
+ * composed at a container's first invocation (container.ts `coldStart`), never at import.
  */
 import { request } from "node:http";
 import { ConfigError } from "../../config/error.js";
