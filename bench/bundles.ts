@@ -10,6 +10,7 @@ import { mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { createRequire } from "node:module";
 import { promisify } from "node:util";
 import { packageStack, ROOT, type Packaged } from "../scripts/package.js";
 import { bundleSizes, type BundleSize } from "../scripts/bundle-sizes.js";
@@ -102,7 +103,10 @@ export async function benchBundles() {
     cleanup.push(unpacked);
     // The floor: what any bundled function that reads DynamoDB pays, its client alone, bundled the same way.
     const floorBundle = await sdkFloor(join(unpacked, "floor"));
+    // The same client with the SDK's own default credential chain, as any function bundles it unless it does as ours.
+    const chainFloorBundle = await sdkFloor(join(unpacked, "floor-chain"), true, undefined, true);
     const floorLoads: Load[] = [];
+    const chainRatios: Array<{ fn: string; ratio: number; cpu: number }> = [];
     const ratios: Array<{ fn: string; ratio: number; cpu: number }> = [];
     const streamRatios: Array<{ fn: string; ratio: number; cpu: number }> = [];
     const ownRatios: Array<{ fn: string; clients: string[]; ratio: number; cpu: number }> = [];
@@ -110,6 +114,7 @@ export async function benchBundles() {
       const roots = variants.map((v) => (v.sizes.has(fn) ? extracted(v, fn, join(unpacked, v.label, fn)) : undefined));
       const loads: Load[][] = variants.map(() => []);
       const floor: Load[] = [];
+      const chainFloor: Load[] = [];
       const own: Load[] = [];
       // With Node's web streams loaded first, the function's bundle and then the floor's.
       const streamsLoaded: Load[] = [];
@@ -124,6 +129,7 @@ export async function benchBundles() {
           // The floors right after the function's bundle, so that each ratio is of loads on the same machine at the same time.
           if (j === afterIndex) {
             floor.push(await load(dirname(floorBundle), floorBundle));
+            chainFloor.push(await load(dirname(chainFloorBundle), chainFloorBundle));
             own.push(await load(dirname(ownBundle), ownBundle));
             streamsLoaded.push(await load(root!.dir, root!.bundle, LOADER_STREAMS_LOADED));
             floorStreamsLoaded.push(await load(dirname(floorBundle), floorBundle, LOADER_STREAMS_LOADED));
@@ -136,6 +142,7 @@ export async function benchBundles() {
       ratios.push({ fn, ratio: of("importMs"), cpu: of("cpuMs") });
       streamRatios.push({ fn, ratio: of("importMs", floorStreamsLoaded, streamsLoaded), cpu: of("cpuMs", floorStreamsLoaded, streamsLoaded) });
       ownRatios.push({ fn, clients, ratio: of("importMs", own), cpu: of("cpuMs", own) });
+      chainRatios.push({ fn, ratio: of("importMs", chainFloor), cpu: of("cpuMs", chainFloor) });
       // "before → after (after with the runtime's SDK)"
       const both = (f: (v: Variant, j: number) => string) => {
         const xs = variants.map(f);
@@ -165,7 +172,12 @@ export async function benchBundles() {
       name: "the SDK floor: the bare DynamoDB client bundled the same way, module load (import) / whole process, median",
       value: `${median(floorLoads.map((x) => x.importMs))} / ${median(floorLoads.map((x) => x.sinceStartMs))}`,
       unit: "ms",
-      method: "esbuild (the packaging's options: ESM, node22, minified, split into chunks loaded on demand, the same require banner) of `new DynamoDBClient({})` from @aws-sdk/client-dynamodb; loaded in turn with each function's bundle",
+      method: "esbuild (the packaging's options: ESM, node22, minified, split into chunks loaded on demand, the same require banner, the environment's credentials for the SDK's default chain as infra/esbuild-plugins.cjs gives them) of `new DynamoDBClient({})` from @aws-sdk/client-dynamodb; loaded in turn with each function's bundle",
+    });
+    report({
+      name: "module load against the SDK floor with the SDK's own default credential chain (how a function bundles the client unless it does as Lookout's)",
+      value: chainRatios.map((r) => `${r.fn} ${r.ratio.toFixed(2)}× (CPU ${r.cpu.toFixed(2)}×)`).join(", "),
+      method: `the same floor without infra/lambda-credentials.mjs (its other credential providers are chunks, one of which shares the Query and XML protocols with the client's chunk, loaded at import), loaded just after each of the function's ${RUNS} loads; the median of the ratios`,
     });
     // The floor as one file, as the functions were bundled before they were split: what their earlier ratios were taken against.
     const whole = await sdkFloor(join(unpacked, "floor-whole"), false);
@@ -227,13 +239,16 @@ function clientClass(pkg: string): string {
  * The bare DynamoDB client, bundled as serverless-esbuild bundles the functions (serverless.yml, custom.esbuild):
  * split too, so that the SDK's own on-demand imports (its other credential providers) are chunks here as there.
  */
-async function sdkFloor(dir: string, splitting = true, clients: readonly string[] = ["@aws-sdk/client-dynamodb"]): Promise<string> {
+async function sdkFloor(dir: string, splitting = true, clients: readonly string[] = ["@aws-sdk/client-dynamodb"], defaultChain = false): Promise<string> {
   const { build } = await import("esbuild");
+  // Bundled the same way: the environment's credentials for the SDK's default chain, as infra/esbuild-plugins.cjs does.
+  const plugins = defaultChain ? [] : [(createRequire(import.meta.url)(join(ROOT, "infra", "esbuild-plugins.cjs")) as { lambdaCredentials: () => import("esbuild").Plugin }).lambdaCredentials()];
   const contents = clients.map((pkg, i) => `import { ${clientClass(pkg)} as C${i} } from "${pkg}";\nexport const c${i} = new C${i}({});\n`).join("");
   await build({
     stdin: { contents, resolveDir: ROOT, loader: "js", sourcefile: "floor.js" },
     bundle: true, minify: true, platform: "node", format: "esm", target: "node22", mainFields: ["module", "main"], logLevel: "silent",
     outdir: dir, entryNames: "floor", splitting, chunkNames: "floor.[name]-[hash]", outExtension: { ".js": ".mjs" },
+    plugins,
     banner: { js: "import{createRequire as __lookoutRequire}from'node:module';const require=__lookoutRequire(import.meta.url);" },
   });
   return join(dir, "floor.mjs");

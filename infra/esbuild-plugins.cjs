@@ -13,6 +13,9 @@
 //    both measured in BENCHMARKS.md).
 //  - nodemailer's table of every file type, which names attachments (Lookout sends none), replaced by
 //    infra/mail-mime-types.mjs: a smaller email function, measured in BENCHMARKS.md ("bundles").
+//  - The AWS SDK's default credential chain, replaced by the environment's credentials alone
+//    (infra/lambda-credentials.mjs): Lambda puts the role's there, so the other links are never reached,
+//    and their chunks made esbuild load the Query and XML protocols at every cold start.
 //  - The chunks of code a function loads on demand (serverless.yml `splitting`), named after its bundle
 //    (`notify-slack.ses-<hash>.mjs`): serverless-esbuild leaves `<another bundle>.*` out of a function's
 //    zip, so each zip carries its own chunks and no other function's.
@@ -25,6 +28,8 @@ const serviceDir = path.resolve(__dirname, "..");
 /** Only the YAML file reader, the SMTP and file transports and the Slack sender use these. */
 const SIDE_EFFECT_FREE = /^(yaml|nodemailer|@slack\/web-api|@slack\/webhook)(\/.*)?$/;
 const RUNTIME_SDK = /^@(aws-sdk|smithy)\//;
+/** The SDK clients' import of their default credential chain. */
+const CREDENTIAL_CHAIN = /^@aws-sdk\/credential-provider-node$/;
 /** nodemailer's own import of its file-type table (its ESM and CommonJS builds). */
 const MAIL_MIME_TYPES = /(^|\/)mime-types(\.js)?$/;
 const runtimeSdk = () => process.env.LOOKOUT_RUNTIME_AWS_SDK === "1";
@@ -34,6 +39,16 @@ function entryName(build) {
   const entries = build.initialOptions.entryPoints ?? [];
   const [entry] = Array.isArray(entries) ? entries.map((e) => (typeof e === "string" ? e : e.in)) : Object.values(entries);
   return entry ? path.basename(entry, path.extname(entry)) : undefined;
+}
+
+/** The environment's credentials for the SDK's default chain; only where the SDK is bundled (the runtime's keeps its own). */
+function lambdaCredentials() {
+  return {
+    name: "lookout-lambda-credentials",
+    setup(build) {
+      if (!runtimeSdk()) build.onResolve({ filter: CREDENTIAL_CHAIN }, () => ({ path: path.join(__dirname, "lambda-credentials.mjs") }));
+    },
+  };
 }
 
 module.exports = () => {
@@ -62,6 +77,7 @@ module.exports = () => {
         if (name) build.initialOptions.chunkNames = `${name}.[name]-[hash]`;
       },
     },
+    lambdaCredentials(),
     {
       name: "lookout-mail-mime-types",
       setup(build) {
@@ -82,3 +98,6 @@ module.exports = () => {
     },
   ];
 };
+
+// The bundle bench builds its SDK floor the same way.
+module.exports.lambdaCredentials = lambdaCredentials;

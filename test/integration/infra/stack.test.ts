@@ -169,6 +169,12 @@ describe("the packaged stack", () => {
     expect(readsSecrets("notifySlack")).toBe(true);
     expect(readsSecrets("poll") || readsSecrets("feedTick")).toBe(false);
     for (const key of ["auditApi", "publish", "notifyEmail", "dispatch", "notifyHttp", "slackActions"] as const) expect(readsParameters(key) || readsSecrets(key), key).toBe(false);
+    // Credentials from the environment alone, where Lambda puts the role's (infra/lambda-credentials.mjs):
+    // none of the SDK's other providers (web identity, containers' and instances' metadata, SSO) is packaged.
+    for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) {
+      expect(codeOf(key, true), key).toContain("AWS_SESSION_TOKEN");
+      expect(code(key), key).not.toMatch(/AWS_WEB_IDENTITY_TOKEN_FILE|AWS_CONTAINER_CREDENTIALS_FULL_URI|sso_start_url/);
+    }
     // The layer goes with the reads: those functions have it, no other.
     const withLayer = (Object.keys(FUNCTIONS) as FunctionKey[]).filter((key) => (fnResource(key).Properties.Layers ?? []).length > 0).sort();
     expect(withLayer).toEqual(["feedTick", "notifySlack", "poll"]);
