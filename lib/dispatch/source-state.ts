@@ -21,6 +21,11 @@ export const DISPATCH_POLICY = {
   minIntervalMs: 55_000,
   /** A source named by the change feed stays hot at most this long (until read after the news). */
   hotMs: 10 * MINUTE,
+  /**
+   * How far behind ours the platform's clock may run when a delivery's time is set against a read's: a
+   * read this much after the delivery covers its event. Further behind, a new event could pass for read.
+   */
+  namedSkewMs: 5_000,
   /** An organization's change feed counts as this many idle sources; its webhooks share the weight. */
   feedWeight: 40,
   /**
@@ -55,6 +60,14 @@ export function initialState(watch: Watchlist, now: number): DispatchState {
  */
 export const lastOkAt = (s: SourceState): number | undefined =>
   !s.consecutive_failures && s.last_polled_at !== undefined ? s.last_polled_at : s.last_ok_at;
+
+/**
+ * Whether a source was read (a poll planned, not failed) at least `namedSkewMs` after a delivery named
+ * it: the platform's clock may run a few seconds behind ours, and reading once more is cheap.
+ */
+export function readSinceNamed(s: SourceState | undefined, namedAt: number | undefined): boolean {
+  return namedAt !== undefined && s !== undefined && !s.consecutive_failures && (s.last_polled_at ?? -Infinity) >= namedAt + DISPATCH_POLICY.namedSkewMs;
+}
 
 export function isHot(s: SourceState, now: number): boolean {
   if (s.hot_until === undefined || now >= s.hot_until) return false;
@@ -104,10 +117,12 @@ export function applyPollResult(state: DispatchState, result: PollResult, now: n
     if (!isDeepStrictEqual(next, state.sources[key])) updates.set(key, next);
   };
   if (watch.keys.has(result.source)) update(result.source, afterPoll(state.sources[result.source] ?? {}, result, rateLimited, now));
-  // The change feed: services named by new deliveries are read next.
+  // The change feed: services named by new deliveries are read next, unless read since the delivery:
+  // each webhook of an organization delivers the same event, and the round reads the others later.
   for (const id of result.hotServices) {
     const key = watch.byApplication.get(id);
-    if (key) update(key, { ...(updates.get(key) ?? state.sources[key]), hot_until: now + DISPATCH_POLICY.hotMs });
+    const s = key ? (updates.get(key) ?? state.sources[key]) : undefined;
+    if (key && !readSinceNamed(s, result.namedAt?.[id])) update(key, { ...s, hot_until: now + DISPATCH_POLICY.hotMs });
   }
   if (b === state.budget && updates.size === 0) return { state, changed: false };
   return { state: { ...state, budget: b, sources: { ...state.sources, ...Object.fromEntries(updates) } }, changed: true };

@@ -50,6 +50,11 @@ export interface PollResult {
   backlog?: number;
   /** Services named by new webhook deliveries: the change feed (dispatch reads them next). */
   hotServices: string[];
+  /**
+   * When the newest of those deliveries naming each service was made (epoch ms, the platform's clock):
+   * a service read since is not read again for it (every webhook of an organization delivers the same event).
+   */
+  namedAt?: Record<string, number>;
   gapSuspected: boolean;
   rateLimit?: RateLimitHeaders;
   /** The source had never been stored before: what it found is history, not activity. */

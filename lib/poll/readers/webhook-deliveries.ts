@@ -30,6 +30,11 @@ export const webhookDeliveries: SourceReader = {
         // The change feed: these services just started or ended a deployment — read them next.
         const named = recs.flatMap((r) => r.services);
         result.hotServices = [...new Set([...result.hotServices, ...named.map((s) => s.id)])];
+        const namedAt = (result.namedAt ??= {});
+        for (const r of recs) {
+          const at = r.created_at === undefined ? NaN : Date.parse(r.created_at);
+          if (Number.isFinite(at)) for (const s of r.services) namedAt[s.id] = Math.max(namedAt[s.id] ?? -Infinity, at);
+        }
         await deps.store.learnServices(named.map((s) => ({ id: s.id, ctx: contextOf(s) })));
       },
     });

@@ -126,6 +126,9 @@ describe("webhook deliveries and cluster logs (the list core)", () => {
     delivery(200, T0, a1);
     const r = await poll(hook);
     expect(r.hotServices.sort()).toEqual([a1, a2].sort());
+    // With when the newest delivery naming each was made, as the platform stamps it: a service read
+    // since is not read again for the same event in another webhook's log (lib/dispatch/source-state.ts).
+    expect(r.namedAt).toEqual({ [a1]: T0, [a2]: T0 });
     // A delivery names its service with the project and environment it runs in.
     const where = { project: { id: sim.ids.projectId, name: "shop" }, environment: { id: sim.ids.environmentId, name: "production", type: "PRODUCTION" } };
     expect(await store.getServiceContexts([a1, a2])).toEqual(new Map([[a1, { name: "api-gateway", ...where }], [a2, { name: "web-frontend", ...where }]]));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { DispatchState, Watchlist } from "../../../lib/model/dispatch.js";
-import { DISPATCH_POLICY, applyPollResult, initialState } from "../../../lib/dispatch/source-state.js";
+import { DISPATCH_POLICY, applyPollResult, initialState, isHot } from "../../../lib/dispatch/source-state.js";
 import { healthFacts } from "../../../lib/dispatch/health-facts.js";
 import { idleIntervalMs, planTick } from "../../../lib/dispatch/plan.js";
 import { watchlist } from "../../../lib/dispatch/watchlist.js";
@@ -190,6 +190,28 @@ describe("where the budget goes", () => {
     // Read after the news (nothing in progress): not hot any more, not polled the tick after.
     const next = planTick(plan.state, watch, now + 2 * MIN);
     expect(next.polls.map((p) => sourceKey(p.source))).not.toContain(depKey(named));
+  });
+
+  it("a service read since a delivery named it is not read again for the same event another webhook delivers", () => {
+    const watch = makeWatch({ apps: 50, webhooks: 3 });
+    let state = simulate(watch, 10 * MIN).state;
+    const delivered = T0 + 10 * MIN - 3_000;
+    // The feed names it; the tick reads it.
+    state = applyPollResult(state, result(hookKey(0), { newRecords: 1, hotServices: [app(7)], namedAt: { [app(7)]: delivered } }), T0 + 10 * MIN, watch).state;
+    let plan = planTick(state, watch, T0 + 11 * MIN);
+    expect(plan.polls.map((p) => sourceKey(p.source))).toContain(depKey(7));
+    state = applyPollResult(plan.state, result(depKey(7)), T0 + 11 * MIN + 1_000, watch).state;
+    // Later, another webhook's log brings the same event (delivered then): not hot again, not read again.
+    state = applyPollResult(state, result(hookKey(1), { newRecords: 1, hotServices: [app(7)], namedAt: { [app(7)]: delivered + 1_000 } }), T0 + 14 * MIN, watch).state;
+    expect(isHot(state.sources[depKey(7)]!, T0 + 14 * MIN)).toBe(false);
+    // A delivery after the read (the deployment ended), or one within the clocks' tolerance of it: hot.
+    for (const at of [T0 + 13 * MIN, T0 + 11 * MIN - DISPATCH_POLICY.namedSkewMs + 1]) {
+      const again = applyPollResult(state, result(hookKey(2), { newRecords: 1, hotServices: [app(7)], namedAt: { [app(7)]: at } }), T0 + 14 * MIN, watch).state;
+      expect(isHot(again.sources[depKey(7)]!, T0 + 14 * MIN), new Date(at).toISOString()).toBe(true);
+    }
+    // Without the delivery's time (an older poller), named is hot, as before.
+    const untimed = applyPollResult(state, result(hookKey(2), { newRecords: 1, hotServices: [app(7)] }), T0 + 14 * MIN, watch).state;
+    expect(isHot(untimed.sources[depKey(7)]!, T0 + 14 * MIN)).toBe(true);
   });
 
   it("a hot service whose first read after the news failed stays hot", () => {
