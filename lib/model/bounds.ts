@@ -61,6 +61,8 @@ export interface ClipOptions {
   maxBytes: number;
   /** Every string above this many bytes (per path, or for all) is shortened to it first (ranks 0 and 1 only). */
   maxFieldBytes?: number | ((path: Path) => number | undefined);
+  /** No path's `maxFieldBytes` is below this: a value whose whole JSON is no longer has no string over its cap. */
+  maxFieldBytesAtLeast?: number;
   /** A shortened string keeps at least this many bytes: a reader still sees how it starts. Default 256. */
   minKeptBytes?: number;
   /** The rank of the string at `path`; default {@link defaultRank}. */
@@ -130,7 +132,9 @@ export function clipStrings<T>(value: T, opts: ClipOptions): Clipped<T> {
     const cap = l.rank === 2 ? undefined : fieldCap(l.path);
     return cap !== undefined && l.bytes > cap;
   };
-  if (size0 <= opts.maxBytes && (opts.maxFieldBytes === undefined || !leaves(value, rank).some(overField))) {
+  // A string's JSON is part of the value's: a value no longer than every cap needs no walk of its strings.
+  const underEveryCap = size0 <= (typeof opts.maxFieldBytes === "number" ? opts.maxFieldBytes : (opts.maxFieldBytesAtLeast ?? 0));
+  if (size0 <= opts.maxBytes && (opts.maxFieldBytes === undefined || underEveryCap || !leaves(value, rank).some(overField))) {
     return { value, clipped: [], bytes: size0 };
   }
   const copy = structuredClone(value);
@@ -175,6 +179,6 @@ function recordFieldCap(path: Path): number | undefined {
  * whole unless nothing else is left. What was shortened is listed in `clipped`.
  */
 export function boundRecord<T extends object>(record: T): T & { clipped?: string[] } {
-  const r = clipStrings(record, { maxBytes: MAX_RECORD_BYTES, maxFieldBytes: recordFieldCap });
+  const r = clipStrings(record, { maxBytes: MAX_RECORD_BYTES, maxFieldBytes: recordFieldCap, maxFieldBytesAtLeast: MAX_SHORT_FIELD_BYTES });
   return r.clipped.length ? { ...r.value, clipped: r.clipped } : r.value;
 }

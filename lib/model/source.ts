@@ -9,7 +9,14 @@ export interface SourceRef {
   id: string;
 }
 
-export const sourceKey = (s: SourceRef): string => `${s.kind}:${s.organizationId}/${s.id}`;
+const KEYS = new WeakMap<SourceRef, string>();
+
+/** A source's key, once per source object: dispatch keys every watched source at each tick of the loop. */
+export function sourceKey(s: SourceRef): string {
+  let key = KEYS.get(s);
+  if (key === undefined) KEYS.set(s, (key = `${s.kind}:${s.organizationId}/${s.id}`));
+  return key;
+}
 
 export function parseSourceKey(key: string): SourceRef | undefined {
   const m = /^(webhook|deployment|cluster):([^/]+)\/(.+)$/.exec(key);

@@ -121,8 +121,29 @@ export function knownSecretsOf(item: unknown): RedactOptions | undefined {
   return kind === "SLACK" && typeof url === "string" && url.length > 0 ? { known: [[url, redactSlackTarget(url)]] } : undefined;
 }
 
+/**
+ * The latest short texts found to hold nothing to redact (the oldest forgotten first): the poller redacts
+ * every field of every item at every poll and meets the same ones again and again (names, statuses,
+ * times, keys) — a CI-sized simulated day redacted 2.8 million texts, 603 of them different
+ * (docs/security.md). Only clean texts are kept, so nothing secret is held on to.
+ */
+const CLEAN = new Set<string>();
+const CLEAN_MAX_ENTRIES = 5_000;
+const CLEAN_MAX_CHARS = 256;
+
 /** Redacts the secrets inside free text; leaves everything else as it was. */
 export function redactText(text: string, opts?: RedactOptions): string {
+  const plain = text.length <= CLEAN_MAX_CHARS && !opts?.known?.length;
+  if (plain && CLEAN.has(text)) return text;
+  const out = scrub(text, opts);
+  if (plain && out === text) {
+    if (CLEAN.size >= CLEAN_MAX_ENTRIES) CLEAN.delete(CLEAN.values().next().value!);
+    CLEAN.add(text);
+  }
+  return out;
+}
+
+function scrub(text: string, opts?: RedactOptions): string {
   let out = text;
   for (const [secret, replacement] of opts?.known ?? []) if (secret) out = out.split(secret).join(replacement);
   // Each search runs only when a literal it needs is in the text: most fields hold no secret at all.

@@ -12,6 +12,7 @@ import { csvHeader, csvRow, explanationLines, jsonLine, tableLines } from "../..
 import type { AuditRow } from "../../lib/model/audit-row.js";
 import type { Config } from "../../lib/config/load.js";
 import { type Output, formatOf, jsonDocument, reportFailureTo, stdio } from "./shared.js";
+import { AUDIT_FORMATS, DEFAULT_SERVE_PORT } from "./choices.js";
 import { type StoreTarget, withStore } from "./store-target.js";
 import { NAMED_SCOPES, isUuid, namesFrom, resolveName } from "./scope-names.js";
 import { startAuditServer } from "../runtime/audit-server.js";
@@ -19,9 +20,6 @@ import { withEarlierPreviewDeliveries } from "../runtime/preview-route.js";
 
 
 export type AuditArgs = StoreTarget & Partial<Record<FilterName | "since" | "from" | "to" | "limit" | "cursor", string>> & { format?: string };
-
-/** `--format`: a table for people; for scripts one JSON document, a row a line (ndjson), or CSV. */
-export const AUDIT_FORMATS = ["table", "json", "ndjson", "csv"] as const;
 
 /** `lookout audit --format json`: the page and, when there is more, the cursor of the next. */
 export interface AuditPageJson {
@@ -143,8 +141,6 @@ export async function auditServeCommand(args: AuditArgs & { port?: string }, io:
     return failure("audit", err, io);
   }
 }
-
-export const DEFAULT_SERVE_PORT = 4020;
 
 function untilStopped(signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {

@@ -4,9 +4,9 @@
  */
 import type { Command } from "commander";
 import { EXIT, UsageError, reportFailure } from "./shared.js";
+import { COMPLETION_SHELLS, type CompletionShell } from "./choices.js";
 
-export const COMPLETION_SHELLS = ["bash", "zsh", "fish"] as const;
-export type CompletionShell = (typeof COMPLETION_SHELLS)[number];
+export { COMPLETION_SHELLS };
 
 /** One command as completion sees it: its path (`routes test`), its options, what its argument takes. */
 export interface CompletionNode {

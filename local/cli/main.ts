@@ -5,19 +5,27 @@
  */
 import { readFileSync } from "node:fs";
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { simulateCommand } from "./simulate-command.js";
 import { EXIT } from "./shared.js";
-import { runCommand } from "./run-command.js";
-import { checkConfigCommand, routesTestCommand } from "./routes-commands.js";
-import { startCommand } from "./start-command.js";
-import { cloudLocalCommand } from "./cloud-local-command.js";
-import { muteCommand, mutesCommand, unmuteCommand } from "./mute-commands.js";
-import { AUDIT_FORMATS, auditCommand, auditServeCommand, DEFAULT_SERVE_PORT, explainCommand } from "./audit-commands.js";
-import { REPORT_FORMATS, reportCommand } from "./report-command.js";
-import { statusCommand } from "./status-command.js";
-import { COMPLETION_SHELLS, completionCommand } from "./completion-commands.js";
+import { AUDIT_FORMATS, COMPLETION_SHELLS, DEFAULT_SERVE_PORT, REPORT_FORMATS } from "./choices.js";
+import { completionCommand } from "./completion-commands.js";
 import { reportStartupTo } from "../runtime/dynamodb-local.js";
 import { EVENT_VERSION } from "../../lib/model/event.js";
+
+/**
+ * Each command's module, loaded when that command runs: a command starts without loading the others
+ * (`lookout run` neither the cloud rehearsal nor the audit server, `lookout simulate` not the pipeline).
+ */
+const commands = {
+  simulate: () => import("./simulate-command.js"),
+  run: () => import("./run-command.js"),
+  routes: () => import("./routes-commands.js"),
+  start: () => import("./start-command.js"),
+  cloudLocal: () => import("./cloud-local-command.js"),
+  mutes: () => import("./mute-commands.js"),
+  audit: () => import("./audit-commands.js"),
+  report: () => import("./report-command.js"),
+  status: () => import("./status-command.js"),
+};
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
@@ -51,7 +59,7 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
     .addOption(formatOption(["text", "json"], ": json prints the connection details as one JSON object"))
     .option("--json", "the same as --format json")
     .action((opts: { port: string; host: string; json?: boolean; format: string }) =>
-      run(() => simulateCommand({ port: Number(opts.port), host: opts.host, json: Boolean(opts.json) || opts.format === "json" }))(),
+      run(async () => (await commands.simulate()).simulateCommand({ port: Number(opts.port), host: opts.host, json: Boolean(opts.json) || opts.format === "json" }))(),
     );
 
   program
@@ -62,7 +70,7 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
     .option("--verbose", "log every step")
     .addOption(formatOption(["text", "json"], ": json prints the summary as one JSON object, the running lines on stderr"))
     .action((opts: { once?: boolean; config: string; verbose?: boolean; format: string }) =>
-      run(() => runCommand({ once: Boolean(opts.once), configFile: opts.config, verbose: Boolean(opts.verbose), format: opts.format }))(),
+      run(async () => (await commands.run()).runCommand({ once: Boolean(opts.once), configFile: opts.config, verbose: Boolean(opts.verbose), format: opts.format }))(),
     );
 
   program
@@ -70,7 +78,7 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
     .description("check a configuration (platform, watch, routes, notify) and say what it sets up")
     .option("--config <file>", "configuration file (YAML or JSON)", "lookout.yaml")
     .addOption(formatOption(["text", "json"]))
-    .action((opts: { config: string; format: string }) => run(() => checkConfigCommand({ configFile: opts.config, format: opts.format }))());
+    .action((opts: { config: string; format: string }) => run(async () => (await commands.routes()).checkConfigCommand({ configFile: opts.config, format: opts.format }))());
 
   program
     .command("routes")
@@ -81,14 +89,14 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
     .requiredOption("--event <file>", "an event detail, or a whole envelope, as JSON")
     .addOption(formatOption(["text", "json"]))
     .action((opts: { config: string; event: string; format: string }) =>
-      run(() => routesTestCommand({ configFile: opts.config, eventFile: opts.event, format: opts.format }))(),
+      run(async () => (await commands.routes()).routesTestCommand({ configFile: opts.config, eventFile: opts.event, format: opts.format }))(),
     );
 
   program
     .command("start")
     .description("run Lookout on its embedded default: the simulator with a demo, or the configured platform")
     .option("--config <file>", "configuration file (YAML or JSON), used when it exists", "lookout.yaml")
-    .action((opts: { config: string }) => run(() => startCommand({ configFile: opts.config }))());
+    .action((opts: { config: string }) => run(async () => (await commands.start()).startCommand({ configFile: opts.config }))());
 
   program
     .command("cloud-local")
@@ -101,7 +109,7 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
       "The functions' logs and .eml copies are kept in a work dir it names; Ctrl-C stops everything.",
       "See docs/cloud-local.md.",
     ].join("\n"))
-    .action((opts: { config?: string }) => run(() => cloudLocalCommand(opts.config ? { configFile: opts.config } : {}))());
+    .action((opts: { config?: string }) => run(async () => (await commands.cloudLocal()).cloudLocalCommand(opts.config ? { configFile: opts.config } : {}))());
 
   const storeOptions = (cmd: Command) =>
     cmd
@@ -123,14 +131,14 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
       .option("--reason <text>", "why (shown when someone asks why nobody was told)")
       .option("--by <who>", "who sets it (default: LOOKOUT_USER or your login)")
       .addOption(formatOption(["text", "json"])),
-  ).action((opts) => run(() => muteCommand(opts))());
+  ).action((opts) => run(async () => (await commands.mutes()).muteCommand(opts))());
 
   storeOptions(program.command("unmute").description("lift a mute before its end").argument("<id>").addOption(formatOption(["text", "json"])))
-    .action((id: string, opts) => run(() => unmuteCommand(id, opts))());
+    .action((id: string, opts) => run(async () => (await commands.mutes()).unmuteCommand(id, opts))());
 
   storeOptions(
     program.command("mutes").description("list active mutes").option("--all", "include ended and lifted ones").addOption(formatOption(["table", "json"])),
-  ).action((opts) => run(() => mutesCommand(opts))());
+  ).action((opts) => run(async () => (await commands.mutes()).mutesCommand(opts))());
 
   storeOptions(
     program
@@ -157,7 +165,10 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
       .option("--cursor <c>", "the next page of the same query")
       .option("--serve", "serve the audit web page and the audit API on 127.0.0.1 until Ctrl-C (the filters open the page)")
       .option("--port <n>", "with --serve: the port (0 picks a free one)", integer(0, 65_535), String(DEFAULT_SERVE_PORT)),
-  ).action((opts) => run(() => (opts.serve ? auditServeCommand(opts) : auditCommand(opts)))());
+  ).action((opts) => run(async () => {
+    const { auditCommand, auditServeCommand } = await commands.audit();
+    return opts.serve ? auditServeCommand(opts) : auditCommand(opts);
+  })());
 
   storeOptions(
     program
@@ -165,7 +176,7 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
       .description("a record, execution or alert: as read, each transition, each alert, who was told and why not")
       .argument("<id>", "an ID from lookout audit: alert, record, or <service id>:<execution id>")
       .addOption(formatOption(["text", "json"])),
-  ).action((id: string, opts) => run(() => explainCommand(id, opts))());
+  ).action((id: string, opts) => run(async () => (await commands.audit()).explainCommand(id, opts))());
 
   storeOptions(
     program
@@ -177,7 +188,7 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
       .option("--from <iso>", "e.g. 2026-03-01 or 2026-03-01T08:00:00Z (inclusive)")
       .option("--to <iso>", "(exclusive; default now)")
       .addOption(formatOption(REPORT_FORMATS, ": json the whole report with every id, csv a line per service")),
-  ).action((opts) => run(() => reportCommand(opts))());
+  ).action((opts) => run(async () => (await commands.report()).reportCommand(opts))());
 
   program
     .command("status")
@@ -187,7 +198,7 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
     .option("--table <name>", "the deployed DynamoDB table (default LOOKOUT_TABLE; uses the environment's AWS credentials)")
     .option("--region <region>", "the deployed table's region (default AWS_REGION)")
     .option("--quarantine-within <duration>", "quarantined records this recent make Lookout unhealthy", "24h")
-    .action((opts) => run(() => statusCommand(opts))());
+    .action((opts) => run(async () => (await commands.status()).statusCommand(opts))());
 
   program
     .command("completion")

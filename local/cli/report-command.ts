@@ -8,10 +8,10 @@ import { reportCsv, reportLines } from "../../lib/audit/delivery-report-format.j
 import type { AuditReader } from "../../lib/audit/trail.js";
 import type { Config } from "../../lib/config/load.js";
 import { type Output, formatOf, jsonDocument, stdio } from "./shared.js";
+import { REPORT_FORMATS } from "./choices.js";
 import type { StoreTarget } from "./store-target.js";
 import { type AuditArgs, failure, resolveScopeNames, withAuditReader, withoutNames } from "./audit-commands.js";
 
-export const REPORT_FORMATS = ["table", "json", "csv"] as const;
 
 export type ReportArgs = StoreTarget & { service?: string; environment?: string; since?: string; from?: string; to?: string; format?: string };
 

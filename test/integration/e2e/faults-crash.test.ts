@@ -16,6 +16,7 @@ import { SecretScanner, plantAll, textWith } from "../../support/secret-scan.js"
 import { localDynamoClient, scanTable, dynamodbEndpoint } from "../../support/dynamodb.js";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { isChangesMessage } from "../../support/amendment.js";
+import { onePass } from "../../support/crash-worker.js";
 
 // Secrets planted in what the failing deployments carry: no crash may leave one in anything written.
 const planted = [...plantAll("crash.commit.message"), ...plantAll("crash.triggered_by")];
@@ -74,10 +75,10 @@ function world(appIndex: number) {
 const ok = (e: Exit) => expect(e.code, e.stderr).toBe(0);
 const killed = (e: Exit) => expect(e.signal, `expected a SIGKILL; stderr: ${e.stderr}`).toBe("SIGKILL");
 
-/** Prime the source (first sight), then one failed deployment the platform reports. */
+/** Prime the source (first sight, the same pass in this process: nothing is killed), then one failed deployment the platform reports. */
 async function setup(appIndex: number) {
   const w = world(appIndex);
-  ok(await worker(w.env)); // first sight
+  expect(await onePass({ ...process.env, ...w.env, NOW: new Date(sim.clock.nowMs()).toISOString() })).toMatchObject({ ok: true });
   const exec = sim.scenario.deploy(w.appId, {
     outcome: "DEPLOYMENT_ERROR",
     commit: { message: textWith(planted.filter((p) => p.field === "crash.commit.message")) },

@@ -52,7 +52,9 @@ retention: 3650d
 poll_interval: 1s
 `,
   );
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, SIM_TOKEN: sim.apiToken, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" };
+  // The JVM options the run's DynamoDB Local has (test/support/dynamodb-global-setup.ts): its Java starts in half the CPU.
+  const { JDK_JAVA_OPTIONS, DDB_LOCAL_TELEMETRY } = process.env;
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, SIM_TOKEN: sim.apiToken, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", JDK_JAVA_OPTIONS, DDB_LOCAL_TELEMETRY };
   const child = spawn(process.execPath, [BIN, "run", "--config", config], { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout!.on("data", (d: Buffer) => (output += d.toString()));

@@ -10,10 +10,10 @@ import fc from "fast-check";
 import { leaseDatabase } from "../../support/dynamodb.js";
 import { commands as c, runSequence, sequenceArbitrary, type Parts } from "../../support/receivers-model.js";
 
-// 12 sequences here, two at a time (about 40 s of CI's time; 20 took 70 s): the examples below keep what
-// the draws found, and the bench's receivers section draws 10,000 (RECEIVERS_MODEL_RUNS sets more here;
-// docs/testing.md).
-const RUNS = Number(process.env.RECEIVERS_MODEL_RUNS ?? 12);
+// 6 sequences here, two at a time (each pair about 5 s of CPU on two cores; 12 took half the file): the
+// examples below keep what the draws found and between them use every command, in both modes, and the
+// bench's receivers section draws 10,000 (RECEIVERS_MODEL_RUNS sets more here; docs/testing.md).
+const RUNS = Number(process.env.RECEIVERS_MODEL_RUNS ?? 6);
 const MIN = 60_000;
 
 /** Each sequence on a database of its own: DynamoDB Local slows with every table a database had (test/support/dynamodb-pool.ts). */
