@@ -3,7 +3,7 @@
  * through the AWS Parameters and Secrets Lambda Extension, a layer the packaging gives each function
  * whose role reads such a reference (infra/stack.ts functionLayers; docs/deploy.md, "Secrets"). The
  * extension keeps each value five minutes (SSM_PARAMETER_STORE_TTL, SECRETS_MANAGER_TTL in
- * serverless.yml), so a rotated token is picked up without a redeploy; and no function carries an SSM or
+ * serverless.yml; a container keeps what it composed with them, docs/deploy.md "Secrets"); and no function carries an SSM or
  * Secrets Manager client, which was a fifth of the module load of those that did (BENCHMARKS.md, "bundles").
  * The extension answers in the invoke phase only, not during init: the services that read secrets are
  * composed at a container's first invocation (container.ts `coldStart`), never at import.
