@@ -104,7 +104,7 @@ export async function benchBundles() {
     // The floor: what any bundled function that reads DynamoDB pays, its client alone, bundled the same way.
     const floorBundle = await sdkFloor(join(unpacked, "floor"));
     // The same client with the SDK's own default credential chain, as any function bundles it unless it does as ours.
-    const chainFloorBundle = await sdkFloor(join(unpacked, "floor-chain"), true, undefined, true);
+    const chainFloorBundle = await sdkFloor(join(unpacked, "floor-chain"), { defaultChain: true });
     const floorLoads: Load[] = [];
     const chainRatios: Array<{ fn: string; ratio: number; cpu: number }> = [];
     const ratios: Array<{ fn: string; ratio: number; cpu: number }> = [];
@@ -122,7 +122,7 @@ export async function benchBundles() {
       const afterIndex = variants.indexOf(after);
       // The AWS SDK clients this function loads at import, bare, bundled the same way: its own floor.
       const clients = await clientsAtImport(after.sizes.get(fn)!.handler);
-      const ownBundle = await sdkFloor(join(unpacked, `floor-${fn}`), true, clients);
+      const ownBundle = await sdkFloor(join(unpacked, `floor-${fn}`), { clients });
       for (let i = 0; i < RUNS; i++) {
         for (const [j, root] of roots.entries()) {
           if (root) loads[j]!.push(await load(root.dir, root.bundle));
@@ -180,7 +180,7 @@ export async function benchBundles() {
       method: `the same floor without infra/lambda-credentials.mjs (its other credential providers are chunks, one of which shares the Query and XML protocols with the client's chunk, loaded at import), loaded just after each of the function's ${RUNS} loads; the median of the ratios`,
     });
     // The floor as one file, as the functions were bundled before they were split: what their earlier ratios were taken against.
-    const whole = await sdkFloor(join(unpacked, "floor-whole"), false);
+    const whole = await sdkFloor(join(unpacked, "floor-whole"), { splitting: false });
     const wholeLoads: Load[] = [];
     const splitLoads: Load[] = [];
     for (let i = 0; i < RUNS; i++) {
@@ -239,7 +239,10 @@ function clientClass(pkg: string): string {
  * The bare DynamoDB client, bundled as serverless-esbuild bundles the functions (serverless.yml, custom.esbuild):
  * split too, so that the SDK's own on-demand imports (its other credential providers) are chunks here as there.
  */
-async function sdkFloor(dir: string, splitting = true, clients: readonly string[] = ["@aws-sdk/client-dynamodb"], defaultChain = false): Promise<string> {
+async function sdkFloor(
+  dir: string,
+  { splitting = true, clients = ["@aws-sdk/client-dynamodb"], defaultChain = false }: { splitting?: boolean; clients?: readonly string[]; defaultChain?: boolean } = {},
+): Promise<string> {
   const { build } = await import("esbuild");
   // Bundled the same way: the environment's credentials for the SDK's default chain, as infra/esbuild-plugins.cjs does.
   const plugins = defaultChain ? [] : [(createRequire(import.meta.url)(join(ROOT, "infra", "esbuild-plugins.cjs")) as { lambdaCredentials: () => import("esbuild").Plugin }).lambdaCredentials()];
