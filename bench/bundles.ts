@@ -172,7 +172,7 @@ export async function benchBundles() {
       name: "the SDK floor: the bare DynamoDB client bundled the same way, module load (import) / whole process, median",
       value: `${median(floorLoads.map((x) => x.importMs))} / ${median(floorLoads.map((x) => x.sinceStartMs))}`,
       unit: "ms",
-      method: "esbuild (the packaging's options: ESM, node22, minified, split into chunks loaded on demand, the same require banner, the environment's credentials for the SDK's default chain as infra/esbuild-plugins.cjs gives them) of `new DynamoDBClient({})` from @aws-sdk/client-dynamodb; loaded in turn with each function's bundle",
+      method: "esbuild (the packaging's options: ESM, node22, minified, split into chunks loaded on demand, the same require banner, the SDK schemas' trait keys and the environment's credentials for the SDK's default chain as infra/esbuild-plugins.cjs gives them) of `new DynamoDBClient({})` from @aws-sdk/client-dynamodb; loaded in turn with each function's bundle",
     });
     report({
       name: "module load against the SDK floor with the SDK's own default credential chain (how a function bundles the client unless it does as Lookout's)",
@@ -244,8 +244,11 @@ async function sdkFloor(
   { splitting = true, clients = ["@aws-sdk/client-dynamodb"], defaultChain = false }: { splitting?: boolean; clients?: readonly string[]; defaultChain?: boolean } = {},
 ): Promise<string> {
   const { build } = await import("esbuild");
-  // Bundled the same way: the environment's credentials for the SDK's default chain, as infra/esbuild-plugins.cjs does.
-  const plugins = defaultChain ? [] : [(createRequire(import.meta.url)(join(ROOT, "infra", "esbuild-plugins.cjs")) as { lambdaCredentials: () => import("esbuild").Plugin }).lambdaCredentials()];
+  // Bundled the same way: the SDK's schemas as infra/esbuild-plugins.cjs gives them, and the environment's
+  // credentials for the SDK's default chain (unless the floor is to keep that chain).
+  type Plugins = Record<"lambdaCredentials" | "sdkSchemaKeys", () => import("esbuild").Plugin>;
+  const ours = createRequire(import.meta.url)(join(ROOT, "infra", "esbuild-plugins.cjs")) as Plugins;
+  const plugins = [ours.sdkSchemaKeys(), ...(defaultChain ? [] : [ours.lambdaCredentials()])];
   const contents = clients.map((pkg, i) => `import { ${clientClass(pkg)} as C${i} } from "${pkg}";\nexport const c${i} = new C${i}({});\n`).join("");
   await build({
     stdin: { contents, resolveDir: ROOT, loader: "js", sourcefile: "floor.js" },

@@ -16,6 +16,9 @@
 //  - The AWS SDK's default credential chain, replaced by the environment's credentials alone
 //    (infra/lambda-credentials.mjs): Lambda puts the role's there, so the other links are never reached,
 //    and their chunks made esbuild load the Query and XML protocols at every cold start.
+//  - The AWS SDK clients' schemas with their trait keys written as the strings they are
+//    (infra/sdk-schema-keys.cjs): esbuild then drops the schema of every operation a function never
+//    calls, which it must otherwise keep (a computed key it cannot see through).
 //  - The chunks of code a function loads on demand (serverless.yml `splitting`), named after its bundle
 //    (`notify-slack.ses-<hash>.mjs`): serverless-esbuild leaves `<another bundle>.*` out of a function's
 //    zip, so each zip carries its own chunks and no other function's.
@@ -23,6 +26,7 @@
 
 const path = require("node:path");
 const { require: tsxRequire } = require("tsx/cjs/api");
+const { sdkSchemaKeys } = require("./sdk-schema-keys.cjs");
 
 const serviceDir = path.resolve(__dirname, "..");
 /** Only the YAML file reader, the SMTP and file transports and the Slack sender use these. */
@@ -78,6 +82,7 @@ module.exports = () => {
       },
     },
     lambdaCredentials(),
+    sdkSchemaKeys(),
     {
       name: "lookout-mail-mime-types",
       setup(build) {
@@ -101,3 +106,4 @@ module.exports = () => {
 
 // The bundle bench builds its SDK floor the same way.
 module.exports.lambdaCredentials = lambdaCredentials;
+module.exports.sdkSchemaKeys = sdkSchemaKeys;

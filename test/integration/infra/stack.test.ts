@@ -79,6 +79,8 @@ const REGION_ACCOUNT = "${AWS::Region}:${AWS::AccountId}";
 
 /** The SSM and Secrets Manager clients, by the operations they send (minified code keeps these strings). */
 const SECRET_CLIENTS = /GetParameter|GetSecretValue/;
+/** SES v2 SendEmail's request path, in its schema: where a bundle can send email. */
+const SES_SEND = "/v2/email/outbound-emails";
 
 /** A function's own chunks, beside its bundle (infra/esbuild-plugins.cjs): `functions/<name>.<chunk>-<hash>.mjs`. */
 const isChunkOf = (key: FunctionKey, name: string) => name.startsWith(`functions/${FUNCTIONS[key].suffix}.`) && name.endsWith(".mjs") && name !== `functions/${FUNCTIONS[key].suffix}.mjs`;
@@ -140,21 +142,21 @@ describe("the packaged stack", () => {
     for (const key of Object.keys(FUNCTIONS) as FunctionKey[]) expect(code(key), key).not.toMatch(/YAMLParseError|Implicit keys need to be on a single line/);
     // The example's fallback is email: the Slack function emails it; the email function never posts to Slack.
     expect(code("notifySlack")).toContain("slack.com/api");
-    expect(code("notifySlack")).toContain("SendEmailCommand");
+    expect(code("notifySlack")).toContain(SES_SEND);
     expect(code("notifyEmail")).not.toContain("slack.com/api");
     // The HTTP receivers' function: email for the fallback, no Slack client.
-    expect(code("notifyHttp")).toContain("SendEmailCommand");
+    expect(code("notifyHttp")).toContain(SES_SEND);
     expect(code("notifyHttp")).not.toContain("slack.com/api");
     expect(code("notifyHttp")).toContain("v2/enqueue");
     // A fallback's sender is a chunk loaded on its first message (lib/app/cloud/fallback-senders.ts), not at a cold start.
-    for (const key of ["notifySlack", "notifyHttp"] as const) expect(codeOf(key, true), key).not.toContain("SendEmailCommand");
+    for (const key of ["notifySlack", "notifyHttp"] as const) expect(codeOf(key, true), key).not.toContain(SES_SEND);
     // …and so is the fallback's channel with its renderer (lib/notify/channel-resolver.ts): email's headers, Slack's
     // empty commit list, each loaded at the cold start only where every message needs it.
     for (const key of ["notifySlack", "notifyHttp"] as const) expect(codeOf(key, true), key).not.toContain("X-Lookout-Incident");
     expect(codeOf("notifyEmail", true)).toContain("X-Lookout-Incident");
     for (const key of ["notifyEmail", "notifyHttp"] as const) expect(codeOf(key, true), key).not.toContain("No commits listed.");
     expect(codeOf("notifySlack", true)).toContain("No commits listed.");
-    expect(codeOf("notifyEmail", true)).toContain("SendEmailCommand");
+    expect(codeOf("notifyEmail", true)).toContain(SES_SEND);
     // nodemailer's table of every file type, for naming attachments, is left out (infra/mail-mime-types.mjs):
     // the packaged emails are checked against `lookout run`'s in test/integration/cloud-local/runner.test.ts.
     for (const key of ["notifyEmail", "notifySlack", "notifyHttp"] as const) expect(code(key), key).not.toContain("application/vnd.openxmlformats");
@@ -175,6 +177,12 @@ describe("the packaged stack", () => {
       expect(codeOf(key, true), key).toContain("AWS_SESSION_TOKEN");
       expect(code(key), key).not.toMatch(/AWS_WEB_IDENTITY_TOKEN_FILE|AWS_CONTAINER_CREDENTIALS_FULL_URI|sso_start_url/);
     }
+    // Only the SDK operations a function calls are packaged (infra/sdk-schema-keys.cjs): dispatch's Lambda
+    // client has Invoke's schema and not ListLayers', the email function's SES client not CreateContactList's.
+    expect(code("dispatch")).toContain("/2015-03-31/functions/{FunctionName}/invocations");
+    expect(code("dispatch")).not.toContain("/2018-10-31/layers");
+    expect(code("notifyEmail")).toContain(SES_SEND);
+    expect(code("notifyEmail")).not.toContain("/v2/email/contact-lists");
     // The layer goes with the reads: those functions have it, no other.
     const withLayer = (Object.keys(FUNCTIONS) as FunctionKey[]).filter((key) => (fnResource(key).Properties.Layers ?? []).length > 0).sort();
     expect(withLayer).toEqual(["feedTick", "notifySlack", "poll"]);
