@@ -1,8 +1,8 @@
 /**
  * EmailTransport adapters, all built on nodemailer (MIME composition, encoding of non-ASCII headers,
  * multipart/alternative with the text and HTML parts):
- *  - `sesTransport(client)`: SES v2 SendEmail with the raw MIME message (nodemailer's SES transport
- *    drives @aws-sdk/client-sesv2), so our Message-ID / In-Reply-To / References headers are sent as is.
+ *  - `sesTransport(client)`: SES v2 SendEmail with the raw MIME message nodemailer's composer builds, so
+ *    our In-Reply-To / References headers are sent as is (SES gives the message its own Message-ID).
  *  - `smtpTransport(url)`: nodemailer's SMTP transport, when `email.smtp_url` is configured.
  *  - `fileTransport(dir)`: one RFC 5322 `.eml` file per message (nodemailer's stream transport, CRLF),
  *    named `<iso time>-<alert id>.eml`, for one machine without a mail server.
@@ -14,10 +14,9 @@ import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SendEmailCommand, type SESv2Client } from "@aws-sdk/client-sesv2";
 import nodemailer from "nodemailer";
-// The SES path builds nodemailer's mailer around its SES transport itself: `createTransport` would
-// bring every transport (SMTP, sendmail, …) into the Lambda bundles.
-import Mailer from "nodemailer/lib/mailer";
-import SESTransport from "nodemailer/lib/ses-transport";
+// The SES path composes with nodemailer's composer alone: its mailer and SES transport would bring DKIM,
+// proxies and plugins into the Lambda bundle, `createTransport` every transport (SMTP, sendmail, …).
+import MailComposer from "nodemailer/lib/mail-composer";
 import { oneLine } from "../view/format.js";
 import { EmailDeliveryError, type EmailMessage, type EmailSent, type EmailTransport } from "../types.js";
 import { ALERT_ID_HEADER } from "./render.js";
@@ -72,16 +71,35 @@ export interface SesTransportOptions {
   configurationSetName?: string;
 }
 
+/** Every line end CRLF, as SES requires of a raw message: the composer leaves a text part's own LFs. Bytes kept (latin1). */
+const crlf = (raw: Buffer): Buffer => Buffer.from(raw.toString("latin1").replace(/\r?\n/g, "\r\n"), "latin1");
+
+/** The Message-ID SES gives a message it accepted, as nodemailer's SES transport writes it. */
+export function sesMessageId(id: string, region: string): string {
+  return id.includes("@") ? `<${id}>` : `<${id}@${region === "us-east-1" ? "email" : region}.amazonses.com>`;
+}
+
 export function sesTransport(client: SESv2Client, opts: SesTransportOptions = {}): EmailTransport {
-  const options = { SES: { sesClient: client, SendEmailCommand } };
-  const transporter = new Mailer(new SESTransport(options)); // createTransport passes options the mailer ignores: no logger, DKIM or proxy
   return {
     async send(message: EmailMessage): Promise<EmailSent> {
-      const mail = mailOptions(message);
-      if (opts.configurationSetName) (mail as { ses?: object }).ses = { ConfigurationSetName: opts.configurationSetName };
+      let raw: Buffer;
+      let envelope: { from: string | false; to: string[] };
       try {
-        const info = await transporter.sendMail(mail);
-        return { messageId: String(info.messageId) };
+        const mime = new MailComposer(mailOptions(message)).compile();
+        envelope = mime.getEnvelope();
+        raw = crlf(await mime.build());
+      } catch (err) {
+        throw new EmailDeliveryError(`could not compose the message: ${clipMessage((err as Error).message ?? String(err))}`, false);
+      }
+      try {
+        const command = new SendEmailCommand({
+          Content: { Raw: { Data: raw } },
+          ...(envelope.from ? { FromEmailAddress: envelope.from } : {}),
+          Destination: { ToAddresses: envelope.to },
+          ...(opts.configurationSetName ? { ConfigurationSetName: opts.configurationSetName } : {}),
+        });
+        const { MessageId } = await client.send(command);
+        return { messageId: sesMessageId(String(MessageId), await client.config.region()) };
       } catch (err) {
         throw classifySesError(err);
       }

@@ -207,6 +207,8 @@ describe.skipIf(!moto)("SES v2 transport on moto_server", () => {
     expect(parsed.html).toBe(followUp.html);
     expect(parsed.messageId).toBe("<Zc5nV2mB8qL4tR7wE1yU3o@alerts.acme.io>");
     expect(parsed.inReplyTo).toBe("<Hq2b7XkP0vQm4sN9cT1eWa@alerts.acme.io>");
+    // RFC 5322 line ends throughout, as SES requires of a raw message
+    expect(msgs[0]!.raw_data).not.toMatch(/[^\r]\n/);
   });
 
   it("an unverified sender: MessageRejected, not retryable", async () => {
