@@ -1,7 +1,8 @@
 /** The change feed's loop's queue in the cloud (FEED_LOOP_QUEUE_URL, infra/queues.yml): a tick is a message, sent with a delay. */
-import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { FEED_TICK_MESSAGE, type FeedLoopQueue } from "../lambda/feed-tick.js";
 import { requiredEnv } from "../env.js";
+import { sqs as containerSqs } from "./clients/sqs.js";
 
 export function sqsFeedLoopQueue(sqs: SQSClient, queueUrl: string): FeedLoopQueue {
   return {
@@ -12,4 +13,4 @@ export function sqsFeedLoopQueue(sqs: SQSClient, queueUrl: string): FeedLoopQueu
   };
 }
 
-export const cloudFeedLoopQueue = (sqs = new SQSClient({})): FeedLoopQueue => sqsFeedLoopQueue(sqs, requiredEnv("FEED_LOOP_QUEUE_URL"));
+export const cloudFeedLoopQueue = (sqs: SQSClient = containerSqs): FeedLoopQueue => sqsFeedLoopQueue(sqs, requiredEnv("FEED_LOOP_QUEUE_URL"));

@@ -5,7 +5,7 @@
  * NOTIFY_EMAIL_FUNCTION_NAME, NOTIFY_HTTP_FUNCTION_NAME). Lambda keeps an accepted event (202), retries a failed invocation twice
  * and then sends it to the function's on-failure destination, a dead-letter queue dispatch watches.
  */
-import { LambdaClient } from "@aws-sdk/client-lambda";
+import type { LambdaClient } from "@aws-sdk/client-lambda";
 import type { PollRequest } from "../../model/poll.js";
 import { pollBatches } from "../../dispatch/poll-batch.js";
 import { type DigestFlusher, dueEscalationKinds, flushKinds, heldKinds, type PollSender } from "../dispatch-tick.js";
@@ -17,6 +17,7 @@ import { requiredEnv } from "../env.js";
 import { coldStart } from "./container.js";
 import { cloudTable } from "./adapters.js";
 import { invokeAsync } from "./invoke-async.js";
+import { lambda } from "./clients/lambda.js";
 
 /** The poll function, ten polls an invocation; the polls whose invocation Lambda refused or failed are returned, with why. */
 export function lambdaPollSender(lambda: LambdaClient, functionName: string): PollSender {
@@ -47,7 +48,6 @@ export function lambdaDigestFlusher(lambda: LambdaClient, functions: Record<Rece
 
 /** Dispatch's invocations in the cloud: the poll function, and the notify functions' flush of what is held for the configured receivers. */
 export const cloudInvokes = coldStart((config: Config): { polls: PollSender; digests: DigestFlusher } => {
-  const lambda = new LambdaClient({});
   const { dynamodb, tableName } = cloudTable();
   const held = new DynamoNotifyStore({ client: dynamodb, tableName, retentionMs: config.retentionMs });
   return {

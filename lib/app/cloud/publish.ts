@@ -1,11 +1,11 @@
 /** The publish function's bus (EVENT_BUS_NAME) and quarantine, in the cloud. */
-import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { eventBridgeBus } from "../../alerts/bus.js";
 import type { QuarantinePort } from "../../model/quarantine.js";
 import type { PublishHandlerDeps } from "../lambda/publish.js";
 import { requiredEnv } from "../env.js";
 import { packagedConfig } from "./config.js";
 import { coldStart } from "./container.js";
+import { eventbridge } from "./clients/eventbridge.js";
 
 /**
  * Only an alert no retry can publish is quarantined: the configuration (for the retention), the table's
@@ -19,6 +19,6 @@ function lazyQuarantine(): QuarantinePort {
 
 /** Built on the first invocation: without EVENT_BUS_NAME the function refuses to run. */
 export const cloudPublish = coldStart((): PublishHandlerDeps => ({
-  bus: eventBridgeBus(new EventBridgeClient({}), requiredEnv("EVENT_BUS_NAME")),
+  bus: eventBridgeBus(eventbridge, requiredEnv("EVENT_BUS_NAME")),
   quarantine: lazyQuarantine(),
 }));

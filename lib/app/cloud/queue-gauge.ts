@@ -3,12 +3,13 @@
  * GetQueueAttributes, one request a queue. It replaces a CloudWatch alarm a queue (docs/deploy.md,
  * "Alarms"): twelve requests every five minutes cost cents a month, twelve alarms $1.20.
  */
-import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import * as z from "zod/mini";
 import { describeIssue } from "../../model/issues.js";
 import type { QueueSample } from "../../alerts/health.js";
 import type { QueueGauge } from "../lambda/dispatch.js";
 import { coldStart } from "./container.js";
+import { sqs } from "./clients/sqs.js";
 
 const WatchedQueues = z.array(
   z.strictObject({ queue: z.string().check(z.minLength(1)), url: z.url(), dead_letter: z.boolean(), what: z.string() }),
@@ -59,7 +60,7 @@ export const cloudQueueGauge = coldStart((): QueueGauge | undefined => {
   const raw = process.env.WATCHED_QUEUES;
   if (!raw) return undefined;
   try {
-    return sqsQueueGauge(new SQSClient({}), watchedQueues(raw));
+    return sqsQueueGauge(sqs, watchedQueues(raw));
   } catch (err) {
     return { sample: () => Promise.reject(err) };
   }

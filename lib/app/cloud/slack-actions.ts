@@ -4,18 +4,17 @@
  * has its answer, and the action ports on the table and Slack for that invocation.
  */
 import type { Logger } from "@aws-lambda-powertools/logger";
-import { LambdaClient } from "@aws-sdk/client-lambda";
 import type { SlackActionsDeps } from "../lambda/slack-actions.js";
 import { requiredEnv } from "../env.js";
 import { packagedConfig } from "./config.js";
 import { coldStart } from "./container.js";
 import { invokeAsync } from "./invoke-async.js";
+import { lambda } from "./clients/lambda.js";
 import { cloudSecret } from "./secrets.js";
 
 export const cloudSlackActions = coldStart(async (logger: Logger): Promise<SlackActionsDeps> => {
   const config = await packagedConfig();
   const ref = config.notify.slackActions?.signingSecretRef;
-  const lambda = new LambdaClient({});
   const self = requiredEnv("AWS_LAMBDA_FUNCTION_NAME");
   return {
     signingSecret: ref ? await cloudSecret(ref) : undefined,
