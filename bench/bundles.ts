@@ -15,12 +15,14 @@ import { promisify } from "node:util";
 import { packageStack, ROOT, type Packaged } from "../scripts/package.js";
 import { bundleSizes, type BundleSize } from "../scripts/bundle-sizes.js";
 import { extractZip } from "../scripts/zip.js";
-import { failurePathFiles, inputsLoaded } from "../scripts/bundle-inputs.js";
+import { failurePathFiles, inputsLoaded, packagingPlugins } from "../scripts/bundle-inputs.js";
 import { percentile, report, section } from "./support.js";
 
 const RUNS = 15;
 /** Each function's module load, at most this many times the SDK floor's. */
 const FLOOR_TARGET = 1.25;
+/** serverless.yml's esbuild banner: CommonJS dependencies call require() for Node's built-ins. */
+const BANNER = "import{createRequire as __lookoutRequire}from'node:module';const require=__lookoutRequire(import.meta.url);";
 const run = promisify(execFile);
 
 /**
@@ -213,9 +215,63 @@ export async function benchBundles() {
       value: ownRatios.map((r) => `${r.fn} ${r.ratio.toFixed(2)}× (CPU ${r.cpu.toFixed(2)}×; ${r.clients.map((c) => c.replace("@aws-sdk/client-", "")).join(" + ")})`).join(", "),
       method: `the AWS SDK clients each function's bundle loads at import (esbuild's metafile of the packaging's own build of it, infra/esbuild-plugins.cjs included), each constructed bare in one bundle built as the floor is, loaded just after each of the function's ${RUNS} loads; the median of the ratios; ≤ ${FLOOR_TARGET}×: ${ownMissed.length ? `not met (${ownMissed.join(", ")})` : "met"} for each function`,
     });
+    await libraryShare([...after.sizes.values()].map((s) => ({ fn: s.fn, handler: s.handler })), unpacked, floorBundle);
   } finally {
     for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Stand-ins for the libraries every function's handler is built on, doing nothing: what is left is the rest. */
+const LIBRARY_STUBS: Record<string, string> = {
+  "@aws-lambda-powertools/logger": "export class Logger { info() {} warn() {} error() {} debug() {} appendKeys() {} }",
+  "@aws-lambda-powertools/logger/middleware": "export const injectLambdaContext = () => ({ before() {} });",
+  "@aws-lambda-powertools/metrics": 'export class Metrics { addMetric() {} addDimension() {} publishStoredMetrics() {} }\nexport const MetricUnit = { Count: "Count", Milliseconds: "Milliseconds", Bytes: "Bytes", Seconds: "Seconds" };',
+  "@aws-lambda-powertools/metrics/middleware": "export const logMetrics = () => ({ before() {} });",
+  "@middy/core": "export default (handler) => Object.assign((event, context) => handler(event, context), { use() { return this; } });",
+};
+
+/**
+ * What Powertools' Logger and Metrics and middy cost at each function's import: the function's handler built
+ * as the packaging builds it (infra/esbuild-plugins.cjs), and again with those libraries as stubs, each loaded
+ * in turn with the floor.
+ */
+async function libraryShare(fns: Array<{ fn: string; handler: string }>, dir: string, floorBundle: string) {
+  const { build } = await import("esbuild");
+  const stubs: import("esbuild").Plugin = {
+    name: "bench-library-stubs",
+    setup(b) {
+      const names = Object.keys(LIBRARY_STUBS).map((n) => n.replace(/[/.]/g, "\\$&")).join("|");
+      b.onResolve({ filter: new RegExp(`^(${names})$`) }, (args) => ({ path: args.path, namespace: "bench-stub" }));
+      b.onLoad({ filter: /.*/, namespace: "bench-stub" }, (args) => ({ contents: LIBRARY_STUBS[args.path], loader: "js" }));
+    },
+  };
+  const built = async (handler: string, out: string, extra: import("esbuild").Plugin[]) => {
+    await build({
+      entryPoints: [join(ROOT, handler.replace(/\.mjs$/, ".ts"))], absWorkingDir: ROOT, bundle: true, minify: true, platform: "node", format: "esm", target: "node22",
+      mainFields: ["module", "main"], splitting: true, outdir: out, entryNames: "handler", chunkNames: "handler.[name]-[hash]", outExtension: { ".js": ".mjs" },
+      logLevel: "silent", plugins: [...extra, ...packagingPlugins()], banner: { js: BANNER },
+    });
+    return join(out, "handler.mjs");
+  };
+  const rows: string[] = [];
+  for (const { fn, handler } of fns) {
+    const whole = await built(handler, join(dir, "libraries", fn, "whole"), []);
+    const without = await built(handler, join(dir, "libraries", fn, "without"), [stubs]);
+    const ratio: Record<"whole" | "without", number[]> = { whole: [], without: [] };
+    for (let i = 0; i < RUNS; i++) {
+      for (const [k, bundle] of [["whole", whole], ["without", without]] as const) {
+        const l = await load(dirname(bundle), bundle);
+        ratio[k].push(l.cpuMs / (await load(dirname(floorBundle), floorBundle)).cpuMs);
+      }
+    }
+    const [w, wo] = [percentile(ratio.whole, 50), percentile(ratio.without, 50)];
+    rows.push(`${fn} ${w.toFixed(2)}× → ${wo.toFixed(2)}×`);
+  }
+  report({
+    name: "module load (CPU) against the SDK floor, built here as packaged → with Powertools' Logger and Metrics and middy as stubs",
+    value: rows.join(", "),
+    method: `each function's handler built with the packaging's options and plugins (infra/esbuild-plugins.cjs), and again with those libraries replaced by stubs that do nothing; each loaded ${RUNS} times in turn, the floor just after each load; the median of the ratios of CPU time: the difference is what those libraries cost at a cold start, the rest is our code, zod, the clients' commands and the other libraries`,
+  });
 }
 
 /** The `@aws-sdk/client-*` packages a function's bundle loads at import (not those of the chunks it loads on demand). */
@@ -255,7 +311,7 @@ async function sdkFloor(
     bundle: true, minify: true, platform: "node", format: "esm", target: "node22", mainFields: ["module", "main"], logLevel: "silent",
     outdir: dir, entryNames: "floor", splitting, chunkNames: "floor.[name]-[hash]", outExtension: { ".js": ".mjs" },
     plugins,
-    banner: { js: "import{createRequire as __lookoutRequire}from'node:module';const require=__lookoutRequire(import.meta.url);" },
+    banner: { js: BANNER },
   });
   return join(dir, "floor.mjs");
 }

@@ -13,18 +13,21 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DEFAULT_CONFIG, ROOT } from "./package.js";
 
-/** The source files (paths as esbuild names them: relative to the project, node_modules included) `handler` (a handler such as functions/poll.ts) loads. */
-export async function inputsLoaded(handler: string, onDemand: (inputs: readonly string[]) => boolean = () => false): Promise<string[]> {
-  const { build } = await import("esbuild");
-  // The plugins read the configuration the packaging was given: the default one (packageStack's).
+/** infra/esbuild-plugins.cjs as the packaging gives them, with the configuration it was given: the default one (packageStack's). */
+export function packagingPlugins(): import("esbuild").Plugin[] {
   const given = process.env.LOOKOUT_CONFIG;
   process.env.LOOKOUT_CONFIG = given ?? DEFAULT_CONFIG;
-  let plugins: import("esbuild").Plugin[];
   try {
-    plugins = createRequire(import.meta.url)(join(ROOT, "infra", "esbuild-plugins.cjs"))() as import("esbuild").Plugin[];
+    return createRequire(import.meta.url)(join(ROOT, "infra", "esbuild-plugins.cjs"))() as import("esbuild").Plugin[];
   } finally {
     if (given === undefined) delete process.env.LOOKOUT_CONFIG;
   }
+}
+
+/** The source files (paths as esbuild names them: relative to the project, node_modules included) `handler` (a handler such as functions/poll.ts) loads. */
+export async function inputsLoaded(handler: string, onDemand: (inputs: readonly string[]) => boolean = () => false): Promise<string[]> {
+  const { build } = await import("esbuild");
+  const plugins = packagingPlugins();
   const outdir = mkdtempSync(join(tmpdir(), "lookout-bundle-inputs-"));
   try {
     const { metafile } = await build({
