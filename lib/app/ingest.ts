@@ -40,6 +40,7 @@ export async function composeIngest(config: Config, a: Adapters): Promise<Ingest
   const client = createPlatformClient({
     baseUrl: config.platform.url,
     token,
+    renewToken: () => a.resolveSecret(config.platform.tokenRef),
     auth: config.platform.auth,
     timeoutMs: config.platform.timeoutMs,
     maxResponseBytes: config.platform.maxResponseBytes,

@@ -47,6 +47,12 @@ export interface PlatformClientOptions {
   /** Base address of the API, e.g. https://api.example.com — paths carry no version prefix. */
   baseUrl: string;
   token: string;
+  /**
+   * Reads the token again (its secret store). On a 401 the client asks it once per call, and sends the
+   * call again with the new value if there is one: a token rotated in the store reaches a running
+   * process without a restart (docs/deploy.md, "Secrets"). Absent: a 401 fails the call.
+   */
+  renewToken?: () => Promise<string>;
   /** `token`: `Authorization: Token …` (API tokens); `bearer`: `Authorization: Bearer …` (OIDC JWTs). */
   auth: AuthScheme;
   /** Per attempt, response body included: a stalled body times out like a stalled connection. */
@@ -121,10 +127,12 @@ export class PlatformClient<T extends EndpointTable = Endpoints> {
   private readonly random: () => number;
 
   private readonly table: T;
+  private token: string;
 
   constructor(private readonly options: PlatformClientOptions, table?: T) {
     this.table = table ?? (endpoints as unknown as T);
     if (!options.token) throw new Error("platform client: no token given (platform.token)");
+    this.token = options.token;
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.policy = { ...defaultRetryPolicy, ...options.retry };
     this.timeoutMs = options.timeoutMs ?? 10_000;
@@ -188,6 +196,7 @@ export class PlatformClient<T extends EndpointTable = Endpoints> {
     ctx: (extra?: Partial<PlatformErrorContext>) => PlatformErrorContext,
   ): Promise<PlatformResponse<unknown>> {
     const idempotent = endpoint.method !== "POST" || endpoint.idempotent === true;
+    let renewed = false;
     for (let attempt = 0; ; attempt++) {
       cost.requests++;
       const raw = await this.attempt(endpoint.method, path, body);
@@ -202,6 +211,11 @@ export class PlatformClient<T extends EndpointTable = Endpoints> {
       if (raw.kind === "response" && raw.status >= 200 && raw.status < 300) {
         return { data: parseBody(endpoint, raw, ctx), status: raw.status, cost };
       }
+      // A token rejected: if the store holds another (rotated), the same call once more with it.
+      if (raw.kind === "response" && raw.status === 401 && !renewed) {
+        renewed = true;
+        if (await this.renewedToken()) continue;
+      }
       const outcome: AttemptOutcome =
         raw.kind === "response" ? { kind: "status", status: raw.status, rateLimit } : { kind: raw.kind };
       const delay = nextRetryDelay({
@@ -214,6 +228,21 @@ export class PlatformClient<T extends EndpointTable = Endpoints> {
     }
   }
 
+  /** Whether the store gave a token other than the one rejected; a store that fails leaves the rejection as it is. */
+  private async renewedToken(): Promise<boolean> {
+    if (!this.options.renewToken) return false;
+    const rejected = this.token;
+    let fresh: string;
+    try {
+      fresh = await this.options.renewToken();
+    } catch {
+      return false;
+    }
+    if (!fresh || fresh === rejected) return false;
+    this.token = fresh;
+    return true;
+  }
+
   private async attempt(method: string, path: string, body: unknown): Promise<RawAttempt> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.timeoutMs);
@@ -221,7 +250,7 @@ export class PlatformClient<T extends EndpointTable = Endpoints> {
       const res = await fetch(this.baseUrl + path, {
         method,
         headers: {
-          authorization: `${this.options.auth === "bearer" ? "Bearer" : "Token"} ${this.options.token}`,
+          authorization: `${this.options.auth === "bearer" ? "Bearer" : "Token"} ${this.token}`,
           accept: "application/json",
           "user-agent": this.options.userAgent ?? "lookout/0.1",
           ...(body !== undefined ? { "content-type": "application/json" } : {}),

@@ -158,6 +158,31 @@ describe("authentication", () => {
     expect(err.message).not.toContain("not-a-token");
   });
 
+  it("a token rotated in its store: after a 401, reads it again and sends the call once more with the new one", async () => {
+    const reads: string[] = [];
+    const rotated = client({ token: "rotated-away", renewToken: async () => (reads.push("read"), sim.apiToken) });
+    const first = await rotated.listProjects({ path: { organizationId: sim.ids.organizationId } });
+    expect(first.status).toBe(200);
+    expect(first.cost.requests).toBe(2);
+    expect(first.cost.statuses).toEqual([401, 200]);
+    // The new token is kept: the next call needs no read.
+    const next = await rotated.listProjects({ path: { organizationId: sim.ids.organizationId } });
+    expect(next.cost.requests).toBe(1);
+    expect(reads).toHaveLength(1);
+  });
+
+  it("a store that still holds the rejected token, or fails: the 401 stands, after one request and one read", async () => {
+    for (const renewToken of [async () => "not-a-token", async () => Promise.reject(new Error("extension down"))]) {
+      let reads = 0;
+      const err = await client({ token: "not-a-token", renewToken: async () => (reads++, renewToken()) })
+        .listProjects({ path: { organizationId: sim.ids.organizationId } })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(PlatformUnauthenticatedError);
+      expect((err as PlatformUnauthenticatedError).cost.requests).toBe(1);
+      expect(reads).toBe(1);
+    }
+  });
+
   it("accepts the bearer scheme, and refuses an API token sent as a bearer", async () => {
     const ok = await client({ token: sim.bearerToken, auth: "bearer" }).listProjects({ path: { organizationId: sim.ids.organizationId } });
     expect(ok.status).toBe(200);
