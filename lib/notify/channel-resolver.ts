@@ -1,5 +1,6 @@
 /**
- * Receivers from the configuration → channels: secret references resolved once, one Slack sender and
+ * Receivers from the configuration → channels: secret references resolved when a channel is built (and
+ * again after the receiver refused a send for good), one Slack sender and
  * one email transport shared by all. The cloud gives SES; one machine SMTP (notify.email.smtp_url) or
  * `.eml` files.
  */
@@ -44,7 +45,8 @@ export function channelResolver(rt: ReceiverRuntime): (r: Receiver) => Promise<C
     const id = receiverId(r);
     let channel = cache.get(id);
     if (!channel) {
-      channel = build(r, id, rt);
+      const built: Promise<Channel> = build(r, id, rt).then((ch) => rebuiltAfterRefusal(ch, () => cache.get(id) === built && cache.delete(id)));
+      channel = built;
       cache.set(id, channel);
     }
     try {
@@ -53,6 +55,24 @@ export function channelResolver(rt: ReceiverRuntime): (r: Receiver) => Promise<C
       cache.delete(id); // a secret that failed to resolve is tried again next time
       return unavailableChannel({ id, label: receiverLabel(r) }, err);
     }
+  };
+}
+
+/**
+ * A send the receiver refused for good (an invalid or revoked Slack token, a webhook removed) forgets the
+ * channel, so that the next message builds it again and reads its secrets again: a token rotated in the
+ * store reaches a running process (docs/deploy.md, "Secrets"). A retryable failure keeps it.
+ */
+function rebuiltAfterRefusal(ch: Channel, forget: () => void): Channel {
+  const refused = (err: unknown) => {
+    if (err instanceof DeliveryError && !err.retryable) forget();
+    throw err;
+  };
+  return {
+    ...ch,
+    send: (...args) => ch.send(...args).catch(refused),
+    sendDigest: (...args) => ch.sendDigest(...args).catch(refused),
+    ...(ch.sendEscalation ? { sendEscalation: (...args: Parameters<NonNullable<Channel["sendEscalation"]>>) => ch.sendEscalation!(...args).catch(refused) } : {}),
   };
 }
 

@@ -212,6 +212,28 @@ describe("a receiver Slack refuses for good", () => {
   });
 });
 
+describe("a Slack token rotated in its store", () => {
+  it("reaches a running process: the message Slack refused goes to the fallback, the next is posted with the new token", async () => {
+    clock += 3_600_000;
+    const deps = process_(); // one process: its channels are built once and kept
+    slack.tokens = new Set(["xoxb-rotated"]);
+    try {
+      env.BOT = "xoxb-revoked";
+      const a = await raise(EXAMPLE_DETAILS["Webhook Delivery Failed"], deps);
+      expect((await local(a, deps)).map((d) => [d.route, d.outcome])).toEqual([["fallback", "sent"], ["api-team", "rejected"]]);
+      expect(mails(a.id)).toHaveLength(1);
+
+      env.BOT = "xoxb-rotated";
+      const b = await raise({ ...EXAMPLE_DETAILS["Webhook Delivery Failed"], webhook: { id: "wh-rotated", name: "rotated" } }, deps);
+      expect((await local(b, deps)).map((d) => [d.route, d.outcome])).toEqual([["api-team", "sent"]]);
+      expect(slack.messages.filter((m) => m.form === "api").map((m) => [m.channel, m.token])).toEqual([["#api-team", "xoxb-rotated"]]);
+      expect(mails(b.id)).toHaveLength(0);
+    } finally {
+      delete slack.tokens;
+    }
+  });
+});
+
 describe("the default route", () => {
   it("takes what no route matches, on one machine and through the cloud's notify handler alike", async () => {
     clock += 3_600_000;
