@@ -6,7 +6,7 @@
  * cold start that is ours. Before and after are loaded in turn, so that both see the same machine.
  */
 import { execFile, execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -28,8 +28,11 @@ const run = promisify(execFile);
 /**
  * The "before": the last commit whose bundles carried the AWS SDK, a YAML parser and both senders in
  * both notify functions. LOOKOUT_BENCH_BASELINE=<ref> compares with another; `none` measures only now.
+ * A baseline whose package-lock.json is not this one's gets its own `npm ci`.
  */
 const BASELINE = process.env.LOOKOUT_BENCH_BASELINE ?? "030ded2";
+/** Packaging takes seconds; serverless can wait forever on a build that failed. */
+const PACKAGE_TIMEOUT_MS = 5 * 60_000;
 
 /**
  * Times the import inside the child, so Node's own start-up is apart, and the CPU time it took (user and
@@ -89,7 +92,7 @@ export async function benchBundles() {
   const cleanup: string[] = [];
   try {
     const t = performance.now();
-    const after = await variant("after", () => packageStack({ isolated: true }), cleanup);
+    const after = await variant("after", () => packageStack({ isolated: true, timeoutMs: PACKAGE_TIMEOUT_MS }), cleanup);
     report({ name: "packaging time (whole stack, offline)", value: (performance.now() - t) / 1000, unit: "s", method: "serverless package in a temporary copy of the project, bundling every function" });
     const path = await failurePathFiles();
     report({
@@ -97,7 +100,7 @@ export async function benchBundles() {
       method: "scripts/bundle-inputs.ts --failure-path: each function's packaged build (esbuild's metafile), what importing it loads and the Slack Web API form it loads to post (docs/architecture.md, \"Following one deployment failure\")",
     });
     // The alternative docs/deploy.md weighs: the same code with the SDK left to the runtime.
-    const sdkRuntime = await variant("sdk-runtime", () => packageStack({ isolated: true, env: { LOOKOUT_RUNTIME_AWS_SDK: "1" } }), cleanup);
+    const sdkRuntime = await variant("sdk-runtime", () => packageStack({ isolated: true, timeoutMs: PACKAGE_TIMEOUT_MS, env: { LOOKOUT_RUNTIME_AWS_SDK: "1" } }), cleanup);
     const before = BASELINE === "none" ? undefined : await baseline(cleanup);
     const variants = [...(before ? [before] : []), after, sdkRuntime];
 
@@ -340,8 +343,22 @@ async function baseline(cleanup: string[]): Promise<Variant | undefined> {
     report({ name: "baseline not packaged", value: `${BASELINE} is not in this clone`, method: `git archive ${BASELINE}: ${(err as Error).message.split("\n")[0]}` });
     return undefined;
   }
-  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
-  return variant("before", () => packageStack({ serviceDir: dir }), cleanup);
+  // Its own dependencies, unless they are this one's: an earlier commit may import a package since removed.
+  if (readFileSync(join(dir, "package-lock.json"), "utf8") === readFileSync(join(ROOT, "package-lock.json"), "utf8")) {
+    symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
+  } else {
+    try {
+      await run("npm", ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline"], { cwd: dir, timeout: PACKAGE_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 });
+    } catch (err) {
+      report({ name: "baseline not packaged", value: `${BASELINE}: npm ci failed`, method: `npm ci in the baseline's copy: ${(err as Error).message.split("\n")[0]}` });
+      return undefined;
+    }
+  }
+  try {
+    return await variant("before", () => packageStack({ serviceDir: dir, timeoutMs: PACKAGE_TIMEOUT_MS }), cleanup);
+  } catch {
+    return undefined; // variant() reported why
+  }
 }
 
 /** Extracts a function's zip, as Lambda does into /var/task, with the SDK's node_modules beside it (used by the runtime-SDK variant only). */

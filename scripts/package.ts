@@ -34,6 +34,8 @@ export interface PackageOptions {
   isolated?: boolean;
   /** Another copy of the project to package in place (an earlier commit's, for the bundle bench); default this one. */
   serviceDir?: string;
+  /** Stop serverless and fail after this long (it can wait forever on a build that failed); default no limit. */
+  timeoutMs?: number;
   /**
    * Files written into the isolated copy before packaging, by path relative to it (`lookout cloud-local`
    * packages the configuration it generates this way). Only with `isolated`.
@@ -99,10 +101,13 @@ export function packageStack(opts: PackageOptions = {}): Promise<Packaged> {
     let output = "";
     child.stdout?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
     child.stderr?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
+    const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs);
     child.once("error", (err) => fail(failed(err)));
     child.once("close", () => rmSync(scratch, { recursive: true, force: true }));
     child.once("exit", (code, signal) => {
-      if (code === 0) done({ serviceDir, outDir, template: resolve(outDir, "cloudformation-template-update-stack.json"), ms: Date.now() - started });
+      clearTimeout(timer);
+      if (signal === "SIGKILL" && opts.timeoutMs !== undefined) fail(failed(new Error(`serverless package did not end within ${opts.timeoutMs / 1000} s${output ? `:\n${output.trim()}` : ""}`)));
+      else if (code === 0) done({ serviceDir, outDir, template: resolve(outDir, "cloudformation-template-update-stack.json"), ms: Date.now() - started });
       else fail(failed(new Error(`serverless package failed (${signal ?? `exit ${code}`})${output ? `:\n${output.trim()}` : ""}`)));
     });
   });
