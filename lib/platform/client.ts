@@ -128,6 +128,8 @@ export class PlatformClient<T extends EndpointTable = Endpoints> {
 
   private readonly table: T;
   private token: string;
+  /** The store's token being read again after a 401, shared by the calls refused meanwhile. */
+  private renewal: Promise<void> | undefined;
 
   constructor(private readonly options: PlatformClientOptions, table?: T) {
     this.table = table ?? (endpoints as unknown as T);
@@ -199,7 +201,8 @@ export class PlatformClient<T extends EndpointTable = Endpoints> {
     let renewed = false;
     for (let attempt = 0; ; attempt++) {
       cost.requests++;
-      const raw = await this.attempt(endpoint.method, path, body);
+      const sentToken = this.token;
+      const raw = await this.attempt(endpoint.method, path, body, sentToken);
       const rateLimit = "headers" in raw ? readRateLimitHeaders(raw.headers, this.now()) : undefined;
       if (rateLimit) cost.rateLimit = rateLimit;
       cost.statuses.push("status" in raw ? raw.status : 0);
@@ -211,10 +214,14 @@ export class PlatformClient<T extends EndpointTable = Endpoints> {
       if (raw.kind === "response" && raw.status >= 200 && raw.status < 300) {
         return { data: parseBody(endpoint, raw, ctx), status: raw.status, cost };
       }
-      // A token rejected: if the store holds another (rotated), the same call once more with it.
+      // A token rejected: if the store holds another (rotated), the same call once more with it. Not a
+      // retry: the call keeps its retries for what the platform answers with the new token.
       if (raw.kind === "response" && raw.status === 401 && !renewed) {
         renewed = true;
-        if (await this.renewedToken()) continue;
+        if (await this.renewedToken(sentToken)) {
+          attempt--;
+          continue;
+        }
       }
       const outcome: AttemptOutcome =
         raw.kind === "response" ? { kind: "status", status: raw.status, rateLimit } : { kind: raw.kind };
@@ -228,29 +235,33 @@ export class PlatformClient<T extends EndpointTable = Endpoints> {
     }
   }
 
-  /** Whether the store gave a token other than the one rejected; a store that fails leaves the rejection as it is. */
-  private async renewedToken(): Promise<boolean> {
+  /**
+   * Whether there is a token other than the one rejected: one another call already renewed, else the
+   * store's. Concurrent rejections share one read of the store; a store that fails leaves the rejection as it is.
+   */
+  private async renewedToken(rejected: string): Promise<boolean> {
+    if (this.token !== rejected) return true;
     if (!this.options.renewToken) return false;
-    const rejected = this.token;
-    let fresh: string;
-    try {
-      fresh = await this.options.renewToken();
-    } catch {
-      return false;
-    }
-    if (!fresh || fresh === rejected) return false;
-    this.token = fresh;
-    return true;
+    this.renewal ??= this.options.renewToken().then(
+      (fresh) => {
+        if (fresh && fresh !== rejected && this.token === rejected) this.token = fresh;
+      },
+      () => undefined,
+    ).finally(() => {
+      this.renewal = undefined;
+    });
+    await this.renewal;
+    return this.token !== rejected;
   }
 
-  private async attempt(method: string, path: string, body: unknown): Promise<RawAttempt> {
+  private async attempt(method: string, path: string, body: unknown, token: string): Promise<RawAttempt> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.timeoutMs);
     try {
       const res = await fetch(this.baseUrl + path, {
         method,
         headers: {
-          authorization: `${this.options.auth === "bearer" ? "Bearer" : "Token"} ${this.token}`,
+          authorization: `${this.options.auth === "bearer" ? "Bearer" : "Token"} ${token}`,
           accept: "application/json",
           "user-agent": this.options.userAgent ?? "lookout/0.1",
           ...(body !== undefined ? { "content-type": "application/json" } : {}),

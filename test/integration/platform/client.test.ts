@@ -171,6 +171,21 @@ describe("authentication", () => {
     expect(reads).toHaveLength(1);
   });
 
+  it("calls refused together share one read of the store; one refused after another renewed sends again without a read", async () => {
+    let reads = 0;
+    const rotated = client({
+      token: "rotated-away",
+      renewToken: async () => (reads++, await new Promise((r) => setTimeout(r, 20)), sim.apiToken),
+    });
+    // This one is answered (401, with the token it carried) after the others have renewed.
+    sim.faults.set("listOrganizationMembers", { delayMs: 300, times: 1 });
+    const org = { path: { organizationId: sim.ids.organizationId } };
+    const answers = await Promise.all([rotated.listProjects(org), rotated.listProjects(org), rotated.listProjects(org), rotated.listOrganizationMembers(org)]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    expect(answers.map((a) => a.cost.statuses)).toEqual([[401, 200], [401, 200], [401, 200], [401, 200]]);
+    expect(reads).toBe(1);
+  });
+
   it("a store that still holds the rejected token, or fails: the 401 stands, after one request and one read", async () => {
     for (const renewToken of [async () => "not-a-token", async () => Promise.reject(new Error("extension down"))]) {
       let reads = 0;
