@@ -91,6 +91,8 @@ export function sesTransport(client: SESv2Client, opts: SesTransportOptions = {}
       } catch (err) {
         throw new EmailDeliveryError(`could not compose the message: ${clipMessage((err as Error).message ?? String(err))}`, false);
       }
+      // Before the send: once SES has the message, nothing may fail the delivery (it would be sent again).
+      const region = await client.config.region();
       try {
         const command = new SendEmailCommand({
           Content: { Raw: { Data: raw } },
@@ -99,7 +101,7 @@ export function sesTransport(client: SESv2Client, opts: SesTransportOptions = {}
           ...(opts.configurationSetName ? { ConfigurationSetName: opts.configurationSetName } : {}),
         });
         const { MessageId } = await client.send(command);
-        return { messageId: sesMessageId(String(MessageId), await client.config.region()) };
+        return { messageId: sesMessageId(String(MessageId), region) };
       } catch (err) {
         throw classifySesError(err);
       }
