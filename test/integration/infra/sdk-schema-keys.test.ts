@@ -35,7 +35,7 @@ async function exportedSchemas(pkg: string, plugins: Plugin[], name: string): Pr
 }
 
 describe("the SDK schemas, packaged", () => {
-  it.each(["@aws-sdk/client-lambda", "@aws-sdk/client-sesv2", "@aws-sdk/client-sqs"])("are the same with their trait keys written as strings: every one of %s's", async (pkg) => {
+  it.each(["@aws-sdk/client-dynamodb", "@aws-sdk/client-eventbridge", "@aws-sdk/client-lambda", "@aws-sdk/client-sesv2", "@aws-sdk/client-sqs"])("are the same with their trait keys written as strings: every one of %s's", async (pkg) => {
     const name = pkg.replace(/\W/g, "-");
     const original = await exportedSchemas(pkg, [], `${name}-original`);
     const rewritten = await exportedSchemas(pkg, [sdkSchemaKeys()], `${name}-rewritten`);
