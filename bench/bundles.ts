@@ -79,7 +79,7 @@ export async function benchBundles() {
     method:
       "`npm run package`'s packaging (scripts/package.ts: osls + serverless-esbuild, offline, lookout.example.yaml, stage prod) into a temporary " +
       `copy of the project (after, the AWS SDK bundled and tree-shaken), the same with LOOKOUT_RUNTIME_AWS_SDK=1 (in brackets: the AWS SDK left to the runtime, as docs/deploy.md weighs), and the ` +
-      `same packaging of commit ${BASELINE} (before: the AWS SDK, the YAML parser and both senders in every notify bundle), ` +
+      `same packaging of commit ${BASELINE} (before: the AWS SDK, the YAML parser and both senders in every notify bundle; with its own package-lock.json's dependencies, npm ci, where it differs), ` +
       "from `git archive`; sizes as `npm run bundle-sizes` reads them (the minified code with the chunks it loads on demand, what importing it loads, and the zip uploaded to Lambda). In brackets the AWS SDK " +
       "is not in the bundles: Lambda's nodejs22.x runtime provides it (docs/deploy.md, \"The AWS SDK\"), and here a `node_modules` beside each " +
       "extracted bundle links to the project's, as the runtime's own node_modules does in Lambda, so the load time includes loading the SDK as " +
@@ -230,7 +230,10 @@ const LIBRARY_STUBS: Record<string, string> = {
   "@aws-lambda-powertools/logger/middleware": "export const injectLambdaContext = () => ({ before() {} });",
   "@aws-lambda-powertools/metrics": 'export class Metrics { addMetric() {} addDimension() {} publishStoredMetrics() {} }\nexport const MetricUnit = { Count: "Count", Milliseconds: "Milliseconds", Bytes: "Bytes", Seconds: "Seconds" };',
   "@aws-lambda-powertools/metrics/middleware": "export const logMetrics = () => ({ before() {} });",
-  "@middy/core": "export default (handler) => Object.assign((event, context) => handler(event, context), { use() { return this; } });",
+  // middy's own imports of Node (response streaming, its timeout) kept: a first invocation loads them either way.
+  "@middy/core":
+    'import "node:stream"; import "node:stream/promises"; import "node:stream/web"; import "node:timers";\n' +
+    "export default (handler) => Object.assign((event, context) => handler(event, context), { use() { return this; } });",
 };
 
 /**
@@ -344,7 +347,14 @@ async function baseline(cleanup: string[]): Promise<Variant | undefined> {
     return undefined;
   }
   // Its own dependencies, unless they are this one's: an earlier commit may import a package since removed.
-  if (readFileSync(join(dir, "package-lock.json"), "utf8") === readFileSync(join(ROOT, "package-lock.json"), "utf8")) {
+  const lock = (d: string) => {
+    try {
+      return readFileSync(join(d, "package-lock.json"), "utf8");
+    } catch {
+      return undefined;
+    }
+  };
+  if (lock(dir) !== undefined && lock(dir) === lock(ROOT)) {
     symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
   } else {
     try {

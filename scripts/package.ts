@@ -101,12 +101,16 @@ export function packageStack(opts: PackageOptions = {}): Promise<Packaged> {
     let output = "";
     child.stdout?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
     child.stderr?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
-    const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs);
-    child.once("error", (err) => fail(failed(err)));
+    let timedOut = false;
+    const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => ((timedOut = true), child.kill("SIGKILL")), opts.timeoutMs);
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      fail(failed(err));
+    });
     child.once("close", () => rmSync(scratch, { recursive: true, force: true }));
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
-      if (signal === "SIGKILL" && opts.timeoutMs !== undefined) fail(failed(new Error(`serverless package did not end within ${opts.timeoutMs / 1000} s${output ? `:\n${output.trim()}` : ""}`)));
+      if (signal === "SIGKILL" && timedOut) fail(failed(new Error(`serverless package did not end within ${(opts.timeoutMs ?? 0) / 1000} s${output ? `:\n${output.trim()}` : ""}`)));
       else if (code === 0) done({ serviceDir, outDir, template: resolve(outDir, "cloudformation-template-update-stack.json"), ms: Date.now() - started });
       else fail(failed(new Error(`serverless package failed (${signal ?? `exit ${code}`})${output ? `:\n${output.trim()}` : ""}`)));
     });
