@@ -29,9 +29,12 @@ const notPackaged = (scheme: string) => (name: string): Promise<string> =>
  * GETs one answer from the extension. By hand on node:http, which the AWS SDK has loaded already: it is
  * one GET to localhost, and a client library would bring back the load this removes.
  */
-export function extensionGet(path: string, env: Readonly<Record<string, string | undefined>> = process.env): Promise<Record<string, unknown>> {
+export function extensionGet(
+  path: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  what = path.split("?")[0],
+): Promise<Record<string, unknown>> {
   const port = Number(env.PARAMETERS_SECRETS_EXTENSION_HTTP_PORT ?? EXTENSION_PORT);
-  const what = path.split("?")[0];
   return new Promise((resolve, reject) => {
     const req = request(
       { host: "localhost", port, path, method: "GET", headers: { "X-Aws-Parameters-Secrets-Token": env.AWS_SESSION_TOKEN ?? "" }, timeout: EXTENSION_TIMEOUT_MS },
@@ -41,7 +44,7 @@ export function extensionGet(path: string, env: Readonly<Record<string, string |
         res.on("error", reject);
         res.on("end", () => {
           const body = Buffer.concat(chunks).toString("utf8");
-          // Its error answers name the parameter or secret and say what failed, never a value.
+          // `what` names the parameter or secret (a name, not a value); the answer says what failed, never a value.
           if (res.statusCode !== 200) return reject(new Error(`the Parameters and Secrets extension answered ${what} with ${res.statusCode}: ${body.slice(0, 300)}`));
           try {
             resolve(JSON.parse(body) as Record<string, unknown>);
@@ -61,14 +64,14 @@ export function extensionGet(path: string, env: Readonly<Record<string, string |
 
 /** An SSM parameter's value, decrypted. */
 export async function extensionParameter(name: string, env?: Readonly<Record<string, string | undefined>>): Promise<string | undefined> {
-  const answer = await extensionGet(`/systemsmanager/parameters/get?name=${encodeURIComponent(name)}&withDecryption=true`, env);
+  const answer = await extensionGet(`/systemsmanager/parameters/get?name=${encodeURIComponent(name)}&withDecryption=true`, env, `SSM parameter ${name}`);
   const value = (answer.Parameter as { Value?: unknown } | undefined)?.Value;
   return typeof value === "string" ? value : undefined;
 }
 
 /** A secret's current value: its string, or its binary as UTF-8. */
 export async function extensionSecret(name: string, env?: Readonly<Record<string, string | undefined>>): Promise<string | undefined> {
-  const answer = await extensionGet(`/secretsmanager/get?secretId=${encodeURIComponent(name)}`, env);
+  const answer = await extensionGet(`/secretsmanager/get?secretId=${encodeURIComponent(name)}`, env, `secret ${name}`);
   if (typeof answer.SecretString === "string") return answer.SecretString;
   return typeof answer.SecretBinary === "string" ? Buffer.from(answer.SecretBinary, "base64").toString("utf8") : undefined;
 }

@@ -64,12 +64,12 @@ describe.skipIf(!available)("secrets through the Parameters and Secrets extensio
   it("says what failed, never the value: a wrong session token, a missing parameter or secret", async () => {
     await ssm.send(new PutParameterCommand({ Name: `${prefix}/guarded`, Value: "value-never-shown", Type: "SecureString" }));
     const wrongToken = await extensionParameter(`${prefix}/guarded`, { ...extension.env, AWS_SESSION_TOKEN: "not-the-session" }).catch((e: Error) => e);
-    expect(String(wrongToken)).toMatch(/extension answered \/systemsmanager\/parameters\/get with 401: missing or wrong X-Aws-Parameters-Secrets-Token/);
+    expect(String(wrongToken)).toContain(`extension answered SSM parameter ${prefix}/guarded with 401: missing or wrong X-Aws-Parameters-Secrets-Token`);
     expect(String(wrongToken)).not.toContain("value-never-shown");
     const missing = await extensionParameter(`${prefix}/no-such`, extension.env).catch((e: Error) => e);
-    expect(String(missing)).toMatch(/with 400: ParameterNotFound/);
+    expect(String(missing)).toContain(`SSM parameter ${prefix}/no-such with 400: ParameterNotFound`);
     const missingSecret = await extensionSecret(`${prefix}/no-such-secret`, extension.env).catch((e: Error) => e);
-    expect(String(missingSecret)).toMatch(/\/secretsmanager\/get with 4\d\d: ResourceNotFoundException/);
+    expect(String(missingSecret)).toMatch(new RegExp(`secret ${prefix}/no-such-secret with 4\\d\\d: ResourceNotFoundException`));
   });
 
   it("without the extension (no layer), a configuration error that says to deploy the stack as packaged", async () => {
