@@ -29,7 +29,7 @@ const { require: tsxRequire } = require("tsx/cjs/api");
 const { sdkSchemaKeys } = require("./sdk-schema-keys.cjs");
 
 const serviceDir = path.resolve(__dirname, "..");
-/** Only the YAML file reader, the SMTP and file transports and the Slack sender use these. */
+/** Used only by the YAML file reader, the Slack sender and email (of nodemailer, the SES path takes its composer alone). */
 const SIDE_EFFECT_FREE = /^(yaml|nodemailer|@slack\/web-api|@slack\/webhook)(\/.*)?$/;
 const RUNTIME_SDK = /^@(aws-sdk|smithy)\//;
 /** The SDK clients' import of their default credential chain. */
