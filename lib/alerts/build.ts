@@ -7,7 +7,7 @@ import { EVENT_VERSION, severityOf } from "../model/event.js";
 import { contentHash } from "../model/hash.js";
 import type { ClusterLogRecord, DeploymentObservation, WebhookDeliveryRecord, ServiceContext } from "../model/observations.js";
 import { compact } from "../model/compact.js";
-import { durationSeconds, instantOr, parseTimestamp } from "../model/time.js";
+import { durationSeconds, formatLasted, instantOr, parseTimestamp } from "../model/time.js";
 import { commitFacts, shortSha } from "./changes-listed.js";
 
 /**
@@ -43,16 +43,9 @@ export function closedIncident(open: Pick<IncidentFacts, "subject" | "opened_at"
 export const withIncident = (d: LookoutEventDetail, incidentId: string, incident: IncidentFacts): LookoutEventDetail =>
   ({ ...d, incident_id: incidentId, incident });
 
-/** A duration for people: 45s, 14m, 2h 5m. */
-export function forPeople(sec: number): string {
-  if (sec < 60) return `${sec}s`;
-  const m = Math.round(sec / 60);
-  return m < 60 ? `${m}m` : `${Math.floor(m / 60)}h${m % 60 ? ` ${m % 60}m` : ""}`;
-}
-
 /** "after 5 failures over 14m": the tail of a closing alert's summary. */
 const howLong = (i: IncidentFacts) =>
-  [i.failures ? `after ${i.failures} failure${i.failures === 1 ? "" : "s"}` : undefined, i.duration_sec !== undefined ? `over ${forPeople(i.duration_sec)}` : undefined]
+  [i.failures ? `after ${i.failures} failure${i.failures === 1 ? "" : "s"}` : undefined, i.duration_sec !== undefined ? `over ${formatLasted(i.duration_sec)}` : undefined]
     .filter(Boolean).join(" ");
 
 /** Subjects of incidents (docs/events.md, "Incidents"). */

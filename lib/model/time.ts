@@ -77,3 +77,17 @@ export function durationSeconds(iso: string | undefined): number | undefined {
   const [, d, h, min, s] = m;
   return Math.round(Number(d ?? 0) * 86400 + Number(h ?? 0) * 3600 + Number(min ?? 0) * 60 + Number(s ?? 0));
 }
+
+/**
+ * How long something lasted, for people, whole units down ("3m" for 3 min 35 s, "2h 05m", "3d 4h"):
+ * one form in an alert's summary and in every receiver's message.
+ */
+export function formatLasted(sec: number): string {
+  const s = Math.max(0, Math.round(sec));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h ${String(m % 60).padStart(2, "0")}m`;
+  return `${Math.floor(h / 24)}d ${h % 24}h`;
+}

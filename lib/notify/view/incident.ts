@@ -4,6 +4,7 @@
  * what changed before a deployment failure. Pure; plain text, escaped by each renderer.
  */
 import { isClosing, type LookoutEventDetail } from "../../model/event.js";
+import { formatLasted } from "../../model/time.js";
 import { formatElapsed, formatUtc, nameOf, oneLine, parseInstant } from "./format.js";
 import type { AlertView, ChangesView, CommitView, Fact } from "./types.js";
 
@@ -39,17 +40,6 @@ export function incidentName(first: LookoutEventDetail): string | undefined {
       return oneLine(`${nameOf(first.service) ?? "service"}${place ? ` in ${place}` : ""} — deployment`);
     }
   }
-}
-
-/** How long an incident lasted, coarse as people say it: "45s", "14m", "2h 05m", "3d 4h". */
-export function formatLasted(sec: number): string {
-  const s = Math.max(0, Math.round(sec));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m`;
-  const h = Math.floor(m / 60);
-  if (h < 24) return `${h}h ${String(m % 60).padStart(2, "0")}m`;
-  return `${Math.floor(h / 24)}d ${h % 24}h`;
 }
 
 /** "resolved after 14m" on a close that says how long it lasted (else "resolved"); undefined otherwise. */

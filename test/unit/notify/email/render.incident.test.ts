@@ -7,7 +7,9 @@ import { describe, expect, it } from "vitest";
 import type { LookoutEventDetail } from "../../../../lib/model/event.js";
 import { INCIDENT_HEADER, renderEmail, renderEmailDigest, SEVERITY_HEADER, STATE_HEADER } from "../../../../lib/notify/email/render.js";
 import { digestEntry, digestLinks } from "../../../../lib/notify/view/digest.js";
-import { formatLasted, incidentName } from "../../../../lib/notify/view/incident.js";
+import { incidentName, resolvedPhrase } from "../../../../lib/notify/view/incident.js";
+import { clusterRecoveredDetail } from "../../../../lib/alerts/build.js";
+import { formatLasted } from "../../../../lib/model/time.js";
 import { expectGolden, json } from "../../../golden/golden.js";
 import {
   CHANGES,
@@ -159,6 +161,13 @@ describe("severity, facts and links", () => {
     expect(incidentName(WEBHOOK_OPENING)).toBe("webhook to hooks.acme.io");
     expect(incidentName(CLUSTER_OPENING)).toBe("cluster eu-prod");
     expect([45, 840, 3314, 7500, 90_000].map(formatLasted)).toEqual(["45s", "14m", "55m", "2h 05m", "1d 1h"]);
+  });
+
+  it("one duration in the summary and in the message: 3 min 35 s is 3m in both", () => {
+    const incident = { opened_at: "2026-03-02T14:21:35.000Z", failures: 2, duration_sec: 215, resolved_by: "ok" };
+    const close = clusterRecoveredDetail({ organization_id: "org-1", cluster_id: "c-1" }, { incident_id: "inc-9", incident, closed_at: "2026-03-02T14:25:10.000Z" }, "2026-03-02T14:25:11.000Z", { id: "c-1", name: "eu-prod" });
+    expect(close.summary).toContain("over 3m");
+    expect(resolvedPhrase(close)).toBe("resolved after 3m");
   });
 });
 
