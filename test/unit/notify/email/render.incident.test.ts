@@ -164,7 +164,7 @@ describe("severity, facts and links", () => {
   });
 
   it("one duration in the summary and in the message: 3 min 35 s is 3m in both", () => {
-    const incident = { opened_at: "2026-03-02T14:21:35.000Z", failures: 2, duration_sec: 215, resolved_by: "ok" };
+    const incident = { subject: "cluster:c-1", opened_at: "2026-03-02T14:21:35.000Z", failures: 2, duration_sec: 215, resolved_by: "ok" };
     const close = clusterRecoveredDetail({ organization_id: "org-1", cluster_id: "c-1" }, { incident_id: "inc-9", incident, closed_at: "2026-03-02T14:25:10.000Z" }, "2026-03-02T14:25:11.000Z", { id: "c-1", name: "eu-prod" });
     expect(close.summary).toContain("over 3m");
     expect(resolvedPhrase(close)).toBe("resolved after 3m");
