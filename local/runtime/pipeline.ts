@@ -96,11 +96,14 @@ export const PREVIEW_RECEIVER: SlackReceiver = { type: "slack", form: "api", cha
 export const previewAwareSecrets = (preview: SlackSender | undefined, env: NodeJS.ProcessEnv) => (ref: string): Promise<string> =>
   preview && ref === PREVIEW_TOKEN_REF ? Promise.resolve("terminal-preview") : resolveSecret(ref, env);
 
-/** Email on one machine: SMTP when notify.email.smtp_url is set, else `.eml` files in `<data_dir>/outbox/`. */
-async function localEmailTransport(config: Config, env: NodeJS.ProcessEnv): Promise<EmailTransport | undefined> {
+/**
+ * Email on one machine: SMTP when notify.email.smtp_url is set, else `.eml` files in `<data_dir>/outbox/`,
+ * named and dated by the pipeline's clock (the demo's runs faster than the wall's: its mail is dated as its events).
+ */
+async function localEmailTransport(config: Config, env: NodeJS.ProcessEnv, now: () => Date): Promise<EmailTransport | undefined> {
   if (!config.notify.email) return undefined;
   if (config.notify.email.smtpUrlRef) return smtpTransport(await resolveSecret(config.notify.email.smtpUrlRef, env));
-  return fileTransport(join(config.dataDir, "outbox"));
+  return fileTransport(join(config.dataDir, "outbox"), { now });
 }
 
 export interface LocalStore {
@@ -149,7 +152,7 @@ export async function openLocalPipeline(config: Config, opts: OpenOptions): Prom
   let services;
   try {
     const ingest = await composeIngest(config, { ...adapters, ...(opts.onCost ? { onCost: opts.onCost } : {}) });
-    const emailTransport = await localEmailTransport(config, env);
+    const emailTransport = await localEmailTransport(config, env, now);
     const notify = composeNotify(config, {
       ...adapters,
       outbox: ingest.store,

@@ -3,7 +3,7 @@
  * (events.ndjson), and what survives a crash between writing an alert and publishing it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, existsSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
@@ -79,6 +79,39 @@ describe("lookout run --once", () => {
     const third = await run();
     expect(third.alerts).toBe(0);
     expect(events(config.dataDir)).toHaveLength(3);
+  });
+});
+
+describe("email on one machine, as .eml files", () => {
+  it("are named and dated by the run's clock (the demo's runs faster than the wall's), as its events are", async () => {
+    const { config: base, env } = setup();
+    const config = checkConfig(
+      {
+        platform: { url: sim.url, token: "env:SIM_TOKEN" },
+        watch: [{ organization: sim.ids.organizationId, applications: sim.ids.applicationIds }],
+        data_dir: base.dataDir,
+        retention: "3650d",
+        routes: [{ name: "mail", match: { kind: "deployment" }, email: { to: ["oncall@example.com"] } }],
+        notify: { email: { from: "lookout@example.com" } },
+      },
+      "test",
+      {},
+    );
+    const run = () => runLookout({ config, env, once: true, log: silent, print: () => {}, now: () => sim.clock.now() });
+    await run(); // first sight
+    sim.scenario.deploy(sim.ids.applicationIds[1]!, { outcome: "DEPLOYMENT_ERROR" });
+    sim.clock.advance(5 * 60_000);
+    const at = sim.clock.now();
+    expect(Math.abs(at.getTime() - Date.now())).toBeGreaterThan(60 * 60_000); // the simulator's clock is not the wall's
+    await run();
+    const outbox = join(config.dataDir, "outbox");
+    const mails = readdirSync(outbox).filter((f) => f.endsWith(".eml"));
+    expect(mails.length).toBeGreaterThan(0);
+    for (const name of mails) {
+      expect(name.slice(0, 10)).toBe(at.toISOString().slice(0, 10));
+      const date = /^Date: (.+)\r$/m.exec(readFileSync(join(outbox, name), "utf8"))?.[1];
+      expect(Math.abs(Date.parse(date!) - at.getTime())).toBeLessThan(60 * 60_000);
+    }
   });
 });
 
