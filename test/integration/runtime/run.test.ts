@@ -84,33 +84,41 @@ describe("lookout run --once", () => {
 
 describe("email on one machine, as .eml files", () => {
   it("are named and dated by the run's clock (the demo's runs faster than the wall's), as its events are", async () => {
-    const { config: base, env } = setup();
-    const config = checkConfig(
-      {
-        platform: { url: sim.url, token: "env:SIM_TOKEN" },
-        watch: [{ organization: sim.ids.organizationId, applications: sim.ids.applicationIds }],
-        data_dir: base.dataDir,
-        retention: "3650d",
-        routes: [{ name: "mail", match: { kind: "deployment" }, email: { to: ["oncall@example.com"] } }],
-        notify: { email: { from: "lookout@example.com" } },
-      },
-      "test",
-      {},
-    );
-    const run = () => runLookout({ config, env, once: true, log: silent, print: () => {}, now: () => sim.clock.now() });
-    await run(); // first sight
-    sim.scenario.deploy(sim.ids.applicationIds[1]!, { outcome: "DEPLOYMENT_ERROR" });
-    sim.clock.advance(5 * 60_000);
-    const at = sim.clock.now();
-    expect(Math.abs(at.getTime() - Date.now())).toBeGreaterThan(60 * 60_000); // the simulator's clock is not the wall's
-    await run();
-    const outbox = join(config.dataDir, "outbox");
-    const mails = readdirSync(outbox).filter((f) => f.endsWith(".eml"));
-    expect(mails.length).toBeGreaterThan(0);
-    for (const name of mails) {
-      expect(name.slice(0, 10)).toBe(at.toISOString().slice(0, 10));
-      const date = /^Date: (.+)\r$/m.exec(readFileSync(join(outbox, name), "utf8"))?.[1];
-      expect(Math.abs(Date.parse(date!) - at.getTime())).toBeLessThan(60 * 60_000);
+    // A simulator of its own: the failure below must not reach the other tests' world.
+    const own = await startSimulator({ seed: 12, size: { applications: 2, clusters: 1, webhooks: 1 } });
+    const dataDir = mkdtempSync(join(tmpdir(), "lookout-run-mail-"));
+    try {
+      const config = checkConfig(
+        {
+          platform: { url: own.url, token: "env:SIM_TOKEN" },
+          watch: [{ organization: own.ids.organizationId, applications: own.ids.applicationIds }],
+          data_dir: dataDir,
+          retention: "3650d",
+          routes: [{ name: "mail", match: { kind: "deployment" }, email: { to: ["oncall@example.com"] } }],
+          notify: { email: { from: "lookout@example.com" } },
+        },
+        "test",
+        {},
+      );
+      const env = { SIM_TOKEN: own.apiToken, DYNAMODB_ENDPOINT: dynamodbEndpoint(), LOOKOUT_TABLE: `run-mail-${randomUUID().slice(0, 8)}` };
+      const run = () => runLookout({ config, env, once: true, log: silent, print: () => {}, now: () => own.clock.now() });
+      await run(); // first sight
+      own.scenario.deploy(own.ids.applicationIds[1]!, { outcome: "DEPLOYMENT_ERROR" });
+      own.clock.advance(5 * 60_000);
+      const at = own.clock.now();
+      expect(Math.abs(at.getTime() - Date.now())).toBeGreaterThan(60 * 60_000); // the simulator's clock is not the wall's
+      await run();
+      const outbox = join(dataDir, "outbox");
+      const mails = readdirSync(outbox).filter((f) => f.endsWith(".eml"));
+      expect(mails.length).toBeGreaterThan(0);
+      for (const name of mails) {
+        expect(name.slice(0, 10)).toBe(at.toISOString().slice(0, 10));
+        const date = /^Date: (.+)\r$/m.exec(readFileSync(join(outbox, name), "utf8"))?.[1];
+        expect(Math.abs(Date.parse(date!) - at.getTime())).toBeLessThan(60 * 60_000);
+      }
+    } finally {
+      await own.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
