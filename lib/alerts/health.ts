@@ -82,10 +82,11 @@ export function healthFromFacts(
   }
   for (const s of facts.stalled) {
     if (rejected.has(s.source)) continue;
-    const since = s.lastOkAt === undefined ? `Never read since Lookout began watching it at ${s.watchedSince}` : `Last successful poll at ${s.lastOkAt}`;
+    const [anchor, summary, since] = s.lastOkAt === undefined
+      ? [s.watchedSince, `${s.source} has not been read once in ${minutes(s.silentForMs)} of watching`, `Never read since Lookout began watching it at ${s.watchedSince}`]
+      : [s.lastOkAt, `No successful poll of ${s.source} for ${minutes(s.silentForMs)}`, `Last successful poll at ${s.lastOkAt}`];
     out.push(healthDetail({
-      check: "polling_stalled", organization: orgOf(s.source), subject: s.source, anchor: s.lastOkAt ?? s.watchedSince, now,
-      summary: s.lastOkAt === undefined ? `${s.source} has not been read once in ${minutes(s.silentForMs)} of watching` : `No successful poll of ${s.source} for ${minutes(s.silentForMs)}`,
+      check: "polling_stalled", organization: orgOf(s.source), subject: s.source, anchor, now, summary,
       detail: `${since}. Check the schedule, dispatch's errors (polls it could not send), the poll dead-letter queue and the request budget.`,
     }));
   }

@@ -53,13 +53,13 @@ const NONE: ReadonlySet<string> = new Set();
  * failing feed names nothing, so its organization's applications weigh fully in the round again until it
  * reads (and source_failing says why meanwhile).
  */
-/** The organizations whose feed webhook is not failing: while the loop beats, its feed is read (health-facts.ts). */
-export const feedCoveredOrganizations = (watch: Watchlist, sources: Readonly<Record<string, SourceState>>): ReadonlySet<string> => fedOrganizations(watch, sources, true);
-
 function fedOrganizations(watch: Watchlist, sources: Readonly<Record<string, SourceState>>, looping: boolean): ReadonlySet<string> {
   if (!looping) return NONE;
   return new Set(feedWebhooks(watch).filter((ref) => !sources[sourceKey(ref)]?.consecutive_failures).map((ref) => ref.organizationId));
 }
+
+/** The organizations whose feed webhook is not failing: while the loop beats, its feed is read (health-facts.ts). */
+export const feedCoveredOrganizations = (watch: Watchlist, sources: Readonly<Record<string, SourceState>>): ReadonlySet<string> => fedOrganizations(watch, sources, true);
 
 interface Candidate {
   ref: SourceRef;

@@ -6,8 +6,6 @@ import type { Command } from "commander";
 import { EXIT, UsageError, reportFailure } from "./shared.js";
 import { COMPLETION_SHELLS, type CompletionShell } from "./choices.js";
 
-export { COMPLETION_SHELLS };
-
 /** One command as completion sees it: its path (`routes test`), its options, what its argument takes. */
 export interface CompletionNode {
   path: string[];

@@ -12,7 +12,6 @@ import { REPORT_FORMATS } from "./choices.js";
 import type { StoreTarget } from "./store-target.js";
 import { type AuditArgs, failure, resolveScopeNames, withAuditReader, withoutNames } from "./audit-commands.js";
 
-
 export type ReportArgs = StoreTarget & { service?: string; environment?: string; since?: string; from?: string; to?: string; format?: string };
 
 const rawOf = (a: ReportArgs) => ({ service: a.service, environment: a.environment, since: a.since, from: a.from, to: a.to });
