@@ -71,9 +71,6 @@ export interface SesTransportOptions {
   configurationSetName?: string;
 }
 
-/** Every line end CRLF, as SES requires of a raw message: the composer leaves a text part's own LFs. Bytes kept (latin1). */
-const crlf = (raw: Buffer): Buffer => Buffer.from(raw.toString("latin1").replace(/\r?\n/g, "\r\n"), "latin1");
-
 /** The Message-ID SES gives a message it accepted, as nodemailer's SES transport writes it. */
 export function sesMessageId(id: string, region: string): string {
   return id.includes("@") ? `<${id}>` : `<${id}@${region === "us-east-1" ? "email" : region}.amazonses.com>`;
@@ -85,9 +82,10 @@ export function sesTransport(client: SESv2Client, opts: SesTransportOptions = {}
       let raw: Buffer;
       let envelope: { from: string | false; to: string[] };
       try {
-        const mime = new MailComposer(mailOptions(message)).compile();
+        // Every line end CRLF, as SES requires of a raw message (the composer would keep a text part's own LFs).
+        const mime = new MailComposer({ ...mailOptions(message), newline: "windows" }).compile();
         envelope = mime.getEnvelope();
-        raw = crlf(await mime.build());
+        raw = await mime.build();
       } catch (err) {
         throw new EmailDeliveryError(`could not compose the message: ${clipMessage((err as Error).message ?? String(err))}`, false);
       }
