@@ -358,6 +358,7 @@ async function baseline(cleanup: string[]): Promise<Variant | undefined> {
     symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
   } else {
     try {
+      console.error(`  bundles: ${BASELINE}'s package-lock is not this one's: npm ci in its copy (a minute or so)`);
       await run("npm", ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline"], { cwd: dir, timeout: PACKAGE_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 });
     } catch (err) {
       report({ name: "baseline not packaged", value: `${BASELINE}: npm ci failed`, method: `npm ci in the baseline's copy: ${(err as Error).message.split("\n")[0]}` });
