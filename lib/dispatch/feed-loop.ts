@@ -13,7 +13,7 @@ import type { DispatchState, FeedLoopState, SourceState, Watchlist } from "../mo
 import type { PollRequest, PollResult } from "../model/poll.js";
 import { type SourceRef, sourceKey } from "../model/source.js";
 import * as budget from "./budget.js";
-import { isHot, polled, pollRequest } from "./source-state.js";
+import { claimedHot, isHot, polled, pollRequest } from "./source-state.js";
 
 const HOUR = 3_600_000;
 
@@ -168,7 +168,7 @@ export function planHot(state: DispatchState, watch: Watchlist, now: number): { 
   const chosen = hot.slice(0, budget.available(state.budget, now));
   if (!chosen.length) return { polls: [], state };
   const sources = { ...state.sources };
-  for (const c of chosen) sources[c.key] = polled(c.s, now);
+  for (const c of chosen) sources[c.key] = claimedHot(c.s, now);
   return {
     polls: chosen.map((c) => pollRequest(c.ref, c.s, state.outage)),
     state: { ...state, budget: budget.spend(state.budget, chosen.length, now), sources },

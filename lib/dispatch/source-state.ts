@@ -22,6 +22,12 @@ export const DISPATCH_POLICY = {
   /** A source named by the change feed stays hot at most this long (until read after the news). */
   hotMs: 10 * MINUTE,
   /**
+   * The change feed's tick polls what the feed named in its own process (lib/dispatch/feed-tick.ts), with
+   * no retry of its own: a poll it planned whose result is not recorded this long after (the function's
+   * timeout: the tick died with it) was not read, and the source is hot again for the minute tick.
+   */
+  hotClaimMs: MINUTE,
+  /**
    * How far behind ours the platform's clock may run when a delivery's time is set against a read's: a
    * read this much after the delivery covers its event. Further behind, a new event could pass for read.
    */
@@ -71,6 +77,8 @@ export function readSinceNamed(s: SourceState | undefined, namedAt: number | und
 
 export function isHot(s: SourceState, now: number): boolean {
   if (s.hot_until === undefined || now >= s.hot_until) return false;
+  // The feed tick's poll of it in flight: not hot while that may still end, hot again once it cannot have.
+  if (s.hot_claimed_at !== undefined) return now - s.hot_claimed_at >= DISPATCH_POLICY.hotClaimMs;
   const namedAt = s.hot_until - DISPATCH_POLICY.hotMs;
   const readSince = (s.last_polled_at ?? -Infinity) >= namedAt && !s.consecutive_failures;
   return !readSince;
@@ -89,15 +97,18 @@ export function pollRequest(source: SourceRef, s: SourceState, outage: DispatchS
 }
 
 /** A planned poll that did not happen (a 429, a deferred answer, an invocation Lambda refused): due again, its last success as it was. */
-export const notPolled = (s: SourceState): SourceState => tidy({ ...s, last_polled_at: s.last_ok_at });
+export const notPolled = (s: SourceState): SourceState => tidy({ ...s, last_polled_at: s.last_ok_at, hot_claimed_at: undefined });
 
 /**
  * Marks a source polled now. The previous poll, not known to have failed, becomes the last success; a
  * hot mark that has served (read since, or expired) goes.
  */
 export function polled(s: SourceState, now: number): SourceState {
-  return tidy({ ...s, last_ok_at: lastOkAt(s), last_polled_at: now, hot_until: isHot(s, now) ? s.hot_until : undefined });
+  return tidy({ ...s, last_ok_at: lastOkAt(s), last_polled_at: now, hot_until: isHot(s, now) ? s.hot_until : undefined, hot_claimed_at: undefined });
 }
+
+/** A poll of a hot source that the change feed's tick runs in its own process: the source stays owed a read until its result is recorded. */
+export const claimedHot = (s: SourceState, now: number): SourceState => ({ ...polled(s, now), hot_claimed_at: now });
 
 export interface Applied {
   state: DispatchState;
@@ -153,7 +164,9 @@ export async function recordPollResults(store: DispatchStore, name: string, resu
   return written;
 }
 
-function afterPoll(s: SourceState, r: PollResult, rateLimited: boolean, now: number): SourceState {
+function afterPoll(planned: SourceState, r: PollResult, rateLimited: boolean, now: number): SourceState {
+  // Its result is here: a claim of the feed tick's on it is settled, whatever the poll found.
+  const s: SourceState = { ...planned, hot_claimed_at: undefined };
   // A 429 is the budget's business, not the source's, and a deferred answer (another poll of the process
   // held a large one: lib/platform/answer-memory.ts) the process's: the source keeps its health, and since
   // the poll did not happen, it is due again with its last success as it was (`polled` kept it in last_ok_at).

@@ -38,6 +38,11 @@ export interface SourceState {
   backlog?: number;
   /** Named by the change feed at `hot_until - hotMs`: urgent until read after that, or until then. */
   hot_until?: number;
+  /**
+   * When the change feed's tick planned its poll of this hot source, while its result is not recorded: a
+   * tick that died with the poll in flight leaves the source hot again `hotClaimMs` later (`isHot`).
+   */
+  hot_claimed_at?: number;
   consecutive_failures?: number;
   /** Backoff after a failure: not polled before this. */
   next_allowed_at?: number;

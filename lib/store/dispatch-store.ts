@@ -97,19 +97,26 @@ export class DynamoFeedLoopStore extends DynamoVersionedItems<FeedLoopState, Fee
   }
 }
 
-/** A source's fields in stored order; absent fields are stored as 0 and trailing ones left out. */
-const FIELDS = [
-  "last_polled_at",
-  "last_ok_at",
-  "last_activity_at",
-  "in_progress",
-  "hot_until",
-  "consecutive_failures",
-  "next_allowed_at",
-  "last_error",
-  "backlog",
-  "watched_since",
-] as const satisfies ReadonlyArray<keyof SourceState>;
+/**
+ * A source's fields in stored order (a new field goes last: items already stored read as before); absent
+ * fields are stored as 0 and trailing ones left out. Every field of SourceState has its place: a field
+ * left out here would be dropped at every write.
+ */
+const FIELD_ORDER: { [K in keyof Required<SourceState>]: number } = {
+  last_polled_at: 0,
+  last_ok_at: 1,
+  last_activity_at: 2,
+  in_progress: 3,
+  hot_until: 4,
+  consecutive_failures: 5,
+  next_allowed_at: 6,
+  last_error: 7,
+  backlog: 8,
+  watched_since: 9,
+  deferred: 10,
+  hot_claimed_at: 11,
+};
+const FIELDS = (Object.keys(FIELD_ORDER) as Array<keyof SourceState>).sort((a, b) => FIELD_ORDER[a] - FIELD_ORDER[b]);
 
 const KIND_CODE: Record<SourceKind, string> = { webhook: "w", deployment: "d", cluster: "c" };
 const KIND_OF = Object.fromEntries(Object.entries(KIND_CODE).map(([kind, code]) => [code, kind as SourceKind]));

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { DispatchStore } from "../../lib/model/dispatch-store.js";
-import type { DispatchState, Watchlist } from "../../lib/model/dispatch.js";
+import type { DispatchState, SourceState, Watchlist } from "../../lib/model/dispatch.js";
 import type { PollResult } from "../../lib/model/poll.js";
 import type { Config } from "../../lib/config/load.js";
 import { planTick } from "../../lib/dispatch/plan.js";
@@ -54,6 +54,12 @@ export function busyState(): DispatchState {
       ...(i % 5 === 0 ? { consecutive_failures: 4, next_allowed_at: now + 777_777, last_error: "server_error" } : {}),
     };
   }
+  // One with every field a source has (the type lists them: a field added to SourceState must be added here, and stored).
+  const every: Required<SourceState> = {
+    last_polled_at: now - 5, last_ok_at: now - 65_000, last_activity_at: now - 70_000, in_progress: 2, backlog: 120, hot_until: now + 1000,
+    hot_claimed_at: now - 5, consecutive_failures: 2, next_allowed_at: now + 60_000, last_error: "deferred", deferred: 3, watched_since: now - 90_000,
+  };
+  sources[sourceKey(big.sources[0]!)] = every;
   let budget = planTick(undefined, big, T0).state.budget;
   for (let m = 0; m < 61; m++) budget = spend(budget, 15, T0 + m * MIN + 123);
   return { budget, sources, queues: { SlackDeadLetterQueue: now - 3 * MIN, PollQueue: now - 20 * MIN } };

@@ -20,7 +20,7 @@ import type { PollDeps } from "../../../lib/poll/poll.js";
 import { everySource, planPolls } from "../../../lib/dispatch/tick.js";
 import { feedTick } from "../../../lib/dispatch/feed-tick.js";
 import { pollBatch } from "../../../lib/dispatch/poll-batch.js";
-import { DISPATCH_NAME } from "../../../lib/dispatch/source-state.js";
+import { DISPATCH_NAME, DISPATCH_POLICY, isHot } from "../../../lib/dispatch/source-state.js";
 import { FEED_LOOP } from "../../../lib/dispatch/feed-loop.js";
 import type { LookoutEventDetail } from "../../../lib/model/event.js";
 import { freshTable, TEST_RETENTION_MS } from "../../support/dynamodb.js";
@@ -96,6 +96,31 @@ describe("the change feed's loop", () => {
     const failed = raised.find((d) => d.kind === "deployment" && d.service?.id === app && d.transition === "failed")!;
     expect(failed.environment?.id).toBe(sim.model.services.get(app)!.environmentId);
   }, 60_000);
+
+  it("a tick that dies while it polls what the feed named leaves that service owed a read, in the stored state, until a result is recorded", async () => {
+    const app = sim.ids.applicationIds[5]!;
+    const key = `deployment:${sim.ids.organizationId}/${app}`;
+    sim.scenario.deploy(app, { outcome: "DEPLOYMENT_ERROR", at: new Date(sim.clock.nowMs() + 1_000), durations: { queuedMs: 1_000, buildingMs: 2_000, deployingMs: 2_000 } });
+    sim.clock.advance(10_000);
+    // The named service's read hangs (the function is killed meanwhile): the tick is abandoned there.
+    sim.faults.set("listDeploymentHistory", { delayMs: 1_500, times: 1 });
+    const at = sim.clock.nowMs();
+    const dying = tick();
+    let stored = await dispatch.get(DISPATCH_NAME);
+    for (let i = 0; i < 100 && stored?.sources[key]?.hot_claimed_at === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      stored = await dispatch.get(DISPATCH_NAME);
+    }
+    // What a dead tick leaves in DynamoDB: planned, not read. Not planned again while it may still end; owed a read once it cannot have.
+    expect(stored?.sources[key]).toMatchObject({ last_polled_at: at, hot_claimed_at: at });
+    expect(isHot(stored!.sources[key]!, at + 30_000)).toBe(false);
+    expect(isHot(stored!.sources[key]!, at + DISPATCH_POLICY.hotClaimMs)).toBe(true);
+    // This tick was only slow: its result settles the claim, and the service is read.
+    expect((await dying).results.map((r) => r.source)).toContain(key);
+    const settled = (await dispatch.get(DISPATCH_NAME))!.sources[key]!;
+    expect(settled.hot_claimed_at).toBeUndefined();
+    expect(isHot(settled, at + DISPATCH_POLICY.hotClaimMs)).toBe(false);
+  }, 30_000);
 });
 
 const context = { functionName: "feed-tick", awsRequestId: "req-1", invokedFunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:feed-tick" } as unknown as Context;

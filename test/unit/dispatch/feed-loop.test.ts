@@ -9,7 +9,8 @@ import type { DispatchState, FeedLoopState, Watchlist } from "../../../lib/model
 import { claimFeedTick, countLoopReads, FEED_LOOP, feedReadsPerTick, planHot, readsDone } from "../../../lib/dispatch/feed-loop.js";
 import { planTick } from "../../../lib/dispatch/plan.js";
 import { feedTick } from "../../../lib/dispatch/feed-tick.js";
-import { DISPATCH_NAME, DISPATCH_POLICY, initialState } from "../../../lib/dispatch/source-state.js";
+import { applyPollResult, DISPATCH_NAME, DISPATCH_POLICY, initialState } from "../../../lib/dispatch/source-state.js";
+import type { PollResult } from "../../../lib/model/poll.js";
 import { MemoryDispatchStore, MemoryFeedLoopStore } from "../../../lib/store/memory/dispatch-store.js";
 import { watchlist } from "../../../lib/dispatch/watchlist.js";
 import * as budget from "../../../lib/dispatch/budget.js";
@@ -25,6 +26,10 @@ function watchOf(o: { apps: number; webhooks: number; rph?: number }): Watchlist
     watch: [{ organization: ORG, webhooks: Array.from({ length: o.webhooks }, (_, i) => id("b", i)), clusters: [], applications: Array.from({ length: o.apps }, (_, i) => ({ id: id("a", i) })) }],
   });
 }
+/** A poll that succeeded and found nothing new. */
+const QUIET: Omit<PollResult, "source"> = {
+  ok: true, requests: 1, retries: 0, newRecords: 0, alerts: 0, suppressed: 0, rejected: 0, inProgress: 0, hotServices: [], gapSuspected: false, firstSight: false,
+};
 const hook = (i: number) => sourceKey({ kind: "webhook", organizationId: ORG, id: id("b", i) });
 const dep = (i: number) => sourceKey({ kind: "deployment", organizationId: ORG, id: id("a", i) });
 
@@ -243,6 +248,25 @@ describe("what the feed names", () => {
     expect(plan.polls.map((p) => sourceKey(p.source))).toEqual([dep(3)]);
     expect(planHot(plan.state, watch, T0 + 10_000).polls).toEqual([]);
     expect(budget.spentInWindow(plan.state.budget, T0)).toBe(1);
+  });
+
+  it("stays owed a read while the tick that planned it has not recorded it: a tick that died with the poll leaves it to the minute tick", () => {
+    const state = named({ ...initialState(watch, T0), sources: { [dep(4)]: { last_polled_at: T0 - 60_000 } } }, dep(4), T0);
+    const plan = planHot(state, watch, T0);
+    expect(plan.polls.map((p) => sourceKey(p.source))).toEqual([dep(4)]);
+    // In flight: neither the next tick nor the minute tick reads it again.
+    expect(planHot(plan.state, watch, T0 + 10_000).polls).toEqual([]);
+    expect(planTick(plan.state, watch, T0 + 30_000).polls.map((p) => sourceKey(p.source))).not.toContain(dep(4));
+    // No result a minute on (the function's timeout): the tick died with it. Hot again, read first.
+    expect(planHot(plan.state, watch, T0 + DISPATCH_POLICY.hotClaimMs).polls.map((p) => sourceKey(p.source))).toEqual([dep(4)]);
+    const minute = planTick(plan.state, watch, T0 + DISPATCH_POLICY.hotClaimMs);
+    expect(minute.polls.map((p) => sourceKey(p.source))).toContain(dep(4));
+    expect(minute.state.sources[dep(4)]?.hot_claimed_at).toBeUndefined();
+    // Its result recorded (found nothing new): read, no longer hot, the claim settled.
+    const read = applyPollResult(plan.state, { ...QUIET, source: dep(4) }, T0 + 5_000, watch);
+    expect(read.changed).toBe(true);
+    expect(read.state.sources[dep(4)]).toEqual({ last_polled_at: T0, last_ok_at: T0 - 60_000, hot_until: T0 + DISPATCH_POLICY.hotMs });
+    expect(planHot(read.state, watch, T0 + DISPATCH_POLICY.hotClaimMs).polls).toEqual([]);
   });
 
   it("waits for the minute tick when the bucket is empty or the source backs off", () => {
