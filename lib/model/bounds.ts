@@ -69,6 +69,22 @@ export interface ClipOptions {
   rank?: (path: Path) => ClipRank;
 }
 
+/** A status: an enum value, classified by its end (`_ERROR`, docs/platform.md "Enums grow"). */
+const isEnumPath = (path: Path): boolean => path[path.length - 1] === "status";
+
+/**
+ * `s` shortened to at most `maxBytes` of JSON: a prefix, cut between code points, and CLIP_MARKER. An id
+ * and an enum value carry a hash of the whole inside the marker, so that two which differ only past the
+ * cut stay apart; an enum value keeps its end too, so that it is classified as the whole is.
+ */
+function clippedTo(s: string, maxBytes: number, kind: "text" | "id" | "enum"): string {
+  if (kind === "text") return prefixWithin(s, Math.max(0, maxBytes - jsonStringBytes(CLIP_MARKER))) + CLIP_MARKER;
+  const marker = `${CLIP_MARKER.slice(0, -1)} ~h:${contentHash(kind, s)}]`;
+  let tail = kind === "enum" ? s.slice(-64) : "";
+  while (jsonStringBytes(tail) > 256 || /^[\udc00-\udfff]/.test(tail)) tail = tail.slice(1); // whole code points
+  return prefixWithin(s, Math.max(0, maxBytes - jsonStringBytes(marker) - jsonStringBytes(tail))) + marker + tail;
+}
+
 /** Identifiers last: what names a thing is shortened only when nothing else is left. */
 export const isIdPath = (path: Path): boolean => {
   const last = path[path.length - 1];
@@ -119,7 +135,8 @@ function setAt(o: unknown, path: Path, v: string): void {
 /**
  * Shortens string fields until the JSON of `value` fits in `maxBytes`: first every string above
  * `maxFieldBytes`, then the longest of the lowest rank, and so on (ids last). What is kept is a prefix,
- * cut between code points, followed by CLIP_MARKER. If everything clippable is at its minimum and it
+ * cut between code points, followed by CLIP_MARKER (`clippedTo`: an id's and a status's with a hash of the
+ * whole inside it, a status's with its end after it). If everything clippable is at its minimum and it
  * still does not fit, returns the smallest it got (the caller checks `bytes`).
  */
 export function clipStrings<T>(value: T, opts: ClipOptions): Clipped<T> {
@@ -142,7 +159,7 @@ export function clipStrings<T>(value: T, opts: ClipOptions): Clipped<T> {
   let size = size0;
   const shorten = (l: Leaf, keep: number) => {
     const s = getAt(copy, l.path) as string;
-    const next = prefixWithin(s, keep) + CLIP_MARKER;
+    const next = clippedTo(s, keep + markerBytes, l.rank === 2 ? "id" : isEnumPath(l.path) ? "enum" : "text");
     const nextBytes = jsonStringBytes(next);
     if (nextBytes >= l.bytes) return;
     setAt(copy, l.path, next);

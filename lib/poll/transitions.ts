@@ -48,9 +48,12 @@ export function decideDeploymentTransition(
   if (prev && before === now) return noTransition;
   // News about an execution older than the one that last changed the service's health does not flip it.
   // Instants, not text; a stored time that is implausible now (written before times were checked) is ignored.
-  const at = executionOrderAt(prev, obs, observedAt);
+  // A start ahead of Lookout's clock (skew, or a time the platform got wrong) counts as now: believed as it
+  // is, one execution dated hours ahead would make every real one after it look older, its recovery lost.
   const nowMs = observedAt === undefined ? undefined : parseTimestamp(observedAt)?.ms;
-  const lastChange = plausibleInstant(svc.last_change_created_at, nowMs)?.ms;
+  const notAhead = (ms: number | undefined) => (ms === undefined || nowMs === undefined ? ms : Math.min(ms, nowMs));
+  const at = notAhead(executionOrderAt(prev, obs, observedAt));
+  const lastChange = notAhead(plausibleInstant(svc.last_change_created_at, nowMs)?.ms);
   const stale = lastChange !== undefined && at !== undefined && at < lastChange;
   const atIso = at === undefined ? undefined : new Date(at).toISOString();
   // The incident's facts (docs/events.md, "Incidents"): opened when its failure happened, as its alert says.

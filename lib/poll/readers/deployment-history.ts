@@ -83,7 +83,7 @@ async function readDeployments(poll: PollContext): Promise<void> {
     deps.log.warn("deployment history answered far more than asked: the newest entries were read, the older ones are history", {
       source: key, asked: pageSize, answered: observations.length, read: DEPLOYMENT_READ_MAX,
     });
-    observations = observations.slice(-DEPLOYMENT_READ_MAX);
+    observations = newestKept(observations, (o) => known.get(execKey(o)) !== o.status, DEPLOYMENT_READ_MAX);
     result.gapSuspected = true;
   }
   const changed = observations.filter((o) => known.get(execKey(o)) !== o.status);
@@ -150,6 +150,19 @@ async function readDeployments(poll: PollContext): Promise<void> {
   // After the failures' alerts are stored, never before: listing the commits must not delay them.
   const lists = new Map<string, Promise<CommitRecord[]>>();
   for (const f of failures) await raiseChanges(poll, f, observedAt, lists);
+}
+
+/**
+ * The newest `max` of entries ordered oldest first, in that order, those `changed` since the last poll
+ * taken first: entries without a usable start all sort as now, so old ones the platform lists again
+ * without a time would otherwise push a new failure out of what is read.
+ */
+export function newestKept<T>(entries: readonly T[], changed: (e: T) => boolean, max: number): T[] {
+  const kept = new Set<T>();
+  for (const wanted of [true, false]) {
+    for (let i = entries.length - 1; i >= 0 && kept.size < max; i--) if (changed(entries[i]!) === wanted) kept.add(entries[i]!);
+  }
+  return entries.filter((e) => kept.has(e));
 }
 
 /** A failure alert this poll stored, and the commit of the service's last success before it. */

@@ -97,11 +97,14 @@ export async function readList<Raw, Rec extends ListRecord>(poll: PollContext, r
   result.firstSight = !cursor;
   await takeRejected(poll, res.rejected);
 
-  // Each id once, as first listed; items that were rejected stay unseen.
+  // Each id once: as first listed, unless a later copy is a failure and the first is not (an id listed
+  // twice with other contents must not hide a failure, whichever order it came in). Rejected items stay unseen.
   const byId = new Map<string, Rec>();
+  const failure = (rec: Rec) => reading.incidents?.outcome(rec) === "failure";
   for (const raw of res.items) {
     const rec = boundRecord(reading.normalize(raw));
-    if (!byId.has(rec.id)) byId.set(rec.id, rec);
+    const first = byId.get(rec.id);
+    if (!first || (failure(rec) && !failure(first))) byId.set(rec.id, rec);
   }
   const records = [...byId.values()];
   const listed = new Set(records.map((r) => seenId(r.id)));

@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { nestedJson, startHostilePlatform, type HostilePlatform } from "../../support/hostile-platform.js";
+import { delivery, deployment, iso, logEntry, set, type Json } from "../../support/platform-items.js";
 import { localDynamoClient, scanTable, dynamodbEndpoint } from "../../support/dynamodb.js";
 import { expandRecords } from "../../../lib/store/routine-batches.js";
 import type { LookoutEventEnvelope } from "../../../lib/model/event.js";
@@ -29,36 +30,9 @@ beforeAll(async () => {
 });
 afterAll(() => platform.close());
 
-type Json = Record<string, unknown>;
-const iso = (ago: number) => new Date(Date.now() - ago).toISOString();
 const big = (marker: string, size: number) => `${marker}-${"x".repeat(size)}`;
 
-function set(o: Json, path: string, value: unknown): Json {
-  const copy = structuredClone(o);
-  const keys = path.split(".");
-  let cur = copy as Json;
-  for (const k of keys.slice(0, -1)) cur = (cur[k] ??= {}) as Json;
-  cur[keys.at(-1)!] = value;
-  return copy;
-}
-
 // ---- Deployments: one application per hostile item, its genuine failure beside it --------------------
-
-const deployment = (serviceId: string, exec: string, status: string, ago: number): Json => ({
-  identifier: { name: "api", service_id: serviceId, service_type: "APPLICATION", execution_id: exec },
-  status,
-  auditing_data: { created_at: iso(ago + MIN), updated_at: iso(ago), triggered_by: "ann@example.com", origin: "GIT" },
-  details: {
-    commit: {
-      created_at: iso(ago + 5 * MIN), git_commit_id: "0123456789abcdef0123456789abcdef01234567", tag: "v1", message: "fix things",
-      author_name: "Ann", author_avatar_url: "https://avatars.example.com/ann", commit_page_url: "https://git.example.com/c/0123456",
-    },
-    build_pod_name: "builder-api-1",
-  },
-  status_details: { action: "DEPLOY", status: status.endsWith("_ERROR") ? "ERROR" : "SUCCESS", sub_action: "NONE" },
-  icon_uri: "app://qovery-console/application",
-  total_duration: "PT2M11S",
-});
 
 const DEPLOY_TEXT_FIELDS = [
   "identifier.name", "identifier.service_id", "identifier.service_type", "identifier.execution_id", "status",
@@ -147,20 +121,8 @@ const nested = nestedJson;
 
 // ---- Webhook deliveries and cluster logs: one list each, hostile items among genuine failures --------
 
-const delivery = (id: string, status: number | null, ago: number, serviceId = randomUUID()): Json => ({
-  id, created_at: iso(ago), kind: "STANDARD", matched_event: "DEPLOYMENT_FAILURE", target_url_used: "https://hooks.example.com/in",
-  request: { event_type: "DEPLOYMENT_FAILURE", payload: { applications: [{ id: serviceId, name: "api" }], project: { id: randomUUID(), name: "shop" } } },
-  target_response_status_code: status, target_response_body: status === 200 ? "ok" : "Service Unavailable",
-});
 const WEBHOOK_TEXT_FIELDS = ["id", "created_at", "kind", "matched_event", "target_url_used", "target_response_body", "request.payload.applications.0.id", "request.event_type"];
 
-const logEntry = (step: string, type: string, ago: number, message: string): Json => ({
-  type, timestamp: `${iso(ago).slice(0, -1)}123456Z`, step,
-  message: { safe_message: message },
-  ...(type === "error"
-    ? { error: { tag: "CANNOT_UNINSTALL_HELM_CHART", user_log_message: "helm said no", link: "https://docs.example.com/e", hint_message: "retry", underlying_error: { message: "boom" }, event_details: { provider_kind: "vendor2", region: "eu", transmitter: { type: "kubernetes", id: "t", name: "n" } } } }
-    : { details: { provider_kind: "vendor2", region: "eu", transmitter: { type: "Kubernetes", id: "t", name: "n" } } }),
-});
 const LOG_TEXT_FIELDS = ["type", "timestamp", "step", "message.safe_message", "error.tag", "error.user_log_message", "error.link", "error.hint_message", "error.underlying_error.message", "error.event_details.region", "error.event_details.transmitter.name"];
 
 // ---- Running the real CLI -----------------------------------------------------------------------------

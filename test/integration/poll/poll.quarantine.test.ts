@@ -134,7 +134,7 @@ describe("a deployment history item with a field of hostile length", () => {
       expect(stored.length).toBeGreaterThan(0);
       for (const i of stored) expect(Buffer.byteLength(JSON.stringify(i))).toBeLessThan(200 * 1024);
       const exec = stored.find((i) => i.item_type === "execution");
-      if (exec && n > 1024) expect(JSON.stringify(exec)).toContain(CLIP_MARKER);
+      if (exec && n > 1024) expect(JSON.stringify(exec)).toContain(CLIP_MARKER.slice(0, -1)); // an id or a status: with a hash inside it
       const cursor = await deps.store.getCursor(r1.source);
       expect(cursor!.deployments!.map((d) => d.execution_id)).toEqual(expect.arrayContaining([genuineId, hostileId]));
     },

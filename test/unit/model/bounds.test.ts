@@ -1,7 +1,8 @@
 /** Size bounds (lib/model/bounds.ts; docs/platform.md, "Field sizes"): keys, records, clipping. */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { CLIP_MARKER, MAX_KEY_PART_BYTES, MAX_RECORD_BYTES, boundRecord, clipStrings, keyPart } from "../../../lib/model/bounds.js";
+import { CLIP_MARKER, MAX_KEY_PART_BYTES, MAX_RECORD_BYTES, MAX_SHORT_FIELD_BYTES, boundRecord, clipStrings, jsonStringBytes, keyPart } from "../../../lib/model/bounds.js";
+import { classifyStatus } from "../../../lib/poll/deployment-status.js";
 import { keys } from "../../../lib/model/items.js";
 import { dimensionKey } from "../../../lib/model/audit-index.js";
 
@@ -30,6 +31,16 @@ describe("keyPart", () => {
 });
 
 describe("boundRecord", () => {
+  it("keeps two ids that differ only past the cut apart: a clipped id carries a hash of the whole", () => {
+    const stem = "D".repeat(300_000);
+    const [a, b] = [1, 2].map((i) => boundRecord({ id: `${stem}-${i}`, message: "x" }));
+    expect(a!.id).not.toBe(b!.id);
+    expect(a!.clipped).toEqual(["id"]);
+    const { clipped: _, ...stored } = a!;
+    expect(Buffer.byteLength(JSON.stringify(stored))).toBeLessThanOrEqual(MAX_RECORD_BYTES);
+    expect(boundRecord({ id: `${stem}-1`, message: "x" }).id).toBe(a!.id);
+  });
+
   it("clips short fields to 1 KB and the whole to its budget, ids last, and lists what it clipped", () => {
     const r = boundRecord({
       id: "i".repeat(3_000), service_id: "s".repeat(3_000), status: "E".repeat(300_000), triggered_by: "t".repeat(2_000),
@@ -39,7 +50,7 @@ describe("boundRecord", () => {
     expect(r.id).toHaveLength(3_000);
     expect(r.service_id).toHaveLength(3_000);
     expect(Buffer.byteLength(r.status)).toBeLessThanOrEqual(1_024);
-    expect(r.status.endsWith(CLIP_MARKER)).toBe(true);
+    expect(r.status).toContain(CLIP_MARKER.slice(0, -1)); // with a hash of the whole, and its end after it
     expect(r.clipped).toEqual(expect.arrayContaining(["status", "triggered_by", "error.message", "request.payload.note"]));
   });
 
@@ -60,5 +71,28 @@ describe("boundRecord", () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe("a status longer than a kilobyte", () => {
+  const status = (value: string) => boundRecord({ id: "e-1", status: value });
+
+  it("is left as it is up to a kilobyte", () => {
+    expect(status("DEPLOYMENT_ERROR")).toEqual({ id: "e-1", status: "DEPLOYMENT_ERROR" });
+  });
+
+  it("keeps both of its ends, so that it is classified as the whole is, and stays distinct from another", () => {
+    for (const n of [3_000, 300_000]) {
+      const failed = `QUANTUM${"_X".repeat(n / 2)}_ERROR`;
+      const bounded = status(failed);
+      expect(bounded.clipped).toEqual(["status"]);
+      expect(jsonStringBytes(bounded.status)).toBeLessThanOrEqual(MAX_SHORT_FIELD_BYTES);
+      expect(classifyStatus(bounded.status)).toBe("failure");
+      expect(bounded.status.startsWith("QUANTUM_X")).toBe(true);
+      expect(status(failed.replace("QUANTUM_X_X", "QUANTUM_Y_X")).status).not.toBe(bounded.status);
+      expect(classifyStatus(status(`${"A".repeat(n)}_RUNNING`).status)).toBe("in_progress");
+    }
+    // A tail of multi-byte characters is cut between code points.
+    expect(status(`${"A".repeat(2000)}${"😀".repeat(100)}`).status).toMatch(/😀+$/u);
   });
 });
