@@ -54,11 +54,13 @@ export interface Delivery {
 
 /**
  * Whether an event must be delivered again later: a receiver failed for a reason that may pass (its
- * fallback was told), or another sender holds a delivery that is not settled yet. SQS redelivers in
- * the cloud, a retry file locally. A `rejected` delivery is not retried: retrying cannot fix it.
+ * fallback was told), the fallback itself did (else a receiver that refused for good and a fallback down
+ * for a minute would leave it shown to no one), or another sender holds a delivery that is not settled
+ * yet. SQS redelivers in the cloud, a retry file locally. A `rejected` delivery alone is not retried:
+ * retrying cannot fix it.
  */
 export const unfinished = (deliveries: readonly Delivery[]): boolean =>
-  deliveries.some((d) => d.outcome === "in_flight" || (d.outcome === "failed" && d.route !== FALLBACK_ROUTE));
+  deliveries.some((d) => d.outcome === "in_flight" || d.outcome === "failed");
 
 /**
  * Whether the routes send an event to a route's receiver, as the rules and the local bus decide; those

@@ -19,7 +19,8 @@ import { DynamoIngestStore } from "../../../lib/store/ingest-store.js";
 import { newAlertItem } from "../../../lib/alerts/outbox-item.js";
 import { channelResolver } from "../../../lib/notify/channel-resolver.js";
 import { slackSender } from "../../../lib/notify/slack/sender.js";
-import { fileTransport } from "../../../lib/notify/email/transport.js";
+import { fileTransport, smtpTransport } from "../../../lib/notify/email/transport.js";
+import { startSmtpReceiver } from "../../support/smtp-receiver.js";
 import { flushDigests, notifyEvent, unfinished, type NotifierDeps } from "../../../lib/notify/notifier.js";
 import { decideRoutes } from "../../../lib/routes/match.js";
 import { formatWait } from "../../../lib/notify/view/index.js";
@@ -209,6 +210,38 @@ describe("a receiver Slack refuses for good", () => {
     const health = (await healthEvents()).slice(before);
     expect(health.map((h) => h.detail.health.subject).sort()).toEqual(["slack #api-team", "slack webhook env:HOOK_DEPLOYS"]);
     expect(slack.messages).toEqual([]);
+  });
+});
+
+describe("a receiver refused for good while the fallback fails for now", () => {
+  it("is delivered again, in the cloud and on one machine, until the fallback shows it", async () => {
+    clock += 3_600_000;
+    const smtp = await startSmtpReceiver();
+    try {
+      const overSmtp = (): NotifierDeps => ({
+        ...process_(),
+        channelFor: channelResolver({
+          resolveSecret: (ref) => resolveSecret(ref, env),
+          slack: slackSender({ slackApiUrl: slack.apiUrl, sleep: async () => {} }),
+          email: { from: "lookout@example.com", transport: smtpTransport(smtp.url) },
+        }),
+      });
+      slack.fail({ form: "webhook", status: 404, error: "no_service", times: 100 });
+      smtp.fail({ phase: "rcpt", code: 451, message: "try again later", times: 1 });
+      const a = await raise(EXAMPLE_DETAILS["Deployment Failed"]);
+      // The cloud path: the message goes back to the queue, though the receiver's refusal is for good.
+      const handler = createNotifyHandler("slack", { routes: config.routes, notifier: overSmtp() });
+      expect((await handler(sqsEvent(message(a, "deploys")), context)).batchItemFailures).toEqual([{ itemIdentifier: "m0" }]);
+      expect(smtp.messages).toEqual([]);
+      // Delivered again (SQS, or the local retry file): the fallback takes it; nothing is retried after.
+      clock += 60_000;
+      const again = await local(a, overSmtp());
+      expect(again.map((d) => [d.route, d.outcome])).toEqual([["fallback", "sent"], ["deploys", "rejected"]]);
+      expect(unfinished(again)).toBe(false);
+      expect(smtp.messages.map((m) => m.to)).toEqual([["fallback@example.com"]]);
+    } finally {
+      await smtp.close();
+    }
   });
 });
 
