@@ -28,6 +28,11 @@ export interface Failure {
   retryAfterMs?: number;
   /** Safe to show: a status and the receiver's short error, nothing from the request. */
   reason: string;
+  /**
+   * The receiver may have taken the message though it did not say so: no answer in time, a 5xx, the
+   * connection lost after the request went out. Sending again may show it twice (RetryOptions.unsure).
+   */
+  mayHaveArrived?: boolean;
 }
 
 /** Thrown by one attempt; anything else an attempt throws is not retried. */
@@ -37,7 +42,7 @@ export class AttemptFailed extends Error {
   }
 }
 
-export interface RetryOptions {
+export interface RetryOptions<T = unknown> {
   policy: RetryPolicy;
   sleep: (ms: number) => Promise<void>;
   random: () => number;
@@ -45,18 +50,31 @@ export interface RetryOptions {
   onRetry?: (info: { attempt: number; delayMs: number; status?: number }) => void;
   /** The error to give up with: the failure and why the loop stopped (empty for a failure that cannot pass). */
   giveUp: (failure: Failure, why: string) => DeliveryError;
+  /**
+   * After a failure that may have arrived (`mayHaveArrived`), for a call that is not idempotent: look
+   * for it at the receiver first (what it finds is the call's result; undefined: send again), or give
+   * up at once, retryable, so the message is sent again later and at most once more. Default: retry.
+   */
+  unsure?: "give_up" | (() => Promise<T | undefined>);
 }
 
 /** One call with the retry policy: Retry-After when asked, else backoff, for what may pass. */
-export async function withRetries<T>(o: RetryOptions, call: () => Promise<T>): Promise<T> {
+export async function withRetries<T>(o: RetryOptions<T>, call: () => Promise<T>): Promise<T> {
   let waited = 0;
+  let lookFirst = false;
   for (let attempt = 0; ; attempt++) {
     try {
+      if (lookFirst && typeof o.unsure === "function") {
+        const found = await o.unsure();
+        if (found !== undefined) return found;
+      }
       return await call();
     } catch (err) {
       if (!(err instanceof AttemptFailed)) throw err;
       const f = err.failure;
       if (!f.retryable) throw o.giveUp(f, "");
+      if (f.mayHaveArrived && o.unsure === "give_up") throw o.giveUp(f, " (not sent again at once: it may have arrived)");
+      lookFirst = !!f.mayHaveArrived;
       const delay = backoffDelay({ policy: o.policy, attempt, askedMs: f.retryAfterMs, random: o.random });
       if (delay === undefined) {
         throw o.giveUp(
@@ -89,5 +107,11 @@ export function networkCode(err: unknown, skip?: (code: string) => boolean): str
   }
   return "network error";
 }
+
+/** Network failures before the request went out: the receiver cannot have taken it. */
+const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
+
+/** Whether a request that failed with this network code (`networkCode`) may still have reached the receiver. */
+export const mayHaveArrivedAfter = (code: string): boolean => !NOT_SENT.has(code);
 
 export const sleepReal = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

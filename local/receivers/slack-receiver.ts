@@ -63,6 +63,13 @@ export interface SlackFault {
   error?: string;
   /** A read method (`conversations.history`, …) to fail instead of the posts. */
   method?: string;
+  /**
+   * The message is posted (shown in the channel) before the fault is answered: Slack took it but said
+   * otherwise — a 5xx, or with `delayMs` its success after the sender stopped waiting.
+   */
+  afterPosting?: boolean;
+  /** With `afterPosting`: the success is answered this many wall-clock ms late. */
+  delayMs?: number;
 }
 
 /** HTTP status of a webhook error code (Slack's incoming-webhook error table). */
@@ -192,14 +199,28 @@ export async function startSlackReceiver(opts: { now?: () => number; onMessage?:
   const apiJson = (res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}) =>
     answer(res, "api", status, JSON.stringify(body), { "content-type": "application/json; charset=utf-8", ...headers });
 
+  const webhookFault = (res: ServerResponse, fault: SlackFault) => {
+    const status = fault.status ?? (fault.error ? (WEBHOOK_STATUS[fault.error] ?? 400) : 500);
+    if (status === 429) return webhookText(res, 429, fault.error ?? "rate_limited", { "retry-after": String(fault.retryAfterSec ?? 1) });
+    return webhookText(res, status, fault.error ?? (status >= 500 ? "rollup_error" : "invalid_payload"));
+  };
+  const apiFault = (res: ServerResponse, fault: SlackFault) => {
+    const status = fault.status ?? 200;
+    if (status === 429) return apiJson(res, 429, { ok: false, error: "ratelimited" }, { "retry-after": String(fault.retryAfterSec ?? 1) });
+    if (status >= 500) return answer(res, "api", status, `<html><body>${status} Server Error</body></html>`, { "content-type": "text/html" });
+    return apiJson(res, status, { ok: false, error: fault.error ?? "invalid_arguments" });
+  };
+  /** A post already shown, answered as the fault says: its success too late, or a failure. */
+  const afterPosting = (fault: SlackFault | undefined, ok: () => void, failed: () => void): void => {
+    if (!fault) return ok();
+    if (fault.delayMs === undefined) return failed();
+    setTimeout(ok, fault.delayMs).unref();
+  };
+
   async function onWebhook(req: IncomingMessage, res: ServerResponse, path: string) {
     const raw = await readBody(req);
     const fault = takeFault("webhook");
-    if (fault) {
-      const status = fault.status ?? (fault.error ? (WEBHOOK_STATUS[fault.error] ?? 400) : 500);
-      if (status === 429) return webhookText(res, 429, fault.error ?? "rate_limited", { "retry-after": String(fault.retryAfterSec ?? 1) });
-      return webhookText(res, status, fault.error ?? (status >= 500 ? "rollup_error" : "invalid_payload"));
-    }
+    if (fault && !fault.afterPosting) return webhookFault(res, fault);
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(raw) as Record<string, unknown>;
@@ -215,20 +236,13 @@ export async function startSlackReceiver(opts: { now?: () => number; onMessage?:
     if (typeof body.thread_ts === "string") m.thread_ts = body.thread_ts; // recorded; Slack ignores it here
     receiver.messages.push(m);
     shown(m, "posted");
-    return webhookText(res, 200, "ok");
+    return afterPosting(fault, () => webhookText(res, 200, "ok"), () => webhookFault(res, fault!));
   }
 
   async function onPostMessage(req: IncomingMessage, res: ServerResponse) {
     const raw = await readBody(req);
     const fault = takeFault("api");
-    if (fault) {
-      const status = fault.status ?? 200;
-      if (status === 429) {
-        return apiJson(res, 429, { ok: false, error: "ratelimited" }, { "retry-after": String(fault.retryAfterSec ?? 1) });
-      }
-      if (status >= 500) return answer(res, "api", status, `<html><body>${status} Server Error</body></html>`, { "content-type": "text/html" });
-      return apiJson(res, status, { ok: false, error: fault.error ?? "invalid_arguments" });
-    }
+    if (fault && !fault.afterPosting) return apiFault(res, fault);
     const call = apiCall(req, raw);
     if ("error" in call) return apiJson(res, 200, { ok: false, error: call.error });
     const { body, token } = call;
@@ -254,12 +268,14 @@ export async function startSlackReceiver(opts: { now?: () => number; onMessage?:
     if (body.metadata && typeof body.metadata === "object") m.metadata = body.metadata as ReceivedSlackMessage["metadata"];
     receiver.messages.push(m);
     shown(m, "posted");
-    return apiJson(res, 200, {
-      ok: true,
-      channel: channelId,
-      ts,
-      message: { type: "message", subtype: "bot_message", text: body.text, ts, ...(threadTs ? { thread_ts: threadTs } : {}) },
-    });
+    const ok = () =>
+      apiJson(res, 200, {
+        ok: true,
+        channel: channelId,
+        ts,
+        message: { type: "message", subtype: "bot_message", text: body.text, ts, ...(threadTs ? { thread_ts: threadTs } : {}) },
+      });
+    return afterPosting(fault, ok, () => apiFault(res, fault!));
   }
 
   /** chat.update: the message keeps its ts and channel; its text, blocks, attachments and metadata are replaced. */

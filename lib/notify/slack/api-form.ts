@@ -13,7 +13,7 @@ import {
   WebAPIRequestError,
   WebClient,
 } from "@slack/web-api";
-import { AttemptFailed, type Failure } from "../receiver-retry.js";
+import { AttemptFailed, type Failure, mayHaveArrivedAfter } from "../receiver-retry.js";
 import { type PostedQuery, type SlackMessage, type SlackPosted, type SlackTarget, SLACK_ALERT_EVENT, SlackDeliveryError } from "../types.js";
 import { codeOf, networkCode } from "./codes.js";
 
@@ -37,14 +37,16 @@ function apiFailure(method: string, err: unknown): Failure {
   }
   if (err instanceof WebAPIHTTPError) {
     const status = err.statusCode;
-    return { retryable: status === 429 || status >= 500, status, reason: `Slack ${method} answered HTTP ${status}` };
+    return { retryable: status === 429 || status >= 500, ...(status >= 500 ? { mayHaveArrived: true } : {}), status, reason: `Slack ${method} answered HTTP ${status}` };
   }
   if (err instanceof WebAPIPlatformError) {
     const code = codeOf(err.data.error) || "error";
-    return { retryable: TRANSIENT_API_ERRORS.has(code), status: code === "ratelimited" ? 429 : 200, reason: `Slack ${method} failed: ${code}` };
+    // Slack says `internal_error` and `request_timeout` may come after part of the call succeeded.
+    const unsure = code === "internal_error" || code === "request_timeout";
+    return { retryable: TRANSIENT_API_ERRORS.has(code), ...(unsure ? { mayHaveArrived: true } : {}), status: code === "ratelimited" ? 429 : 200, reason: `Slack ${method} failed: ${code}` };
   }
   const code = err instanceof WebAPIRequestError ? networkCode(err.original) : networkCode(err);
-  return { retryable: true, reason: `Slack ${method} request failed (${code})` };
+  return { retryable: true, mayHaveArrived: mayHaveArrivedAfter(code), reason: `Slack ${method} request failed (${code})` };
 }
 
 const CHANNEL_ID = /^[CGD][A-Z0-9]{6,}$/;

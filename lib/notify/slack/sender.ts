@@ -15,7 +15,7 @@
  *
  * What is retried: HTTP 429 after Retry-After (a little jitter added); 5xx and network failures with
  * backoff; the Web API's transient `ok:false` errors (internal_error, service_unavailable,
- * request_timeout). Not retried: other 4xx (webhook 404 no_service / channel_not_found, 403
+ * request_timeout). A post that may have arrived is not posted twice (`postedAlready`). Not retried: other 4xx (webhook 404 no_service / channel_not_found, 403
  * invalid_token / action_prohibited, 410 channel_is_archived, 400 invalid_payload) and the Web API's
  * other `ok:false` errors (invalid_auth, channel_not_found, not_in_channel, invalid_blocks, …).
  *
@@ -23,12 +23,15 @@
  * from the status and Slack's short error code only, never from a library's message or the request.
  */
 import { onFirstUse } from "../../model/first-use.js";
-import { defaultRetryPolicy, type RetryPolicy, sleepReal, withRetries } from "../receiver-retry.js";
+import { defaultRetryPolicy, type RetryOptions, type RetryPolicy, sleepReal, withRetries } from "../receiver-retry.js";
 import type { PostedQuery, SlackMessage, SlackPosted, SlackSender, SlackTarget } from "../types.js";
 import { SlackDeliveryError } from "../types.js";
 
 /** Slack's usual answer for chat.postMessage's Retry-After is 1-30 s: the shared policy waits that long. */
 export type SlackRetryPolicy = RetryPolicy;
+
+/** Our clock and Slack's differ: a message posted by this call is looked for from this long before it. */
+const READ_BACK_SKEW_MS = 60_000;
 export const defaultSlackRetryPolicy: SlackRetryPolicy = defaultRetryPolicy;
 
 export interface SlackSenderOptions {
@@ -54,20 +57,40 @@ export function slackSender(opts: SlackSenderOptions = {}): SlackSender {
   const api = onFirstUse(async () => (await import("./api-form.js")).apiForm({ timeout, ...(opts.slackApiUrl ? { slackApiUrl: opts.slackApiUrl } : {}) }));
 
   /** One Slack call with the retry policy: 429 after Retry-After, 5xx and network errors with backoff. */
-  const withSlackRetries = (form: SlackTarget["kind"], call: () => Promise<SlackPosted>): Promise<SlackPosted> =>
+  const withSlackRetries = (form: SlackTarget["kind"], call: () => Promise<SlackPosted>, unsure?: RetryOptions<SlackPosted>["unsure"]): Promise<SlackPosted> =>
     withRetries(
       {
         policy, sleep, random,
         ...(opts.onRetry ? { onRetry: (info: { attempt: number; delayMs: number; status?: number }) => opts.onRetry!({ ...info, form }) } : {}),
         giveUp: (f, why) => new SlackDeliveryError(`${f.reason}${why}`, f.retryable, f.status, f.retryAfterMs),
+        ...(unsure ? { unsure } : {}),
       },
       call,
     );
 
+  const findPosted = async (target: SlackTarget & { kind: "api" }, q: PostedQuery) => (await api()).findPosted(target, q);
+
+  /**
+   * A post is not idempotent. After a failure that may have arrived (no answer in time, the connection
+   * lost, a Web API 5xx), the Web API form looks for the message by the alert id it carries before
+   * posting again (a look that fails posts again: a repeat is better than a miss). An incoming webhook
+   * cannot be read: it is not posted again at once, and its delivery is retried later, at most once more.
+   */
+  const postedAlready = (target: SlackTarget, message: SlackMessage, sinceMs: number): RetryOptions<SlackPosted>["unsure"] => {
+    if (target.kind === "webhook") return "give_up";
+    const alertId = message.metadata?.event_payload.alert_id;
+    if (!alertId) return undefined; // every message Lookout posts carries one
+    return () => findPosted(target, { alertId, sinceMs, ...(message.thread_ts ? { threadTs: message.thread_ts } : {}) }).catch(() => undefined);
+  };
+
   return {
-    findPosted: async (target: SlackTarget & { kind: "api" }, q: PostedQuery) => (await api()).findPosted(target, q),
+    findPosted,
     post: (target: SlackTarget, message: SlackMessage) =>
-      withSlackRetries(target.kind, async () => (target.kind === "webhook" ? (await webhook())(target.url, message) : (await api()).viaApi(target.token, target.channel, message))),
+      withSlackRetries(
+        target.kind,
+        async () => (target.kind === "webhook" ? (await webhook())(target.url, message) : (await api()).viaApi(target.token, target.channel, message)),
+        postedAlready(target, message, now() - READ_BACK_SKEW_MS),
+      ),
     update: (target: SlackTarget & { kind: "api" }, at: { channel: string; ts: string }, message: SlackMessage) =>
       withSlackRetries("api", async () => (await api()).viaUpdate(target.token, at, message)),
   };

@@ -5,7 +5,7 @@
  */
 import { IncomingWebhook, IncomingWebhookHTTPError, IncomingWebhookRequestError } from "@slack/webhook";
 import { parseRetryAfter } from "../../model/backoff.js";
-import { AttemptFailed, type Failure } from "../receiver-retry.js";
+import { AttemptFailed, type Failure, mayHaveArrivedAfter } from "../receiver-retry.js";
 import type { SlackMessage, SlackPosted } from "../types.js";
 import { codeOf, networkCode } from "./codes.js";
 
@@ -34,6 +34,7 @@ export function webhookForm(opts: { timeout: number; now: () => number }) {
         const status = err.statusCode;
         const code = codeOf(err.body);
         const failure: Failure = {
+          // A 5xx is Slack saying it failed (rollup_error): posted again at once, as Slack suggests.
           retryable: status === 429 || status >= 500,
           status,
           reason: `Slack incoming webhook answered HTTP ${status}${code ? ` ${code}` : ""}`,
@@ -43,7 +44,7 @@ export function webhookForm(opts: { timeout: number; now: () => number }) {
         throw new AttemptFailed(failure);
       }
       const code = err instanceof IncomingWebhookRequestError ? networkCode(err.original) : networkCode(err);
-      throw new AttemptFailed({ retryable: true, reason: `Slack incoming webhook request failed (${code})` });
+      throw new AttemptFailed({ retryable: true, mayHaveArrived: mayHaveArrivedAfter(code), reason: `Slack incoming webhook request failed (${code})` });
     }
   };
 }

@@ -241,6 +241,31 @@ describe("reading back what an earlier attempt posted (Web API form)", () => {
     }
   });
 
+  it("a post Slack took but answered 5xx or too late for is found, not posted again; one it did not take is posted again", async () => {
+    const { s } = sender({ timeoutMs: 200 });
+    const channel = slackChannel(who, api, s);
+    slack.fail({ form: "api", status: 500, afterPosting: true });
+    await expect(channel.send(FIRST)).resolves.toMatchObject({ channel: "C0ALERTS" });
+    slack.fail({ form: "api", afterPosting: true, delayMs: 1_000 });
+    await expect(channel.send(STILL)).resolves.toMatchObject({ channel: "C0ALERTS" });
+    expect(slack.messages.map((m) => m.metadata?.event_payload?.alert_id)).toEqual([FIRST.id, STILL.id]);
+    // A 5xx before posting: looked for, not found, posted again.
+    slack.fail({ form: "api", status: 503 });
+    await channel.send(RECOVERED);
+    expect(slack.messages.map((m) => m.metadata?.event_payload?.alert_id)).toEqual([FIRST.id, STILL.id, RECOVERED.id]);
+    expect(slack.reads).toEqual(["conversations.history", "conversations.history", "conversations.history"]);
+  });
+
+  it("an incoming webhook that took a post but answered too late is not posted again at once: a retryable failure, for the delivery to retry later", async () => {
+    slack.fail({ form: "webhook", afterPosting: true, delayMs: 1_000 });
+    const { s, waits } = sender({ timeoutMs: 200 });
+    const e = await rejection(s.post(webhook, msg));
+    expect(e.retryable).toBe(true);
+    expect(e.message).toContain("it may have arrived");
+    expect(slack.messages).toHaveLength(1);
+    expect(waits).toEqual([]);
+  });
+
   it("the incoming-webhook form cannot be read back: no findSent", () => {
     expect(slackChannel(who, webhook, sender().s).findSent).toBeUndefined();
   });
