@@ -28,8 +28,8 @@ export interface UnsentPolls {
 
 /** Where planned polls go: the poll function, invoked asynchronously in the cloud (lib/app/cloud/invoke.ts). */
 export interface PollSender {
-  /** Sends the polls; returns those that could not be sent. */
-  send(polls: PollRequest[]): Promise<UnsentPolls>;
+  /** Sends the polls the tick at `plannedAt` planned; returns those that could not be sent. */
+  send(polls: PollRequest[], plannedAt: number): Promise<UnsentPolls>;
 }
 
 /**
@@ -117,8 +117,8 @@ async function sendPolls(d: DispatchTickDeps, now: number, hooks: TickHooks, onP
   onPlanned({ loop, state });
   // A send that fails is retried once. What still fails was not polled after all: its sources are due
   // again and stay stale (polling_stalled), and the tick fails, naming why, so its errors alarm says so.
-  let { unsent, reasons } = await d.polls.send(polls);
-  if (unsent.length) ({ unsent, reasons } = await d.polls.send(unsent));
+  let { unsent, reasons } = await d.polls.send(polls, now);
+  if (unsent.length) ({ unsent, reasons } = await d.polls.send(unsent, now));
   hooks.metric?.("PollsPlanned", polls.length);
   hooks.metric?.("PollsNotSent", unsent.length);
   // After the sends: health that cannot be raised neither keeps planned polls from being sent nor

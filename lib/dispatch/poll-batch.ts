@@ -48,8 +48,11 @@ export function pollBatches(polls: readonly PollRequest[]): PollRequest[][] {
  * (lib/platform/answer-memory.ts; another is deferred to the next tick), and dispatch told what they
  * learned in one write. Results in the order of `reqs`.
  */
-export async function pollBatch(reqs: readonly PollRequest[], deps: PollDeps, store: DispatchStore, watch: Watchlist, name = DISPATCH_NAME): Promise<PollResult[]> {
-  const results = await pollTogether(reqs, deps);
+export async function pollBatch(
+  reqs: readonly PollRequest[], deps: PollDeps, store: DispatchStore, watch: Watchlist, name = DISPATCH_NAME, opts: { rerun?: boolean } = {},
+): Promise<PollResult[]> {
+  const polled = await pollTogether(reqs, deps);
+  const results = opts.rerun ? polled.map((r) => ({ ...r, rerun: true })) : polled;
   await recordPollResults(store, name, results, deps.now().getTime(), watch);
   return results;
 }

@@ -120,8 +120,9 @@ export interface Applied {
 export function applyPollResult(state: DispatchState, result: PollResult, now: number, watch: Watchlist): Applied {
   const rateLimited = result.error?.kind === "rate_limited";
   let b = budget.observeResponse(state.budget, { rateLimit: result.rateLimit, rateLimited }, now);
-  // Dispatch spent 1 per poll; what the poll cost beyond that (retries, a second page) is spent now.
-  b = budget.spend(b, result.requests - 1, now);
+  // Dispatch spent 1 per poll; what the poll cost beyond that (retries, a second page) is spent now, and
+  // all of it when Lambda ran the poll again (a rerun no plan counted).
+  b = budget.spend(b, result.requests - (result.rerun ? 0 : 1), now);
 
   const updates = new Map<string, SourceState>();
   const update = (key: string, next: SourceState) => {

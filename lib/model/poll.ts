@@ -48,6 +48,11 @@ export interface PollResult {
   inProgress: number;
   /** Records of the answer left for the next poll (a flood is stored over several): dispatch polls it again at the next tick. */
   backlog?: number;
+  /**
+   * Run again by Lambda's retry of its invocation, which no plan counted: all of its requests are spent
+   * when it is recorded, not all but the one dispatch spent when it planned the poll.
+   */
+  rerun?: boolean;
   /** Services named by new webhook deliveries: the change feed (dispatch reads them next). */
   hotServices: string[];
   /**

@@ -22,11 +22,11 @@ import { lambda } from "./clients/lambda.js";
 /** The poll function, ten polls an invocation; the polls whose invocation Lambda refused or failed are returned, with why. */
 export function lambdaPollSender(lambda: LambdaClient, functionName: string): PollSender {
   return {
-    async send(polls) {
+    async send(polls, plannedAt) {
       const unsent: PollRequest[] = [];
       const reasons = new Set<string>();
       await Promise.all(pollBatches(polls).map(async (batch) => {
-        const reason = await invokeAsync(lambda, functionName, { lookout: POLL_EVENT, polls: batch });
+        const reason = await invokeAsync(lambda, functionName, { lookout: POLL_EVENT, planned_at: plannedAt, polls: batch });
         if (reason === undefined) return;
         unsent.push(...batch);
         reasons.add(reason);

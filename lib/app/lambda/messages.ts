@@ -48,8 +48,16 @@ export { kindOf, type ReceiverKind } from "../../model/notify-store.js";
 export const POLL_EVENT = "poll";
 export interface PollEvent {
   lookout: typeof POLL_EVENT;
+  /** When dispatch planned these polls (epoch ms): a retry of the invocation comes a minute later at the soonest. */
+  planned_at?: number;
   polls: PollRequest[];
 }
+
+/** When a poll event's polls were planned, if it says. */
+export const plannedAtOf = (event: unknown): number | undefined => {
+  const at = (event as Partial<PollEvent> | null)?.planned_at;
+  return typeof at === "number" && Number.isFinite(at) ? at : undefined;
+};
 
 /** The polls of a poll event, each checked; a malformed event or poll says which and where. */
 export function parsePollEvent(event: unknown): PollRequest[] {

@@ -22,7 +22,8 @@ import type { Watchlist } from "../../model/dispatch.js";
 import type { PollDeps } from "../../poll/poll.js";
 import type { DispatchStore } from "../../model/dispatch-store.js";
 import type { IngestServices } from "../ingest.js";
-import { parsePollEvent, POLL_EVENT } from "./messages.js";
+import { parsePollEvent, plannedAtOf, POLL_EVENT } from "./messages.js";
+import { DISPATCH_NAME, DISPATCH_POLICY } from "../../dispatch/source-state.js";
 import { resolveDeps, telemetryOr, type Deps, type Telemetry } from "./telemetry.js";
 
 export { POLL_EVENT };
@@ -48,7 +49,11 @@ export function createPollHandler(deps: Deps<PollHandlerDeps>, given?: Partial<T
 
   const base = async (event: unknown, _context: Context): Promise<PollOutcome> => {
     const d = await resolveDeps(deps);
-    const results = await pollBatch(parsePollEvent(event), d.pollDeps, d.store, d.watch);
+    // Lambda retries a failed invocation a minute later at the soonest: a batch that starts that late
+    // after its plan is a rerun (or was held in Lambda's queue: counted in full too, on the safe side).
+    const plannedAt = plannedAtOf(event);
+    const rerun = plannedAt !== undefined && d.pollDeps.now().getTime() - plannedAt >= DISPATCH_POLICY.minIntervalMs;
+    const results = await pollBatch(parsePollEvent(event), d.pollDeps, d.store, d.watch, DISPATCH_NAME, { rerun });
     for (const r of results) {
       metrics.addMetric("PlatformRequests", MetricUnit.Count, r.requests);
       metrics.addMetric("NewRecords", MetricUnit.Count, r.newRecords);

@@ -13,7 +13,8 @@ import { startSimulator, type Simulator } from "../../../../local/simulator/inde
 import { checkConfig } from "../../../../lib/config/load.js";
 import { watchlist } from "../../../../lib/dispatch/watchlist.js";
 import { planPolls } from "../../../../lib/dispatch/tick.js";
-import { initialState, lastOkAt } from "../../../../lib/dispatch/source-state.js";
+import { DISPATCH_NAME, initialState, lastOkAt } from "../../../../lib/dispatch/source-state.js";
+import * as budget from "../../../../lib/dispatch/budget.js";
 import { sourceKey } from "../../../../lib/model/source.js";
 import type { Watchlist } from "../../../../lib/model/dispatch.js";
 import { DynamoDispatchStore } from "../../../../lib/store/dispatch-store.js";
@@ -115,10 +116,31 @@ describe("dispatch → Lambda (asynchronous) → poll", () => {
     await expect(poll({ Records: [] }, context)).rejects.toThrow('poll event: not {"lookout": "poll", "polls": [...]}');
     lambda.register("poll-bad", poll);
     const sender = lambdaPollSender(client, "poll-bad");
-    expect((await sender.send([{ source: { kind: "ftp" } } as never])).unsent).toEqual([]);
+    expect((await sender.send([{ source: { kind: "ftp" } } as never], sim.clock.nowMs())).unsent).toEqual([]);
     for (let i = 0; i < 3; i++) await lambda.drain();
     expect(lambda.failed.map((f) => f.name)).toEqual(["poll-bad"]);
     expect(await lambda.drain()).toBe(0);
+  });
+
+  it("a batch Lambda runs again after a failure of ours spends every request it sends: no plan counted them", async () => {
+    const broken = { ...pollDeps, store: new DynamoIngestStore({ client: (pollDeps.store as any).opts.client, tableName: "no-such-table", retentionMs: 1 }) };
+    let attempt = 0;
+    lambda.register("poll-rerun", createPollHandler(async () => ({ pollDeps: ++attempt === 1 ? broken : pollDeps, store: dispatch, watch })));
+    // Webhooks and clusters: their list is read beside the cursor, so the failing attempt sends requests too.
+    const polls = watch.sources.filter((s) => s.kind !== "deployment").slice(0, 3).map((source) => ({ source }));
+    const spent = async () => budget.spentInWindow((await dispatch.get(DISPATCH_NAME))!.budget, sim.clock.nowMs());
+    // As dispatch plans them: one request each spent at once.
+    await dispatch.update(DISPATCH_NAME, (s) => ({ ...s!, budget: budget.spend(s!.budget, polls.length, sim.clock.nowMs()) }));
+    const before = { spent: await spent(), sent: sim.requestLog.length };
+    expect((await lambdaPollSender(client, "poll-rerun").send(polls, sim.clock.nowMs())).unsent).toEqual([]);
+    await lambda.drain(); // the first attempt fails on our side: Lambda runs the batch again a minute later
+    sim.clock.advance(60_000);
+    await lambda.drain();
+    expect(attempt).toBe(2);
+    expect(lambda.failed.filter((f) => f.name === "poll-rerun")).toEqual([]);
+    const sent = sim.requestLog.length - before.sent;
+    expect(sent).toBeGreaterThanOrEqual(2 * polls.length);
+    expect((await spent()) - before.spent + polls.length).toBe(sent);
   });
 
   it("fails the invocation when the store cannot be reached, not when the platform fails; a refused invocation is handed back", async () => {
@@ -134,7 +156,7 @@ describe("dispatch → Lambda (asynchronous) → poll", () => {
     }
     // A function Lambda does not have: every poll comes back to dispatch, to be sent at a later tick.
     const polls = watch.sources.slice(0, 12).map((source) => ({ source }));
-    const refused = await lambdaPollSender(client, "no-such-function").send(polls);
+    const refused = await lambdaPollSender(client, "no-such-function").send(polls, sim.clock.nowMs());
     expect(refused.unsent).toEqual(expect.arrayContaining(polls));
     expect(refused.reasons).toEqual([expect.stringMatching(/^no-such-function: ResourceNotFoundException: /)]);
   });
