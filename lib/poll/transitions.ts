@@ -22,6 +22,9 @@ export function enteredCounts(prev: ExecutionState | undefined): Map<string, num
 /** How many times the execution had entered `status` before this observation. */
 export const timesEntered = (prev: ExecutionState | undefined, status: string): number => enteredCounts(prev).get(status) ?? 0;
 
+/** How far ahead of Lookout's clock the platform's may run and its times still order executions as they are. */
+export const ORDER_AHEAD_MS = 10 * 60_000;
+
 /**
  * Where the execution stands in time among the service's executions: when it started, or when Lookout
  * first saw it if the platform gave no usable start (docs/platform.md, "Timestamps").
@@ -48,12 +51,16 @@ export function decideDeploymentTransition(
   if (prev && before === now) return noTransition;
   // News about an execution older than the one that last changed the service's health does not flip it.
   // Instants, not text; a stored time that is implausible now (written before times were checked) is ignored.
-  // A start ahead of Lookout's clock (skew, or a time the platform got wrong) counts as now: believed as it
-  // is, one execution dated hours ahead would make every real one after it look older, its recovery lost.
+  // A start further ahead of Lookout's clock than clocks drift apart counts as now: believed as it is, one
+  // execution dated hours ahead would make every real one after it look older, their recovery lost. Within
+  // that drift the platform's instants are compared with each other as they are. A stored one that far
+  // ahead (kept before this rule) is not compared at all.
   const nowMs = observedAt === undefined ? undefined : parseTimestamp(observedAt)?.ms;
-  const notAhead = (ms: number | undefined) => (ms === undefined || nowMs === undefined ? ms : Math.min(ms, nowMs));
-  const at = notAhead(executionOrderAt(prev, obs, observedAt));
-  const lastChange = notAhead(plausibleInstant(svc.last_change_created_at, nowMs)?.ms);
+  const tooFarAhead = (ms: number | undefined) => ms !== undefined && nowMs !== undefined && ms > nowMs + ORDER_AHEAD_MS;
+  const started = executionOrderAt(prev, obs, observedAt);
+  const at = tooFarAhead(started) ? nowMs : started;
+  const stored = plausibleInstant(svc.last_change_created_at, nowMs)?.ms;
+  const lastChange = tooFarAhead(stored) ? undefined : stored;
   const stale = lastChange !== undefined && at !== undefined && at < lastChange;
   const atIso = at === undefined ? undefined : new Date(at).toISOString();
   // The incident's facts (docs/events.md, "Incidents"): opened when its failure happened, as its alert says.

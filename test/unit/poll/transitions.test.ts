@@ -53,6 +53,35 @@ describe("deployment transitions", () => {
     expect(d.service.failure_count).toBe(2);
   });
 
+  describe("times ahead of Lookout's clock", () => {
+    const T = Date.parse("2026-03-02T10:00:00Z");
+    const at = (ms: number) => new Date(ms).toISOString();
+    const MIN = 60_000;
+
+    it("a platform a few minutes ahead still orders its executions by their own times: older news changes nothing", () => {
+      // The platform's clock 5 minutes ahead: B (the newer) fails, seen first; A (older) succeeds, seen later.
+      const b = decideDeploymentTransition(undefined, obs("DEPLOYMENT_ERROR", "b", at(T + 4 * MIN)), emptyServiceState(), "b-1", at(T));
+      expect(b.transition).toBe("failed");
+      const a = decideDeploymentTransition(undefined, obs("DEPLOYED", "a", at(T + 2 * MIN)), b.service, "a-1", at(T + MIN));
+      expect(a.transition).toBeUndefined();
+      expect(a.service.failing).toBe(true);
+    });
+
+    it("one dated hours ahead counts as when it was seen: the real executions after it are not taken for older", () => {
+      const future = decideDeploymentTransition(undefined, obs("DEPLOYMENT_ERROR", "f", at(T + 120 * MIN)), emptyServiceState(), "f-1", at(T));
+      expect(future.transition).toBe("failed");
+      expect(Date.parse(future.service.last_change_created_at!)).toBe(T);
+      const ok = decideDeploymentTransition(undefined, obs("DEPLOYED", "ok", at(T + 3 * MIN)), future.service, "ok-1", at(T + 5 * MIN));
+      expect(ok.transition).toBe("recovered");
+    });
+
+    it("a stored time that far ahead (kept before this rule) is not compared: the recovery is seen", () => {
+      const stuck: ServiceState = { ...failing, last_change_created_at: at(T + 120 * MIN) };
+      const ok = decideDeploymentTransition(undefined, obs("DEPLOYED", "ok", at(T - 2 * MIN)), stuck, "ok-1", at(T));
+      expect(ok.transition).toBe("recovered");
+    });
+  });
+
   it("raises recovered on the first success after a failure, closing the incident", () => {
     const d = decideDeploymentTransition(prev("DEPLOYING"), obs("DEPLOYED", "e3", "2026-01-01T02:00:00Z"), failing, "a3");
     expect(d).toMatchObject({ transition: "recovered", incidentId: "first" });
