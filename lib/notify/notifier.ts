@@ -181,12 +181,15 @@ function withFallback(
         await deps.outbox.raiseAlert(newAlertItem(health, deps.now().toISOString(), deps.outbox.expiresAt()));
         healthId = health.id;
       }
+      let fallbackFailed = false;
       for (const fb of receiversOf(deps.settings.fallback)) {
         const fallback = await deps.channelFor(fb);
         if (fallback.id === channel.id) continue;
-        out.push({ route: FALLBACK_ROUTE, receiver: fallback.label, outcome: await toFallback(failed, fallback) });
+        const outcome = await toFallback(failed, fallback);
+        fallbackFailed ||= outcome === "failed";
+        out.push({ route: FALLBACK_ROUTE, receiver: fallback.label, outcome });
       }
-      return healthId ? { healthId } : {};
+      return { ...(healthId ? { healthId } : {}), ...(fallbackFailed ? { fallbackFailed } : {}) };
     },
   };
 }

@@ -52,16 +52,18 @@ export interface RetryOptions<T = unknown> {
   giveUp: (failure: Failure, why: string) => DeliveryError;
   /**
    * After a failure that may have arrived (`mayHaveArrived`), for a call that is not idempotent: look
-   * for it at the receiver first (what it finds is the call's result; undefined: send again), or give
-   * up at once, retryable, so the message is sent again later and at most once more. Default: retry.
+   * for it at the receiver first (what it finds is the call's result; undefined: send again), or, where
+   * it cannot be looked for, send again `once` at most (a slow answer now and then still gets through
+   * without the fallback), then give up, retryable, for the delivery to retry later. Default: retry.
    */
-  unsure?: "give_up" | (() => Promise<T | undefined>);
+  unsure?: "once" | (() => Promise<T | undefined>);
 }
 
 /** One call with the retry policy: Retry-After when asked, else backoff, for what may pass. */
 export async function withRetries<T>(o: RetryOptions<T>, call: () => Promise<T>): Promise<T> {
   let waited = 0;
   let lookFirst = false;
+  let unsureFailures = 0;
   for (let attempt = 0; ; attempt++) {
     try {
       if (lookFirst && typeof o.unsure === "function") {
@@ -73,8 +75,8 @@ export async function withRetries<T>(o: RetryOptions<T>, call: () => Promise<T>)
       if (!(err instanceof AttemptFailed)) throw err;
       const f = err.failure;
       if (!f.retryable) throw o.giveUp(f, "");
-      if (f.mayHaveArrived && o.unsure === "give_up") throw o.giveUp(f, " (not sent again at once: it may have arrived)");
-      lookFirst = !!f.mayHaveArrived;
+      if (f.mayHaveArrived && o.unsure === "once" && ++unsureFailures > 1) throw o.giveUp(f, " (not sent a third time: it may have arrived)");
+      lookFirst ||= !!f.mayHaveArrived; // until found or sent: a 429 after it says nothing of the earlier post
       const delay = backoffDelay({ policy: o.policy, attempt, askedMs: f.retryAfterMs, random: o.random });
       if (delay === undefined) {
         throw o.giveUp(

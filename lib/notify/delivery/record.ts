@@ -59,11 +59,12 @@ export async function recordRoot(a: AlertAttempt, sent: Sent): Promise<void> {
   });
 }
 
-/** Each alert a digest carried: its record settled as `settlement` says, and no longer held. */
-export async function settleHeld(a: DigestAttempt, settlement: (h: HeldAlert) => Promise<DeliverySettlement>): Promise<void> {
+/** Each alert a digest carried: its record settled as `settlement` says, and no longer held (undefined: left held). */
+export async function settleHeld(a: DigestAttempt, settlement: (h: HeldAlert) => Promise<DeliverySettlement | undefined>): Promise<void> {
   // A flood's digest carries thousands: settled a few at a time, not one after another.
   await pMap(a.held, async (h) => {
     const outcome = await settlement(h);
+    if (!outcome) return;
     const record = await a.deps.store.getDelivery(h.detail.id, a.channel.id);
     if (record) await a.deps.store.settle(record, outcome);
     await a.deps.store.release(h);
@@ -93,7 +94,8 @@ export const recordDigestStage: Stage<DigestAttempt, number> = async (a) => {
 /**
  * A digest that failed stays held when a later try may work. One retrying cannot fix (a revoked
  * webhook, a missing secret) sends what it held where any alert goes when its receiver fails — health
- * and the fallback — and records it so, rather than holding it forever.
+ * and the fallback — and records it so, rather than holding it forever; what the fallback could not take
+ * for now stays held, for the next flush.
  */
 async function digestFailed(a: DigestAttempt, error: DeliveryError): Promise<number> {
   const { store, log, onReceiverFailed } = a.deps;
@@ -106,6 +108,8 @@ async function digestFailed(a: DigestAttempt, error: DeliveryError): Promise<num
   const run = await store.receiverFailed(a.channel.id, a.channel.label, error.message);
   await settleHeld(a, async (h) => {
     const told = await onReceiverFailed(h.detail, a.channel, error, run);
+    // The fallback failed too, for now: it stays held, to go to the fallback again at the next flush.
+    if (told?.fallbackFailed) return undefined;
     return { state: "failed", error: error.message, permanent: true, digest_id: a.id, ...(told?.healthId ? { health_id: told.healthId } : {}) };
   });
   return 0;

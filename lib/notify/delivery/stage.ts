@@ -33,9 +33,10 @@ export interface DeliverDeps {
   routedHere?: (detail: LookoutEventDetail, route: string, channelId: string) => boolean;
   /**
    * Told when a receiver failed after its own retries, with its run of failures so far (kept in the
-   * table): raise health, try the fallback. Returns the health event's id, recorded on the delivery.
+   * table): raise health, try the fallback. Returns the health event's id, recorded on the delivery, and
+   * whether the fallback failed too, for now (then what a digest held stays held).
    */
-  onReceiverFailed?: (detail: LookoutEventDetail, channel: Channel, error: DeliveryError, run: ReceiverFailures) => Promise<{ healthId?: string } | void>;
+  onReceiverFailed?: (detail: LookoutEventDetail, channel: Channel, error: DeliveryError, run: ReceiverFailures) => Promise<{ healthId?: string; fallbackFailed?: boolean } | void>;
 }
 
 /**

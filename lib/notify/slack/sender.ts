@@ -74,10 +74,10 @@ export function slackSender(opts: SlackSenderOptions = {}): SlackSender {
    * A post is not idempotent. After a failure that may have arrived (no answer in time, the connection
    * lost, a Web API 5xx), the Web API form looks for the message by the alert id it carries before
    * posting again (a look that fails posts again: a repeat is better than a miss). An incoming webhook
-   * cannot be read: it is not posted again at once, and its delivery is retried later, at most once more.
+   * cannot be read: it is posted again once at most, then its delivery fails and is retried later.
    */
   const postedAlready = (target: SlackTarget, message: SlackMessage, sinceMs: number): RetryOptions<SlackPosted>["unsure"] => {
-    if (target.kind === "webhook") return "give_up";
+    if (target.kind === "webhook") return "once";
     const alertId = message.metadata?.event_payload.alert_id;
     if (!alertId) return undefined; // every message Lookout posts carries one
     return () => findPosted(target, { alertId, sinceMs, ...(message.thread_ts ? { threadTs: message.thread_ts } : {}) }).catch(() => undefined);

@@ -105,6 +105,16 @@ function process_(settings = config.notify): NotifierDeps {
   };
 }
 
+/** The same, its email sent over SMTP (to a test receiver that can refuse for now). */
+const emailOverSmtp = (url: string, settings = config.notify): NotifierDeps => ({
+  ...process_(settings),
+  channelFor: channelResolver({
+    resolveSecret: (ref) => resolveSecret(ref, env),
+    slack: slackSender({ slackApiUrl: slack.apiUrl, sleep: async () => {} }),
+    email: { from: "lookout@example.com", transport: smtpTransport(url) },
+  }),
+});
+
 let seq = 0;
 /** An alert as raised (in the outbox, so explain finds it) and delivered as the local router does. */
 async function raise(base: LookoutEventDetail, deps = process_()): Promise<LookoutEventDetail> {
@@ -218,14 +228,7 @@ describe("a receiver refused for good while the fallback fails for now", () => {
     clock += 3_600_000;
     const smtp = await startSmtpReceiver();
     try {
-      const overSmtp = (): NotifierDeps => ({
-        ...process_(),
-        channelFor: channelResolver({
-          resolveSecret: (ref) => resolveSecret(ref, env),
-          slack: slackSender({ slackApiUrl: slack.apiUrl, sleep: async () => {} }),
-          email: { from: "lookout@example.com", transport: smtpTransport(smtp.url) },
-        }),
-      });
+      const overSmtp = () => emailOverSmtp(smtp.url);
       slack.fail({ form: "webhook", status: 404, error: "no_service", times: 100 });
       smtp.fail({ phase: "rcpt", code: 451, message: "try again later", times: 1 });
       const a = await raise(EXAMPLE_DETAILS["Deployment Failed"]);
@@ -368,5 +371,39 @@ describe("a storm's digest", () => {
     }
     expect(held.flatMap((r) => mails(r.alert_id))).toHaveLength(1);
     expect(await deps.store.heldFor(receiverId(config.routes[0]!.slack[0]!))).toEqual([]);
+  });
+
+  it("refused for good at the flush while the fallback fails for now: what it held stays held, and goes to the fallback at the next flush", async () => {
+    clock += 3_600_000;
+    const smtp = await startSmtpReceiver();
+    try {
+      // A fallback of its own: its budget untouched by the tests before.
+      const tight = { ...config.notify, slackRate: { perSecond: 0.01, burst: 1, perHour: 60 }, fallback: { email: { ...config.notify.fallback!.email!, to: ["fallback-2@example.com"] } } };
+      const deps = emailOverSmtp(smtp.url, tight);
+      const storm = [];
+      for (let i = 0; i < 2; i++) storm.push(await raise({ ...EXAMPLE_DETAILS["Deployment Failed"], summary: `revoked, fallback down ${i}` }));
+      expect((await Promise.all(storm.map(async (a) => (await local(a, deps)).map((d) => d.outcome)))).flat().sort()).toEqual(["held", "sent"]);
+      const receiver = receiverId(config.routes[0]!.slack[0]!);
+      const mine = new Set(storm.map((a) => a.id));
+      const heldHere = async () => (await deps.store.heldFor(receiver)).filter((h) => mine.has(h.detail.id)).map((h) => h.detail.id);
+      const [held] = await heldHere();
+      // What reaches this test's fallback (the flush sends the other receivers' digests too).
+      const fallbackMail = () => smtp.messages.filter((m) => m.to.includes("fallback-2@example.com")).map((m) => m.parsed.text);
+
+      clock += 100_000;
+      slack.fail({ form: "webhook", status: 404, error: "no_service", times: 10 });
+      smtp.fail({ phase: "rcpt", code: 451, message: "try again later", times: 1 });
+      await flushDigests(allReceivers(config.routes, config.notify), deps);
+      expect(await heldHere()).toEqual([held]);
+      expect(fallbackMail()).toEqual([]);
+
+      clock += 200_000; // the digest's budget refilled
+      await flushDigests(allReceivers(config.routes, config.notify), deps);
+      expect(await heldHere()).toEqual([]);
+      expect(fallbackMail()).toEqual([expect.stringContaining(`Alert:                 ${held}`)]);
+      expect((await deps.store.deliveriesOf(held!)).find((x) => x.route === "deploys")).toMatchObject({ state: "failed", permanent: true });
+    } finally {
+      await smtp.close();
+    }
   });
 });
