@@ -63,7 +63,7 @@ export async function feedTick(
       return changed || hot.length ? plan.state : undefined;
     });
   }
-  const results = [...feed, ...(hot.length ? await pollBatch(hot, d.pollDeps, d.dispatch, d.watch, name) : [])];
+  const results = [...feed, ...(hot.length ? await pollBatch(hot, d.pollDeps, d.dispatch, d.watch, name, { settlesClaim: true }) : [])];
   if (renewed) throw renewed;
   return { claimed: true, results };
 }

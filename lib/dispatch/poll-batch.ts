@@ -49,10 +49,12 @@ export function pollBatches(polls: readonly PollRequest[]): PollRequest[][] {
  * learned in one write. Results in the order of `reqs`.
  */
 export async function pollBatch(
-  reqs: readonly PollRequest[], deps: PollDeps, store: DispatchStore, watch: Watchlist, name = DISPATCH_NAME, opts: { rerun?: boolean } = {},
+  reqs: readonly PollRequest[], deps: PollDeps, store: DispatchStore, watch: Watchlist, name = DISPATCH_NAME,
+  /** What every result of the batch is (PollResult's `rerun`, `settlesClaim`). */
+  as: Pick<PollResult, "rerun" | "settlesClaim"> = {},
 ): Promise<PollResult[]> {
   const polled = await pollTogether(reqs, deps);
-  const results = opts.rerun ? polled.map((r) => ({ ...r, rerun: true })) : polled;
+  const results = as.rerun || as.settlesClaim ? polled.map((r) => ({ ...r, ...as })) : polled;
   await recordPollResults(store, name, results, deps.now().getTime(), watch);
   return results;
 }

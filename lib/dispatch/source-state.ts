@@ -166,8 +166,9 @@ export async function recordPollResults(store: DispatchStore, name: string, resu
 }
 
 function afterPoll(planned: SourceState, r: PollResult, rateLimited: boolean, now: number): SourceState {
-  // Its result is here: a claim of the feed tick's on it is settled, whatever the poll found.
-  const s: SourceState = { ...planned, hot_claimed_at: undefined };
+  // The claimed poll's result is here: the feed tick's claim is settled, whatever the poll found. Another
+  // poll's (planned before the feed named the source) leaves it: the claimed one may yet die unread.
+  const s: SourceState = r.settlesClaim ? { ...planned, hot_claimed_at: undefined } : planned;
   // A 429 is the budget's business, not the source's, and a deferred answer (another poll of the process
   // held a large one: lib/platform/answer-memory.ts) the process's: the source keeps its health, and since
   // the poll did not happen, it is due again with its last success as it was (`polled` kept it in last_ok_at).

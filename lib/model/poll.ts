@@ -53,6 +53,8 @@ export interface PollResult {
    * when it is recorded, not all but the one dispatch spent when it planned the poll.
    */
   rerun?: boolean;
+  /** The change feed's tick ran it under a claim (SourceState.hot_claimed_at): its result settles the claim, no other's does. */
+  settlesClaim?: boolean;
   /** Services named by new webhook deliveries: the change feed (dispatch reads them next). */
   hotServices: string[];
   /**

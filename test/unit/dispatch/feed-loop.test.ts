@@ -262,8 +262,11 @@ describe("what the feed names", () => {
     const minute = planTick(plan.state, watch, T0 + DISPATCH_POLICY.hotClaimMs);
     expect(minute.polls.map((p) => sourceKey(p.source))).toContain(dep(4));
     expect(minute.state.sources[dep(4)]?.hot_claimed_at).toBeUndefined();
-    // Its result recorded (found nothing new): read, no longer hot, the claim settled.
-    const read = applyPollResult(plan.state, { ...QUIET, source: dep(4) }, T0 + 5_000, watch);
+    // Another poll's result (planned before the feed named it) settles nothing: the claimed one may yet die.
+    const other = applyPollResult(plan.state, { ...QUIET, source: dep(4) }, T0 + 5_000, watch);
+    expect(planHot(other.state, watch, T0 + DISPATCH_POLICY.hotClaimMs).polls.map((p) => sourceKey(p.source))).toEqual([dep(4)]);
+    // Its own result recorded (found nothing new): read, no longer hot, the claim settled.
+    const read = applyPollResult(plan.state, { ...QUIET, source: dep(4), settlesClaim: true }, T0 + 5_000, watch);
     expect(read.changed).toBe(true);
     expect(read.state.sources[dep(4)]).toEqual({ last_polled_at: T0, last_ok_at: T0 - 60_000, hot_until: T0 + DISPATCH_POLICY.hotMs });
     expect(planHot(read.state, watch, T0 + DISPATCH_POLICY.hotClaimMs).polls).toEqual([]);

@@ -134,7 +134,7 @@ function day(o: { apps: number; clusters: number; webhooks: number; deploysPerHo
       fold(feed, t);
       const hot = planHot(state!, watch, t);
       state = hot.state;
-      fold(hot.polls.map((p) => answer(p, t)), t);
+      fold(hot.polls.map((p) => ({ ...answer(p, t), settlesClaim: true })), t); // the feed tick's own polls (pollBatch)
     }
     d.perMinute.push(minute);
     // What dispatch's tick would raise of polling's health (lib/dispatch/health-watch.ts).
