@@ -29,7 +29,7 @@ export interface PagerDutyTarget {
 
 export function pagerDutyChannel(who: ChannelIdentity, target: PagerDutyTarget, sender: HttpSender): Channel {
   const url = `${(target.baseUrl ?? PAGERDUTY_EVENTS_URL).replace(/\/+$/, "")}/v2/enqueue`;
-  const enqueue = (event: PagerDutyEvent) => sender.post({ service: "PagerDuty", url, body: JSON.stringify({ routing_key: target.routingKey, ...event }) });
+  const enqueue = (event: PagerDutyEvent) => sender.post({ service: "PagerDuty", url, body: JSON.stringify({ routing_key: target.routingKey, ...event }), idempotent: true });
   const source = target.source ? { source: target.source } : {};
   return {
     ...who,
@@ -58,7 +58,8 @@ export interface WebhookTarget {
 export function webhookChannel(who: ChannelIdentity, target: WebhookTarget, sender: HttpSender): Channel {
   const now = target.now ?? Date.now;
   const post = (id: string, body: string) =>
-    sender.post({ service: "webhook", url: target.url, body, headers: () => signedHeaders(target.signingSecret, id, body, now()) });
+    // Its receiver deduplicates by X-Lookout-Delivery, the same on every attempt (docs/receivers.md).
+    sender.post({ service: "webhook", url: target.url, body, headers: () => signedHeaders(target.signingSecret, id, body, now()), idempotent: true });
   return {
     ...who,
     async send(detail, incident, presentation) {

@@ -25,7 +25,13 @@ import { DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWebhookSigna
 export interface HttpFault {
   /** How many of the next requests fail (default 1). */
   times?: number;
-  status: number;
+  /** The answer's status (default 500); with `lateMs`, the receiver's own answer. */
+  status?: number;
+  /**
+   * The request is taken as usual (handled, shown) and answered this many wall-clock ms late: the sender
+   * stops waiting first, not knowing it arrived.
+   */
+  lateMs?: number;
   /** Seconds, for 429 (and 503). */
   retryAfterSec?: number;
   /** For a 3xx: where to. */
@@ -59,9 +65,12 @@ async function startServer(handle: (path: string, body: string, req: IncomingMes
       if (fault) {
         fault.times = (fault.times ?? 1) - 1;
         if (fault.times <= 0) faults.shift();
+      }
+      if (fault && fault.lateMs === undefined) {
+        const status = fault.status ?? 500;
         answer = {
-          status: fault.status,
-          body: fault.body ?? (fault.status >= 300 && fault.status < 400 ? "" : JSON.stringify({ status: fault.status === 429 ? "throttle event" : "error", message: fault.status === 429 ? "Requests are arriving too quickly. Please retry later." : "Server error" })),
+          status,
+          body: fault.body ?? (status >= 300 && status < 400 ? "" : JSON.stringify({ status: status === 429 ? "throttle event" : "error", message: status === 429 ? "Requests are arriving too quickly. Please retry later." : "Server error" })),
           headers: {
             ...(fault.retryAfterSec !== undefined ? { "retry-after": String(fault.retryAfterSec) } : {}),
             ...(fault.location ? { location: fault.location } : {}),
@@ -77,8 +86,12 @@ async function startServer(handle: (path: string, body: string, req: IncomingMes
         }
       }
       it.requests.push({ path, status: answer.status, at: Date.now() });
-      res.writeHead(answer.status, { "content-type": "application/json", ...answer.headers });
-      res.end(answer.body ?? "");
+      const send = () => {
+        res.writeHead(answer.status, { "content-type": "application/json", ...answer.headers });
+        res.end(answer.body ?? "");
+      };
+      if (fault?.lateMs !== undefined) setTimeout(send, fault.lateMs).unref();
+      else send();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));

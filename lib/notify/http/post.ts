@@ -1,7 +1,8 @@
 /**
  * The HTTP receivers' one sender (PagerDuty, generic webhooks, Teams Workflows): a JSON POST with the
  * shared retry policy (lib/notify/receiver-retry.ts). Retried: 429 (after Retry-After when given), 408, 5xx and
- * network failures. Not retried: any other 4xx, an answer past the redirects allowed, a redirect to
+ * network failures; one that may have arrived unanswered once at most, but where the receiver folds a
+ * repeat (`idempotent`: PagerDuty's dedup_key, the webhook's X-Lookout-Delivery). Not retried: any other 4xx, an answer past the redirects allowed, a redirect to
  * another host (never followed: the request carries a signature or a key meant for the first host).
  * A redirect to the same host is followed (307/308 and 301/302/303 alike, the POST kept), three at most.
  *
@@ -10,7 +11,7 @@
  * reason from the answer, nothing from the request.
  */
 import { parseRetryAfter } from "../../model/backoff.js";
-import { AttemptFailed, defaultRetryPolicy, type Failure, networkCode, type RetryPolicy, sleepReal, withRetries } from "../receiver-retry.js";
+import { AttemptFailed, defaultRetryPolicy, type Failure, mayHaveArrivedAfter, networkCode, type RetryPolicy, sleepReal, withRetries } from "../receiver-retry.js";
 import { clip, oneLine } from "../view/format.js";
 import { redactText } from "../../platform/redact.js";
 import { DeliveryError } from "../types.js";
@@ -25,6 +26,12 @@ export interface HttpRequest {
   body: string;
   /** Headers besides content-type; a function for those made per attempt (a signature's timestamp). */
   headers?: (attempt: number) => Record<string, string>;
+  /**
+   * The receiver takes the same request twice as one (PagerDuty's dedup_key): sent again freely. Otherwise
+   * a request that may have arrived unanswered (no answer in time, the connection lost) is sent again
+   * once at most, then left to the delivery's retry.
+   */
+  idempotent?: boolean;
 }
 
 export interface HttpAnswer {
@@ -127,11 +134,12 @@ export function httpSender(opts: HttpSenderOptions = {}): HttpSender {
           signal: AbortSignal.timeout(timeout),
         });
       } catch (err) {
-        throw new AttemptFailed({ retryable: true, reason: `${req.service} request failed (${networkCode(err)})` });
+        const code = networkCode(err);
+        throw new AttemptFailed({ retryable: true, mayHaveArrived: mayHaveArrivedAfter(code), reason: `${req.service} request failed (${code})` });
       }
       // A stream that breaks mid-answer is a failed attempt like a refused connection, retried.
       const body = await readSome(res).catch((err: unknown) => {
-        throw new AttemptFailed({ retryable: true, status: res.status, reason: `${req.service} answer could not be read (${networkCode(err)})` });
+        throw new AttemptFailed({ retryable: true, mayHaveArrived: true, status: res.status, reason: `${req.service} answer could not be read (${networkCode(err)})` });
       });
       if (res.status >= 300 && res.status < 400) {
         const location = res.headers.get("location");
@@ -167,6 +175,7 @@ export function httpSender(opts: HttpSenderOptions = {}): HttpSender {
           random: opts.random ?? Math.random,
           ...(opts.onRetry ? { onRetry: (info: { attempt: number; delayMs: number; status?: number }) => opts.onRetry!({ ...info, service: req.service }) } : {}),
           giveUp: (f, why) => new HttpDeliveryError(`${f.reason}${why}`, f.retryable, f.status, f.retryAfterMs),
+          ...(req.idempotent ? {} : { unsure: "once" as const }),
         },
         () => attempt(req, n++),
       );

@@ -96,6 +96,14 @@ describe("PagerDuty Events API v2", () => {
     expect(pd.requests.at(-1)!.status).toBe(400);
   });
 
+  it("an event it took but answered too late for is sent again: PagerDuty keeps one alert for its dedup_key", async () => {
+    pd.fail({ lateMs: 1_000, times: 2 });
+    const c = pagerDutyChannel(who("pd"), { routingKey: ROUTING_KEY, baseUrl: pd.url }, httpSender({ sleep: async () => {}, random: () => 0, timeoutMs: 200 }));
+    await c.send(OPENING);
+    expect(pd.requests).toHaveLength(3);
+    expect(pd.alerts).toHaveLength(1);
+  });
+
   it("a 429 that outlasts the attempts is retryable for the queue, the attempts bounded", async () => {
     pd.fail({ status: 429, times: 10 });
     const err = await channel().send(OPENING).catch((e: unknown) => e);
@@ -127,6 +135,13 @@ describe("generic webhook", () => {
     const refused = await webhookChannel(who("whk"), { url: `http://127.0.0.1:${await closedPort()}/hooks/x`, signingSecret: SECRET }, sender()).send(OPENING).catch((e: unknown) => e);
     expect(refused).toMatchObject({ retryable: true });
     expect((refused as Error).message).toMatch(/^webhook request failed \(ECONNREFUSED\)/);
+  });
+
+  it("an event it took but answered too late for is sent again, signed afresh: its receiver keeps one", async () => {
+    hook.fail({ lateMs: 1_000, times: 2 });
+    await webhookChannel(who("whk"), { url: hook.hookUrl(), signingSecret: SECRET }, httpSender({ sleep: async () => {}, random: () => 0, timeoutMs: 200 })).send(OPENING);
+    expect(hook.requests).toHaveLength(3);
+    expect(hook.deliveries).toHaveLength(1);
   });
 
   it("a signature the receiver refuses is a permanent failure", async () => {
@@ -161,6 +176,22 @@ describe("Teams through a Workflows webhook", () => {
     expect(teams.posts[1]!.text).toContain("↪ Follow-up of the alert of 2026-03-02 14:07:31 UTC");
     expect(teams.posts[2]!.text).toMatch(/✅ Resolved after 55m/);
     expect(teams.posts[2]!.text).toContain("api (storefront/production) recovered");
+  });
+
+  it("a card it took but answered too late for is sent again once at most: two at most, then the delivery retries later", async () => {
+    const slow = (n: number) => {
+      teams.reset();
+      teams.fail({ lateMs: 1_000, times: n });
+      return teamsChannel(who("teams"), { url: teams.workflowUrl() }, httpSender({ sleep: async () => {}, random: () => 0, timeoutMs: 200 })).send(OPENING);
+    };
+    // One slow answer: sent again, and the second is answered (no fallback for one slow answer).
+    await slow(1);
+    expect(teams.posts).toHaveLength(2);
+    // Slow every time: two cards, never the four the retry policy allows, and a failure the delivery retries.
+    const err = await slow(4).catch((e: unknown) => e);
+    expect(err).toMatchObject({ retryable: true });
+    expect((err as Error).message).toContain("it may have arrived");
+    expect(teams.posts).toHaveLength(2);
   });
 
   it("429 waits its Retry-After; 400 is permanent", async () => {
