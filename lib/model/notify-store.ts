@@ -47,13 +47,6 @@ export interface DeliveryRecord {
    * terminal Slack preview): the audit says shown, nobody told (docs/audit.md, "Onlookers").
    */
   onlooker?: boolean;
-  /**
-   * A digest's: the last held alert the attempt that holds the lease carries (`<held_at>#<alert id>`, in
-   * held order), and what the attempt before it carried. A read-back that finds the earlier attempt's
-   * message settles only what that one carried: alerts held since go in the next digest.
-   */
-  carries?: string;
-  carried_before?: string;
   updated_at: string;
 }
 
@@ -190,7 +183,7 @@ export interface DueEscalation {
 }
 
 /** What a claim writes besides the lease: the receiver's label, the route, an escalation's route, and whether the receiver is an onlooker. */
-export type ClaimInit = Pick<DeliveryRecord, "receiver_label" | "route" | "escalation" | "onlooker" | "carries">;
+export type ClaimInit = Pick<DeliveryRecord, "receiver_label" | "route" | "escalation" | "onlooker">;
 
 export type ClaimResult =
   | { claimed: true; record: DeliveryRecord }

@@ -19,7 +19,7 @@ import { readBackStage } from "./delivery/read-back.js";
 import { digestBudgetStage, digestDue, rateOrHoldStage } from "./delivery/rate.js";
 import { recordAlertStage, recordDigestStage, recordRoot, sentInDigest } from "./delivery/record.js";
 import { sendAlertStage, sendDigestStage } from "./delivery/send.js";
-import { type AlertAttempt, chain, claimedBy, type DeliverDeps, type DeliveryOutcome, type DigestAttempt, heldKey } from "./delivery/stage.js";
+import { type AlertAttempt, chain, type DeliverDeps, type DeliveryOutcome, type DigestAttempt } from "./delivery/stage.js";
 
 export type { Channel, DigestWindow, Sent } from "./types.js";
 export type { DeliverDeps, DeliveryOutcome } from "./delivery/stage.js";
@@ -41,8 +41,7 @@ const deliverAlert = chain<AlertAttempt, DeliveryOutcome>(
 const deliverDigest = chain<DigestAttempt, number>(
   claimStage(() => 0),
   digestBudgetStage,
-  // Found sent by an earlier attempt: what that attempt carried is settled as sent, the rest stays held.
-  readBackStage((a, sent) => sentInDigest(a, sent, claimedBy(a).carried_before)),
+  readBackStage(sentInDigest),
   sendDigestStage,
   recordDigestStage,
 );
@@ -140,9 +139,6 @@ export async function flushHeld(channel: Channel, deps: DeliverDeps): Promise<nu
   if (!(await digestDue({ channel, deps }))) return 0;
   const held = await deps.store.heldFor(channel.id);
   if (!held.length) return 0;
-  // Named by the first alert it carries, not by all of them: a digest whose sender died after the
-  // receiver took it is the same digest at the next flush, however many were held since, so it is read
-  // back (what it carried settled, the rest kept for the next), not posted again with them.
-  const id = `digest-${contentHash(channel.id, held[0]!.detail.id)}`;
-  return deliverDigest({ id, route: DIGEST_ROUTE, channel, deps, held, carries: heldKey(held[held.length - 1]!), incident: async () => undefined });
+  const id = `digest-${contentHash(channel.id, ...held.map((h) => h.detail.id))}`;
+  return deliverDigest({ id, route: DIGEST_ROUTE, channel, deps, held, incident: async () => undefined });
 }

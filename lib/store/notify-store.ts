@@ -91,7 +91,7 @@ export class DynamoNotifyStore implements NotifyStore {
           TableName: this.table,
           Key: keys.delivery(alertId, receiverId),
           UpdateExpression:
-            `SET #state = :sending, lease_until = :lease, attempts = if_not_exists(attempts, :zero) + :one, first_attempt_at = if_not_exists(first_attempt_at, :now), alert_id = :a, receiver_id = :r, receiver_label = :label, #route = :route, updated_at = :now, item_type = :type, #ttl = :ttl${init.escalation ? ", escalation = :esc" : ""}${init.onlooker ? ", onlooker = :onlooker" : ""}${init.carries ? ", carried_before = if_not_exists(carries, :carries), carries = :carries" : ""}`,
+            `SET #state = :sending, lease_until = :lease, attempts = if_not_exists(attempts, :zero) + :one, first_attempt_at = if_not_exists(first_attempt_at, :now), alert_id = :a, receiver_id = :r, receiver_label = :label, #route = :route, updated_at = :now, item_type = :type, #ttl = :ttl${init.escalation ? ", escalation = :esc" : ""}${init.onlooker ? ", onlooker = :onlooker" : ""}`,
           ConditionExpression: "attribute_not_exists(pk) OR #state = :failed OR (#state = :sending AND lease_until < :nowMs)",
           ExpressionAttributeNames: { "#state": "state", "#route": "route", "#ttl": TTL_ATTRIBUTE },
           ExpressionAttributeValues: {
@@ -99,7 +99,6 @@ export class DynamoNotifyStore implements NotifyStore {
             ":zero": 0, ":one": 1, ":a": alertId, ":r": receiverId, ":label": init.receiver_label, ":route": init.route,
             ":now": now.toISOString(), ":type": "delivery", ":ttl": this.expiresAt(), ...(init.escalation ? { ":esc": init.escalation } : {}),
             ...(init.onlooker ? { ":onlooker": true } : {}),
-            ...(init.carries ? { ":carries": init.carries } : {}),
           },
           ReturnValues: "ALL_NEW",
         }),

@@ -114,7 +114,6 @@ export class MemoryNotifyStore implements NotifyStore {
       route: init.route,
       ...(init.escalation ? { escalation: init.escalation } : {}),
       ...(init.onlooker ? { onlooker: true } : {}),
-      ...(init.carries ? { carries: init.carries, carried_before: old?.carries ?? init.carries } : {}),
       updated_at: now.toISOString(),
     });
     records.set(receiverId, record);

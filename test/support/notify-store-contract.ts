@@ -79,16 +79,6 @@ export function notifyStoreContract(adapter: string, open: (now: () => Date) => 
       });
     });
 
-    it("records what a digest's attempt carries, and what the attempt before it carried", async () => {
-      const d = fresh("digest");
-      const first = await store.claim(d, "r1", { ...init, carries: "t1#a" }, LEASE);
-      expect(first.record).toMatchObject({ carries: "t1#a", carried_before: "t1#a" });
-      clock += 10 * LEASE; // its sender died
-      const second = await store.claim(d, "r1", { ...init, carries: "t2#b" }, LEASE);
-      expect(second).toMatchObject({ claimed: true, record: { attempts: 2, carries: "t2#b", carried_before: "t1#a" } });
-      expect((await store.claim(fresh("alert"), "r1", init, LEASE)).record.carries).toBeUndefined();
-    });
-
     it("claims a failed delivery again, keeping what the failure recorded; never a settled one", async () => {
       const a = fresh("alert");
       const { record } = await store.claim(a, "r1", init, LEASE);

@@ -8,7 +8,7 @@ const DEFAULT_LEASE_MS = 60_000;
 export const claimStage =
   <A extends Attempt, R>(busy: (record: DeliveryRecord) => R): Stage<A, R> =>
   async (a) => {
-    const init = { ...recordedFor(a), ...(a.recordAs?.escalation ? { escalation: a.recordAs.escalation } : {}), ...(a.carries ? { carries: a.carries } : {}) };
+    const init = { ...recordedFor(a), ...(a.recordAs?.escalation ? { escalation: a.recordAs.escalation } : {}) };
     const key = a.recordAs ?? { alertId: a.id, receiverId: a.channel.id };
     const claim = await a.deps.store.claim(key.alertId, key.receiverId, init, a.deps.leaseMs ?? DEFAULT_LEASE_MS);
     if (!claim.claimed) return busy(claim.record);

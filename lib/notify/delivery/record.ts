@@ -13,7 +13,6 @@ import {
   claimedBy,
   type DeliveryOutcome,
   type DigestAttempt,
-  heldKey,
   sentFields,
   type Stage,
 } from "./stage.js";
@@ -72,15 +71,10 @@ export async function settleHeld(a: DigestAttempt, settlement: (h: HeldAlert) =>
   }, { concurrency: 16 });
 }
 
-/**
- * The alerts a digest carried: each recorded as sent in it. Returns how many went out. `through`: the
- * last one the message carried when it was an earlier attempt's, found by reading back (`carried_before`):
- * alerts held since stay held, for the next digest.
- */
-export async function sentInDigest(a: DigestAttempt, sent: Sent, through?: string): Promise<number> {
-  const carried = through === undefined ? a : { ...a, held: a.held.filter((h) => heldKey(h) <= through) };
-  await settleHeld(carried, async () => ({ state: "sent", digest_id: a.id, ...sentFields(sent) }));
-  return carried.held.length;
+/** The alerts a digest carried: each recorded as sent in it. Returns how many went out. */
+export async function sentInDigest(a: DigestAttempt, sent: Sent): Promise<number> {
+  await settleHeld(a, async () => ({ state: "sent", digest_id: a.id, ...sentFields(sent) }));
+  return a.held.length;
 }
 
 export const recordDigestStage: Stage<DigestAttempt, number> = async (a) => {

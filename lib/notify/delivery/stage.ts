@@ -66,8 +66,6 @@ export interface Attempt {
    * recorded with the alert it escalates (so the alert's audit row and `explain` show it), apart per route.
    */
   readonly recordAs?: { alertId: string; receiverId: string; escalation: string };
-  /** A digest's: the last held alert it carries (`heldKey`), recorded at its claim (DeliveryRecord.carries). */
-  readonly carries?: string;
   /** Set by the claim stage: the record whose lease this attempt holds. */
   claimed?: DeliveryRecord;
   /** Set by the send stage: what the receiver answered. */
@@ -91,9 +89,6 @@ export interface AlertAttempt extends Attempt {
    */
   readonly deliverFirst?: (predecessor: LookoutEventDetail) => Promise<DeliveryOutcome>;
 }
-
-/** Where a held alert stands in held order: its item's sort key. */
-export const heldKey = (h: HeldAlert): string => `${h.held_at}#${h.detail.id}`;
 
 export interface DigestAttempt extends Attempt {
   /** What the digest carries, oldest first. */

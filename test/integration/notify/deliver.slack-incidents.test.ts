@@ -10,7 +10,7 @@ import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { LookoutEventDetail } from "../../../lib/model/event.js";
 import { newAlertItem } from "../../../lib/alerts/outbox-item.js";
 import { DynamoNotifyStore } from "../../../lib/store/notify-store.js";
-import { deliver, flushHeld, type DeliverDeps, type DeliveryOutcome } from "../../../lib/notify/deliver.js";
+import { deliver, type DeliverDeps, type DeliveryOutcome } from "../../../lib/notify/deliver.js";
 import { slackChannel } from "../../../lib/notify/slack/channel.js";
 import { slackSender } from "../../../lib/notify/slack/sender.js";
 import { SEVERITY_COLOR } from "../../../lib/notify/slack/render.js";
@@ -206,33 +206,5 @@ describe("an incident in Slack", () => {
     expect(alone).toHaveLength(1);
     expect(alone[0]!.thread_ts).toBeUndefined();
     expect(JSON.stringify(alone[0]!.attachments)).toContain("What changed");
-  });
-
-  it("a digest whose sender died after Slack took it is read back at the next flush, however many were held since: what it carried is not shown twice, what came after goes next", async () => {
-    const { api } = receivers();
-    const tight = (): DeliverDeps => ({ ...deps(), rate: { perSecond: 0.01, burst: 1 } });
-    const storm = [1, 2, 3].map((k) => ({ ...FIRST, id: `dead-digest-${k}`, incident_id: `dead-digest-${k}`, incident: { ...FIRST.incident!, failures: 1 } }));
-    expect(await deliver(storm[0]!, "route", api, [], tight())).toBe("sent");
-    expect(await deliver(storm[1]!, "route", api, [], tight())).toBe("held");
-    // The flush posts a digest of what is held, then dies before it records it (its writes fail from then on).
-    clock += 200_000;
-    let dead = false;
-    const dying: DeliverDeps = { ...tight(), store: new Proxy(store, { get: (t, k) => (k === "settle" && !dead ? async () => ((dead = true), Promise.reject(new Error("the process died"))) : Reflect.get(t, k, t)) }) };
-    await flushHeld(api, dying).catch(() => 0);
-    const digests = () => slack.messages.filter((m) => String(m.metadata?.event_payload?.alert_id).startsWith("digest-")).map((m) => m.metadata!.event_payload!.alert_id);
-    expect(digests()).toHaveLength(1);
-    // Another alert is held meanwhile; the next flush, once the lease has run out, finds the digest posted.
-    clock += 1_000;
-    expect(await deliver(storm[2]!, "route", api, [], tight())).toBe("held");
-    clock += 200_000;
-    expect(await flushHeld(api, tight())).toBe(1);
-    expect(digests()).toHaveLength(1);
-    expect(await store.getDelivery(storm[1]!.id, api.id)).toMatchObject({ state: "sent", digest_id: digests()[0] });
-    expect((await store.heldFor(api.id)).map((h) => h.detail.id)).toEqual([storm[2]!.id]);
-    // The one held since goes in the next digest, alone.
-    clock += 200_000;
-    expect(await flushHeld(api, tight())).toBe(1);
-    expect(digests()).toHaveLength(2);
-    expect(await store.getDelivery(storm[2]!.id, api.id)).toMatchObject({ state: "sent", digest_id: digests()[1] });
   });
 });
