@@ -8,7 +8,8 @@
  *    named `<iso time>-<alert id>.eml`, for one machine without a mail server.
  * Failures become EmailDeliveryError with `retryable`: SES throttling, 5xx and network failures, SMTP
  * 4xx replies and connection failures are retryable; SES MessageRejected, MailFromDomainNotVerified,
- * other 4xx and SMTP 5xx replies are not.
+ * other 4xx and SMTP 5xx replies are not. SES sends are retried here (`sesTransport`), once at most
+ * after one that may have reached SES unanswered.
  */
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -19,6 +20,7 @@ import nodemailer from "nodemailer";
 import MailComposer from "nodemailer/lib/mail-composer";
 import { oneLine } from "../view/format.js";
 import { EmailDeliveryError, type EmailMessage, type EmailSent, type EmailTransport } from "../types.js";
+import { AttemptFailed, defaultRetryPolicy, mayHaveArrivedAfter, networkCode, type RetryPolicy, sleepReal, withRetries } from "../receiver-retry.js";
 import { ALERT_ID_HEADER } from "./render.js";
 
 type MailOptions = Parameters<ReturnType<typeof nodemailer.createTransport>["sendMail"]>[0];
@@ -69,6 +71,23 @@ export function classifySesError(err: unknown): EmailDeliveryError {
 export interface SesTransportOptions {
   /** SES configuration set (event publishing, dedicated IPs). */
   configurationSetName?: string;
+  retry?: Partial<RetryPolicy>;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+/**
+ * A failed SendEmail for the retry loop: throttling and what SES refused retried, what may have reached
+ * SES unanswered (a 5xx, no answer in time, the connection lost after the request) sent again once at
+ * most — SendEmail is not idempotent.
+ */
+function sesAttemptFailure(err: unknown): AttemptFailed {
+  const e = classifySesError(err);
+  const name = (err as { name?: string })?.name ?? "";
+  const status = e.status;
+  const answered = status !== undefined && status < 500;
+  const mayHaveArrived = e.retryable && !SES_THROTTLED.has(name) && !answered && (status !== undefined || mayHaveArrivedAfter(networkCode(err)));
+  return new AttemptFailed({ retryable: e.retryable, ...(mayHaveArrived ? { mayHaveArrived } : {}), ...(status !== undefined ? { status } : {}), reason: e.message });
 }
 
 /** The Message-ID SES gives a message it accepted, as nodemailer's SES transport writes it. */
@@ -76,7 +95,13 @@ export function sesMessageId(id: string, region: string): string {
   return id.includes("@") ? `<${id}>` : `<${id}@${region === "us-east-1" ? "email" : region}.amazonses.com>`;
 }
 
+/**
+ * `client` must not retry by itself (`maxAttempts: 1`, lib/app/cloud/clients/sesv2.ts): the send is
+ * retried here, with the receivers' policy (lib/notify/receiver-retry.ts), so that a message SES may
+ * have taken is not sent three times.
+ */
 export function sesTransport(client: SESv2Client, opts: SesTransportOptions = {}): EmailTransport {
+  const policy: RetryPolicy = { ...defaultRetryPolicy, ...opts.retry };
   return {
     async send(message: EmailMessage): Promise<EmailSent> {
       let raw: Buffer;
@@ -91,18 +116,20 @@ export function sesTransport(client: SESv2Client, opts: SesTransportOptions = {}
       }
       // Before the send: once SES has the message, nothing may fail the delivery (it would be sent again).
       const region = await client.config.region();
-      try {
-        const command = new SendEmailCommand({
-          Content: { Raw: { Data: raw } },
-          ...(envelope.from ? { FromEmailAddress: envelope.from } : {}),
-          Destination: { ToAddresses: envelope.to },
-          ...(opts.configurationSetName ? { ConfigurationSetName: opts.configurationSetName } : {}),
-        });
-        const { MessageId } = await client.send(command);
-        return { messageId: sesMessageId(String(MessageId), region) };
-      } catch (err) {
-        throw classifySesError(err);
-      }
+      const command = new SendEmailCommand({
+        Content: { Raw: { Data: raw } },
+        ...(envelope.from ? { FromEmailAddress: envelope.from } : {}),
+        Destination: { ToAddresses: envelope.to },
+        ...(opts.configurationSetName ? { ConfigurationSetName: opts.configurationSetName } : {}),
+      });
+      const { MessageId } = await withRetries(
+        {
+          policy, sleep: opts.sleep ?? sleepReal, random: opts.random ?? Math.random, unsure: "once",
+          giveUp: (f, why) => new EmailDeliveryError(`${f.reason}${why}`, f.retryable, f.status),
+        },
+        () => client.send(command).catch((err: unknown) => Promise.reject(sesAttemptFailure(err))),
+      );
+      return { messageId: sesMessageId(String(MessageId), region) };
     },
   };
 }

@@ -170,7 +170,7 @@ describe("receivers failing: retried, then the fallback and a health event", () 
       ses.send = (async () => {
         throw error;
       }) as typeof ses.send;
-      return make(sesTransport(ses));
+      return make(sesTransport(ses, { sleep: async () => {} }));
     };
   });
   afterAll(async () => {

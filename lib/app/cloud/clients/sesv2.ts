@@ -7,4 +7,6 @@
  */
 import { SESv2Client } from "@aws-sdk/client-sesv2";
 
-export const sesv2 = /* @__PURE__ */ new SESv2Client({});
+// One attempt a send, and an answer within 10 s (as every receiver's): SendEmail is not idempotent, so
+// the transport retries it (lib/notify/email/transport.ts); the SDK's default would wait for ever.
+export const sesv2 = /* @__PURE__ */ new SESv2Client({ maxAttempts: 1, requestHandler: { requestTimeout: 10_000, throwOnRequestTimeout: true } });

@@ -5,6 +5,8 @@
  */
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { CreateEmailIdentityCommand, SESv2Client } from "@aws-sdk/client-sesv2";
 import { simpleParser } from "mailparser";
@@ -209,6 +211,57 @@ describe.skipIf(!moto)("SES v2 transport on moto_server", () => {
     expect(parsed.inReplyTo).toBe("<Hq2b7XkP0vQm4sN9cT1eWa@alerts.acme.io>");
     // RFC 5322 line ends throughout, as SES requires of a raw message
     expect(msgs[0]!.raw_data).not.toMatch(/[^\r]\n/);
+  });
+
+  it("SendEmail is sent again once at most when SES may have taken it unanswered; throttling is waited out", async () => {
+    // In front of moto: each request forwarded, its answer held past the client's timeout (`late`), or
+    // SES's throttling answered instead (`throttle`), as many times as asked.
+    const faults: Array<"late" | "throttle"> = [];
+    let requests = 0;
+    const proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", async () => {
+        requests++;
+        const fault = faults.shift();
+        if (fault === "throttle") {
+          res.writeHead(429, { "content-type": "application/json", "x-amzn-errortype": "TooManyRequestsException" });
+          return void res.end(JSON.stringify({ message: "Maximum sending rate exceeded." }));
+        }
+        const answer = await fetch(`${server.endpoint}${req.url}`, { method: req.method, headers: req.headers as Record<string, string>, body: Buffer.concat(chunks) });
+        const body = Buffer.from(await answer.arrayBuffer());
+        const send = () => {
+          res.writeHead(answer.status, Object.fromEntries(answer.headers));
+          res.end(body);
+        };
+        if (fault === "late") setTimeout(send, 1_000).unref();
+        else send();
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", () => r()));
+    const client = new SESv2Client({ ...server.clientConfig, endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, maxAttempts: 1, requestHandler: { requestTimeout: 200, throwOnRequestTimeout: true } });
+    const t = sesTransport(client, { sleep: async () => {}, random: () => 0 });
+    try {
+      await server.reset();
+      await client.send(new CreateEmailIdentityCommand({ EmailIdentity: "alerts.acme.io" }));
+      requests = 0;
+      faults.push("throttle", "throttle");
+      await t.send(first);
+      expect([requests, (await captured()).length]).toEqual([3, 1]);
+      // SES took it and answered too late, once: sent again, and that one is answered.
+      faults.push("late");
+      await t.send(first);
+      expect((await captured()).length).toBe(3);
+      // Too late every time: two at most, then a failure the delivery retries later.
+      faults.push("late", "late", "late", "late");
+      const e = await rejection(t.send(first));
+      expect(e.retryable).toBe(true);
+      expect(e.message).toContain("it may have arrived");
+      expect((await captured()).length).toBe(5);
+    } finally {
+      client.destroy();
+      proxy.close();
+    }
   });
 
   it("an unverified sender: MessageRejected, not retryable", async () => {
