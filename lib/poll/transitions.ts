@@ -61,7 +61,9 @@ export function decideDeploymentTransition(
   const at = tooFarAhead(started) ? nowMs : started;
   const stored = plausibleInstant(svc.last_change_created_at, nowMs)?.ms;
   const lastChange = tooFarAhead(stored) ? undefined : stored;
-  const stale = lastChange !== undefined && at !== undefined && at < lastChange;
+  // An execution without a start is placed by Lookout's clock: a platform's time ahead of it counts as now.
+  const byOurClock = obs.created_at === undefined && lastChange !== undefined && nowMs !== undefined ? Math.min(lastChange, nowMs) : lastChange;
+  const stale = byOurClock !== undefined && at !== undefined && at < byOurClock;
   const atIso = at === undefined ? undefined : new Date(at).toISOString();
   // The incident's facts (docs/events.md, "Incidents"): opened when its failure happened, as its alert says.
   const subject = incidentSubject.deployment(obs.service_id);

@@ -75,6 +75,13 @@ describe("deployment transitions", () => {
       expect(ok.transition).toBe("recovered");
     });
 
+    it("an execution without a start, placed by Lookout's clock, is not taken for older than a platform a few minutes ahead", () => {
+      const b = decideDeploymentTransition(undefined, obs("DEPLOYMENT_ERROR", "b", at(T + 4 * MIN)), emptyServiceState(), "b-1", at(T));
+      const timeless: DeploymentObservation = { ...obs("DEPLOYED", "c"), created_at: undefined };
+      const c = decideDeploymentTransition(undefined, timeless, b.service, "c-1", at(T + MIN));
+      expect(c.transition).toBe("recovered");
+    });
+
     it("a stored time that far ahead (kept before this rule) is not compared: the recovery is seen", () => {
       const stuck: ServiceState = { ...failing, last_change_created_at: at(T + 120 * MIN) };
       const ok = decideDeploymentTransition(undefined, obs("DEPLOYED", "ok", at(T - 2 * MIN)), stuck, "ok-1", at(T));
