@@ -21,6 +21,20 @@ export const defaultRetryPolicy: RetryPolicy = {
   maxTotalWaitMs: 45_000,
 };
 
+/** What a receiver's sender takes for its retry loop: the policy over the default, and the sleep and random source tests inject. */
+export interface RetrySettings {
+  retry?: Partial<RetryPolicy>;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+/** The loop's policy, sleep and random source from a sender's settings, the defaults where not given. */
+export const retryLoop = (s: RetrySettings): Pick<RetryOptions, "policy" | "sleep" | "random"> => ({
+  policy: { ...defaultRetryPolicy, ...s.retry },
+  sleep: s.sleep ?? sleepReal,
+  random: s.random ?? Math.random,
+});
+
 /** One failed attempt, classified. */
 export interface Failure {
   retryable: boolean;

@@ -138,6 +138,9 @@ export interface SlackPosted {
 }
 
 /** What to look for: the message that carries this alert id, posted since `sinceMs`, maybe in a thread. */
+/** Our clock and a receiver's differ: an earlier attempt is looked for from this long before it began. */
+export const READ_BACK_SKEW_MS = 60_000;
+
 export interface PostedQuery {
   alertId: string;
   sinceMs: number;

@@ -4,11 +4,9 @@
  * between the receiver's answer and our record, or a timeout after Slack accepted, posts nothing twice.
  * When the receiver cannot say, the delivery goes on: a repeat is better than a missed failure.
  */
-import type { Sent } from "../types.js";
+import { READ_BACK_SKEW_MS, type Sent } from "../types.js";
 import { type Attempt, claimedBy, sentFields, type Stage } from "./stage.js";
 
-/** Clocks differ between us and the receiver: look this much further back than our first attempt. */
-const CLOCK_SKEW_MS = 60_000;
 
 /** Ends the delivery with `found(attempt, sent)` when an earlier attempt got through. */
 export const readBackStage =
@@ -17,7 +15,7 @@ export const readBackStage =
     const mine = claimedBy(a);
     if (mine.attempts <= 1 || !a.channel.findSent) return undefined;
     const { store, log } = a.deps;
-    const since = new Date(Date.parse(mine.first_attempt_at ?? mine.updated_at) - CLOCK_SKEW_MS);
+    const since = new Date(Date.parse(mine.first_attempt_at ?? mine.updated_at) - READ_BACK_SKEW_MS);
     let sent: Sent | undefined;
     try {
       sent = await a.channel.findSent(a.id, since, await a.incident());

@@ -20,7 +20,7 @@ import nodemailer from "nodemailer";
 import MailComposer from "nodemailer/lib/mail-composer";
 import { oneLine } from "../view/format.js";
 import { EmailDeliveryError, type EmailMessage, type EmailSent, type EmailTransport } from "../types.js";
-import { AttemptFailed, defaultRetryPolicy, mayHaveArrivedAfter, networkCode, type RetryPolicy, sleepReal, withRetries } from "../receiver-retry.js";
+import { AttemptFailed, mayHaveArrivedAfter, networkCode, type RetrySettings, retryLoop, withRetries } from "../receiver-retry.js";
 import { ALERT_ID_HEADER } from "./render.js";
 
 type MailOptions = Parameters<ReturnType<typeof nodemailer.createTransport>["sendMail"]>[0];
@@ -68,12 +68,9 @@ export function classifySesError(err: unknown): EmailDeliveryError {
   return new EmailDeliveryError(`SES SendEmail failed: ${name}: ${clipMessage(e?.message ?? "")}`, retryable, status);
 }
 
-export interface SesTransportOptions {
+export interface SesTransportOptions extends RetrySettings {
   /** SES configuration set (event publishing, dedicated IPs). */
   configurationSetName?: string;
-  retry?: Partial<RetryPolicy>;
-  sleep?: (ms: number) => Promise<void>;
-  random?: () => number;
 }
 
 /**
@@ -83,10 +80,9 @@ export interface SesTransportOptions {
  */
 function sesAttemptFailure(err: unknown): AttemptFailed {
   const e = classifySesError(err);
-  const name = (err as { name?: string })?.name ?? "";
   const status = e.status;
-  const answered = status !== undefined && status < 500;
-  const mayHaveArrived = e.retryable && !SES_THROTTLED.has(name) && !answered && (status !== undefined || mayHaveArrivedAfter(networkCode(err)));
+  // An answer under 500 (throttling included) says SES did not take it; no answer depends on when it broke.
+  const mayHaveArrived = e.retryable && (status !== undefined ? status >= 500 : mayHaveArrivedAfter(networkCode(err)));
   return new AttemptFailed({ retryable: e.retryable, ...(mayHaveArrived ? { mayHaveArrived } : {}), ...(status !== undefined ? { status } : {}), reason: e.message });
 }
 
@@ -101,7 +97,7 @@ export function sesMessageId(id: string, region: string): string {
  * have taken is not sent three times.
  */
 export function sesTransport(client: SESv2Client, opts: SesTransportOptions = {}): EmailTransport {
-  const policy: RetryPolicy = { ...defaultRetryPolicy, ...opts.retry };
+  const loop = retryLoop(opts);
   return {
     async send(message: EmailMessage): Promise<EmailSent> {
       let raw: Buffer;
@@ -124,7 +120,7 @@ export function sesTransport(client: SESv2Client, opts: SesTransportOptions = {}
       });
       const { MessageId } = await withRetries(
         {
-          policy, sleep: opts.sleep ?? sleepReal, random: opts.random ?? Math.random, unsure: "once",
+          ...loop, unsure: "once",
           giveUp: (f, why) => new EmailDeliveryError(`${f.reason}${why}`, f.retryable, f.status),
         },
         () => client.send(command).catch((err: unknown) => Promise.reject(sesAttemptFailure(err))),

@@ -11,7 +11,7 @@
  * reason from the answer, nothing from the request.
  */
 import { parseRetryAfter } from "../../model/backoff.js";
-import { AttemptFailed, defaultRetryPolicy, type Failure, mayHaveArrivedAfter, networkCode, type RetryPolicy, sleepReal, withRetries } from "../receiver-retry.js";
+import { AttemptFailed, type Failure, mayHaveArrivedAfter, networkCode, type RetrySettings, retryLoop, withRetries } from "../receiver-retry.js";
 import { clip, oneLine } from "../view/format.js";
 import { redactText } from "../../platform/redact.js";
 import { DeliveryError } from "../types.js";
@@ -45,10 +45,7 @@ export interface HttpSender {
   post(request: HttpRequest): Promise<HttpAnswer>;
 }
 
-export interface HttpSenderOptions {
-  retry?: Partial<RetryPolicy>;
-  sleep?: (ms: number) => Promise<void>;
-  random?: () => number;
+export interface HttpSenderOptions extends RetrySettings {
   now?: () => number;
   /** Per request, ms (default 10 s). */
   timeoutMs?: number;
@@ -109,7 +106,7 @@ export function judge(service: string, status: number, body: string, retryAfterM
 }
 
 export function httpSender(opts: HttpSenderOptions = {}): HttpSender {
-  const policy: RetryPolicy = { ...defaultRetryPolicy, ...opts.retry };
+  const loop = retryLoop(opts);
   const now = opts.now ?? Date.now;
   const timeout = opts.timeoutMs ?? 10_000;
   const maxBody = opts.maxBodyBytes ?? MAX_BODY_BYTES;
@@ -170,9 +167,7 @@ export function httpSender(opts: HttpSenderOptions = {}): HttpSender {
       let n = 0;
       return withRetries(
         {
-          policy,
-          sleep: opts.sleep ?? sleepReal,
-          random: opts.random ?? Math.random,
+          ...loop,
           ...(opts.onRetry ? { onRetry: (info: { attempt: number; delayMs: number; status?: number }) => opts.onRetry!({ ...info, service: req.service }) } : {}),
           giveUp: (f, why) => new HttpDeliveryError(`${f.reason}${why}`, f.retryable, f.status, f.retryAfterMs),
           ...(req.idempotent ? {} : { unsure: "once" as const }),

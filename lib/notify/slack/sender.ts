@@ -24,21 +24,15 @@
  * from the status and Slack's short error code only, never from a library's message or the request.
  */
 import { onFirstUse } from "../../model/first-use.js";
-import { defaultRetryPolicy, type RetryOptions, type RetryPolicy, sleepReal, withRetries } from "../receiver-retry.js";
-import type { PostedQuery, SlackMessage, SlackPosted, SlackSender, SlackTarget } from "../types.js";
+import { defaultRetryPolicy, type RetryOptions, type RetryPolicy, type RetrySettings, retryLoop, withRetries } from "../receiver-retry.js";
+import { type PostedQuery, READ_BACK_SKEW_MS, type SlackMessage, type SlackPosted, type SlackSender, type SlackTarget } from "../types.js";
 import { SlackDeliveryError } from "../types.js";
 
 /** Slack's usual answer for chat.postMessage's Retry-After is 1-30 s: the shared policy waits that long. */
 export type SlackRetryPolicy = RetryPolicy;
-
-/** Our clock and Slack's differ: a message posted by this call is looked for from this long before it. */
-const READ_BACK_SKEW_MS = 60_000;
 export const defaultSlackRetryPolicy: SlackRetryPolicy = defaultRetryPolicy;
 
-export interface SlackSenderOptions {
-  retry?: Partial<SlackRetryPolicy>;
-  sleep?: (ms: number) => Promise<void>;
-  random?: () => number;
+export interface SlackSenderOptions extends RetrySettings {
   now?: () => number;
   /** The Web API's base URL (default https://slack.com/api/); tests point it at a local receiver. */
   slackApiUrl?: string;
@@ -49,9 +43,7 @@ export interface SlackSenderOptions {
 }
 
 export function slackSender(opts: SlackSenderOptions = {}): SlackSender {
-  const policy: SlackRetryPolicy = { ...defaultSlackRetryPolicy, ...opts.retry };
-  const sleep = opts.sleep ?? sleepReal;
-  const random = opts.random ?? Math.random;
+  const loop = retryLoop(opts);
   const now = opts.now ?? Date.now;
   const timeout = opts.timeoutMs ?? 10_000;
   const webhook = onFirstUse(async () => (await import("./webhook-form.js")).webhookForm({ timeout, now }));
@@ -61,7 +53,7 @@ export function slackSender(opts: SlackSenderOptions = {}): SlackSender {
   const withSlackRetries = (form: SlackTarget["kind"], call: () => Promise<SlackPosted>, unsure?: RetryOptions<SlackPosted>["unsure"]): Promise<SlackPosted> =>
     withRetries(
       {
-        policy, sleep, random,
+        ...loop,
         ...(opts.onRetry ? { onRetry: (info: { attempt: number; delayMs: number; status?: number }) => opts.onRetry!({ ...info, form }) } : {}),
         giveUp: (f, why) => new SlackDeliveryError(`${f.reason}${why}`, f.retryable, f.status, f.retryAfterMs),
         ...(unsure ? { unsure } : {}),
