@@ -53,8 +53,7 @@ export async function pollBatch(
   /** What every result of the batch is (PollResult's `rerun`, `settlesClaim`). */
   as: Pick<PollResult, "rerun" | "settlesClaim"> = {},
 ): Promise<PollResult[]> {
-  const polled = await pollTogether(reqs, deps);
-  const results = as.rerun || as.settlesClaim ? polled.map((r) => ({ ...r, ...as })) : polled;
+  const results = (await pollTogether(reqs, deps)).map((r) => ({ ...r, ...as }));
   await recordPollResults(store, name, results, deps.now().getTime(), watch);
   return results;
 }

@@ -204,11 +204,12 @@ export async function startSlackReceiver(opts: { now?: () => number; onMessage?:
     if (status === 429) return webhookText(res, 429, fault.error ?? "rate_limited", { "retry-after": String(fault.retryAfterSec ?? 1) });
     return webhookText(res, status, fault.error ?? (status >= 500 ? "rollup_error" : "invalid_payload"));
   };
-  const apiFault = (res: ServerResponse, fault: SlackFault) => {
+  /** A Web API method's fault: 429, a 5xx page, or `ok:false` with the fault's error (else `otherwise`). */
+  const apiFault = (res: ServerResponse, fault: SlackFault, otherwise = "invalid_arguments") => {
     const status = fault.status ?? 200;
     if (status === 429) return apiJson(res, 429, { ok: false, error: "ratelimited" }, { "retry-after": String(fault.retryAfterSec ?? 1) });
     if (status >= 500) return answer(res, "api", status, `<html><body>${status} Server Error</body></html>`, { "content-type": "text/html" });
-    return apiJson(res, status, { ok: false, error: fault.error ?? "invalid_arguments" });
+    return apiJson(res, status, { ok: false, error: fault.error ?? otherwise });
   };
   /** A post already shown, answered as the fault says: its success too late, or a failure. */
   const afterPosting = (fault: SlackFault | undefined, ok: () => void, failed: () => void): void => {
@@ -282,9 +283,7 @@ export async function startSlackReceiver(opts: { now?: () => number; onMessage?:
   async function onUpdate(req: IncomingMessage, res: ServerResponse) {
     const raw = await readBody(req);
     const fault = takeFault("api", "chat.update");
-    if (fault?.status === 429) return apiJson(res, 429, { ok: false, error: "ratelimited" }, { "retry-after": String(fault.retryAfterSec ?? 1) });
-    if (fault && (fault.status ?? 0) >= 500) return answer(res, "api", fault.status!, `<html><body>${fault.status} Server Error</body></html>`, { "content-type": "text/html" });
-    if (fault) return apiJson(res, 200, { ok: false, error: fault.error ?? "internal_error" });
+    if (fault) return apiFault(res, fault, "internal_error");
     const call = apiCall(req, raw);
     if ("error" in call) return apiJson(res, 200, { ok: false, error: call.error });
     const { body } = call;

@@ -23,10 +23,17 @@ import type { PollDeps } from "../../poll/poll.js";
 import type { DispatchStore } from "../../model/dispatch-store.js";
 import type { IngestServices } from "../ingest.js";
 import { parsePollEvent, plannedAtOf, POLL_EVENT } from "./messages.js";
-import { DISPATCH_NAME, DISPATCH_POLICY } from "../../dispatch/source-state.js";
+import { DISPATCH_NAME } from "../../dispatch/source-state.js";
 import { resolveDeps, telemetryOr, type Deps, type Telemetry } from "./telemetry.js";
 
 export { POLL_EVENT };
+
+/**
+ * Lambda retries a failed asynchronous invocation a minute after it failed at the soonest: a batch that
+ * starts this long after its plan is a rerun (or was held in Lambda's queue: counted in full too, on the
+ * safe side).
+ */
+const RERUN_AFTER_MS = 55_000;
 
 /** Failures of our own stage, as opposed to the platform's: worth a retry and, in the end, a dead letter. */
 const OWN_FAILURE = new Set(["internal"]);
@@ -49,10 +56,8 @@ export function createPollHandler(deps: Deps<PollHandlerDeps>, given?: Partial<T
 
   const base = async (event: unknown, _context: Context): Promise<PollOutcome> => {
     const d = await resolveDeps(deps);
-    // Lambda retries a failed invocation a minute later at the soonest: a batch that starts that late
-    // after its plan is a rerun (or was held in Lambda's queue: counted in full too, on the safe side).
     const plannedAt = plannedAtOf(event);
-    const rerun = plannedAt !== undefined && d.pollDeps.now().getTime() - plannedAt >= DISPATCH_POLICY.minIntervalMs;
+    const rerun = plannedAt !== undefined && d.pollDeps.now().getTime() - plannedAt >= RERUN_AFTER_MS;
     const results = await pollBatch(parsePollEvent(event), d.pollDeps, d.store, d.watch, DISPATCH_NAME, { rerun });
     for (const r of results) {
       metrics.addMetric("PlatformRequests", MetricUnit.Count, r.requests);

@@ -1,9 +1,10 @@
 /**
  * The HTTP receivers' one sender (PagerDuty, generic webhooks, Teams Workflows): a JSON POST with the
- * shared retry policy (lib/notify/receiver-retry.ts). Retried: 429 (after Retry-After when given), 408, 5xx and
- * network failures; one that may have arrived unanswered once at most, but where the receiver folds a
- * repeat (`idempotent`: PagerDuty's dedup_key, the webhook's X-Lookout-Delivery). Not retried: any other 4xx, an answer past the redirects allowed, a redirect to
- * another host (never followed: the request carries a signature or a key meant for the first host).
+ * shared retry policy (lib/notify/receiver-retry.ts). Retried: 429 (after Retry-After when given), 408,
+ * 5xx and network failures; one that may have arrived unanswered once at most, but where the receiver
+ * folds a repeat (`idempotent`: PagerDuty's dedup_key, the webhook's X-Lookout-Delivery). Not retried:
+ * any other 4xx, an answer past the redirects allowed, a redirect to another host (never followed: the
+ * request carries a signature or a key meant for the first host).
  * A redirect to the same host is followed (307/308 and 301/302/303 alike, the POST kept), three at most.
  *
  * SECRETS. The URL (Teams' and a webhook's carry their signature, PagerDuty's body its routing key) never

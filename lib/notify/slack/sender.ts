@@ -16,8 +16,9 @@
  * What is retried: HTTP 429 after Retry-After (a little jitter added); 5xx and network failures with
  * backoff; the Web API's transient `ok:false` errors (internal_error, service_unavailable,
  * request_timeout). A post that may have arrived unanswered is looked for before it is posted again (Web
- * API), or posted again once at most (incoming webhooks): `postedAlready`. Not retried: other 4xx (webhook 404 no_service / channel_not_found, 403
- * invalid_token / action_prohibited, 410 channel_is_archived, 400 invalid_payload) and the Web API's
+ * API), or posted again once at most (incoming webhooks): `postedAlready`. Not retried: other 4xx
+ * (webhook 404 no_service / channel_not_found, 403 invalid_token / action_prohibited, 410
+ * channel_is_archived, 400 invalid_payload) and the Web API's
  * other `ok:false` errors (invalid_auth, channel_not_found, not_in_channel, invalid_blocks, …).
  *
  * SECRETS. The webhook URL and the token never appear in an error message: messages are built here
