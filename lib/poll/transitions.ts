@@ -27,11 +27,13 @@ export const ORDER_AHEAD_MS = 10 * 60_000;
 
 /**
  * Where the execution stands in time among the service's executions: when it started, or when Lookout
- * first saw it if the platform gave no usable start (docs/platform.md, "Timestamps").
+ * first saw it if the platform gave no usable start — but never after `listedBelow`, just before the
+ * start of an entry the platform lists above it (docs/platform.md, "Timestamps").
  */
-export function executionOrderAt(prev: ExecutionState | undefined, obs: DeploymentObservation, observedAt?: string): number | undefined {
+export function executionOrderAt(prev: ExecutionState | undefined, obs: DeploymentObservation, observedAt?: string, listedBelow?: number): number | undefined {
   const at = obs.created_at ?? prev?.first_seen_at ?? observedAt;
-  return plausibleInstant(at, observedAt === undefined ? undefined : parseTimestamp(observedAt)?.ms)?.ms;
+  const ms = plausibleInstant(at, observedAt === undefined ? undefined : parseTimestamp(observedAt)?.ms)?.ms;
+  return obs.created_at === undefined && listedBelow !== undefined && (ms === undefined || ms > listedBelow) ? listedBelow : ms;
 }
 
 export function decideDeploymentTransition(
@@ -40,6 +42,8 @@ export function decideDeploymentTransition(
   svc: ServiceState,
   alertId: string,
   observedAt?: string,
+  /** For an execution without a usable start: just before the start of an entry listed above it. */
+  listedBelow?: number,
 ): TransitionDecision {
   if (prev && prev.status === obs.status) return { changed: false, service: svc };
   const now = classifyStatus(obs.status);
@@ -57,7 +61,7 @@ export function decideDeploymentTransition(
   // ahead (kept before this rule) is not compared at all.
   const nowMs = observedAt === undefined ? undefined : parseTimestamp(observedAt)?.ms;
   const tooFarAhead = (ms: number | undefined) => ms !== undefined && nowMs !== undefined && ms > nowMs + ORDER_AHEAD_MS;
-  const started = executionOrderAt(prev, obs, observedAt);
+  const started = executionOrderAt(prev, obs, observedAt, listedBelow);
   const at = tooFarAhead(started) ? nowMs : started;
   const stored = plausibleInstant(svc.last_change_created_at, nowMs)?.ms;
   const lastChange = tooFarAhead(stored) ? undefined : stored;

@@ -74,10 +74,13 @@ async function readDeployments(poll: PollContext): Promise<void> {
   }
 
   const cutoff = backfillCutoff(poll, cursor);
+  const listedBelow = startsListedAbove(observations, nowMs);
   observations = onePerExecution(observations, nowMs);
   // Oldest first, so a failure is recorded before the success that recovers it. An entry without a
-  // usable start is ordered by when Lookout saw it: now (docs/platform.md, "Timestamps").
-  const startOf = (o: DeploymentObservation) => entryInstant(o.created_at, o.created_at_raw, nowMs) ?? { ms: nowMs, nanos: 0 };
+  // usable start is ordered by when Lookout saw it (now), but never after an entry listed above it
+  // (docs/platform.md, "Timestamps").
+  const startOf = (o: DeploymentObservation) =>
+    entryInstant(o.created_at, o.created_at_raw, nowMs) ?? { ms: Math.min(nowMs, listedBelow.get(execKey(o)) ?? Infinity), nanos: 0 };
   observations.sort((a, b) => compareInstants(startOf(a), startOf(b)));
   if (observations.length > DEPLOYMENT_READ_MAX) {
     deps.log.warn("deployment history answered far more than asked: the newest entries were read, the older ones are history", {
@@ -103,7 +106,7 @@ async function readDeployments(poll: PollContext): Promise<void> {
       before = svc;
       // The nth time this execution entered this status: a re-run that fails again is another alert.
       const occurrence = timesEntered(prev, obs.status) + 1;
-      const d = decideDeploymentTransition(prev, obs, svc, deploymentAlertId(obs, occurrence), observedAt);
+      const d = decideDeploymentTransition(prev, obs, svc, deploymentAlertId(obs, occurrence), observedAt, listedBelow.get(execKey(obs)));
       if (!d.changed) return { changed: false };
       const execution = nextExecution(prev, obs, observedAt);
       // Backfill stays quiet, but the close of an incident people were told of is news: its root turns resolved.
@@ -269,6 +272,24 @@ const knownStatuses = (cursor: SourceCursor | undefined) =>
 /** An entry's time as an instant, nanoseconds included; undefined when missing or implausible. */
 const entryInstant = (iso: string | undefined, raw: string | undefined, nowMs: number): Instant | undefined =>
   plausibleInstant(raw ?? iso, nowMs);
+
+/**
+ * For each execution without a usable start, listed below one that has one: just before the start of
+ * the nearest such entry above it. The platform lists newest first (implied, not promised:
+ * docs/platform.md), and for an entry with no time its place in the list is the only evidence of when
+ * it happened: an old entry read for the first time (past what first sight read) must not count as
+ * newer than the failure listed above it. An execution listed twice takes its highest place.
+ */
+export function startsListedAbove(pageOrder: readonly DeploymentObservation[], nowMs: number): Map<string, number> {
+  const bounds = new Map<string, number>();
+  let above: number | undefined;
+  for (const o of pageOrder) {
+    const start = entryInstant(o.created_at, o.created_at_raw, nowMs)?.ms;
+    if (start === undefined && above !== undefined && !bounds.has(execKey(o))) bounds.set(execKey(o), above - 1);
+    if (start !== undefined) above = above === undefined ? start : Math.min(above, start);
+  }
+  return bounds;
+}
 
 /**
  * One observation per execution: a page can list an execution twice. Which copy is kept does not depend

@@ -228,6 +228,24 @@ describe("a page far over pageSize whose old entries have no usable time", () =>
     await pollSource({ source: s }, deps);
     expect(alerts.filter((a) => a.service?.id === app && a.transition === "failed").length).toBe(1);
   });
+  it("old entries without a usable time, never read before (past the 500 of first sight), do not recover a failure listed above them", async () => {
+    const app = randomUUID();
+    const s = src("deployment", app);
+    const old = Array.from({ length: 600 }, (_, i) => set(set(deployment(app, `old-${i}`, "DEPLOYED", 0), "auditing_data.created_at", "not a time"), "auditing_data.updated_at", "not a time"));
+    platform.list(path.app(app), old);
+    await pollSource({ source: s }, deps); // first sight reads the newest 500
+    clock += MIN;
+    const fail = dep(app, `fresh-${randomUUID()}`, "DEPLOYMENT_ERROR", clock - 2 * MIN);
+    platform.list(path.app(app), [fail, ...old]);
+    for (let i = 0; i < 3; i++, clock += MIN) await pollSource({ source: s }, deps);
+    const mine = alerts.filter((a) => a.service?.id === app && !a.amends).map((a) => a.transition);
+    expect(mine).toEqual(["failed"]);
+    // A deployment listed above the failure, with no time either, is newer: it recovers the service.
+    const fixed = set(set(deployment(app, `fixed-${randomUUID()}`, "DEPLOYED", 0), "auditing_data.created_at", "not a time"), "auditing_data.updated_at", "not a time");
+    platform.list(path.app(app), [fixed, fail, ...old]);
+    await pollSource({ source: s }, deps);
+    expect(alerts.filter((a) => a.service?.id === app && !a.amends).map((a) => a.transition)).toEqual(["failed", "recovered"]);
+  }, 60_000);
 });
 
 describe("long enum values are classified before they are clipped", () => {

@@ -6,6 +6,7 @@ import { deploymentAlertId, deploymentDetail } from "../../../lib/alerts/build.j
 import { contentHash } from "../../../lib/model/hash.js";
 import type { DeploymentObservation } from "../../../lib/model/observations.js";
 import { classifyStatus } from "../../../lib/poll/deployment-status.js";
+import { startsListedAbove } from "../../../lib/poll/readers/deployment-history.js";
 
 const obs = (status: string, exec = "e1", created_at = "2026-01-01T00:00:00Z"): DeploymentObservation => ({
   record_kind: "deployment", organization_id: "o", application_id: "a", service_id: "s", execution_id: exec,
@@ -80,6 +81,17 @@ describe("deployment transitions", () => {
       const timeless: DeploymentObservation = { ...obs("DEPLOYED", "c"), created_at: undefined };
       const c = decideDeploymentTransition(undefined, timeless, b.service, "c-1", at(T + MIN));
       expect(c.transition).toBe("recovered");
+    });
+
+    it("an execution without a start listed below the failure is no newer than it: no recovery; listed above, it recovers", () => {
+      const b = decideDeploymentTransition(undefined, obs("DEPLOYMENT_ERROR", "b", at(T - 2 * MIN)), emptyServiceState(), "b-1", at(T));
+      const timeless: DeploymentObservation = { ...obs("DEPLOYED", "old"), created_at: undefined };
+      const below = decideDeploymentTransition(undefined, timeless, b.service, "old-1", at(T + MIN), T - 2 * MIN - 1);
+      expect(below.transition).toBeUndefined();
+      expect(below.service.failing).toBe(true);
+      expect(decideDeploymentTransition(undefined, timeless, b.service, "old-1", at(T + MIN)).transition).toBe("recovered");
+      expect(startsListedAbove([obs("DEPLOYED", "new", "bad"), obs("DEPLOYMENT_ERROR", "b", at(T - 2 * MIN)), obs("DEPLOYED", "old", "bad"), obs("DEPLOYED", "old", "bad")].map((o) => ({ ...o, created_at: o.created_at === "bad" ? undefined : o.created_at })), T))
+        .toEqual(new Map([[JSON.stringify(["s", "old"]), T - 2 * MIN - 1]]));
     });
 
     it("a stored time that far ahead (kept before this rule) is not compared: the recovery is seen", () => {
