@@ -29,6 +29,7 @@ import {
   type ChangesView,
   changesView,
   clip,
+  clipTexts,
   commitLine,
   digestEntry,
   digestGroupTitle,
@@ -75,6 +76,8 @@ export const STATE_HEADER = "X-Lookout-State";
 export const SEVERITY_HEADER = "X-Lookout-Severity";
 
 const SUBJECT_MAX = 200;
+/** Any one text of a message, as much as a Slack section shows: the whole value is in the audit trail. */
+export const EMAIL_TEXT_MAX = 3000;
 
 /** The domain of a sender address, for Message-IDs; a reserved name when there is none. */
 export function domainOf(from: string): string {
@@ -133,7 +136,7 @@ interface EmailView {
 
 function emailView(detail: LookoutEventDetail, opts: EmailRenderOptions): EmailView {
   const severity = opts.presentation?.severity ?? detail.severity;
-  const v = alertView({ ...detail, severity });
+  const v = clipTexts(alertView({ ...detail, severity }), EMAIL_TEXT_MAX);
   const first = opts.incident?.first && opts.incident.first.id !== detail.id ? opts.incident.first : undefined;
   const name = incidentName(first ?? detail);
   const routeLinks: LinkFact[] = [];
@@ -153,7 +156,7 @@ function emailView(detail: LookoutEventDetail, opts: EmailRenderOptions): EmailV
     otherLinks: v.links.filter((l) => !shown.has(l.url)),
   };
   if (first) view.first = first;
-  const changes = changesView(detail);
+  const changes = clipTexts(changesView(detail), EMAIL_TEXT_MAX);
   if (changes) view.changes = changes;
   return view;
 }
@@ -177,7 +180,7 @@ function textPart(e: EmailView): string {
   out.push(`${headline(e)}${v.place ? ` (${v.place})` : ""}`, "");
   if (first) {
     const at = parseInstant(first.occurred_at);
-    out.push(`Follow-up of the alert of ${at ? formatUtc(at) : oneLine(first.occurred_at)}:`, `> ${oneLine(first.summary)}`, "");
+    out.push(`Follow-up of the alert of ${at ? formatUtc(at) : oneLine(first.occurred_at)}:`, `> ${clip(oneLine(first.summary), EMAIL_TEXT_MAX)}`, "");
   } else if (v.incidentId) {
     out.push(`Follow-up of incident ${v.incidentId}.`, "");
   }
@@ -273,7 +276,7 @@ function htmlPart(e: EmailView): string {
   let quote = "";
   if (first) {
     const at = parseInstant(first.occurred_at);
-    quote = `<blockquote style="${STYLE.quote}">Follow-up of the alert of ${escapeHtml(at ? formatUtc(at) : oneLine(first.occurred_at))}:<br>${escapeHtml(oneLine(first.summary))}</blockquote>\n`;
+    quote = `<blockquote style="${STYLE.quote}">Follow-up of the alert of ${escapeHtml(at ? formatUtc(at) : oneLine(first.occurred_at))}:<br>${escapeHtml(clip(oneLine(first.summary), EMAIL_TEXT_MAX))}</blockquote>\n`;
   } else if (v.incidentId) {
     quote = `<blockquote style="${STYLE.quote}">Follow-up of incident <code>${escapeHtml(v.incidentId)}</code>.</blockquote>\n`;
   }

@@ -24,6 +24,23 @@ export function clip(text: string, max: number): string {
   return text.slice(0, end) + ELLIPSIS;
 }
 
+/**
+ * A copy of a view with every text in it clipped to `max` (`clip`), URLs apart: those are bounded where
+ * they are made (`safeHttpUrl`), and a clipped one would lead nowhere. For media that set no limit of
+ * their own (email): a platform value of 300,000 characters is for the audit trail, not a message.
+ */
+export function clipTexts<T>(value: T, max: number): T {
+  const walk = (v: unknown, key?: string): unknown => {
+    if (typeof v === "string") return key === "url" ? v : clip(v, max);
+    if (Array.isArray(v)) return v.map((x) => walk(x));
+    if (v && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, k)]));
+    }
+    return v;
+  };
+  return walk(value) as T;
+}
+
 /** One line: line breaks, tabs and other control characters become spaces, runs of spaces one. */
 export function oneLine(text: string): string {
   // eslint-disable-next-line no-control-regex

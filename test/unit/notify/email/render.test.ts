@@ -164,6 +164,26 @@ describe("email rendering: escaping", () => {
   });
 });
 
+describe("hostile sizes", () => {
+  it("3,000 and 300,000 character values: every text clipped to a readable message, the digest too", () => {
+    for (const size of [3000, 300_000]) {
+      const text = `${"x".repeat(size)}<&>`;
+      const details = [...Object.values(DETAIL_TYPES).map((t) => hostile(exampleOf(t), text)), hostile(RECOVERED, text)];
+      const messages = [
+        ...details.map((d) => renderEmail(d, { from: FROM, to: TO, incident: { first: hostile(FIRST, text) } })),
+        renderEmailDigest(details.map((detail, i) => ({ ...heldForDigest()[0]!, detail: { ...detail, id: `a${i}` } })), { from: FROM, to: TO, since: DIGEST_WINDOW.from, until: DIGEST_WINDOW.to }),
+      ];
+      for (const m of messages) {
+        // A message names about twenty values: at most 3,000 characters each (escaped in the HTML), whatever the input's size.
+        expect(m.text.length).toBeLessThan(100_000);
+        expect(m.html.length).toBeLessThan(150_000);
+        expect(m.subject.length).toBeLessThanOrEqual(200);
+      }
+      if (size > 3000) for (const m of messages.slice(0, -1)) expect(m.text).toContain("…");
+    }
+  });
+});
+
 describe("email digest", () => {
   it("one message: counts per group, first summaries, 'and K more', a stable Message-ID", () => {
     const held = heldForDigest();
