@@ -79,6 +79,11 @@ export interface HeldAlert {
   held_at: string;
   detail: LookoutEventDetail;
   route: string;
+  /**
+   * The digest that carries it, from when that digest got the budget to go out: until it is settled,
+   * that digest alone carries it, so a digest sent again after a crash holds what it held the first time.
+   */
+  digest_id?: string;
 }
 
 /** A receiver's current run of failed deliveries, kept in the table so every worker counts the same run. */
@@ -232,6 +237,11 @@ export interface NotifyStore {
   hold(held: HeldAlert): Promise<void>;
   /** What is held for a receiver, oldest first; the first `limit` only when given. */
   heldFor(receiverId: string, limit?: number): Promise<HeldAlert[]>;
+  /**
+   * Marks a held alert as carried by `digestId`. False when it is no longer held, or another digest
+   * carries it: then this one must not.
+   */
+  markHeld(held: HeldAlert, digestId: string): Promise<boolean>;
   release(held: HeldAlert): Promise<void>;
 
   /** Counts one more failure in a row for a receiver; the run's first failure anchors its episode. */

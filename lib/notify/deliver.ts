@@ -12,7 +12,8 @@ import { changesAlertId } from "../alerts/changes-listed.js";
 import type { DeliveryRecord, Mute, NotifyStore } from "../model/notify-store.js";
 import { DIGEST_ROUTE } from "../config/route-types.js";
 import type { AmendedRef, Channel, IncidentRef } from "./types.js";
-import { claimStage } from "./delivery/claim.js";
+import { claimDigestStage, claimStage } from "./delivery/claim.js";
+import { markCarriedStage } from "./delivery/carry.js";
 import { incidentStage } from "./delivery/incident.js";
 import { muteStage } from "./delivery/mute.js";
 import { readBackStage } from "./delivery/read-back.js";
@@ -37,10 +38,16 @@ const deliverAlert = chain<AlertAttempt, DeliveryOutcome>(
   recordAlertStage,
 );
 
-/** A digest is claimed like an alert (keyed by what it holds), so two workers never send the same one. */
+/**
+ * A digest is claimed like an alert (keyed by what it holds), so two workers never send the same one.
+ * Once it has its budget it marks what it carries; a digest sent again (its sender died, or the receiver
+ * failed) carries what it did the first time, so the receiver's copy is found by its id (read back), and
+ * what was held since goes in the next one: never shown twice.
+ */
 const deliverDigest = chain<DigestAttempt, number>(
-  claimStage(() => 0),
+  claimDigestStage,
   digestBudgetStage,
+  markCarriedStage,
   readBackStage(sentInDigest),
   sendDigestStage,
   recordDigestStage,
@@ -139,6 +146,10 @@ export async function flushHeld(channel: Channel, deps: DeliverDeps): Promise<nu
   if (!(await digestDue({ channel, deps }))) return 0;
   const held = await deps.store.heldFor(channel.id);
   if (!held.length) return 0;
-  const id = `digest-${contentHash(channel.id, ...held.map((h) => h.detail.id))}`;
-  return deliverDigest({ id, route: DIGEST_ROUTE, channel, deps, held, incident: async () => undefined });
+  // A digest that got its budget and was not settled (its sender died, or the receiver failed) goes
+  // again first, with what it carried; what is held besides waits for the next one.
+  const pending = held.find((h) => h.digest_id)?.digest_id;
+  const carried = pending ? held.filter((h) => h.digest_id === pending) : held.filter((h) => !h.digest_id);
+  const id = pending ?? `digest-${contentHash(channel.id, ...carried.map((h) => h.detail.id))}`;
+  return deliverDigest({ id, route: DIGEST_ROUTE, channel, deps, held: carried, incident: async () => undefined });
 }

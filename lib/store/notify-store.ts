@@ -226,10 +226,32 @@ export class DynamoNotifyStore implements NotifyStore {
   }
 
   async hold(held: HeldAlert): Promise<void> {
-    await this.doc.send(new PutCommand({
-      TableName: this.table,
-      Item: { ...keys.held(held.receiver_id, held.held_at, held.detail.id), item_type: "held", ...held, [TTL_ATTRIBUTE]: this.expiresAt() },
-    }));
+    try {
+      await this.doc.send(new PutCommand({
+        TableName: this.table,
+        Item: { ...keys.held(held.receiver_id, held.held_at, held.detail.id), item_type: "held", ...held, [TTL_ATTRIBUTE]: this.expiresAt() },
+        // Held already: kept as it is, with the digest that may carry it.
+        ConditionExpression: "attribute_not_exists(pk)",
+      }));
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+    }
+  }
+
+  async markHeld(held: HeldAlert, digestId: string): Promise<boolean> {
+    try {
+      await this.doc.send(new UpdateCommand({
+        TableName: this.table,
+        Key: keys.held(held.receiver_id, held.held_at, held.detail.id),
+        UpdateExpression: "SET digest_id = :d",
+        ConditionExpression: "attribute_exists(pk) AND (attribute_not_exists(digest_id) OR digest_id = :d)",
+        ExpressionAttributeValues: { ":d": digestId },
+      }));
+      return true;
+    } catch (err) {
+      if (conditionFailed(err)) return false;
+      throw err;
+    }
   }
 
   async heldFor(receiverId: string, limit?: number): Promise<HeldAlert[]> {

@@ -174,7 +174,15 @@ export class MemoryNotifyStore implements NotifyStore {
   async hold(held: HeldAlert): Promise<void> {
     let m = this.held.get(held.receiver_id);
     if (!m) this.held.set(held.receiver_id, (m = new Map()));
-    m.set(`${held.held_at}#${held.detail.id}`, copy(held));
+    const key = `${held.held_at}#${held.detail.id}`;
+    if (!m.has(key)) m.set(key, copy(held));
+  }
+
+  async markHeld(held: HeldAlert, digestId: string): Promise<boolean> {
+    const h = this.held.get(held.receiver_id)?.get(`${held.held_at}#${held.detail.id}`);
+    if (!h || (h.digest_id !== undefined && h.digest_id !== digestId)) return false;
+    h.digest_id = digestId;
+    return true;
   }
 
   async heldFor(receiverId: string, limit?: number): Promise<HeldAlert[]> {

@@ -198,6 +198,20 @@ export function notifyStoreContract(adapter: string, open: (now: () => Date) => 
       expect(await store.heldFor(fresh("receiver"))).toEqual([]);
     });
 
+    it("a held alert is carried by one digest: marked once, kept through a second hold, unmarkable once released", async () => {
+      const r = fresh("receiver");
+      const h: HeldAlert = { receiver_id: r, held_at: iso(T0), detail: { ...EXAMPLE_DETAILS["Deployment Failed"], id: "m-1" }, route: "deploys" };
+      await store.hold(h);
+      expect(await store.markHeld(h, "digest-a")).toBe(true);
+      expect(await store.markHeld(h, "digest-a")).toBe(true); // the same digest again
+      expect(await store.markHeld(h, "digest-b")).toBe(false); // another digest carries it
+      await store.hold(h); // held again: the mark stays
+      expect(await store.heldFor(r)).toEqual([{ ...h, digest_id: "digest-a" }]);
+      await store.release(h);
+      expect(await store.markHeld(h, "digest-a")).toBe(false);
+      expect(await store.heldFor(r)).toEqual([]);
+    });
+
     it("counts a receiver's failures in a row from the first of the run, until one gets through", async () => {
       const r = fresh("receiver");
       expect(await store.receiverFailures(r)).toBeUndefined();

@@ -1,6 +1,7 @@
 /** Claim: the lease on (alert or digest, receiver), so that one sender at a time delivers it. */
 import type { DeliveryRecord } from "../../model/notify-store.js";
-import { type Attempt, recordedFor, type Stage } from "./stage.js";
+import { sentInDigest, sentOf } from "./record.js";
+import { type Attempt, type DigestAttempt, recordedFor, type Stage } from "./stage.js";
 
 const DEFAULT_LEASE_MS = 60_000;
 
@@ -15,3 +16,13 @@ export const claimStage =
     a.claimed = claim.record;
     return undefined;
   };
+
+/**
+ * A digest's claim. Busy: another sender holds its lease (nothing now), or it went out and its sender
+ * died before releasing what it carried — released now, as sent in it.
+ */
+export const claimDigestStage: Stage<DigestAttempt, number> = async (a) => {
+  let busy: DeliveryRecord | undefined;
+  if (!(await claimStage<DigestAttempt, true>((record) => ((busy = record), true))(a))) return undefined;
+  return busy?.state === "sent" ? sentInDigest(a, sentOf(busy)) : 0;
+};

@@ -4,7 +4,7 @@
  */
 import pMap from "p-map";
 import { isClosing } from "../../model/event.js";
-import type { DeliverySettlement, HeldAlert } from "../../model/notify-store.js";
+import type { DeliveryRecord, DeliverySettlement, HeldAlert } from "../../model/notify-store.js";
 import type { DeliveryError, Sent } from "../types.js";
 import {
   type AlertAttempt,
@@ -70,6 +70,11 @@ export async function settleHeld(a: DigestAttempt, settlement: (h: HeldAlert) =>
     await a.deps.store.release(h);
   }, { concurrency: 16 });
 }
+
+/** What a settled record says the receiver answered. */
+export const sentOf = (r: DeliveryRecord): Sent => ({
+  ...(r.ts ? { ts: r.ts } : {}), ...(r.channel ? { channel: r.channel } : {}), ...(r.message_id ? { messageId: r.message_id } : {}),
+});
 
 /** The alerts a digest carried: each recorded as sent in it. Returns how many went out. */
 export async function sentInDigest(a: DigestAttempt, sent: Sent): Promise<number> {

@@ -91,8 +91,8 @@ export interface AlertAttempt extends Attempt {
 }
 
 export interface DigestAttempt extends Attempt {
-  /** What the digest carries, oldest first. */
-  readonly held: readonly HeldAlert[];
+  /** What the digest carries, oldest first: once it has its budget, only what it could mark as its own. */
+  held: readonly HeldAlert[];
 }
 
 /** One step: ends the delivery with its result, or returns undefined to pass the attempt on. */

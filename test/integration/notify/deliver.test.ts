@@ -29,9 +29,10 @@ beforeAll(async () => {
   store = new DynamoNotifyStore({ client: t.client, tableName, retentionMs: TEST_RETENTION_MS, now });
 });
 
-function recordingChannel(id: string, opts: { fail?: () => DeliveryError | undefined; readBack?: boolean; readFails?: boolean } = {}) {
+function recordingChannel(id: string, opts: { fail?: () => DeliveryError | undefined; readBack?: boolean; readFails?: boolean; afterDigest?: () => Promise<void> } = {}) {
   const sent: Array<{ detail: LookoutEventDetail; incident?: IncidentRef }> = [];
   const digests: LookoutEventDetail[][] = [];
+  const digestIds: string[] = [];
   let n = 0;
   const channel: Channel = {
     id, label: `test ${id}`,
@@ -41,9 +42,12 @@ function recordingChannel(id: string, opts: { fail?: () => DeliveryError | undef
       sent.push({ detail, ...(incident ? { incident } : {}) });
       return { ts: `${++n}.000100`, channel: "C1" };
     },
-    async sendDigest(held) {
+    async sendDigest(held, window) {
       digests.push(held);
-      return { ts: `${++n}.000200` };
+      digestIds.push(window.id);
+      const ts = `${++n}.000200`;
+      await opts.afterDigest?.(); // the receiver took it; what happens to its sender next
+      return { ts };
     },
   };
   // Like Slack's history: what was sent for an id (a send may have got through and still thrown).
@@ -52,11 +56,20 @@ function recordingChannel(id: string, opts: { fail?: () => DeliveryError | undef
     channel.findSent = async (alertId, since) => {
       reads.push({ id: alertId, since: since.toISOString() });
       if (opts.readFails) throw new DeliveryError("missing_scope", false);
+      const d = digestIds.indexOf(alertId);
+      if (d !== -1) return { ts: `d${d}` };
       const i = sent.findIndex((s) => s.detail.id === alertId);
       return i === -1 ? undefined : { ts: `${i + 1}.000100`, channel: "C1" };
     };
   }
   return { channel, sent, digests, reads };
+}
+
+/** A storm at `channel`: `n` alerts past a burst of 3, held for its digest. */
+async function heldStorm(channel: Channel, d: DeliverDeps, n: number): Promise<LookoutEventDetail[]> {
+  const storm = Array.from({ length: n }, () => alert());
+  for (const a of storm) await deliver(a, "route", channel, [], d);
+  return storm;
 }
 
 let seq = 0;
@@ -111,6 +124,73 @@ describe("delivery", () => {
     for (const a of storm.slice(3)) expect((await store.getDelivery(a.id, channel.id))).toMatchObject({ state: "sent" });
     expect(await store.heldFor(channel.id)).toHaveLength(0);
     expect(await flushHeld(channel, d)).toBe(0);
+  });
+
+  describe("a digest sent again carries what it did the first time", () => {
+    const ids = (xs: readonly LookoutEventDetail[]) => xs.map((x) => x.id).sort();
+    /** More alerts than the refilled burst: those held for a digest. */
+    const heldLater = async (channel: Channel, d: DeliverDeps) => {
+      const out: LookoutEventDetail[] = [];
+      for (const a of Array.from({ length: 6 }, () => alert())) if ((await deliver(a, "route", channel, [], d)) === "held") out.push(a);
+      return out;
+    };
+    const shownTwice = (digests: LookoutEventDetail[][]) => {
+      const all = digests.flatMap((g) => g.map((x) => x.id));
+      return all.filter((x, i) => all.indexOf(x) !== i);
+    };
+
+    it("its sender died after the receiver took it, more were held since: read back, then the rest in the next", async () => {
+      let die = true;
+      const { channel, digests } = recordingChannel("r-digest-crash", { readBack: true, afterDigest: () => (die ? new Promise<void>(() => {}) : Promise.resolve()) });
+      const d = deps({ rate: { perSecond: 1, burst: 3 } });
+      const first = (await heldStorm(channel, d, 8)).slice(3);
+      clock += 61_000;
+      void flushHeld(channel, d); // Slack takes the digest; its sender never answers (the worker died)
+      await new Promise((r) => setTimeout(r, 200));
+      die = false;
+      const later = await heldLater(channel, d);
+      expect(later.length).toBeGreaterThan(0);
+      clock += 61_000; // its lease ran out
+      expect(await flushHeld(channel, d)).toBe(5); // found at the receiver: settled, not sent again
+      expect(digests.map(ids)).toEqual([ids(first)]);
+      for (const a of first) expect(await store.getDelivery(a.id, channel.id)).toMatchObject({ state: "sent" });
+      clock += 61_000;
+      expect(await flushHeld(channel, d)).toBe(later.length);
+      expect(digests.map(ids)).toEqual([ids(first), ids(later)]);
+      expect(shownTwice(digests)).toEqual([]);
+      expect(await store.heldFor(channel.id)).toEqual([]);
+    });
+
+    it("the receiver failed after it may have taken it: where it cannot be read back, the same digest once more, the rest apart", async () => {
+      let failing = true;
+      const { channel, digests } = recordingChannel("r-digest-blind", { afterDigest: async () => { if (failing) throw new DeliveryError("503 after taking it", true, 503); } });
+      const d = deps({ rate: { perSecond: 1, burst: 3 } });
+      const first = (await heldStorm(channel, d, 6)).slice(3);
+      clock += 61_000;
+      expect(await flushHeld(channel, d)).toBe(0);
+      failing = false;
+      const later = await heldLater(channel, d);
+      clock += 61_000;
+      expect(await flushHeld(channel, d)).toBe(3);
+      clock += 61_000;
+      expect(await flushHeld(channel, d)).toBe(later.length);
+      expect(digests.map(ids)).toEqual([ids(first), ids(first), ids(later)]);
+    });
+
+    it("one that went out, its sender dead before it released what it carried: released as sent in it", async () => {
+      const { channel, digests } = recordingChannel("r-digest-unreleased");
+      const d = deps({ rate: { perSecond: 1, burst: 3 } });
+      await heldStorm(channel, d, 5);
+      const held = await store.heldFor(channel.id);
+      const { record } = await store.claim("digest-gone", channel.id, { receiver_label: channel.label, route: "digest" }, 60_000);
+      for (const h of held) expect(await store.markHeld(h, "digest-gone")).toBe(true);
+      await store.settle(record, { state: "sent", ts: "9.9" });
+      clock += 61_000;
+      expect(await flushHeld(channel, d)).toBe(2);
+      expect(digests).toEqual([]);
+      for (const h of held) expect(await store.getDelivery(h.detail.id, channel.id)).toMatchObject({ state: "sent", digest_id: "digest-gone", ts: "9.9" });
+      expect(await store.heldFor(channel.id)).toEqual([]);
+    });
   });
 
   it("gives a follow-up the first alert of its incident and that message's ts", async () => {
