@@ -217,8 +217,9 @@ describe("a page far over pageSize whose old entries have no usable time", () =>
     const app = randomUUID();
     const s = src("deployment", app);
     const old = Array.from({ length: 600 }, (_, i) => set(set(deployment(app, `old-${i}`, "DEPLOYED", 0), "auditing_data.created_at", "not a time"), "auditing_data.updated_at", "not a time"));
-    // Known from earlier polls (their cursor as those polls saved it; storing 600 executions first is slow).
-    const known = old.map((o) => ({ service_id: app, execution_id: (o.identifier as Json).execution_id as string, status: "DEPLOYED" }));
+    // Known from earlier polls (their cursor as those polls saved it; storing 600 executions first is
+    // slow): 500 of them, as first sight reads; the other 100 are read for the first time below.
+    const known = old.slice(0, 500).map((o) => ({ service_id: app, execution_id: (o.identifier as Json).execution_id as string, status: "DEPLOYED" }));
     await deps.store.saveCursor({ source: `deployment:${ORG}/${app}`, version: 1, deployments: known, page_size: 100, first_polled_at: new Date(clock - MIN).toISOString() }, undefined);
     const fail = dep(app, `fresh-${randomUUID()}`, "DEPLOYMENT_ERROR", clock - 2 * MIN);
     platform.list(path.app(app), [fail, ...old]);
@@ -226,26 +227,11 @@ describe("a page far over pageSize whose old entries have no usable time", () =>
     expect(first.gapSuspected).toBe(true);
     clock += MIN;
     await pollSource({ source: s }, deps);
-    expect(alerts.filter((a) => a.service?.id === app && a.transition === "failed").length).toBe(1);
-  });
-  it("old entries without a usable time, never read before (past the 500 of first sight), do not recover a failure listed above them", async () => {
-    const app = randomUUID();
-    const s = src("deployment", app);
-    const old = Array.from({ length: 600 }, (_, i) => set(set(deployment(app, `old-${i}`, "DEPLOYED", 0), "auditing_data.created_at", "not a time"), "auditing_data.updated_at", "not a time"));
-    platform.list(path.app(app), old);
-    await pollSource({ source: s }, deps); // first sight reads the newest 500
     clock += MIN;
-    const fail = dep(app, `fresh-${randomUUID()}`, "DEPLOYMENT_ERROR", clock - 2 * MIN);
-    platform.list(path.app(app), [fail, ...old]);
-    for (let i = 0; i < 3; i++, clock += MIN) await pollSource({ source: s }, deps);
-    const mine = alerts.filter((a) => a.service?.id === app && !a.amends).map((a) => a.transition);
-    expect(mine).toEqual(["failed"]);
-    // A deployment listed above the failure, with no time either, is newer: it recovers the service.
-    const fixed = set(set(deployment(app, `fixed-${randomUUID()}`, "DEPLOYED", 0), "auditing_data.created_at", "not a time"), "auditing_data.updated_at", "not a time");
-    platform.list(path.app(app), [fixed, fail, ...old]);
     await pollSource({ source: s }, deps);
-    expect(alerts.filter((a) => a.service?.id === app && !a.amends).map((a) => a.transition)).toEqual(["failed", "recovered"]);
-  }, 60_000);
+    // Once: and the old successes listed below it, without a time, never resolve it.
+    expect(alerts.filter((a) => a.service?.id === app && !a.amends).map((a) => a.transition)).toEqual(["failed"]);
+  });
 });
 
 describe("long enum values are classified before they are clipped", () => {
