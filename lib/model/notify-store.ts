@@ -80,7 +80,7 @@ export interface HeldAlert {
   detail: LookoutEventDetail;
   route: string;
   /**
-   * The digest that carries it, from when that digest got the budget to go out: until it is settled,
+   * The digest that carries it, from when that digest got the budget to go out: until it is released,
    * that digest alone carries it, so a digest sent again after a crash holds what it held the first time.
    */
   digest_id?: string;

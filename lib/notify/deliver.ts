@@ -39,7 +39,7 @@ const deliverAlert = chain<AlertAttempt, DeliveryOutcome>(
 );
 
 /**
- * A digest is claimed like an alert (keyed by what it holds), so two workers never send the same one.
+ * A digest is claimed like an alert (keyed by what it first held), so two workers never send the same one.
  * Once it has its budget it marks what it carries; a digest sent again (its sender died, or the receiver
  * failed) carries what it did the first time, so the receiver's copy is found by its id (read back), and
  * what was held since goes in the next one: never shown twice.
@@ -137,8 +137,8 @@ async function amendedOf(alertId: string, channel: Channel, store: NotifyStore):
 }
 
 /**
- * Sends one digest of everything held for a receiver, when the budget has a token for it. Returns how
- * many held alerts went out.
+ * Sends one digest for a receiver, when the budget has a token for it: a digest that must go again,
+ * else one of everything held. Returns how many held alerts went out.
  */
 export async function flushHeld(channel: Channel, deps: DeliverDeps): Promise<number> {
   // Asked before every delivery: a look at one item, then the digest's budget, before reading all.

@@ -5,6 +5,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { PutCommand, DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { deliver, flushHeld, type Channel, type DeliverDeps } from "../../../lib/notify/deliver.js";
+import { markCarriedStage } from "../../../lib/notify/delivery/carry.js";
 import type { Mute } from "../../../lib/model/notify-store.js";
 import { DynamoNotifyStore } from "../../../lib/store/notify-store.js";
 import { newAlertItem } from "../../../lib/alerts/outbox-item.js";
@@ -175,6 +176,28 @@ describe("delivery", () => {
       clock += 61_000;
       expect(await flushHeld(channel, d)).toBe(later.length);
       expect(digests.map(ids)).toEqual([ids(first), ids(first), ids(later)]);
+    });
+
+    it("at an ordered receiver, a close another digest's trigger is ahead of waits for the digest after it", async () => {
+      const { channel } = recordingChannel("r-digest-ordered");
+      channel.ordered = true;
+      const opened = alert();
+      const trigger = { ...opened, incident_id: opened.id };
+      const close = alert({ transition: "recovered", incident_id: trigger.id });
+      const h = (detail: LookoutEventDetail, at: number) => ({ receiver_id: channel.id, held_at: new Date(at).toISOString(), detail, route: "route" });
+      await store.hold(h(trigger, clock));
+      await store.hold(h(close, clock + 1));
+      // Digest A marked the trigger after digest B read both: B may carry the close alone only after A.
+      expect(await store.markHeld(h(trigger, clock), "digest-a")).toBe(true);
+      const { record } = await store.claim("digest-b", channel.id, { receiver_label: channel.label, route: "digest" }, 60_000);
+      const b = { id: "digest-b", route: "digest", channel, deps: deps(), held: [h(trigger, clock), h(close, clock + 1)], claimed: record, incident: async () => undefined };
+      expect(await markCarriedStage(b)).toBe(0);
+      expect((await store.heldFor(channel.id)).map((x) => [x.detail.id, x.digest_id])).toEqual([[trigger.id, "digest-a"], [close.id, undefined]]);
+      // With its trigger in the same digest, the close goes with it.
+      const { record: own } = await store.claim("digest-a", channel.id, { receiver_label: channel.label, route: "digest" }, 60_000);
+      const a = { ...b, id: "digest-a", claimed: own, held: [h(trigger, clock), h(close, clock + 1)] };
+      expect(await markCarriedStage(a)).toBeUndefined();
+      expect(a.held.map((x) => x.detail.id)).toEqual([trigger.id, close.id]);
     });
 
     it("one that went out, its sender dead before it released what it carried: released as sent in it", async () => {
