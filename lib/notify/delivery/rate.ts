@@ -51,7 +51,10 @@ export const digestBudgetStage: Stage<DigestAttempt, number> = async (a) => {
 
 /** Over budget: the alert is held for the receiver's next digest, and its record says why. */
 async function hold(a: AlertAttempt, why: string): Promise<DeliveryOutcome> {
-  await a.deps.store.hold({ receiver_id: a.channel.id, held_at: a.now.toISOString(), detail: a.detail, route: a.route });
+  // Held as of its first attempt: a sender that died between holding and recording it holds the same
+  // item again when the alert is redelivered, never a second one for another digest.
+  const heldAt = claimedBy(a).first_attempt_at ?? a.now.toISOString();
+  await a.deps.store.hold({ receiver_id: a.channel.id, held_at: heldAt, detail: a.detail, route: a.route });
   await a.deps.store.settle(claimedBy(a), { state: "held", suppression: { reason: "storm", detail: `${why}: held for a digest` } });
   return "held";
 }

@@ -200,6 +200,27 @@ describe("delivery", () => {
       expect(a.held.map((x) => x.detail.id)).toEqual([trigger.id, close.id]);
     });
 
+    it("an alert whose sender died after holding it, before recording it, is held and shown once however often it comes", async () => {
+      for (const digestDue of [false, true]) {
+        const { channel, digests } = recordingChannel(`r-hold-twice-${digestDue}`);
+        const d = deps({ rate: { perSecond: 1, burst: 3 }, ...(digestDue ? {} : { digestEveryMs: 3_600_000 }) });
+        await heldStorm(channel, d, 4); // the burst spent, one held
+        clock += 2_000;
+        expect(await flushHeld(channel, d)).toBe(1); // the digest token spent (the next in a minute, or an hour)
+        const a = alert();
+        const { record } = await store.claim(a.id, channel.id, { receiver_label: channel.label, route: "route" }, 60_000);
+        await store.hold({ receiver_id: channel.id, held_at: record.first_attempt_at!, detail: a, route: "route" }); // then the worker died
+        clock += 61_000;
+        await heldStorm(channel, d, 3); // the refilled burst spent again
+        // Redelivered: held again as the same item, or found in the digest that just went out.
+        expect(await deliver(a, "route", channel, [], d)).toBe(digestDue ? "duplicate" : "held");
+        expect((await store.heldFor(channel.id)).filter((h) => h.detail.id === a.id)).toHaveLength(digestDue ? 0 : 1);
+        clock += 3_600_000;
+        await flushHeld(channel, d);
+        expect(digests.flat().filter((x) => x.id === a.id), `digest due: ${digestDue}`).toHaveLength(1);
+      }
+    });
+
     it("one that went out, its sender dead before it released what it carried: released as sent in it", async () => {
       const { channel, digests } = recordingChannel("r-digest-unreleased");
       const d = deps({ rate: { perSecond: 1, burst: 3 } });
