@@ -75,6 +75,11 @@ export class NotifyRetries {
         this.opts.log.error("gave up delivering an event; it is in the dead letters", { alert: id, attempts, file: DEAD_LETTERS_FILE });
       });
     }
+    return this.pending();
+  }
+
+  /** How many events are owed now (a later pass delivers them). */
+  async pending(): Promise<number> {
     return Object.keys(await this.read()).length;
   }
 

@@ -322,4 +322,12 @@ async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunS
       }
     }
   }
+  // Stopped (Ctrl-C): what the last polls raised is published and delivered before the process ends,
+  // within a few seconds; what is left (held for a digest, owed) is said in the summary, never silent.
+  await Promise.race([p.reader.drain().catch(() => 0), delay(STOP_DRAIN_MS)]);
+  summary.owed = await p.notifyRetries.pending();
+  summary.held = await heldCount(p);
 }
+
+/** How long a stopping `lookout start` / `run` waits to publish and deliver what its last polls raised. */
+const STOP_DRAIN_MS = 5_000;
