@@ -16,7 +16,9 @@ export function toldOf(row: AuditRow): string {
   if (row.type !== "alert") return "";
   if (row.state === "suppressed") return `nobody (${row.suppression?.reason ?? "suppressed"})`;
   if (!row.deliveries) return "";
-  if (!row.deliveries.length) return "nobody (no receiver)";
+  // Published with no delivery recorded: no route matched it, or its delivery has not happened yet
+  // (`lookout explain` tells which); never "nobody" while it may still be on its way.
+  if (!row.deliveries.length) return "no delivery recorded (no route matched, or not delivered yet)";
   return row.deliveries.map((d) => `${d.receiver} ${deliveryWord(d)}`).join("; ");
 }
 

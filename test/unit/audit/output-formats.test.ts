@@ -81,7 +81,7 @@ describe("CSV", () => {
     const rows = readCsv(csvHeader() + csvRow(nasty) + csvRow(row({ type: "execution", id: "s:x", transition: undefined, state: undefined, deliveries: undefined })));
     expect(rows[0]).toEqual([...CSV_COLUMNS]);
     const byName = (r: string[]) => Object.fromEntries(CSV_COLUMNS.map((c, i) => [c, r[i]]));
-    expect(byName(rows[1]!)).toMatchObject({ summary: nasty.summary, actor: "ann,bob", told: "nobody (no receiver)", service: "api", environment: "production" });
+    expect(byName(rows[1]!)).toMatchObject({ summary: nasty.summary, actor: "ann,bob", told: "no delivery recorded (no route matched, or not delivered yet)", service: "api", environment: "production" });
     expect(byName(rows[2]!)).toMatchObject({ type: "execution", transition: "", told: "" });
   });
 });
@@ -119,7 +119,7 @@ describe("rows for people and scripts", () => {
     expect(lines[1]).toBe("    ID  SUMMARY");
     expect(lines[2]).toMatch(/^2026-03-02 14:07:31\s+alert\s+deployment\s+failed BUILD_ERROR\s+api \(production\)\s+dana@acme.io/);
     expect(lines[3]).toMatch(/^    A1  \S/);
-    expect(lines[4]).toBe("    told: nobody (no receiver)");
+    expect(lines[4]).toBe("    told: no delivery recorded (no route matched, or not delivered yet)");
     expect(lines[5]).toContain("webhook w (production)");
     expect(lines[2]!.indexOf("api (production)")).toBe(lines[5]!.indexOf("webhook w"));
     expect(lines[6]).toMatch(/^    R-1  /);
