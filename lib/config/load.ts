@@ -96,9 +96,20 @@ export function parseConfig(text: string, source: string, env: ConfigEnv = proce
   try {
     raw = /\.json$/i.test(source) ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    throw new ConfigError(source, "", `is not valid ${/\.json$/i.test(source) ? "JSON" : "YAML"}: ${(err as Error).message.split("\n")[0]}`);
+    throw new ConfigError(source, "", `is not valid ${/\.json$/i.test(source) ? "JSON" : "YAML"}: ${syntaxProblem(err as Error, text)}`);
   }
   return checkConfig(raw, source, env);
+}
+
+/**
+ * A parser's message on one line. The YAML parser's first line ends in a colon before its code frame:
+ * the line it points at is quoted instead, so the message does not end on a dangling colon.
+ */
+function syntaxProblem(err: Error & { linePos?: Array<{ line: number }> }, text: string): string {
+  const first = err.message.split("\n")[0]!.replace(/:\s*$/, "");
+  const line = err.linePos?.[0]?.line;
+  const near = line === undefined ? undefined : text.split(/\r?\n/)[line - 1]?.trim();
+  return near ? `${first}: ${JSON.stringify(near.length > 80 ? `${near.slice(0, 79)}…` : near)}` : first;
 }
 
 export function checkConfig(raw: unknown, source: string, env: ConfigEnv = process.env): Config {

@@ -49,7 +49,8 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
     .description("Watches a deployment platform and tells on-call teams when something fails.")
     .version(VERSION_LINE, "-V, --version", "the package version and the event schema version")
     .exitOverride()
-    .showHelpAfterError();
+    // A usage error is one line and a pointer to the help, not forty lines of it.
+    .showHelpAfterError("(lookout --help, or lookout <command> --help, for usage)");
 
   program
     .command("simulate")

@@ -61,6 +61,8 @@ describe("exit codes: 0 ok, 1 failure, 2 usage", () => {
       expect(r.code, argv.join(" ")).toBe(2);
       expect(r.stdout, argv.join(" ")).toBe("");
       expect(r.stderr, argv.join(" ")).toMatch(argv.length ? /error: / : /^Usage: lookout/);
+      // One line and a pointer to the help, not the help itself.
+      if (argv.length) expect(r.stderr.trim().split("\n").length, argv.join(" ")).toBeLessThanOrEqual(3);
     }
   });
 

@@ -107,6 +107,8 @@ routes:
 
   it("says when the file is not YAML or JSON, or not a mapping", () => {
     expect(problem("platform: [unclosed")).toMatch(/^lookout\.yaml: is not valid YAML/);
+    // The line it points at, quoted: never a message ending on a colon.
+    expect(problem("platform:\n  url: [\nwatch: x\n")).toMatch(/is not valid YAML: .* at line 3, column 1: "watch: x"$/);
     expect(problem("{", "lookout.json")).toMatch(/^lookout\.json: is not valid JSON/);
     expect(problem("- a\n- b\n")).toMatch(/must be a mapping/);
   });
