@@ -11,7 +11,7 @@ import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { csvHeader, csvRow, explanationLines, jsonLine, tableLines } from "../../lib/audit/output-formats.js";
 import type { AuditRow } from "../../lib/model/audit-row.js";
 import type { Config } from "../../lib/config/load.js";
-import { type Output, formatOf, jsonDocument, reportFailureTo, stdio } from "./shared.js";
+import { type Output, dataClockOf, formatOf, jsonDocument, reportFailureTo, stdio } from "./shared.js";
 import { AUDIT_FORMATS, DEFAULT_SERVE_PORT } from "./choices.js";
 import { type StoreTarget, withStore } from "./store-target.js";
 import { NAMED_SCOPES, isUuid, namesFrom, resolveName } from "./scope-names.js";
@@ -65,7 +65,10 @@ export async function auditCommand(args: AuditArgs, io: Output = stdio, reader?:
     const now = new Date();
     // The flags are checked (names aside) before the store is opened.
     auditQueryOf(withoutNames(args), now);
-    const read = async (r: AuditReader, c?: Config) => r.query(auditQueryOf(await resolveScopeNames(args, r, c, now), now));
+    const read = async (r: AuditReader, c?: Config) => {
+      const at = c ? new Date(dataClockOf(c, io)()) : now;
+      return r.query(auditQueryOf(await resolveScopeNames(args, r, c, at), at));
+    };
     const page = reader ? await read(reader, config) : await withAuditReader(args, read);
     if (format === "json") {
       const doc: AuditPageJson = { rows: page.rows, next_cursor: page.cursor ?? null };

@@ -7,7 +7,7 @@ import { deliveryReport } from "../../lib/audit/delivery-report.js";
 import { reportCsv, reportLines } from "../../lib/audit/delivery-report-format.js";
 import type { AuditReader } from "../../lib/audit/trail.js";
 import type { Config } from "../../lib/config/load.js";
-import { type Output, formatOf, jsonDocument, stdio } from "./shared.js";
+import { type Output, dataClockOf, formatOf, jsonDocument, stdio } from "./shared.js";
 import { REPORT_FORMATS } from "./choices.js";
 import type { StoreTarget } from "./store-target.js";
 import { type AuditArgs, failure, resolveScopeNames, withAuditReader, withoutNames } from "./audit-commands.js";
@@ -23,8 +23,9 @@ export async function reportCommand(args: ReportArgs, io: Output = stdio, reader
     // The flags are checked (names aside) before the store is opened.
     parseReportQuery(rawOf(withoutNames(args as AuditArgs) as ReportArgs), now);
     const read = async (r: AuditReader, c?: Config) => {
-      const q = parseReportQuery(rawOf((await resolveScopeNames(args as AuditArgs, r, c, now)) as ReportArgs), now);
-      return deliveryReport(await readReportInput(r, q, now), q.period);
+      const at = c ? new Date(dataClockOf(c, io)()) : now;
+      const q = parseReportQuery(rawOf((await resolveScopeNames(args as AuditArgs, r, c, at)) as ReportArgs), at);
+      return deliveryReport(await readReportInput(r, q, at), q.period);
     };
     const report = reader ? await read(reader, config) : await withAuditReader(args, read);
     if (format === "json") io.out(jsonDocument(report));

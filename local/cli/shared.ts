@@ -3,7 +3,8 @@
  * expected failure — a bad configuration, a missing token, no Java, a taken port, an unreachable
  * platform — becomes a line that says what to do, and exit 1; a usage mistake, exit 2.
  */
-import { ConfigError } from "../../lib/config/load.js";
+import { type Config, ConfigError } from "../../lib/config/load.js";
+import { dataClockLine, dataClockNow } from "../runtime/data-clock.js";
 import { DynamoDbLocalError } from "../runtime/dynamodb-local.js";
 import { PreflightError } from "../runtime/preflight.js";
 import { redactText } from "../../lib/platform/redact.js";
@@ -28,6 +29,14 @@ export const jsonDocument = (value: unknown): string => JSON.stringify(value, nu
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** Where a command writes its lines: stdout and stderr, a line each (tests pass their own). */
+/** The clock to read a configuration's data on: the demo's when the folder keeps one (said on stderr), else the wall clock. */
+export function dataClockOf(config: Pick<Config, "dataDir">, io: Output): () => number {
+  const at = dataClockNow(config.dataDir);
+  if (at === undefined) return Date.now;
+  io.err(dataClockLine(at));
+  return () => dataClockNow(config.dataDir) ?? Date.now();
+}
+
 export interface Output {
   out(line: string): void;
   err(line: string): void;

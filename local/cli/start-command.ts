@@ -19,6 +19,7 @@ import { terminalLog } from "../runtime/view.js";
 import { redactUrl } from "../../lib/platform/redact.js";
 import { randomBytes } from "node:crypto";
 import { demoClicks } from "./demo-clicks.js";
+import { writeDataClock } from "../runtime/data-clock.js";
 
 /** The demo's simulated clock runs five times faster than the wall clock: a polling minute every 12 s. */
 const DEMO_SPEED = 5;
@@ -44,6 +45,8 @@ export async function startCommand(opts: { configFile: string }): Promise<number
       stopDemo = startDemo(s, { speed: DEMO_SPEED, everyMs: 40_000, story: true, onEvent: (line) => process.stdout.write(`${s.clock.now().toISOString().slice(11, 19)} platform: ${line}\n`) });
       now = () => s.clock.now();
       const dataDir = mkdtempSync(join(tmpdir(), "lookout-demo-"));
+      // Its data is dated on the simulator's clock: the commands that read the folder afterwards read it on that clock.
+      writeDataClock(dataDir, { at: s.clock.now(), speed: DEMO_SPEED });
       const demo = {
           platform: { url: s.url, token: "env:LOOKOUT_DEMO_TOKEN" },
           // Names from the configuration show in alerts instead of uuids.
@@ -72,6 +75,7 @@ export async function startCommand(opts: { configFile: string }): Promise<number
         [
           "lookout: no configuration found, so this is the embedded demo:",
           `  platform   the simulator at ${s.url} (${s.ids.applicationIds.length} applications, a webhook, a cluster), its clock ${DEMO_SPEED}× real time`,
+          "             (the times below, and in the data, are its clock's)",
           `  store      DynamoDB Local, in ${dataDir} (with its configuration: lookout status --config ${demoConfigFile})`,
           `  events     ${join(dataDir, "events.ndjson")}`,
           `  email      ${join(dataDir, "outbox")} (.eml files); Slack messages are shown here`,
@@ -96,7 +100,9 @@ export async function startCommand(opts: { configFile: string }): Promise<number
       ...(clicks ? { onPreviewPost: clicks.onPosted, onActionsEndpoint: clicks.endpoint } : {}),
     });
     process.stdout.write(`\nlookout: stopped after ${runSummaryText(summary)}\n`);
-    if (demoConfigFile) {
+    if (demoConfigFile && sim) {
+      // Stopped: from now on its clock keeps the wall clock's pace, as far ahead as the demo left it.
+      writeDataClock(dirname(demoConfigFile), { at: sim.clock.now(), speed: 1 });
       process.stdout.write(`lookout: the demo's data stays in ${dirname(demoConfigFile)}: lookout status --config ${demoConfigFile} (or audit, explain)\n`);
     }
     return 0;

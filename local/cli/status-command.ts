@@ -10,7 +10,7 @@ import { DURATION_LIMITS, durationRangeProblem, parseDuration } from "../../lib/
 import { readStatus, statusLines, statusReport } from "../../lib/status/operations-report.js";
 import { statusPorts, statusSettings } from "../../lib/app/status.js";
 import { openLocalStore } from "../runtime/pipeline.js";
-import { type Output, reportFailure, stdio } from "./shared.js";
+import { type Output, dataClockOf, reportFailure, stdio } from "./shared.js";
 
 export interface StatusArgs {
   config: string;
@@ -46,11 +46,12 @@ export async function statusCommand(
   args: StatusArgs,
   io: Output = stdio,
   env: NodeJS.ProcessEnv = process.env,
-  now: () => number = Date.now,
+  given?: () => number,
 ): Promise<number> {
   try {
     const { format, quarantineWithinMs } = parseArgs(args);
     const config = loadConfigFile(args.config);
+    const now = given ?? dataClockOf(config, io);
     const settings = statusSettings(config, quarantineWithinMs);
     const deployed = deployedTarget(args, env);
     const read = async (dynamodb: DynamoDBClient, tableName: string) =>

@@ -46,9 +46,17 @@ describe("the embedded demo", () => {
         done({ code: err ? (typeof err.code === "number" ? err.code : null) : 0, out })));
     // Healthy or not (the demo's failures are on purpose), the report names every source it polled.
     expect([0, 1]).toContain(status.code);
-    const report = JSON.parse(status.out) as { sources: Array<{ last_poll_at: string | null }> };
+    const report = JSON.parse(status.out) as { generated_at: string; sources: Array<{ last_poll_at: string | null }> };
     expect(report.sources.length).toBeGreaterThan(0);
     expect(report.sources.some((s) => s.last_poll_at !== null)).toBe(true);
+    // Read on the demo's clock (its simulator ran 5× real time): no poll is "in 3 min".
+    for (const s of report.sources) if (s.last_poll_at) expect(Date.parse(s.last_poll_at)).toBeLessThanOrEqual(Date.parse(report.generated_at));
+    expect(Date.parse(report.generated_at)).toBeGreaterThan(Date.now());
+    // The report too: its window ends at the demo's now, not the wall clock's (which would cut its incidents off).
+    const report7d = await new Promise<string>((done) =>
+      execFile(process.execPath, [BIN, "report", "--config", configFile!, "--format", "json"], { env, timeout: 60_000 }, (_err, out) => done(out)));
+    const period = (JSON.parse(report7d) as { period: { to: string } }).period;
+    expect(Date.parse(period.to)).toBeGreaterThan(Date.now());
     rmSync(dirname(configFile!), { recursive: true, force: true });
   }, 180_000);
 });
