@@ -324,7 +324,7 @@ async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunS
   }
   // Stopped (Ctrl-C): what the last polls raised is published and delivered before the process ends,
   // within a few seconds; what is left (held for a digest, owed) is said in the summary, never silent.
-  await Promise.race([p.reader.drain().catch(() => 0), delay(STOP_DRAIN_MS)]);
+  await Promise.race([p.reader.drain().catch(() => 0), delay(STOP_DRAIN_MS, undefined, { ref: false })]);
   summary.owed = await p.notifyRetries.pending();
   summary.held = await heldCount(p);
 }
