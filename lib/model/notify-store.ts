@@ -209,6 +209,11 @@ export interface NotifyStore {
    */
   claim(alertId: string, receiverId: string, init: ClaimInit, leaseMs: number): Promise<ClaimResult>;
   /**
+   * Extends the lease of a claim still held as claimed (`held`: sending, at that attempt) to `leaseMs`
+   * from now: a send that takes long is not taken for a dead one. False when the claim is no longer held.
+   */
+  renewLease(held: DeliveryRecord, leaseMs: number): Promise<boolean>;
+  /**
    * Records the outcome of a delivery (the lease dropped), only while `held` still describes it (the
    * state and attempt the caller saw when it claimed or held it): a sender whose lease ran out and was
    * taken over does not overwrite the new sender's record. Returns false when the record had moved on.

@@ -111,6 +111,23 @@ export class DynamoNotifyStore implements NotifyStore {
     }
   }
 
+  async renewLease(held: DeliveryRecord, leaseMs: number): Promise<boolean> {
+    try {
+      await this.doc.send(new UpdateCommand({
+        TableName: this.table,
+        Key: keys.delivery(held.alert_id, held.receiver_id),
+        UpdateExpression: "SET lease_until = :lease",
+        ConditionExpression: "#state = :sending AND attempts = :attempts",
+        ExpressionAttributeNames: { "#state": "state" },
+        ExpressionAttributeValues: { ":lease": this.now().getTime() + leaseMs, ":sending": "sending", ":attempts": held.attempts },
+      }));
+      return true;
+    } catch (err) {
+      if (conditionFailed(err)) return false;
+      throw err;
+    }
+  }
+
   async settle(held: DeliveryRecord, outcome: DeliverySettlement): Promise<boolean> {
     const next: DeliveryRecord = { ...held, ...outcome, updated_at: this.now().toISOString() };
     delete next.lease_until;

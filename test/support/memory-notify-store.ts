@@ -120,6 +120,13 @@ export class MemoryNotifyStore implements NotifyStore {
     return { claimed: true, record: copy(record) };
   }
 
+  async renewLease(held: DeliveryRecord, leaseMs: number): Promise<boolean> {
+    const current = this.deliveryMap(held.alert_id).get(held.receiver_id);
+    if (!current || current.state !== "sending" || current.attempts !== held.attempts) return false;
+    current.lease_until = this.now().getTime() + leaseMs;
+    return true;
+  }
+
   async settle(held: DeliveryRecord, outcome: DeliverySettlement): Promise<boolean> {
     const records = this.deliveryMap(held.alert_id);
     const current = records.get(held.receiver_id);

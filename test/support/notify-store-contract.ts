@@ -79,6 +79,18 @@ export function notifyStoreContract(adapter: string, open: (now: () => Date) => 
       });
     });
 
+    it("renews a lease only while the claim is still held as claimed", async () => {
+      const a = fresh("alert");
+      const { record } = await store.claim(a, "r1", init, LEASE);
+      clock = T0 + LEASE - 1;
+      expect(await store.renewLease(record, LEASE)).toBe(true);
+      clock = T0 + LEASE + 1; // past the first lease, within the renewed one
+      expect((await store.claim(a, "r1", init, LEASE)).claimed).toBe(false);
+      clock = T0 + 2 * LEASE; // the renewed lease ran out: another sender takes it over
+      expect((await store.claim(a, "r1", init, LEASE)).claimed).toBe(true);
+      expect(await store.renewLease(record, LEASE)).toBe(false); // no longer this attempt's
+    });
+
     it("claims a failed delivery again, keeping what the failure recorded; never a settled one", async () => {
       const a = fresh("alert");
       const { record } = await store.claim(a, "r1", init, LEASE);

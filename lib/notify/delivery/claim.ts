@@ -1,9 +1,7 @@
 /** Claim: the lease on (alert or digest, receiver), so that one sender at a time delivers it. */
 import type { DeliveryRecord } from "../../model/notify-store.js";
 import { sentInDigest, sentOf } from "./record.js";
-import { type Attempt, type DigestAttempt, recordedFor, type Stage } from "./stage.js";
-
-const DEFAULT_LEASE_MS = 60_000;
+import { type Attempt, type DigestAttempt, leaseMsOf, recordedFor, type Stage } from "./stage.js";
 
 /** Ends the delivery with `busy(record)` when another sender holds the lease or the record is settled. */
 export const claimStage =
@@ -11,7 +9,7 @@ export const claimStage =
   async (a) => {
     const init = { ...recordedFor(a), ...(a.recordAs?.escalation ? { escalation: a.recordAs.escalation } : {}) };
     const key = a.recordAs ?? { alertId: a.id, receiverId: a.channel.id };
-    const claim = await a.deps.store.claim(key.alertId, key.receiverId, init, a.deps.leaseMs ?? DEFAULT_LEASE_MS);
+    const claim = await a.deps.store.claim(key.alertId, key.receiverId, init, leaseMsOf(a.deps));
     if (!claim.claimed) return busy(claim.record);
     a.claimed = claim.record;
     return undefined;

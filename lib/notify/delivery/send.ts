@@ -1,13 +1,21 @@
 /** Send: the receiver is asked once (its adapter retries what may pass); its answer goes on the attempt. */
 import type { LookoutEventDetail } from "../../model/event.js";
 import type { DigestWindow, IncidentRef, Sent } from "../types.js";
-import { type AlertAttempt, asDeliveryError, type Attempt, type DigestAttempt, type Stage } from "./stage.js";
+import { type AlertAttempt, asDeliveryError, type Attempt, type DigestAttempt, leaseMsOf, type Stage } from "./stage.js";
 
 export async function ask(a: Attempt, send: () => Promise<Sent>): Promise<undefined> {
+  // A send that takes long (a receiver's retries, a slow answer) keeps its claim: renewed three times a
+  // lease, so no other worker takes this sender for a dead one and sends the same message again.
+  const lease = leaseMsOf(a.deps);
+  const held = a.claimed;
+  const renewing = held ? setInterval(() => void a.deps.store.renewLease(held, lease).catch(() => undefined), lease / 3) : undefined;
+  renewing?.unref();
   try {
     a.answer = { sent: await send() };
   } catch (err) {
     a.answer = { failed: asDeliveryError(err) };
+  } finally {
+    clearInterval(renewing);
   }
   return undefined;
 }

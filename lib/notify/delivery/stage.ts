@@ -95,6 +95,11 @@ export interface DigestAttempt extends Attempt {
   held: readonly HeldAlert[];
 }
 
+const DEFAULT_LEASE_MS = 60_000;
+
+/** How long a claim holds before another worker may take its sender for dead. */
+export const leaseMsOf = (deps: Pick<DeliverDeps, "leaseMs">): number => deps.leaseMs ?? DEFAULT_LEASE_MS;
+
 /** One step: ends the delivery with its result, or returns undefined to pass the attempt on. */
 export type Stage<A extends Attempt, R> = (attempt: A) => Promise<R | undefined>;
 

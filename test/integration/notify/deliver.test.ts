@@ -262,6 +262,25 @@ describe("delivery", () => {
     expect(await store.getDelivery(a.id, channel.id)).toMatchObject({ state: "sent", attempts: 2 });
   });
 
+  it("a send slower than the lease keeps it: no other worker takes the sender for dead and sends again", async () => {
+    let answer!: () => void;
+    const slow = new Promise<void>((ok) => (answer = ok));
+    const { channel, sent } = recordingChannel("r-slow");
+    const send = channel.send.bind(channel);
+    channel.send = async (detail, incident) => (await slow, send(detail, incident));
+    const d = deps({ leaseMs: 300 }); // renewed every 100 ms of real time, on the store's clock
+    const a = alert();
+    const first = deliver(a, "route", channel, [], d);
+    while ((await store.getDelivery(a.id, channel.id))?.state !== "sending") await new Promise((r) => setTimeout(r, 10));
+    clock += 200;
+    await new Promise((r) => setTimeout(r, 250)); // renewed meanwhile: its lease now runs to 500 ms
+    clock += 200; // past the first lease
+    expect(await deliver(a, "route", channel, [], d)).toBe("in_flight");
+    answer();
+    expect(await first).toBe("sent");
+    expect(sent).toHaveLength(1);
+  });
+
   it("takes over from a sender that died, once its lease ran out", async () => {
     const { channel, sent } = recordingChannel("r-lease");
     const a = alert();
