@@ -59,19 +59,6 @@ export function readPlatformTime(text: string | undefined, seenAt?: string): { i
   return { ...(iso ? { iso } : {}), ...(same ? {} : { raw: text }) };
 }
 
-/** How far ahead of Lookout's clock the platform's may run and its times still be taken as they are. */
-export const ORDER_AHEAD_MS = 10 * 60_000;
-
-/**
- * `instantOr`, but a time further ahead of `seenAt` than clocks drift apart (`ORDER_AHEAD_MS`) counts as
- * `seenAt`: when a failure happened for its incident, which must not open hours from now.
- */
-export function instantSeenBy(text: string | undefined, seenAt: string): string {
-  const seen = parseTimestamp(seenAt)?.ms;
-  const t = plausibleInstant(text, seen)?.ms;
-  return instantOr(t !== undefined && seen !== undefined && t > seen + ORDER_AHEAD_MS ? undefined : text, seenAt);
-}
-
 /**
  * A platform time as a UTC ISO instant, or `seenAt` (when Lookout saw it, normalized too) when the time
  * is missing, unreadable or implausible.

@@ -7,7 +7,7 @@
 import type { DeploymentObservation } from "../model/observations.js";
 import { classifyStatus } from "./deployment-status.js";
 import { incidentSubject } from "../alerts/build.js";
-import { ORDER_AHEAD_MS, instantSeenBy, parseTimestamp, plausibleInstant } from "../model/time.js";
+import { instantOr, parseTimestamp, plausibleInstant } from "../model/time.js";
 import { compact } from "../model/compact.js";
 import type { ExecutionState, ServiceState, TransitionDecision } from "../model/transitions.js";
 
@@ -22,7 +22,8 @@ export function enteredCounts(prev: ExecutionState | undefined): Map<string, num
 /** How many times the execution had entered `status` before this observation. */
 export const timesEntered = (prev: ExecutionState | undefined, status: string): number => enteredCounts(prev).get(status) ?? 0;
 
-export { ORDER_AHEAD_MS } from "../model/time.js";
+/** How far ahead of Lookout's clock the platform's may run and its times still order executions as they are. */
+export const ORDER_AHEAD_MS = 10 * 60_000;
 
 /**
  * Where the execution stands in time among the service's executions: when it started, or when Lookout
@@ -72,7 +73,7 @@ export function decideDeploymentTransition(
   const subject = incidentSubject.deployment(obs.service_id);
   const happened = obs.updated_at ?? obs.created_at;
   // One dated further ahead than clocks drift opened when Lookout saw it, not hours from now.
-  const occurredAt = observedAt === undefined ? (happened ?? "") : instantSeenBy(happened, observedAt);
+  const occurredAt = observedAt === undefined ? (happened ?? "") : instantOr(tooFarAhead(plausibleInstant(happened, nowMs)?.ms) ? undefined : happened, observedAt);
   // States stored before `opened_at` was kept: when the opening execution started.
   const openedAt = svc.opened_at ?? svc.last_change_created_at ?? occurredAt;
 

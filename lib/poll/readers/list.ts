@@ -14,7 +14,7 @@ import { recordItem } from "../../model/items.js";
 import type { AlertItem } from "../../model/alert-item.js";
 import { type RecordItem, type SourceCursor, recordUnwritable } from "../../model/ingest-store.js";
 import { boundRecord } from "../../model/bounds.js";
-import { type Instant, instantSeenBy, parseTimestamp, plausibleInstant } from "../../model/time.js";
+import { type Instant, instantOr, parseTimestamp, plausibleInstant } from "../../model/time.js";
 import { LOST_RACE, retryLostRaces } from "../../store/optimistic.js";
 import { type ClosingIncident, withIncident } from "../../alerts/build.js";
 import { emptyIncidentState, type IncidentState } from "../../model/transitions.js";
@@ -273,7 +273,7 @@ async function foldIncidents<Raw, Rec extends ListRecord>(
     const r: IncidentRecord = {
       id: rec.id,
       at: occurrence(when, seenMs),
-      occurredAt: instantSeenBy(when, observedAt),
+      occurredAt: instantOr(when, observedAt),
       outcome: inc.outcome(rec),
       ...(d
         ? { alertId: d.id, signature: inc.signature(rec), refs: compactRefs(d), ...(suppressionFor(when, cutoff, deps.backfillWindowMs) ? { history: true } : {}) }
