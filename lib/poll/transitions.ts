@@ -72,8 +72,7 @@ export function decideDeploymentTransition(
   // The incident's facts (docs/events.md, "Incidents"): opened when its failure happened, as its alert says.
   const subject = incidentSubject.deployment(obs.service_id);
   const happened = obs.updated_at ?? obs.created_at;
-  // One dated further ahead than clocks drift opened when Lookout saw it, not hours from now.
-  const occurredAt = observedAt === undefined ? (happened ?? "") : instantOr(tooFarAhead(plausibleInstant(happened, nowMs)?.ms) ? undefined : happened, observedAt);
+  const occurredAt = observedAt === undefined ? (happened ?? "") : instantOr(happened, observedAt);
   // States stored before `opened_at` was kept: when the opening execution started.
   const openedAt = svc.opened_at ?? svc.last_change_created_at ?? occurredAt;
 
