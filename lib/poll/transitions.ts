@@ -26,14 +26,15 @@ export const timesEntered = (prev: ExecutionState | undefined, status: string): 
 export const ORDER_AHEAD_MS = 10 * 60_000;
 
 /**
- * Where the execution stands in time among the service's executions: when it started, or when Lookout
- * first saw it if the platform gave no usable start — but never after `listedBelow`, just before the
- * start of an entry the platform lists above it (docs/platform.md, "Timestamps").
+ * Where the execution stands in time among the service's executions: when it started; without a usable
+ * start, just before the start of the entry the platform lists above it (`listedBelow`), or else when
+ * Lookout first saw it (docs/platform.md, "Timestamps").
  */
 export function executionOrderAt(prev: ExecutionState | undefined, obs: DeploymentObservation, observedAt?: string, listedBelow?: number): number | undefined {
   const at = obs.created_at ?? prev?.first_seen_at ?? observedAt;
-  const ms = plausibleInstant(at, observedAt === undefined ? undefined : parseTimestamp(observedAt)?.ms)?.ms;
-  return obs.created_at === undefined && listedBelow !== undefined && (ms === undefined || ms > listedBelow) ? listedBelow : ms;
+  // Placed by the platform's own clock, as the entry above it is: compared with its times as they are.
+  if (obs.created_at === undefined && listedBelow !== undefined) return listedBelow;
+  return plausibleInstant(at, observedAt === undefined ? undefined : parseTimestamp(observedAt)?.ms)?.ms;
 }
 
 export function decideDeploymentTransition(
@@ -66,7 +67,7 @@ export function decideDeploymentTransition(
   const stored = plausibleInstant(svc.last_change_created_at, nowMs)?.ms;
   const lastChange = tooFarAhead(stored) ? undefined : stored;
   // An execution without a start is placed by Lookout's clock: a platform's time ahead of it counts as now.
-  const byOurClock = obs.created_at === undefined && lastChange !== undefined && nowMs !== undefined ? Math.min(lastChange, nowMs) : lastChange;
+  const byOurClock = obs.created_at === undefined && listedBelow === undefined && lastChange !== undefined && nowMs !== undefined ? Math.min(lastChange, nowMs) : lastChange;
   const stale = byOurClock !== undefined && at !== undefined && at < byOurClock;
   const atIso = at === undefined ? undefined : new Date(at).toISOString();
   // The incident's facts (docs/events.md, "Incidents"): opened when its failure happened, as its alert says.

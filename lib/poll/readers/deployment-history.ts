@@ -278,15 +278,18 @@ const entryInstant = (iso: string | undefined, raw: string | undefined, nowMs: n
  * the nearest such entry above it. The platform lists newest first (implied, not promised:
  * docs/platform.md), and for an entry with no time its place in the list is the only evidence of when
  * it happened: an old entry read for the first time (past what first sight read) must not count as
- * newer than the failure listed above it. An execution listed twice takes its highest place.
+ * newer than the failure listed above it. The nearest entry, not every one above: one stray old date
+ * bounds only the entries up to the next time. An execution listed twice takes its highest place.
  */
 export function startsListedAbove(pageOrder: readonly DeploymentObservation[], nowMs: number): Map<string, number> {
   const bounds = new Map<string, number>();
+  const placed = new Set<string>();
   let above: number | undefined;
   for (const o of pageOrder) {
     const start = entryInstant(o.created_at, o.created_at_raw, nowMs)?.ms;
-    if (start === undefined && above !== undefined && !bounds.has(execKey(o))) bounds.set(execKey(o), above - 1);
-    if (start !== undefined) above = above === undefined ? start : Math.min(above, start);
+    if (start !== undefined) above = start;
+    else if (!placed.has(execKey(o)) && above !== undefined) bounds.set(execKey(o), above - 1);
+    placed.add(execKey(o));
   }
   return bounds;
 }

@@ -90,8 +90,23 @@ describe("deployment transitions", () => {
       expect(below.transition).toBeUndefined();
       expect(below.service.failing).toBe(true);
       expect(decideDeploymentTransition(undefined, timeless, b.service, "old-1", at(T + MIN)).transition).toBe("recovered");
-      expect(startsListedAbove([obs("DEPLOYED", "new", "bad"), obs("DEPLOYMENT_ERROR", "b", at(T - 2 * MIN)), obs("DEPLOYED", "old", "bad"), obs("DEPLOYED", "old", "bad")].map((o) => ({ ...o, created_at: o.created_at === "bad" ? undefined : o.created_at })), T))
+      const timelessOf = (o: DeploymentObservation) => ({ ...o, created_at: o.created_at === "bad" ? undefined : o.created_at });
+      expect(startsListedAbove([obs("DEPLOYED", "new", "bad"), obs("DEPLOYMENT_ERROR", "b", at(T - 2 * MIN)), obs("DEPLOYED", "old", "bad"), obs("DEPLOYED", "old", "bad")].map(timelessOf), T))
         .toEqual(new Map([[JSON.stringify(["s", "old"]), T - 2 * MIN - 1]]));
+      // The nearest start above, not the least: one stray old date bounds only what is listed below it, up to the next time.
+      expect(startsListedAbove([obs("DEPLOYED", "stray", "1971-01-01T00:00:00Z"), obs("DEPLOYMENT_ERROR", "b", at(T - 2 * MIN)), obs("DEPLOYED", "c", "bad")].map(timelessOf), T))
+        .toEqual(new Map([[JSON.stringify(["s", "c"]), T - 2 * MIN - 1]]));
+      // Listed twice, first at the top: its highest place has nothing above it, so nothing bounds it.
+      expect(startsListedAbove([obs("DEPLOYED", "new", "bad"), obs("DEPLOYMENT_ERROR", "b", at(T - 2 * MIN)), obs("DEPLOYED", "new", "bad")].map(timelessOf), T)).toEqual(new Map());
+    });
+
+    it("a platform a few minutes ahead: an old entry without a start below its failure is placed on the platform's clock, not ours", () => {
+      // The failure started at T+3m by the platform's clock, seen at T; a minute later an old success below it is read for the first time.
+      const b = decideDeploymentTransition(undefined, obs("DEPLOYMENT_ERROR", "b", at(T + 3 * MIN)), emptyServiceState(), "b-1", at(T));
+      const old: DeploymentObservation = { ...obs("DEPLOYED", "old"), created_at: undefined };
+      const d = decideDeploymentTransition(undefined, old, b.service, "old-1", at(T + MIN), T + 3 * MIN - 1);
+      expect(d.transition).toBeUndefined();
+      expect(d.service.failing).toBe(true);
     });
 
     it("a stored time that far ahead (kept before this rule) is not compared: the recovery is seen", () => {
