@@ -78,6 +78,9 @@ export const SEVERITY_HEADER = "X-Lookout-Severity";
 const SUBJECT_MAX = 200;
 /** Any one text of a message, as much as a Slack section shows: the whole value is in the audit trail. */
 export const EMAIL_TEXT_MAX = 3000;
+/** The groups a digest email shows (what failed where); the rest are counted. */
+const EMAIL_DIGEST_GROUPS = 50;
+const DIGEST_LINE_MAX = 500;
 
 /** The domain of a sender address, for Message-IDs; a reserved name when there is none. */
 export function domainOf(from: string): string {
@@ -151,7 +154,7 @@ function emailView(detail: LookoutEventDetail, opts: EmailRenderOptions): EmailV
     severity,
     state: incidentState(detail, v.transition),
     subject: name ? incidentSubject(name, (first ?? detail).incident?.opened_at ?? (first ?? detail).occurred_at) : emailSubject(v),
-    facts: [{ label: "Severity", value: severityWords(severity, isClosing(detail.transition)) }, ...v.fields, ...incidentFacts(detail)],
+    facts: [{ label: "Severity", value: severityWords(severity, isClosing(detail.transition)) }, ...v.fields, ...clipTexts(incidentFacts(detail), EMAIL_TEXT_MAX)],
     routeLinks,
     otherLinks: v.links.filter((l) => !shown.has(l.url)),
   };
@@ -354,9 +357,11 @@ export function renderEmailDigest(held: readonly LookoutEventDetail[], opts: Ema
 
   const textLines: string[] = [`${alerts} held back`, "", intro, ""];
   const htmlGroups: string[] = [];
-  for (const g of groups) {
-    const title = digestGroupTitle(g);
-    const lines = g.details.slice(0, perGroup).map((d) => digestEntry(d, 500, opts));
+  // A flood of distinct subjects is a readable message too: its first groups, and a count of the rest.
+  for (const g of groups.slice(0, EMAIL_DIGEST_GROUPS)) {
+    // One line each, the title as its entries: 500 characters.
+    const title = clip(digestGroupTitle(g), DIGEST_LINE_MAX);
+    const lines = g.details.slice(0, perGroup).map((d) => digestEntry(d, DIGEST_LINE_MAX, opts));
     const more = g.details.length - lines.length;
     const textLinks = (links: readonly LinkFact[]) => links.map((l) => `    ${l.label}: ${l.url}`);
     textLines.push(title, ...lines.flatMap((l) => [`  • ${l.text}`, ...textLinks(l.links)]), ...(more > 0 ? [`  and ${more} more`] : []), "");
@@ -366,6 +371,12 @@ export function renderEmailDigest(held: readonly LookoutEventDetail[], opts: Ema
         (more > 0 ? `\n<li>and ${more} more</li>` : "") +
         "\n</ul>",
     );
+  }
+  const rest = groups.slice(EMAIL_DIGEST_GROUPS);
+  if (rest.length) {
+    const line = `and ${rest.length} more groups (${rest.reduce((n, g) => n + g.details.length, 0)} alerts): lookout audit lists them`;
+    textLines.push(line, "");
+    htmlGroups.push(`<p style="margin:12px 0 0 0">${escapeHtml(line)}</p>`);
   }
   textLines.push("-- ", "Sent by Lookout.");
   const html = [

@@ -171,7 +171,9 @@ describe("hostile sizes", () => {
       const details = [...Object.values(DETAIL_TYPES).map((t) => hostile(exampleOf(t), text)), hostile(RECOVERED, text)];
       const messages = [
         ...details.map((d) => renderEmail(d, { from: FROM, to: TO, incident: { first: hostile(FIRST, text) } })),
-        renderEmailDigest(details.map((detail, i) => ({ ...heldForDigest()[0]!, detail: { ...detail, id: `a${i}` } })), { from: FROM, to: TO, since: DIGEST_WINDOW.from, until: DIGEST_WINDOW.to }),
+        renderEmailDigest(details.map((d, i) => ({ ...d, id: `a${i}` })), { from: FROM, to: TO, since: DIGEST_WINDOW.from, until: DIGEST_WINDOW.to }),
+        // A flood: 1,000 alerts of as many services, each named at that size.
+        renderEmailDigest(Array.from({ length: 1000 }, (_, i) => hostile({ ...FIRST, id: `f${i}` }, `${i}-${text}`)), { from: FROM, to: TO, since: DIGEST_WINDOW.from, until: DIGEST_WINDOW.to }),
       ];
       for (const m of messages) {
         // A message names about twenty values: at most 3,000 characters each (escaped in the HTML), whatever the input's size.
@@ -179,7 +181,8 @@ describe("hostile sizes", () => {
         expect(m.html.length).toBeLessThan(150_000);
         expect(m.subject.length).toBeLessThanOrEqual(200);
       }
-      if (size > 3000) for (const m of messages.slice(0, -1)) expect(m.text).toContain("…");
+      if (size > 3000) for (const m of messages) expect(m.text).toContain("…");
+      expect(messages.at(-1)!.text).toContain("and 950 more groups (950 alerts)");
     }
   });
 });
