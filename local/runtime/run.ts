@@ -322,12 +322,11 @@ async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunS
       }
     }
   }
-  // Stopped (Ctrl-C): what the last polls raised is published and delivered before the process ends,
-  // within a few seconds; what is left (held for a digest, owed) is said in the summary, never silent.
-  await Promise.race([p.reader.drain().catch(() => 0), delay(STOP_DRAIN_MS, undefined, { ref: false })]);
-  summary.owed = await p.notifyRetries.pending();
-  summary.held = await heldCount(p);
+  // Stopped (Ctrl-C): what the last polls raised is published and delivered before the process ends
+  // (usually a second; as long as a failing receiver's retries, and a second Ctrl-C ends it at once);
+  // then what is left (held for a digest, owed) is counted for the summary, never left silent.
+  await p.reader.stop();
+  await p.reader.drain().catch(() => 0);
+  summary.owed = await p.notifyRetries.pending().catch(() => undefined);
+  summary.held = await heldCount(p).catch(() => undefined);
 }
-
-/** How long a stopping `lookout start` / `run` waits to publish and deliver what its last polls raised. */
-const STOP_DRAIN_MS = 5_000;
