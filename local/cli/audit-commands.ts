@@ -66,7 +66,8 @@ export async function auditCommand(args: AuditArgs, io: Output = stdio, reader?:
     // The flags are checked (names aside) before the store is opened.
     auditQueryOf(withoutNames(args), now);
     const read = async (r: AuditReader, c?: Config) => {
-      const at = c ? new Date(dataClockOf(c, io)()) : now;
+      // A local folder the demo wrote is read on its clock; a deployed table (--table) on the wall clock.
+      const at = c && !args.table ? new Date(dataClockOf(c, io)()) : now;
       return r.query(auditQueryOf(await resolveScopeNames(args, r, c, at), at));
     };
     const page = reader ? await read(reader, config) : await withAuditReader(args, read);

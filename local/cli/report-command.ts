@@ -23,7 +23,8 @@ export async function reportCommand(args: ReportArgs, io: Output = stdio, reader
     // The flags are checked (names aside) before the store is opened.
     parseReportQuery(rawOf(withoutNames(args as AuditArgs) as ReportArgs), now);
     const read = async (r: AuditReader, c?: Config) => {
-      const at = c ? new Date(dataClockOf(c, io)()) : now;
+      // A local folder the demo wrote is read on its clock; a deployed table (--table) on the wall clock.
+      const at = c && !args.table ? new Date(dataClockOf(c, io)()) : now;
       const q = parseReportQuery(rawOf((await resolveScopeNames(args as AuditArgs, r, c, at)) as ReportArgs), at);
       return deliveryReport(await readReportInput(r, q, at), q.period);
     };

@@ -33,6 +33,7 @@ export async function startCommand(opts: { configFile: string }): Promise<number
   let stopDemo: (() => void) | undefined;
   let clicks: ReturnType<typeof demoClicks> | undefined;
   let demoConfigFile: string | undefined;
+  let clockKept: NodeJS.Timeout | undefined;
   try {
     let config: Config;
     let now: (() => Date) | undefined;
@@ -45,8 +46,13 @@ export async function startCommand(opts: { configFile: string }): Promise<number
       stopDemo = startDemo(s, { speed: DEMO_SPEED, everyMs: 40_000, story: true, onEvent: (line) => process.stdout.write(`${s.clock.now().toISOString().slice(11, 19)} platform: ${line}\n`) });
       now = () => s.clock.now();
       const dataDir = mkdtempSync(join(tmpdir(), "lookout-demo-"));
-      // Its data is dated on the simulator's clock: the commands that read the folder afterwards read it on that clock.
-      writeDataClock(dataDir, { at: s.clock.now(), speed: DEMO_SPEED });
+      // Its data is dated on the simulator's clock: the commands that read the folder afterwards read it
+      // on that clock. Written every few seconds at the wall clock's pace, so that however the demo ends
+      // (a kill too), the folder's clock goes on from where it was.
+      const keepClock = () => writeDataClock(dataDir, { at: s.clock.now(), speed: 1 });
+      keepClock();
+      clockKept = setInterval(keepClock, 5_000);
+      clockKept.unref();
       const demo = {
           platform: { url: s.url, token: "env:LOOKOUT_DEMO_TOKEN" },
           // Names from the configuration show in alerts instead of uuids.
@@ -100,15 +106,15 @@ export async function startCommand(opts: { configFile: string }): Promise<number
       ...(clicks ? { onPreviewPost: clicks.onPosted, onActionsEndpoint: clicks.endpoint } : {}),
     });
     process.stdout.write(`\nlookout: stopped after ${runSummaryText(summary)}\n`);
-    if (demoConfigFile && sim) {
-      // Stopped: from now on its clock keeps the wall clock's pace, as far ahead as the demo left it.
-      writeDataClock(dirname(demoConfigFile), { at: sim.clock.now(), speed: 1 });
+    if (demoConfigFile) {
       process.stdout.write(`lookout: the demo's data stays in ${dirname(demoConfigFile)}: lookout status --config ${demoConfigFile} (or audit, explain)\n`);
     }
     return 0;
   } catch (err) {
     return reportFailure("start", err, controller.signal);
   } finally {
+    clearInterval(clockKept);
+    if (sim && demoConfigFile) writeDataClock(dirname(demoConfigFile), { at: sim.clock.now(), speed: 1 });
     stopDemo?.();
     clicks?.stop();
     await sim?.close();

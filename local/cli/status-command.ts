@@ -51,9 +51,10 @@ export async function statusCommand(
   try {
     const { format, quarantineWithinMs } = parseArgs(args);
     const config = loadConfigFile(args.config);
-    const now = given ?? dataClockOf(config, io);
     const settings = statusSettings(config, quarantineWithinMs);
     const deployed = deployedTarget(args, env);
+    // A local folder the demo wrote is read on its clock; a deployed table on the wall clock.
+    const now = given ?? (deployed ? Date.now : dataClockOf(config, io));
     const read = async (dynamodb: DynamoDBClient, tableName: string) =>
       readStatus(statusPorts(dynamodb, tableName, config.retentionMs), settings, now());
     let facts;
