@@ -134,8 +134,10 @@ export async function auditServeCommand(args: AuditArgs & { port?: string }, io:
     const now = new Date();
     auditQueryOf(withoutNames(args), now);
     await withAuditReader(args, async (reader, config) => {
-      const resolved = await resolveScopeNames(args, reader, config, now);
-      const server = await startAuditServer({ reader, port });
+      // A local folder the demo wrote is served on its clock too, as `lookout audit` reads it.
+      const clock = config && !args.table ? dataClockOf(config, io) : Date.now;
+      const resolved = await resolveScopeNames(args, reader, config, new Date(clock()));
+      const server = await startAuditServer({ reader, port, now: () => new Date(clock()) });
       io.out(`lookout audit: serving the audit trail at ${server.url}${pageQuery(resolved)} (Ctrl-C stops)`);
       await untilStopped(opts.signal);
       await server.close();

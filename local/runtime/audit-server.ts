@@ -49,11 +49,11 @@ export function refusedHost(req: IncomingMessage, res: ServerResponse, port: num
 }
 
 /** Serves the page and the audit API over `reader` until closed. `port` 0 picks a free one. */
-export async function startAuditServer(opts: { reader: AuditReader; port: number; host?: string; webRoot?: string }): Promise<AuditServer> {
+export async function startAuditServer(opts: { reader: AuditReader; port: number; host?: string; webRoot?: string; now?: () => Date }): Promise<AuditServer> {
   const host = opts.host ?? "127.0.0.1";
   // Errors only: a request log on the terminal would bury the URL.
   const logger = new Logger({ serviceName: "lookout-audit-local", logLevel: "ERROR" });
-  const handler = createAuditApiHandler({ reader: opts.reader }, logger, opts.webRoot ?? defaultWebRoot());
+  const handler = createAuditApiHandler({ reader: opts.reader, ...(opts.now ? { now: opts.now } : {}) }, logger, opts.webRoot ?? defaultWebRoot());
   let port = 0;
   const server = createServer((req, res) => {
     if (refusedHost(req, res, port, host)) return;
