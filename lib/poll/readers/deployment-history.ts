@@ -274,12 +274,13 @@ const entryInstant = (iso: string | undefined, raw: string | undefined, nowMs: n
   plausibleInstant(raw ?? iso, nowMs);
 
 /**
- * For each execution without a usable start, listed below one that has one: just before the start of
- * the nearest such entry above it. The platform lists newest first (implied, not promised:
- * docs/platform.md), and for an entry with no time its place in the list is the only evidence of when
- * it happened: an old entry read for the first time (past what first sight read) must not count as
- * newer than the failure listed above it. The nearest entry, not every one above: one stray old date
- * bounds only the entries up to the next time. An execution listed twice takes its highest place.
+ * For each execution without a usable start, listed below ones that have one: just before the earliest
+ * of those starts. The platform lists newest first (implied, not promised: docs/platform.md), and for an
+ * entry with no time its place in the list is the only evidence of when it happened: an old entry read
+ * for the first time (past what first sight read) must not count as newer than the failure listed above
+ * it. The earliest, not the nearest: a stray date ahead listed below the failure must not lift the bound
+ * past it (a false resolution); a stray old date only keeps what is below it from resolving (a delay).
+ * An execution listed twice takes its highest place.
  */
 export function startsListedAbove(pageOrder: readonly DeploymentObservation[], nowMs: number): Map<string, number> {
   const bounds = new Map<string, number>();
@@ -287,7 +288,7 @@ export function startsListedAbove(pageOrder: readonly DeploymentObservation[], n
   let above: number | undefined;
   for (const o of pageOrder) {
     const start = entryInstant(o.created_at, o.created_at_raw, nowMs)?.ms;
-    if (start !== undefined) above = start;
+    if (start !== undefined) above = above === undefined ? start : Math.min(above, start);
     else if (!placed.has(execKey(o)) && above !== undefined) bounds.set(execKey(o), above - 1);
     placed.add(execKey(o));
   }

@@ -93,9 +93,9 @@ describe("deployment transitions", () => {
       const timelessOf = (o: DeploymentObservation) => ({ ...o, created_at: o.created_at === "bad" ? undefined : o.created_at });
       expect(startsListedAbove([obs("DEPLOYED", "new", "bad"), obs("DEPLOYMENT_ERROR", "b", at(T - 2 * MIN)), obs("DEPLOYED", "old", "bad"), obs("DEPLOYED", "old", "bad")].map(timelessOf), T))
         .toEqual(new Map([[JSON.stringify(["s", "old"]), T - 2 * MIN - 1]]));
-      // The nearest start above, not the least: one stray old date bounds only what is listed below it, up to the next time.
-      expect(startsListedAbove([obs("DEPLOYED", "stray", "1971-01-01T00:00:00Z"), obs("DEPLOYMENT_ERROR", "b", at(T - 2 * MIN)), obs("DEPLOYED", "c", "bad")].map(timelessOf), T))
-        .toEqual(new Map([[JSON.stringify(["s", "c"]), T - 2 * MIN - 1]]));
+      // The earliest start above, not the nearest: a stray date ahead below the failure does not lift the bound past it.
+      expect(startsListedAbove([obs("DEPLOYMENT_ERROR", "b", at(T - 5 * MIN)), obs("DEPLOYED", "stray", at(T + 3 * 60 * MIN)), obs("DEPLOYED", "c", "bad")].map(timelessOf), T))
+        .toEqual(new Map([[JSON.stringify(["s", "c"]), T - 5 * MIN - 1]]));
       // Listed twice, first at the top: its highest place has nothing above it, so nothing bounds it.
       expect(startsListedAbove([obs("DEPLOYED", "new", "bad"), obs("DEPLOYMENT_ERROR", "b", at(T - 2 * MIN)), obs("DEPLOYED", "new", "bad")].map(timelessOf), T)).toEqual(new Map());
     });
