@@ -4,10 +4,9 @@
  * demo keeps its clock beside its data (`clock.json`), and the commands that read the folder afterwards
  * (`lookout status`, `audit`, `report`) read it on that clock: otherwise its last poll would be "in 9
  * minutes" and a report would cut its incidents off at the wall clock's now. The demo writes it every few
- * seconds at the wall clock's pace, so a demo that was killed leaves a clock that keeps that pace; a run
- * on the wall clock in the same folder removes it.
+ * seconds at the wall clock's pace, so a demo that was killed leaves a clock that keeps that pace.
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const CLOCK_FILE = "clock.json";
@@ -19,9 +18,16 @@ export interface DataClock {
   speed: number;
 }
 
+/** Written whole or not at all, never throwing: a folder that cannot take it (removed, full) must not stop the demo. */
 export function writeDataClock(dataDir: string, clock: { at: Date; speed: number }, wallNow: Date = new Date()): void {
   const c: DataClock = { at: clock.at.toISOString(), wall_at: wallNow.toISOString(), speed: clock.speed };
-  writeFileSync(join(dataDir, CLOCK_FILE), `${JSON.stringify(c)}\n`);
+  const file = join(dataDir, CLOCK_FILE);
+  try {
+    writeFileSync(`${file}.tmp`, `${JSON.stringify(c)}\n`);
+    renameSync(`${file}.tmp`, file);
+  } catch {
+    // The readers then read the folder on the wall clock, or on the clock last written.
+  }
 }
 
 /** The folder's clock now, or undefined for a folder written on the wall clock (or a clock file that cannot be read). */
@@ -43,13 +49,4 @@ export function dataClockLine(dataNow: number, wallNow: number = Date.now()): st
   const minutes = Math.round((dataNow - wallNow) / 60_000);
   const ahead = minutes === 0 ? "the same minute as yours" : `${Math.abs(minutes)} min ${minutes > 0 ? "ahead of" : "behind"} yours`;
   return `lookout: this folder's data was written on the demo's clock, read on it: ${new Date(dataNow).toISOString().slice(0, 19).replace("T", " ")} UTC there, ${ahead}`;
-}
-
-/** A run on the wall clock writes this folder's data: it no longer keeps another clock. */
-export function forgetDataClock(dataDir: string): void {
-  try {
-    rmSync(join(dataDir, CLOCK_FILE), { force: true });
-  } catch {
-    // Not a folder Lookout can write (a file, /proc): the run's own check of data_dir says so, clearly.
-  }
 }

@@ -4,7 +4,6 @@
  */
 import pMap from "p-map";
 import { setTimeout as delay } from "node:timers/promises";
-import { forgetDataClock } from "./data-clock.js";
 import type { Config } from "../../lib/config/load.js";
 import type { Log } from "../../lib/model/log.js";
 import type { PollRequest, PollResult } from "../../lib/model/poll.js";
@@ -82,8 +81,6 @@ const POLL_CONCURRENCY = 4;
 
 export async function runLookout(opts: RunOptions): Promise<RunSummary> {
   const now = opts.now ?? (() => new Date());
-  // On the wall clock, this run's data is dated as a reader expects: no other clock kept with it (the demo's).
-  if (!opts.now) forgetDataClock(opts.config.dataDir);
   const summary: RunSummary = { polls: 0, requests: 0, newRecords: 0, alerts: 0, published: 0, failedPolls: 0 };
   // Before anything starts: a receiver whose secret is unset would drop alerts at the first failure.
   const unset = unsetEnvSecrets(receiverSecretRefs(opts.config.routes, opts.config.notify), opts.env ?? process.env);
