@@ -81,6 +81,7 @@ export const EMAIL_TEXT_MAX = 3000;
 /** The groups a digest email shows (what failed where); the rest are counted. */
 const EMAIL_DIGEST_GROUPS = 50;
 const DIGEST_LINE_MAX = 500;
+const DIGEST_LINE_LINKS = 5;
 
 /** The domain of a sender address, for Message-IDs; a reserved name when there is none. */
 export function domainOf(from: string): string {
@@ -361,7 +362,10 @@ export function renderEmailDigest(held: readonly LookoutEventDetail[], opts: Ema
   for (const g of groups.slice(0, EMAIL_DIGEST_GROUPS)) {
     // One line each, the title as its entries: 500 characters.
     const title = clip(digestGroupTitle(g), DIGEST_LINE_MAX);
-    const lines = g.details.slice(0, perGroup).map((d) => digestEntry(d, DIGEST_LINE_MAX, opts));
+    // Each line's links too: the alert's own and its route's (five at most), none longer than a line (a clipped URL leads
+    // nowhere; the alert's own email has them whole).
+    const lines = g.details.slice(0, perGroup).map((d) => digestEntry(d, DIGEST_LINE_MAX, opts))
+      .map((l) => ({ ...l, links: l.links.filter((k) => k.url.length <= DIGEST_LINE_MAX).slice(0, DIGEST_LINE_LINKS) }));
     const more = g.details.length - lines.length;
     const textLinks = (links: readonly LinkFact[]) => links.map((l) => `    ${l.label}: ${l.url}`);
     textLines.push(title, ...lines.flatMap((l) => [`  • ${l.text}`, ...textLinks(l.links)]), ...(more > 0 ? [`  and ${more} more`] : []), "");

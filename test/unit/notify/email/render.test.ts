@@ -182,6 +182,9 @@ describe("hostile sizes", () => {
         expect(m.subject.length).toBeLessThanOrEqual(200);
       }
       if (size > 3000) for (const m of messages) expect(m.text).toContain("…");
+      // Links just under what a link may be (3,000), on every line of a full digest: still a bounded message.
+      const linked = renderEmailDigest(Array.from({ length: 500 }, (_, i) => ({ ...hostile({ ...FIRST, id: `l${i}` }, `${i % 60}-x`, `https://ok.example/${"l".repeat(2_900)}`) })), { from: FROM, to: TO, since: DIGEST_WINDOW.from, until: DIGEST_WINDOW.to });
+      expect(linked.text.length + linked.html.length).toBeLessThan(1_000_000);
       expect(messages.at(-1)!.text).toContain("and 10 more groups (10 alerts)");
     }
   });
