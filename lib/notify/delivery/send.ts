@@ -3,12 +3,23 @@ import type { LookoutEventDetail } from "../../model/event.js";
 import type { DigestWindow, IncidentRef, Sent } from "../types.js";
 import { type AlertAttempt, asDeliveryError, type Attempt, type DigestAttempt, leaseMsOf, type Stage } from "./stage.js";
 
+/** How many leases a send in progress keeps its claim for, at most (five minutes at the default lease). */
+const RENEWED_LEASES = 5;
+
 export async function ask(a: Attempt, send: () => Promise<Sent>): Promise<undefined> {
   // A send that takes long (a receiver's retries, a slow answer) keeps its claim: renewed three times a
   // lease, so no other worker takes this sender for a dead one and sends the same message again.
+  // Up to RENEWED_LEASES leases: a send stuck for ever (a server trickling its replies) then lapses, and
+  // another worker delivers again — a possible repeat rather than an alert held by a stuck sender.
   const lease = leaseMsOf(a.deps);
   const held = a.claimed;
-  const renewing = held ? setInterval(() => void a.deps.store.renewLease(held, lease).catch(() => undefined), lease / 3) : undefined;
+  const until = Date.now() + lease * RENEWED_LEASES;
+  const renewing = held
+    ? setInterval(() => {
+        if (Date.now() > until) return clearInterval(renewing);
+        void a.deps.store.renewLease(held, lease).catch(() => undefined);
+      }, lease / 3)
+    : undefined;
   renewing?.unref();
   try {
     a.answer = { sent: await send() };

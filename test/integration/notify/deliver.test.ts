@@ -281,6 +281,21 @@ describe("delivery", () => {
     expect(sent).toHaveLength(1);
   });
 
+  it("a send stuck for ever keeps its claim five leases at most, then another worker delivers", async () => {
+    const { channel, sent } = recordingChannel("r-stuck");
+    const send = channel.send.bind(channel);
+    let calls = 0;
+    channel.send = async (detail, incident) => (++calls === 1 ? new Promise<never>(() => {}) : send(detail, incident));
+    const d = deps({ leaseMs: 60 }); // renewed every 20 ms, for 300 ms at most
+    const a = alert();
+    void deliver(a, "route", channel, [], d);
+    while ((await store.getDelivery(a.id, channel.id))?.state !== "sending") await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 600)); // past the renewals
+    clock += 1_000; // past its last lease
+    expect(await deliver(a, "route", channel, [], d)).toBe("sent");
+    expect(sent).toHaveLength(1);
+  });
+
   it("takes over from a sender that died, once its lease ran out", async () => {
     const { channel, sent } = recordingChannel("r-lease");
     const a = alert();
