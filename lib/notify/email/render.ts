@@ -107,7 +107,8 @@ export function incidentSubject(name: string, openedAt?: string): string {
   // The opening time tells two incidents of one service apart: each is a conversation of its own.
   const opened = openedAt ? parseInstant(openedAt) : undefined;
   const when = opened ? `, opened ${formatUtc(opened).slice(0, 16)} UTC` : "";
-  return clip(oneLine(`[Lookout] incident: ${name}${when}`), SUBJECT_MAX);
+  // The name is clipped, never the opening time: two incidents of a long-named service stay two conversations.
+  return `${clip(oneLine(`[Lookout] incident: ${name}`), SUBJECT_MAX - when.length)}${when}`;
 }
 
 /** The colour of the bar by severity; a close is green and a cancellation grey, whatever the severity. */

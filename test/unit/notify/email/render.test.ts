@@ -83,6 +83,14 @@ describe("email rendering: subject and threading", () => {
     expect(m.subject.length).toBeLessThanOrEqual(200);
   });
 
+  it("a long name is clipped in an incident's subject, never its opening time: two incidents stay two conversations", () => {
+    const named = (opened: string) => renderEmail(hostile({ ...FIRST, incident: { ...FIRST.incident!, opened_at: opened } }, "n".repeat(300)), { from: FROM, to: TO }).subject;
+    const [a, b] = [named("2026-03-02T14:00:00Z"), named("2026-03-02T16:00:00Z")];
+    expect(a).toMatch(/…, opened 2026-03-02 14:00 UTC$/);
+    expect(a).not.toBe(b);
+    expect(a.length).toBeLessThanOrEqual(200);
+  });
+
   it("every alert has a stable Message-ID; follow-ups reply to the first alert's", () => {
     const first = renderEmail(FIRST, { from: FROM, to: TO });
     expect(first.headers!["Message-ID"]).toBe("<Hq2b7XkP0vQm4sN9cT1eWa@alerts.acme.io>");
