@@ -11,7 +11,7 @@ import { DynamoAuditItems } from "../../lib/store/audit-store.js";
 import { csvHeader, csvRow, explanationLines, jsonLine, tableLines } from "../../lib/audit/output-formats.js";
 import type { AuditRow } from "../../lib/model/audit-row.js";
 import type { Config } from "../../lib/config/load.js";
-import { type Output, dataClockOf, formatOf, jsonDocument, reportFailureTo, stdio } from "./shared.js";
+import { type Output, formatOf, readingClock, jsonDocument, reportFailureTo, stdio } from "./shared.js";
 import { AUDIT_FORMATS, DEFAULT_SERVE_PORT } from "./choices.js";
 import { type StoreTarget, withStore } from "./store-target.js";
 import { NAMED_SCOPES, isUuid, namesFrom, resolveName } from "./scope-names.js";
@@ -66,8 +66,7 @@ export async function auditCommand(args: AuditArgs, io: Output = stdio, reader?:
     // The flags are checked (names aside) before the store is opened.
     auditQueryOf(withoutNames(args), now);
     const read = async (r: AuditReader, c?: Config) => {
-      // A local folder the demo wrote is read on its clock; a deployed table (--table) on the wall clock.
-      const at = c && !args.table ? new Date(dataClockOf(c, io)()) : now;
+      const at = new Date(readingClock(c, !!args.table, io)());
       return r.query(auditQueryOf(await resolveScopeNames(args, r, c, at), at));
     };
     const page = reader ? await read(reader, config) : await withAuditReader(args, read);
@@ -134,8 +133,7 @@ export async function auditServeCommand(args: AuditArgs & { port?: string }, io:
     const now = new Date();
     auditQueryOf(withoutNames(args), now);
     await withAuditReader(args, async (reader, config) => {
-      // A local folder the demo wrote is served on its clock too, as `lookout audit` reads it.
-      const clock = config && !args.table ? dataClockOf(config, io) : Date.now;
+      const clock = readingClock(config, !!args.table, io);
       const resolved = await resolveScopeNames(args, reader, config, new Date(clock()));
       const server = await startAuditServer({ reader, port, now: () => new Date(clock()) });
       io.out(`lookout audit: serving the audit trail at ${server.url}${pageQuery(resolved)} (Ctrl-C stops)`);

@@ -7,7 +7,7 @@ import { deliveryReport } from "../../lib/audit/delivery-report.js";
 import { reportCsv, reportLines } from "../../lib/audit/delivery-report-format.js";
 import type { AuditReader } from "../../lib/audit/trail.js";
 import type { Config } from "../../lib/config/load.js";
-import { type Output, dataClockOf, formatOf, jsonDocument, stdio } from "./shared.js";
+import { type Output, formatOf, jsonDocument, readingClock, stdio } from "./shared.js";
 import { REPORT_FORMATS } from "./choices.js";
 import type { StoreTarget } from "./store-target.js";
 import { type AuditArgs, failure, resolveScopeNames, withAuditReader, withoutNames } from "./audit-commands.js";
@@ -23,8 +23,7 @@ export async function reportCommand(args: ReportArgs, io: Output = stdio, reader
     // The flags are checked (names aside) before the store is opened.
     parseReportQuery(rawOf(withoutNames(args as AuditArgs) as ReportArgs), now);
     const read = async (r: AuditReader, c?: Config) => {
-      // A local folder the demo wrote is read on its clock; a deployed table (--table) on the wall clock.
-      const at = c && !args.table ? new Date(dataClockOf(c, io)()) : now;
+      const at = new Date(readingClock(c, !!args.table, io)());
       const q = parseReportQuery(rawOf((await resolveScopeNames(args as AuditArgs, r, c, at)) as ReportArgs), at);
       return deliveryReport(await readReportInput(r, q, at), q.period);
     };

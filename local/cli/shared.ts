@@ -29,8 +29,12 @@ export const jsonDocument = (value: unknown): string => JSON.stringify(value, nu
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** Where a command writes its lines: stdout and stderr, a line each (tests pass their own). */
-/** The clock to read a configuration's data on: the demo's when the folder keeps one (said on stderr), else the wall clock. */
-export function dataClockOf(config: Pick<Config, "dataDir">, io: Output): () => number {
+/**
+ * The clock to read a store on: a local folder the demo wrote on its own clock (said on stderr), anything
+ * else — a deployed table, a folder written on the wall clock — on the wall clock.
+ */
+export function readingClock(config: Pick<Config, "dataDir"> | undefined, deployed: boolean, io: Output): () => number {
+  if (!config || deployed) return Date.now;
   const at = dataClockNow(config.dataDir);
   if (at === undefined) return Date.now;
   io.err(dataClockLine(at));

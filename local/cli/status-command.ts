@@ -10,7 +10,7 @@ import { DURATION_LIMITS, durationRangeProblem, parseDuration } from "../../lib/
 import { readStatus, statusLines, statusReport } from "../../lib/status/operations-report.js";
 import { statusPorts, statusSettings } from "../../lib/app/status.js";
 import { openLocalStore } from "../runtime/pipeline.js";
-import { type Output, dataClockOf, reportFailure, stdio } from "./shared.js";
+import { type Output, readingClock, reportFailure, stdio } from "./shared.js";
 
 export interface StatusArgs {
   config: string;
@@ -53,8 +53,7 @@ export async function statusCommand(
     const config = loadConfigFile(args.config);
     const settings = statusSettings(config, quarantineWithinMs);
     const deployed = deployedTarget(args, env);
-    // A local folder the demo wrote is read on its clock; a deployed table on the wall clock.
-    const now = given ?? (deployed ? Date.now : dataClockOf(config, io));
+    const now = given ?? readingClock(config, !!deployed, io);
     const read = async (dynamodb: DynamoDBClient, tableName: string) =>
       readStatus(statusPorts(dynamodb, tableName, config.retentionMs), settings, now());
     let facts;
