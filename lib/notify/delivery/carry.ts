@@ -10,16 +10,19 @@ import { claimedBy, type DigestAttempt, type Stage } from "./stage.js";
 
 export const markCarriedStage: Stage<DigestAttempt, number> = async (a) => {
   const { store } = a.deps;
-  const mark = (held: readonly HeldAlert[]) =>
-    pMap(held, async (h) => (h.digest_id === a.id || (await store.markHeld(h, a.id)) ? { ...h, digest_id: a.id } : undefined), { concurrency: 16 });
+  /** Those of `held` this digest carries (marked before, or now). */
+  const mark = async (held: readonly HeldAlert[]) => {
+    const ours = await pMap(held, async (h) => h.digest_id === a.id || store.markHeld(h, a.id), { concurrency: 16 });
+    return held.filter((_, i) => ours[i]);
+  };
   const closes = a.channel.ordered ? a.held.filter((h) => isClosing(h.detail.transition) && h.detail.incident_id) : [];
   const others = await mark(a.held.filter((h) => !closes.includes(h)));
   // An ordered receiver (PagerDuty) gets a close only with or after its incident's alerts: one another
   // digest carries (and may still be sending) keeps the close for the digest after it.
   const elsewhere = closes.length ? (await store.heldFor(a.channel.id)).filter((h) => h.digest_id !== a.id && !isClosing(h.detail.transition)) : [];
   const free = await mark(closes.filter((c) => !elsewhere.some((h) => h.detail.incident_id === c.detail.incident_id)));
-  const mine = new Set([...others, ...free].flatMap((h) => (h ? [h.detail.id] : [])));
-  a.held = a.held.filter((h) => mine.has(h.detail.id)).map((h) => ({ ...h, digest_id: a.id }));
+  const mine = new Set([...others, ...free]);
+  a.held = a.held.filter((h) => mine.has(h)).map((h) => ({ ...h, digest_id: a.id }));
   if (a.held.length) return undefined;
   await store.settle(claimedBy(a), { state: "failed", error: "another digest carries what was held" });
   return 0;
