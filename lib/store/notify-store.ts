@@ -57,6 +57,17 @@ const actionOf = (item: Record<string, unknown>): IncidentActionRecord => {
 
 const conditionFailed = (err: unknown) => err instanceof ConditionalCheckFailedException;
 
+/** A conditional write: whether its condition held (and it was written); any other error is thrown. */
+async function writtenIf(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (err) {
+    if (conditionFailed(err)) return false;
+    throw err;
+  }
+}
+
 /** A bucket's tokens at `now`: refilled since it was written, never past the burst; full when it has no item. */
 const tokensAt = (item: Record<string, unknown> | undefined, now: number, perSecond: number, burst: number) =>
   item ? Math.min(burst, (item.tokens as number) + ((now - (item.at as number)) / 1000) * perSecond) : burst;
@@ -112,60 +123,42 @@ export class DynamoNotifyStore implements NotifyStore {
   }
 
   async renewLease(held: DeliveryRecord, leaseMs: number): Promise<boolean> {
-    try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.table,
-        Key: keys.delivery(held.alert_id, held.receiver_id),
-        UpdateExpression: "SET lease_until = :lease",
-        ConditionExpression: "#state = :sending AND attempts = :attempts",
-        ExpressionAttributeNames: { "#state": "state" },
-        ExpressionAttributeValues: { ":lease": this.now().getTime() + leaseMs, ":sending": "sending", ":attempts": held.attempts },
-      }));
-      return true;
-    } catch (err) {
-      if (conditionFailed(err)) return false;
-      throw err;
-    }
+    return writtenIf(this.doc.send(new UpdateCommand({
+      TableName: this.table,
+      Key: keys.delivery(held.alert_id, held.receiver_id),
+      UpdateExpression: "SET lease_until = :lease",
+      ConditionExpression: "#state = :sending AND attempts = :attempts",
+      ExpressionAttributeNames: { "#state": "state" },
+      ExpressionAttributeValues: { ":lease": this.now().getTime() + leaseMs, ":sending": "sending", ":attempts": held.attempts },
+    })));
   }
 
   async settle(held: DeliveryRecord, outcome: DeliverySettlement): Promise<boolean> {
     const next: DeliveryRecord = { ...held, ...outcome, updated_at: this.now().toISOString() };
     delete next.lease_until;
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: { ...keys.delivery(held.alert_id, held.receiver_id), item_type: "delivery", ...next, [TTL_ATTRIBUTE]: this.expiresAt() },
-          // A missing record is written whole; a present one only if it is still the one we hold.
-          ConditionExpression: "attribute_not_exists(pk) OR (#state = :state AND attempts = :attempts)",
-          ExpressionAttributeNames: { "#state": "state" },
-          ExpressionAttributeValues: { ":state": held.state, ":attempts": held.attempts },
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (conditionFailed(err)) return false;
-      throw err;
-    }
+    return writtenIf(this.doc.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: { ...keys.delivery(held.alert_id, held.receiver_id), item_type: "delivery", ...next, [TTL_ATTRIBUTE]: this.expiresAt() },
+        // A missing record is written whole; a present one only if it is still the one we hold.
+        ConditionExpression: "attribute_not_exists(pk) OR (#state = :state AND attempts = :attempts)",
+        ExpressionAttributeNames: { "#state": "state" },
+        ExpressionAttributeValues: { ":state": held.state, ":attempts": held.attempts },
+      }),
+    ));
   }
 
   async recordSuppressed(alertId: string, receiverId: string, record: SuppressedDelivery): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: {
-            ...keys.delivery(alertId, receiverId), item_type: "delivery", alert_id: alertId, receiver_id: receiverId,
-            attempts: 0, ...record, updated_at: this.now().toISOString(), [TTL_ATTRIBUTE]: this.expiresAt(),
-          },
-          ConditionExpression: "attribute_not_exists(pk)",
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (conditionFailed(err)) return false;
-      throw err;
-    }
+    return writtenIf(this.doc.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: {
+          ...keys.delivery(alertId, receiverId), item_type: "delivery", alert_id: alertId, receiver_id: receiverId,
+          attempts: 0, ...record, updated_at: this.now().toISOString(), [TTL_ATTRIBUTE]: this.expiresAt(),
+        },
+        ConditionExpression: "attribute_not_exists(pk)",
+      }),
+    ));
   }
 
   async deliveriesOf(alertId: string): Promise<DeliveryRecord[]> {
@@ -243,32 +236,22 @@ export class DynamoNotifyStore implements NotifyStore {
   }
 
   async hold(held: HeldAlert): Promise<void> {
-    try {
-      await this.doc.send(new PutCommand({
-        TableName: this.table,
-        Item: { ...keys.held(held.receiver_id, held.held_at, held.detail.id), item_type: "held", ...held, [TTL_ATTRIBUTE]: this.expiresAt() },
-        // Held already: kept as it is, with the digest that may carry it.
-        ConditionExpression: "attribute_not_exists(pk)",
-      }));
-    } catch (err) {
-      if (!conditionFailed(err)) throw err;
-    }
+    await writtenIf(this.doc.send(new PutCommand({
+      TableName: this.table,
+      Item: { ...keys.held(held.receiver_id, held.held_at, held.detail.id), item_type: "held", ...held, [TTL_ATTRIBUTE]: this.expiresAt() },
+      // Held already: kept as it is, with the digest that may carry it.
+      ConditionExpression: "attribute_not_exists(pk)",
+    })));
   }
 
   async markHeld(held: HeldAlert, digestId: string): Promise<boolean> {
-    try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.table,
-        Key: keys.held(held.receiver_id, held.held_at, held.detail.id),
-        UpdateExpression: "SET digest_id = :d",
-        ConditionExpression: "attribute_exists(pk) AND (attribute_not_exists(digest_id) OR digest_id = :d)",
-        ExpressionAttributeValues: { ":d": digestId },
-      }));
-      return true;
-    } catch (err) {
-      if (conditionFailed(err)) return false;
-      throw err;
-    }
+    return writtenIf(this.doc.send(new UpdateCommand({
+      TableName: this.table,
+      Key: keys.held(held.receiver_id, held.held_at, held.detail.id),
+      UpdateExpression: "SET digest_id = :d",
+      ConditionExpression: "attribute_exists(pk) AND (attribute_not_exists(digest_id) OR digest_id = :d)",
+      ExpressionAttributeValues: { ":d": digestId },
+    })));
   }
 
   async heldFor(receiverId: string, limit?: number): Promise<HeldAlert[]> {
@@ -309,11 +292,7 @@ export class DynamoNotifyStore implements NotifyStore {
   }
 
   async receiverSucceeded(receiverId: string): Promise<void> {
-    try {
-      await this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.receiver(receiverId), ConditionExpression: "attribute_exists(pk)" }));
-    } catch (err) {
-      if (!conditionFailed(err)) throw err;
-    }
+    await writtenIf(this.doc.send(new DeleteCommand({ TableName: this.table, Key: keys.receiver(receiverId), ConditionExpression: "attribute_exists(pk)" })));
   }
 
   async receiverFailures(receiverId: string): Promise<ReceiverFailures | undefined> {
@@ -420,21 +399,15 @@ export class DynamoNotifyStore implements NotifyStore {
   }
 
   async settleEscalation(incidentId: string, route: string, next: Required<Pick<Escalation, "state" | "settled_at">> & Pick<Escalation, "reason">): Promise<boolean> {
-    try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.table,
-        Key: keys.escalation(incidentId, route),
-        UpdateExpression: `SET #state = :state, settled_at = :at${next.reason ? ", reason = :reason" : ""}`,
-        // Once: two ticks racing, or a tick and a close, leave pending one way only.
-        ConditionExpression: "#state = :pending",
-        ExpressionAttributeNames: { "#state": "state" },
-        ExpressionAttributeValues: { ":state": next.state, ":at": next.settled_at, ":pending": "pending", ...(next.reason ? { ":reason": next.reason } : {}) },
-      }));
-      return true;
-    } catch (err) {
-      if (conditionFailed(err)) return false;
-      throw err;
-    }
+    return writtenIf(this.doc.send(new UpdateCommand({
+      TableName: this.table,
+      Key: keys.escalation(incidentId, route),
+      UpdateExpression: `SET #state = :state, settled_at = :at${next.reason ? ", reason = :reason" : ""}`,
+      // Once: two ticks racing, or a tick and a close, leave pending one way only.
+      ConditionExpression: "#state = :pending",
+      ExpressionAttributeNames: { "#state": "state" },
+      ExpressionAttributeValues: { ":state": next.state, ":at": next.settled_at, ":pending": "pending", ...(next.reason ? { ":reason": next.reason } : {}) },
+    })));
   }
 
   async releaseDueEscalation(due: DueEscalation): Promise<void> {
@@ -443,17 +416,11 @@ export class DynamoNotifyStore implements NotifyStore {
 
   /** Writes an item unless one is there: false when one was (the first writer keeps it). */
   private async putOnce(key: { pk: string; sk: string }, itemType: string, fields: object, extra: object = {}): Promise<boolean> {
-    try {
-      await this.doc.send(new PutCommand({
-        TableName: this.table,
-        Item: { ...key, item_type: itemType, ...fields, ...extra, [TTL_ATTRIBUTE]: this.expiresAt() },
-        ConditionExpression: "attribute_not_exists(pk)",
-      }));
-      return true;
-    } catch (err) {
-      if (conditionFailed(err)) return false;
-      throw err;
-    }
+    return writtenIf(this.doc.send(new PutCommand({
+      TableName: this.table,
+      Item: { ...key, item_type: itemType, ...fields, ...extra, [TTL_ATTRIBUTE]: this.expiresAt() },
+      ConditionExpression: "attribute_not_exists(pk)",
+    })));
   }
 
   /** Read from the outbox's alert item (lib/model/items.ts). */
