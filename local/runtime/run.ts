@@ -326,7 +326,8 @@ async function runContinuously(p: LocalPipeline, opts: RunOptions, summary: RunS
   // (usually a second; as long as a failing receiver's retries, and a second Ctrl-C ends it at once);
   // then what is left (held for a digest, owed) is counted for the summary, never left silent.
   await p.reader.stop();
-  await p.reader.drain().catch(() => 0);
+  await p.reader.drain().catch((err: unknown) =>
+    opts.log.error("could not publish what the last polls raised before stopping; the next start publishes it", { error: (err as Error).message }));
   summary.owed = await p.notifyRetries.pending().catch(() => undefined);
   summary.held = await heldCount(p).catch(() => undefined);
 }
