@@ -17,7 +17,7 @@ import { markCarriedStage } from "./delivery/carry.js";
 import { incidentStage } from "./delivery/incident.js";
 import { muteStage } from "./delivery/mute.js";
 import { readBackStage } from "./delivery/read-back.js";
-import { digestBudgetStage, digestDue, rateOrHoldStage } from "./delivery/rate.js";
+import { digestBudgetStage, digestDue, digestGatherMs, rateOrHoldStage } from "./delivery/rate.js";
 import { recordAlertStage, recordDigestStage, recordRoot, sentInDigest } from "./delivery/record.js";
 import { sendAlertStage, sendDigestStage } from "./delivery/send.js";
 import { type AlertAttempt, chain, type DeliverDeps, type DeliveryOutcome, type DigestAttempt } from "./delivery/stage.js";
@@ -150,6 +150,9 @@ export async function flushHeld(channel: Channel, deps: DeliverDeps): Promise<nu
   // again first, with what it carried; what is held besides waits for the next one.
   const pending = held.find((h) => h.digest_id)?.digest_id;
   const carried = pending ? held.filter((h) => h.digest_id === pending) : held.filter((h) => !h.digest_id);
+  // A new digest gathers what a storm holds in one pass: its first alert must have waited a little.
+  const first = Math.min(...carried.map((h) => Date.parse(h.held_at)).filter((t) => !Number.isNaN(t)));
+  if (!pending && first > deps.now().getTime() - digestGatherMs(deps)) return 0;
   const id = pending ?? `digest-${contentHash(channel.id, ...carried.map((h) => h.detail.id))}`;
   return deliverDigest({ id, route: DIGEST_ROUTE, channel, deps, held: carried, incident: async () => undefined });
 }

@@ -47,6 +47,8 @@ export interface ReceivedSlackMessage {
   reply_broadcast?: boolean;
   /** How many times chat.update replaced it. */
   edits?: number;
+  /** Its text as posted: what Slack's notification showed (an edit notifies nobody, and may drop a mention). */
+  notified?: string;
   body: Record<string, unknown>;
 }
 
@@ -231,7 +233,7 @@ export async function startSlackReceiver(opts: { now?: () => number; onMessage?:
     if (typeof body.text !== "string" && !Array.isArray(body.blocks)) return webhookText(res, 400, "no_text");
     if (slackMessageProblem(body)) return webhookText(res, 400, "invalid_blocks");
     const m: ReceivedSlackMessage = { form: "webhook", path, body };
-    if (typeof body.text === "string") m.text = body.text;
+    if (typeof body.text === "string") m.text = m.notified = body.text;
     if (Array.isArray(body.blocks)) m.blocks = body.blocks;
     if (Array.isArray(body.attachments)) m.attachments = body.attachments as ReceivedSlackMessage["attachments"];
     if (typeof body.thread_ts === "string") m.thread_ts = body.thread_ts; // recorded; Slack ignores it here
@@ -261,7 +263,7 @@ export async function startSlackReceiver(opts: { now?: () => number; onMessage?:
     if (!channelTs.has(channelId)) channelTs.set(channelId, new Set());
     channelTs.get(channelId)!.add(ts);
     const m: ReceivedSlackMessage = { form: "api", channel, channelId, token, ts, body };
-    if (typeof body.text === "string") m.text = body.text;
+    if (typeof body.text === "string") m.text = m.notified = body.text;
     if (Array.isArray(body.blocks)) m.blocks = body.blocks;
     if (threadTs) m.thread_ts = threadTs;
     if (threadTs && (body.reply_broadcast === true || body.reply_broadcast === "true")) m.reply_broadcast = true;

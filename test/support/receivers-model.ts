@@ -10,8 +10,8 @@
  *  - every closed incident shown at a receiver is shown resolved there;
  *  - no alert is shown twice at a receiver (an incoming webhook or SMTP, which cannot be read back, at
  *    most twice after a crash);
- *  - nothing stays held for a digest past HELD_BOUND_MS; no receiver gets more messages than its
- *    budget (burst plus pace, and per hour) besides closes;
+ *  - nothing stays held for a digest past HELD_BOUND_MS; no receiver gets more messages of its own
+ *    than its budget (burst plus pace, and per hour) besides closes, nor more replies than the same again;
  *  - every "what changed" e-mail replies to one that receiver has.
  * One module for the test (a few dozen sequences and the examples they found) and `npm run bench -- receivers` (10,000).
  */
@@ -168,7 +168,7 @@ export interface World {
   client: DynamoDBClient;
   apps: string[];
   /** What each receiver had after each run, and when: for the rate checks. */
-  arrivals: Array<{ at: number; counts: Record<Recv, { all: number; closes: number; digests: number }> }>;
+  arrivals: Array<{ at: number; counts: Record<Recv, { all: number; closes: number; digests: number; replies: number }> }>;
   seen: Record<Recv, number>;
   tableName: string;
 }
@@ -434,6 +434,11 @@ interface Shown {
   alertId?: string;
   close: boolean;
   digest: number;
+  /**
+   * A follow-up under a root the receiver shows (threaded, replying, quoting the incident's first alert,
+   * or to a PagerDuty alert already triggered): these have a budget of their own besides the receiver's.
+   */
+  reply?: boolean;
   threadOf?: string;
   ts?: string;
   mail?: ReceivedMail;
@@ -444,6 +449,8 @@ interface Shown {
 }
 
 const ALERT_IN_CONTEXT = /"alert ([A-Za-z0-9_-]{20,24})"/;
+/** What a follow-up says where the receiver has no threads: it quotes its incident. */
+const FOLLOW_UP = /Follow-up of/;
 const DIGEST_COUNT = /(\d+) alerts? held back|held back (\d+) alerts?/;
 const digestCount = (text: string) => { const d = DIGEST_COUNT.exec(text); return Number(d?.[1] ?? d?.[2] ?? 0); };
 
@@ -452,6 +459,7 @@ function slackShown(msg: ReceivedSlackMessage): Shown {
   const alertId = (msg.metadata?.event_payload?.alert_id as string | undefined) ?? ALERT_IN_CONTEXT.exec(text)?.[1];
   return {
     text, close: /✅ Resolved after/.test(text) && !msg.thread_ts ? false : /✅ Resolved after|recovered — now/.test(text), digest: digestCount(text),
+    reply: !!msg.thread_ts || FOLLOW_UP.test(text),
     ...(alertId ? { alertId } : {}), ...(msg.thread_ts ? { threadOf: msg.thread_ts } : {}), ...(msg.ts ? { ts: msg.ts } : {}),
   };
 }
@@ -461,12 +469,13 @@ function mailShown(mail: ReceivedMail): Shown {
   const text = `${mail.parsed.subject}\n${mail.parsed.text}`;
   return {
     text, alertId: header("X-Lookout-Alert-ID"), close: /^(RECOVERED|RESOLVED|TARGET RECOVERED|CLUSTER RECOVERED)/.test(header("X-Lookout-State")) || /^✅/.test(mail.parsed.text ?? ""),
-    digest: digestCount(text), mail,
+    digest: digestCount(text), mail, reply: !!mail.parsed.inReplyTo || FOLLOW_UP.test(mail.parsed.text ?? ""),
   };
 }
 
 /** PagerDuty's accepted events, each in the alert it went to (its log). */
 function pagerDutyShown(w: World): Shown[] {
+  const triggered = new Set<string>();
   return w.pd.events.map((e) => {
     const payload = e.payload as { custom_details?: Record<string, unknown> } | undefined;
     const details = payload?.custom_details ?? {};
@@ -476,6 +485,8 @@ function pagerDutyShown(w: World): Shown[] {
     return {
       text: JSON.stringify(payload ?? {}),
       close: e.event_action === "resolve",
+      // A trigger to an alert already triggered: a follow-up of its incident.
+      reply: triggered.has(key) || !triggered.add(key),
       // The event shows its own execution; the others of its key the storm held are counted.
       digest: Math.max(0, held - 1),
       ...(typeof details.alert_id === "string" ? { alertId: details.alert_id } : {}),
@@ -491,6 +502,7 @@ function webhookShown(w: World): Shown[] {
     const digest = b.type === "lookout.digest";
     return {
       text: JSON.stringify(b), close: b.incident?.role === "close", digest: digest ? (b.held?.length ?? 0) + (b.omitted?.length ?? 0) : 0,
+      reply: !!b.incident && b.incident.role !== "opening",
       ...(digest ? {} : { alertId: b.id }),
     };
   });
@@ -499,7 +511,7 @@ function webhookShown(w: World): Shown[] {
 function teamsShown(w: World): Shown[] {
   return w.teams.posts.map((p) => {
     const alertId = /^Alert: (\S+)$/m.exec(p.text)?.[1];
-    return { text: p.text, close: /✅ Resolved/.test(p.text), digest: digestCount(p.text), ...(alertId ? { alertId } : {}) };
+    return { text: p.text, close: /✅ Resolved/.test(p.text), digest: digestCount(p.text), reply: FOLLOW_UP.test(p.text), ...(alertId ? { alertId } : {}) };
   });
 }
 
@@ -546,7 +558,10 @@ async function check(w: World, m: Model): Promise<void> {
     // What one delivery sent as several (a PagerDuty digest) arrives as one digest.
     const batches = new Set(fresh.flatMap((s) => (s.batch ? [s.batch] : [])));
     const single = fresh.filter((s) => !s.batch);
-    counts[r] = { all: single.length + batches.size, closes: single.filter((s) => s.close).length, digests: single.filter((s) => s.digest > 0).length + batches.size };
+    counts[r] = {
+      all: single.length + batches.size, closes: single.filter((s) => s.close).length, digests: single.filter((s) => s.digest > 0).length + batches.size,
+      replies: single.filter((s) => s.reply && !s.close && !s.digest).length,
+    };
   }
   w.arrivals.push({ at: m.now, counts });
 
@@ -649,16 +664,24 @@ async function check(w: World, m: Model): Promise<void> {
     }
   }
 
-  // The rate: besides closes, no more than the burst plus the pace over any stretch of runs, and the hourly cap.
+  // The rate: besides closes, no more than the burst plus the pace over any stretch of runs, and the
+  // hourly cap, for the receiver's own messages (digests too); its replies have the same of their own.
+  // What looks like a reply here (a mail's In-Reply-To names the incident's first alert even where it
+  // was never shown) may be one of the receiver's own, so replies are bounded with them: twice the budget.
   for (const r of receivers) {
     const a = w.arrivals;
-    for (let j = a.length - 1, sum = 0, hour = 0, i = j; i >= 0; i--) {
+    for (let j = a.length - 1, own = 0, all = 0, hour = 0, allHour = 0, i = j; i >= 0; i--) {
       const c = a[i]!.counts[r];
-      sum += c.all - c.closes;
-      hour += c.all - c.closes - c.digests;
+      own += c.all - c.closes - c.replies;
+      all += c.all - c.closes;
+      hour += c.all - c.closes - c.digests - c.replies;
+      allHour += c.all - c.closes - c.digests;
       const span = a[j]!.at - a[i]!.at;
-      if (sum > RATE.burst + Math.floor((span / 1000) * RATE.perSecond) + 1) fail(m, `${r} got ${sum} messages in ${span / 1000}s, over its budget`);
-      if (span < 3_600_000 && hour > RATE.perHour + 1) fail(m, `${r} got ${hour} messages within an hour, over ${RATE.perHour}`);
+      const budget = RATE.burst + Math.floor((span / 1000) * RATE.perSecond) + 1;
+      if (own > budget) fail(m, `${r} got ${own} messages of its own in ${span / 1000}s, over its budget`);
+      if (all > 2 * budget) fail(m, `${r} got ${all} messages and replies in ${span / 1000}s, over their budgets`);
+      if (span < 3_600_000 && hour > RATE.perHour + 1) fail(m, `${r} got ${hour} messages of its own within an hour, over ${RATE.perHour}`);
+      if (span < 3_600_000 && allHour > 2 * (RATE.perHour + 1)) fail(m, `${r} got ${allHour} messages and replies within an hour, over twice ${RATE.perHour}`);
     }
   }
 }

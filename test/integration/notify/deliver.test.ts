@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { PutCommand, DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { deliver, flushHeld, type Channel, type DeliverDeps } from "../../../lib/notify/deliver.js";
 import { markCarriedStage } from "../../../lib/notify/delivery/carry.js";
+import { DIGEST_GATHER_MS } from "../../../lib/notify/delivery/rate.js";
 import type { Mute } from "../../../lib/model/notify-store.js";
 import { DynamoNotifyStore } from "../../../lib/store/notify-store.js";
 import { newAlertItem } from "../../../lib/alerts/outbox-item.js";
@@ -116,7 +117,7 @@ describe("delivery", () => {
     for (const a of storm) outcomes.push(await deliver(a, "route", channel, [], d));
     expect(outcomes.filter((o) => o === "sent")).toHaveLength(3);
     expect(outcomes.filter((o) => o === "held")).toHaveLength(5);
-    clock += 2_000;
+    clock += DIGEST_GATHER_MS;
     const next = alert();
     expect(await deliver(next, "route", channel, [], d)).toBe("sent");
     expect(digests).toHaveLength(1);
@@ -205,7 +206,7 @@ describe("delivery", () => {
         const { channel, digests } = recordingChannel(`r-hold-twice-${digestDue}`);
         const d = deps({ rate: { perSecond: 1, burst: 3 }, ...(digestDue ? {} : { digestEveryMs: 3_600_000 }) });
         await heldStorm(channel, d, 4); // the burst spent, one held
-        clock += 2_000;
+        clock += DIGEST_GATHER_MS;
         expect(await flushHeld(channel, d)).toBe(1); // the digest token spent (the next in a minute, or an hour)
         const a = alert();
         const { record } = await store.claim(a.id, channel.id, { receiver_label: channel.label, route: "route" }, 60_000);

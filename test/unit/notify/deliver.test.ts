@@ -9,7 +9,7 @@ import type { LookoutEventDetail } from "../../../lib/model/event.js";
 import type { Mute } from "../../../lib/model/notify-store.js";
 import { deliver, flushHeld, type Channel, type DeliverDeps } from "../../../lib/notify/deliver.js";
 import { OPENING_WAIT_MS, PREDECESSOR_WINDOW_MS } from "../../../lib/notify/delivery/incident.js";
-import { INCIDENT_FOLLOW_UPS } from "../../../lib/notify/delivery/rate.js";
+import { DIGEST_GATHER_MS, INCIDENT_FOLLOW_UPS } from "../../../lib/notify/delivery/rate.js";
 import { notifyEvent, unfinished, type NotifierDeps } from "../../../lib/notify/notifier.js";
 import { DeliveryError, type IncidentRef } from "../../../lib/notify/types.js";
 import type { Receiver } from "../../../lib/config/route-types.js";
@@ -286,8 +286,10 @@ describe("delivery decisions", () => {
       state: "held", suppression: { reason: "storm", detail: "over 1/s (burst 2) for test r: held for a digest" },
     });
     expect((await store.heldFor(channel.id)).map((h) => h.detail.id)).toEqual([storm[2]!.id, storm[3]!.id]);
-    expect(await flushHeld(channel, deps())).toBe(0); // no token yet: still held
-    tick(2_000);
+    // A digest gathers the storm: none before the first held alert has waited DIGEST_GATHER_MS.
+    tick(DIGEST_GATHER_MS - 1);
+    expect(await flushHeld(channel, deps())).toBe(0);
+    tick(1);
     const next = alert();
     expect(await deliver(next, "route", channel, [], deps())).toBe("sent");
     expect(digests).toEqual([[storm[2]!.id, storm[3]!.id]]);
@@ -336,6 +338,30 @@ describe("delivery decisions", () => {
     for (const e of [opening, ...errors, later, close]) expect(shown.has(e.id)).toBe(true);
     expect(sent).toHaveLength(1 + INCIDENT_FOLLOW_UPS.burst + 2);
     expect(digests.length).toBeLessThanOrEqual(2);
+  });
+
+  it("a thread's replies have a budget of their own: repeats of one incident never hold back another incident's opening", async () => {
+    const { store, deps } = world({ perSecond: 1, burst: 2 });
+    const { channel, sent, digests } = recordingChannel("slack");
+    channel.threads = true;
+    const opening = alert();
+    opening.incident_id = opening.id;
+    store.putAlert(opening);
+    expect(await deliver(opening, "route", channel, [], deps())).toBe("sent");
+    const repeats = Array.from({ length: 4 }, (_, i) =>
+      alert({ transition: "still_failing", incident_id: opening.id, incident: { subject: "service:api", opened_at: opening.occurred_at, failures: i + 2, repeat: true } }));
+    const outcomes = [];
+    for (const r of repeats) outcomes.push(await deliver(r, "route", channel, [], deps()));
+    // The replies' burst (2), then held: the incident's own allowance (5) is not what stopped them.
+    expect(outcomes).toEqual(["sent", "sent", "held", "held"]);
+    expect(await store.getDelivery(repeats[2]!.id, channel.id)).toMatchObject({
+      state: "held", suppression: { reason: "storm", detail: "over 1/s (burst 2) for replies at test slack: held for a digest" },
+    });
+    // Another service fails in the same second: its opening has the openings' budget left.
+    const other = alert({ subject: "service:web" } as Partial<LookoutEventDetail>);
+    expect(await deliver(other, "route", channel, [], deps())).toBe("sent");
+    expect(sent.map((s) => s.detail.id)).toEqual([opening.id, repeats[0]!.id, repeats[1]!.id, other.id]);
+    expect(digests).toEqual([]);
   });
 
   it("record: a send is recorded with the receiver's ids; a failure with its error, counting the receiver's run", async () => {
