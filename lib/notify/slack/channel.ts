@@ -112,6 +112,7 @@ export function slackChannel(who: ChannelIdentity, target: SlackTarget, sender: 
     async sendDigest(held, window, presentationOf) {
       const message = renderSlackDigest(held, {
         channelLabel: who.label, from: window.from, to: window.to, heldAt: window.heldAt, sentAt: window.at, ...digestLinksOf(presentationOf),
+        ...(presentationOf ? { presentationOf } : {}),
       });
       return (await sender.post(target, marked(message, target, window.id))) as Sent;
     },

@@ -489,7 +489,16 @@ export interface SlackDigestOptions extends DigestOptions {
   channelLabel: string;
   from: Date | string;
   to: Date | string;
+  /**
+   * How each held alert's route shows it: a digest calls whom its alerts would have called on their own
+   * (a held critical failure keeps its @here), once each. Absent: no mention.
+   */
+  presentationOf?: (d: LookoutEventDetail) => Presentation;
 }
+
+/** Whom a digest calls: every mention its held alerts' routes give them, once each, in the order first met. */
+export const digestMentions = (held: readonly LookoutEventDetail[], presentationOf?: (d: LookoutEventDetail) => Presentation): string[] =>
+  presentationOf ? [...new Set(held.flatMap((d) => mentionsOf(presentationOf(d))))].slice(0, 20) : [];
 
 /**
  * ONE message for everything a storm held back from a channel: groups by detail-type and subject
@@ -502,7 +511,9 @@ export function renderSlackDigest(held: readonly LookoutEventDetail[], opts: Sla
   const perGroup = Math.max(1, opts.perGroup ?? 5);
   const { groups, alerts, tally } = digestOverview(held);
 
+  const mentions = digestMentions(held, opts.presentationOf);
   const head: Block[] = [
+    ...(mentions.length ? [{ type: "section", text: md(mentions.join(" ")) } as Block] : []),
     { type: "header", text: plain(`⏸ ${alerts} held back for ${oneLine(opts.channelLabel)}`, SLACK_LIMITS.headerText) },
     {
       type: "section",
@@ -537,8 +548,9 @@ export function renderSlackDigest(held: readonly LookoutEventDetail[], opts: Sla
     });
   }
 
+  // Mentions lead the fallback text, which is what notifications show.
   const text = clip(
-    escapeSlack(oneLine(`Lookout held back ${alerts} for ${opts.channelLabel} between ${formatUtc(from)} and ${formatUtc(to)}${tally ? `: ${tally}` : ""}`)),
+    `${mentions.length ? `${mentions.join(" ")} ` : ""}${escapeSlack(oneLine(`Lookout held back ${alerts} for ${opts.channelLabel} between ${formatUtc(from)} and ${formatUtc(to)}${tally ? `: ${tally}` : ""}`))}`,
     SLACK_LIMITS.fallbackText,
   );
   return message(text, [...head, ...groupBlocks, tail]);

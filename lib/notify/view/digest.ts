@@ -8,7 +8,7 @@ import { safeHttpUrl } from "./escape.js";
 import type { LinkFact } from "./types.js";
 import { asDate, clip, formatTimeOfDay, formatUtc, formatWait, oneLine, parseInstant } from "./format.js";
 
-/** Groups of held alerts for a digest: by detail-type and subject, largest first, order kept within. */
+/** Groups of held alerts for a digest: by detail-type and subject; most severe, failures before their amendments, then largest first; order kept within. */
 export interface DigestGroup {
   detailType: DetailType;
   subject: string;
@@ -37,9 +37,12 @@ export function digestGroups(held: readonly LookoutEventDetail[]): DigestGroup[]
   // Each group's entries in the order they happened (they were held in the order they arrived).
   const at = (d: LookoutEventDetail) => parseInstant(d.occurred_at)?.getTime() ?? 0;
   for (const g of groups.values()) g.details.sort((a, b) => at(a) - at(b));
+  // What failed before what only amends it (a failure's "what changed"), within a severity.
+  const amendsOnly = (g: DigestGroup) => (g.details.every((d) => d.amends !== undefined) ? 1 : 0);
   return [...groups.values()].sort(
     (a, b) =>
       rank(a.severity) - rank(b.severity) ||
+      amendsOnly(a) - amendsOnly(b) ||
       b.details.length - a.details.length ||
       a.detailType.localeCompare(b.detailType) ||
       a.subject.localeCompare(b.subject),

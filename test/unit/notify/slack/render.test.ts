@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { DETAIL_TYPES, type LookoutEventDetail } from "../../../../lib/model/event.js";
 import { SEVERITY_COLOR, SLACK_LIMITS, renderSlackAlert, renderSlackDigest, renderSlackRepeat, renderSlackResolved, slackDate, slackLink } from "../../../../lib/notify/slack/render.js";
 import { slackMessageFor, slackUpdateFor } from "../../../../lib/notify/slack/channel.js";
-import type { SlackMessage } from "../../../../lib/notify/types.js";
+import type { Presentation, SlackMessage } from "../../../../lib/notify/types.js";
 import { EXAMPLE_DETAILS } from "../../../fixtures/event-examples.js";
 import { expectGolden, json, slug } from "../../../golden/golden.js";
 import { DIGEST_WINDOW, FIRST, HOSTILE, RECOVERED, STILL, heldForDigest, heldTimes, hostile } from "../../../golden/inputs.js";
@@ -181,6 +181,28 @@ describe("Slack rendering: content", () => {
     expect(times).toEqual([...times].sort());
     const one = JSON.stringify(allBlocks(renderSlackDigest(held.slice(0, 1), { channelLabel: "#ops-alerts", from: DIGEST_WINDOW.from, to: DIGEST_WINDOW.from })));
     expect(one).toContain("At 2026-03-02 14:10:00 UTC more alerts came for this channel");
+  });
+
+  it("a digest calls whom its held alerts' routes would have called, once each, and none for repeats alone", () => {
+    const held = heldForDigest();
+    // The route mentions on critical alerts: the two held failures of worker are critical, the rest not.
+    const presentationOf = (d: LookoutEventDetail): Presentation =>
+      d.id.startsWith("worker-") ? { severity: "critical", mentions: ["<!here>", "<@U0123ABC>"], links: [] } : { severity: d.severity, mentions: [], links: [] };
+    const m = renderSlackDigest(held, { channelLabel: "#ops-alerts", ...DIGEST_WINDOW, presentationOf });
+    expect(m.text.startsWith("<!here> <@U0123ABC> Lookout held back 15 alerts")).toBe(true);
+    expect(allBlocks(m)[0]).toEqual({ type: "section", text: { type: "mrkdwn", text: "<!here> <@U0123ABC>", verbatim: true } });
+    expect(slackMessageProblem(m)).toBeUndefined();
+    const quiet = renderSlackDigest(held.slice(0, 9), { channelLabel: "#ops-alerts", ...DIGEST_WINDOW, presentationOf: () => ({ severity: "error", mentions: [], links: [] }) });
+    expect(quiet.text.startsWith("Lookout held back")).toBe(true);
+    expect(JSON.stringify(allBlocks(quiet))).not.toContain("<!here>");
+  });
+
+  it("a digest lists failures before what amends them (their 'what changed'), within a severity", () => {
+    const failures = ["api", "web"].map((name, i) => ({ ...FIRST, id: `f-${i}`, service: { id: `svc-${name}`, name }, summary: `${name} (storefront/production) deployment failed` }));
+    const amendments = failures.map((f, i) => ({ ...EXAMPLE_DETAILS["Deployment Changes Listed"], id: `c-${i}`, severity: f.severity, service: f.service, amends: f.id }));
+    const all = JSON.stringify(allBlocks(renderSlackDigest([...amendments, ...failures], { channelLabel: "#ops-alerts", ...DIGEST_WINDOW })));
+    expect(all.indexOf("Deployment Failed ·")).toBeGreaterThan(-1);
+    expect(all.lastIndexOf("Deployment Failed ·")).toBeLessThan(all.indexOf("Deployment Changes Listed ·"));
   });
 
   it("a digest line carries its route's links (console, runbook) and its own, within Block Kit; platform text stays neutral", () => {
