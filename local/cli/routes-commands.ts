@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { DETAIL_TYPES, type LookoutEventDetail, detailTypeOf } from "../../lib/model/event.js";
-import { type ConfigEnv, ConfigError, loadConfigFile } from "../../lib/config/load.js";
+import { type Config, type ConfigEnv, ConfigError, loadConfigFile } from "../../lib/config/load.js";
 import { watchlist } from "../../lib/dispatch/watchlist.js";
 import { receiverSecretRefs, unsetEnvSecrets } from "../../lib/config/routes.js";
 import { coverage, coverageLine } from "../../lib/routes/coverage.js";
@@ -48,7 +48,10 @@ export async function checkConfigCommand(opts: { configFile: string; env?: Confi
     const refs = receiverSecretRefs(config.routes, config.notify);
     const unset = unsetEnvSecrets(refs, env);
     const warnings = coverage(config.routes, config.notify).map(coverageLine).filter((l): l is string => Boolean(l));
-    const notes = refs.filter((r) => !r.ref.startsWith("env:")).map((r) => `${r.field}: ${r.ref} is read in the cloud; not checked here`);
+    const notes = [
+      ...refs.filter((r) => !r.ref.startsWith("env:")).map((r) => `${r.field}: ${r.ref} is read in the cloud; not checked here`),
+      ...(linksConfigured(config) ? [] : [NO_LINKS_NOTE]),
+    ];
     if (json) {
       const doc: CheckConfigJson = {
         ok: !unset.length, source: opts.configFile, sources, routes: config.routes.length, default_route: Boolean(config.notify.default),
@@ -72,6 +75,17 @@ export async function checkConfigCommand(opts: { configFile: string; env?: Confi
     return fail("check-config", err, io);
   }
 }
+
+/** The platform's answers name a deployment but give no address a person can open: only the configuration's links do. */
+export const NO_LINKS_NOTE =
+  "no links are configured: a deployment failure's message names its execution but links to no console or logs; " +
+  'add notify.links, e.g. { logs: "https://console.example.com/deployments/{execution_id}" } (README, "Link templates")';
+
+/** Whether any event may carry a link of the configuration's: notify.links, a route's links, or a service's. */
+const linksConfigured = (config: Config): boolean =>
+  Boolean(config.notify.links?.length) ||
+  config.routes.some((r) => r.links?.length) ||
+  config.watch.some((w) => w.applications.some((a) => a.links?.length));
 
 /** `lookout routes test --format json`. */
 export interface RoutesTestJson {

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkConfigCommand, routesTestCommand } from "../../../local/cli/routes-commands.js";
+import { NO_LINKS_NOTE, checkConfigCommand, routesTestCommand } from "../../../local/cli/routes-commands.js";
 import type { Output } from "../../../local/cli/shared.js";
 import { main } from "../../../local/cli/main.js";
 
@@ -31,6 +31,8 @@ describe("lookout check-config", () => {
       "ok: 4 sources watched, 5 routes, 6 receivers",
       // Closes have their incident's severity: everything-else, which selects by severity, takes them.
       "warning: deployment/cancelled (info) reaches nobody: add a route or notify.default",
+      // No link template anywhere: the messages will link to no console or logs.
+      `note: ${NO_LINKS_NOTE}`,
     ]);
     expect(io.stderr).toEqual([]);
   });
@@ -55,7 +57,7 @@ watch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01 }]
     const none = capture();
     expect(await checkConfigCommand({ configFile: file("none.yaml", head), env: {} }, none)).toBe(0);
     expect(none.stdout[0]).toBe("ok: 0 sources watched, 0 routes, 0 receivers");
-    const warned = none.stdout.slice(1);
+    const warned = none.stdout.slice(1).filter((l) => l.startsWith("warning: "));
     expect(warned).toContain("warning: cluster_log/cluster_error (error) reaches nobody: add a route or notify.default");
     expect(warned).toContain("warning: webhook_delivery/delivery_failed (warning) reaches nobody: add a route or notify.default");
     expect(warned).toContain("warning: health/receiver_failing (warning) reaches nobody: add a route or notify.default");
@@ -64,7 +66,12 @@ watch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01 }]
     const withDefault = capture();
     const text = `${head}notify: { default: { slack: { webhook_url: "env:HOOK" } } }\n`;
     expect(await checkConfigCommand({ configFile: file("default.yaml", text), env: { HOOK: "https://hooks.example/d" } }, withDefault)).toBe(0);
-    expect(withDefault.stdout).toEqual(["ok: 0 sources watched, 0 routes and the default route, 1 receiver"]);
+    expect(withDefault.stdout).toEqual(["ok: 0 sources watched, 0 routes and the default route, 1 receiver", `note: ${NO_LINKS_NOTE}`]);
+    // One link template anywhere (here a service's own) and the note is gone.
+    const linked = capture();
+    const withLink = `${head.replace("}]", ', applications: [{ id: 6b2d8e4f-1c80-4d2f-8b62-3a7f1e2f9b12, links: { logs: "https://console.example.com/d/{execution_id}" } }] }]')}notify: { default: { slack: { webhook_url: "env:HOOK" } } }\n`;
+    expect(await checkConfigCommand({ configFile: file("linked.yaml", withLink), env: { HOOK: "https://hooks.example/d" } }, linked)).toBe(0);
+    expect(linked.stdout).toEqual(["ok: 1 source watched, 0 routes and the default route, 1 receiver"]);
   });
 
   it("on the shipped example: every kind reaches someone, and cloud-only secrets are listed, not checked", async () => {
