@@ -15,6 +15,7 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/model/event.js";
 import { type Config, loadConfigFile } from "../lib/config/load.js";
+import { deployProblems } from "../lib/config/deployable.js";
 import { type RuleResource, ruleResources, type RuleTarget } from "../lib/routes/rules.js";
 import { httpSecretRefs, receiverSecretRefs } from "../lib/config/routes.js";
 import type { Receiver } from "../lib/config/route-types.js";
@@ -121,21 +122,7 @@ export function loadDeployConfig(serviceDir: string, file: string): { config: Co
   }
   // No environment overrides: the functions read the file as it is, without PLATFORM_API_URL/TOKEN.
   const config = loadConfigFile(abs, {});
-  const problems = envReferences(config).map(({ field, ref: r }) => `${field}: ${r} is read from the environment, which the deployed functions do not get; use ssm:/… (SecureString) or secretsmanager:…`);
-  // No notify function carries PagerDuty, generic webhooks or Teams yet: refused, never dropped unsaid.
-  // The notify-http function carries the routes' PagerDuty, webhook and Teams receivers; the default
-  // route's rule and the other functions' fallback carry Slack and email only: refused, never dropped unsaid.
-  const named: Array<[string, readonly { type: string }[] | undefined]> = [
-    ["notify.default", config.notify.default?.http],
-    ["notify.fallback", config.notify.fallback?.http],
-  ];
-  for (const [at, http] of named) {
-    for (const type of new Set((http ?? []).map((r) => r.type))) {
-      problems.push(`${at}.${type}: delivered by lookout start/run on one machine; in the cloud ${at} names Slack or email only`);
-    }
-  }
-  // Dispatch's tick (once a minute) flushes held digests: a shorter bound cannot be kept there.
-  if (config.notify.digestWithinMs < 60_000) problems.push("notify.digest_within: the cloud flushes digests once a minute; give at least 1m");
+  const problems = deployProblems(config).map((p) => `${p.field}: ${p.problem}`);
   if (problems.length) throw new DeployConfigError(`${rel}: ${problems.join("; ")}`);
   return { config, configFile: rel.split(sep).join("/") };
 }
@@ -167,13 +154,6 @@ export function packagedDefines(serviceDir: string, file: string): Record<string
     LOOKOUT_FALLBACK_EMAIL: String(fallback.some((r) => r.type === "email")),
     LOOKOUT_FALLBACK_SLACK: String(fallback.some((r) => r.type === "slack")),
   };
-}
-
-/** The secret references the deployed functions would resolve, with where they are in the file. */
-function envReferences(config: Config): Array<{ field: string; ref: string }> {
-  // The SMTP URL is for one machine only: the cloud sends through SES.
-  const refs = receiverSecretRefs(config.routes, config.notify).filter((r) => r.field !== "notify.email.smtp_url");
-  return [{ field: "platform.token", ref: config.platform.tokenRef }, ...refs].filter((r) => r.ref.startsWith("env:"));
 }
 
 const secretRefs = (r: Receiver): string[] =>

@@ -78,8 +78,10 @@ export function buildProgram(run: (fn: () => Promise<number>) => () => Promise<v
     .command("check-config")
     .description("check a configuration (platform, watch, routes, notify) and say what it sets up")
     .option("--config <file>", "configuration file (YAML or JSON)", "lookout.yaml")
+    .option("--deploy", "also what deploying to AWS refuses (env: secrets, a digest_within under 1m, …), each a problem")
     .addOption(formatOption(["text", "json"]))
-    .action((opts: { config: string; format: string }) => run(async () => (await commands.routes()).checkConfigCommand({ configFile: opts.config, format: opts.format }))());
+    .action((opts: { config: string; format: string; deploy?: boolean }) =>
+      run(async () => (await commands.routes()).checkConfigCommand({ configFile: opts.config, format: opts.format, deploy: Boolean(opts.deploy) }))());
 
   program
     .command("routes")

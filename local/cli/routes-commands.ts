@@ -9,6 +9,7 @@ import { DETAIL_TYPES, type LookoutEventDetail, detailTypeOf } from "../../lib/m
 import { type Config, type ConfigEnv, ConfigError, loadConfigFile } from "../../lib/config/load.js";
 import { watchlist } from "../../lib/dispatch/watchlist.js";
 import { receiverSecretRefs, unsetEnvSecrets } from "../../lib/config/routes.js";
+import { deployProblems } from "../../lib/config/deployable.js";
 import { coverage, coverageLine } from "../../lib/routes/coverage.js";
 import { type RouteOutcome, describeCheck, explainRoutes } from "../../lib/routes/match.js";
 import { allReceivers, receiverLabel } from "../../lib/config/receivers.js";
@@ -37,7 +38,7 @@ export interface CheckConfigJson {
   problems: Array<{ field: string; problem: string }>;
 }
 
-export async function checkConfigCommand(opts: { configFile: string; env?: ConfigEnv; format?: string }, io: Output = stdio): Promise<number> {
+export async function checkConfigCommand(opts: { configFile: string; env?: ConfigEnv; format?: string; deploy?: boolean }, io: Output = stdio): Promise<number> {
   let json = false;
   try {
     json = formatOf(opts.format, ["text", "json"] as const) === "json";
@@ -47,25 +48,33 @@ export async function checkConfigCommand(opts: { configFile: string; env?: Confi
     const receivers = allReceivers(config.routes, config.notify).length;
     const refs = receiverSecretRefs(config.routes, config.notify);
     const unset = unsetEnvSecrets(refs, env);
-    const warnings = coverage(config.routes, config.notify).map(coverageLine).filter((l): l is string => Boolean(l));
+    const warnings = [
+      ...(sources ? [] : [NOTHING_WATCHED]),
+      ...coverage(config.routes, config.notify).map(coverageLine).filter((l): l is string => Boolean(l)),
+    ];
+    // What deploying refuses (--deploy): a problem each, as packaging would say it.
+    const refused = opts.deploy ? deployProblems(config) : [];
+    const problems = [...refused, ...unset.map((r) => ({ field: r.field, problem: unsetSecretProblem(r).slice(r.field.length + 2) }))];
+    const ok = !problems.length;
     const notes = [
       ...refs.filter((r) => !r.ref.startsWith("env:")).map((r) => `${r.field}: ${r.ref} is read in the cloud; not checked here`),
       ...(linksConfigured(config) ? [] : [NO_LINKS_NOTE]),
     ];
     if (json) {
       const doc: CheckConfigJson = {
-        ok: !unset.length, source: opts.configFile, sources, routes: config.routes.length, default_route: Boolean(config.notify.default),
-        receivers, warnings, notes, problems: unset.map((r) => ({ field: r.field, problem: unsetSecretProblem(r).slice(r.field.length + 2) })),
+        ok, source: opts.configFile, sources, routes: config.routes.length, default_route: Boolean(config.notify.default),
+        receivers, warnings, notes, problems,
       };
       io.out(jsonDocument(doc));
     } else {
       const setUp = `${plural(sources, "source")} watched, ${plural(config.routes.length, "route")}${config.notify.default ? " and the default route" : ""}, ${plural(receivers, "receiver")}`;
-      io.out(`${unset.length ? "not ok" : "ok"}: ${setUp}`);
+      io.out(`${ok ? "ok" : "not ok"}: ${setUp}`);
       for (const line of warnings) io.out(`warning: ${line}`);
       for (const line of notes) io.out(`note: ${line}`);
     }
+    for (const p of refused) io.err(`lookout check-config: ${opts.configFile}: ${p.field}: ${p.problem} (deploying refuses it)`);
     for (const r of unset) io.err(`lookout check-config: ${unsetSecretProblem(r)}`);
-    return unset.length ? 1 : 0;
+    return ok ? 0 : 1;
   } catch (err) {
     // A script reading the JSON learns the file's problems there too; the lines still go to stderr.
     if (json && err instanceof ConfigError) {
@@ -75,6 +84,9 @@ export async function checkConfigCommand(opts: { configFile: string; env?: Confi
     return fail("check-config", err, io);
   }
 }
+
+/** A configuration that reads nothing raises nothing: said, though it loads. */
+export const NOTHING_WATCHED = "nothing is watched: add webhooks, clusters or applications under watch[] (Lookout reads nothing, so it raises nothing)";
 
 /** The platform's answers name a deployment but give no address a person can open: only the configuration's links do. */
 export const NO_LINKS_NOTE =

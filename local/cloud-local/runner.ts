@@ -9,7 +9,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import YAML from "yaml";
 import { packageStack, ROOT } from "../../scripts/package.js";
-import { loadConfigFile, type Config } from "../../lib/config/load.js";
+import { ConfigError, loadConfigFile, type Config } from "../../lib/config/load.js";
+import { deployProblems } from "../../lib/config/deployable.js";
 import { receiverSecretRefs } from "../../lib/config/routes.js";
 import { allReceivers } from "../../lib/config/receivers.js";
 import { startPagerDutyReceiver, startTeamsReceiver, startWebhookReceiver, type PagerDutyReceiver, type TeamsReceiver, type WebhookReceiver } from "../receivers/http-receivers.js";
@@ -101,11 +102,14 @@ function rehearsalToken(config: Config, sim: Simulator | undefined, env: NodeJS.
 
 /**
  * What can be said of a configuration before anything starts (the emulators, the packaging): it loads
- * (every bad field with its path in the file given, not in the packaged copy) and its platform token
- * can be seeded.
+ * (every bad field with its path in the file given, not in the packaged copy), deploying would not
+ * refuse it (an `env:` secret, a digest_within under 1m, …: the packaging would), and its platform
+ * token can be seeded.
  */
 export function checkRehearsalConfig(configFile: string, env: NodeJS.ProcessEnv = process.env): Config {
   const config = loadConfigFile(configFile, {});
+  const refused = deployProblems(config);
+  if (refused.length) throw ConfigError.of(configFile, refused.map((p) => ({ ...p, problem: `${p.problem} (cloud-local rehearses the deployed stack: deploying refuses it)` })));
   rehearsalToken(config, undefined, env);
   return config;
 }

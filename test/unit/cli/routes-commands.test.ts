@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { NO_LINKS_NOTE, checkConfigCommand, routesTestCommand } from "../../../local/cli/routes-commands.js";
+import { NOTHING_WATCHED, NO_LINKS_NOTE, checkConfigCommand, routesTestCommand } from "../../../local/cli/routes-commands.js";
 import type { Output } from "../../../local/cli/shared.js";
 import { main } from "../../../local/cli/main.js";
 
@@ -57,7 +57,9 @@ watch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01 }]
     const none = capture();
     expect(await checkConfigCommand({ configFile: file("none.yaml", head), env: {} }, none)).toBe(0);
     expect(none.stdout[0]).toBe("ok: 0 sources watched, 0 routes, 0 receivers");
-    const warned = none.stdout.slice(1).filter((l) => l.startsWith("warning: "));
+    const warned = none.stdout.slice(1).filter((l) => l.startsWith("warning: ") && l !== `warning: ${NOTHING_WATCHED}`);
+    // It loads, and reads nothing: said first.
+    expect(none.stdout[1]).toBe(`warning: ${NOTHING_WATCHED}`);
     expect(warned).toContain("warning: cluster_log/cluster_error (error) reaches nobody: add a route or notify.default");
     expect(warned).toContain("warning: webhook_delivery/delivery_failed (warning) reaches nobody: add a route or notify.default");
     expect(warned).toContain("warning: health/receiver_failing (warning) reaches nobody: add a route or notify.default");
@@ -66,7 +68,7 @@ watch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01 }]
     const withDefault = capture();
     const text = `${head}notify: { default: { slack: { webhook_url: "env:HOOK" } } }\n`;
     expect(await checkConfigCommand({ configFile: file("default.yaml", text), env: { HOOK: "https://hooks.example/d" } }, withDefault)).toBe(0);
-    expect(withDefault.stdout).toEqual(["ok: 0 sources watched, 0 routes and the default route, 1 receiver", `note: ${NO_LINKS_NOTE}`]);
+    expect(withDefault.stdout).toEqual(["ok: 0 sources watched, 0 routes and the default route, 1 receiver", `warning: ${NOTHING_WATCHED}`, `note: ${NO_LINKS_NOTE}`]);
     // One link template anywhere (here a service's own) and the note is gone.
     const linked = capture();
     const withLink = `${head.replace("}]", ', applications: [{ id: 6b2d8e4f-1c80-4d2f-8b62-3a7f1e2f9b12, links: { logs: "https://console.example.com/d/{execution_id}" } }] }]')}notify: { default: { slack: { webhook_url: "env:HOOK" } } }\n`;
@@ -80,6 +82,47 @@ watch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01 }]
     expect(io.stdout.filter((l) => l.startsWith("warning:"))).toEqual([]);
     expect(io.stdout).toContain("note: routes[0].slack.token: ssm:/lookout/prod/slack-bot-token is read in the cloud; not checked here");
     expect(io.stderr).toEqual([]);
+  });
+
+  it("--deploy: what deploying refuses is a problem each, at its field, as packaging would say it; without it, one machine's configuration is ok", async () => {
+    const oneMachine = file(
+      "one-machine.yaml",
+      `platform: { url: "http://127.0.0.1:4010", token: "env:T" }
+watch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01, webhooks: [6b2d8e4f-1c80-4d2f-8b62-3a7f1e2f9b12] }]
+routes: [{ name: a, slack: { webhook_url: "env:H" } }]
+notify: { digest_within: 30s }
+`,
+    );
+    const env = { T: "t", H: "https://hooks.example/x" };
+    const here = capture();
+    expect(await checkConfigCommand({ configFile: oneMachine, env }, here)).toBe(0);
+    expect(here.stderr).toEqual([]);
+    const deploy = capture();
+    expect(await checkConfigCommand({ configFile: oneMachine, env, deploy: true }, deploy)).toBe(1);
+    expect(deploy.stdout[0]).toBe("not ok: 1 source watched, 1 route, 1 receiver");
+    expect(deploy.stderr).toEqual([
+      `lookout check-config: ${oneMachine}: platform.token: env:T is read from the environment, which the deployed functions do not get; use ssm:/… (SecureString) or secretsmanager:… (deploying refuses it)`,
+      `lookout check-config: ${oneMachine}: routes[0].slack.webhook_url: env:H is read from the environment, which the deployed functions do not get; use ssm:/… (SecureString) or secretsmanager:… (deploying refuses it)`,
+      `lookout check-config: ${oneMachine}: notify.digest_within: the cloud flushes digests once a minute; give at least 1m (deploying refuses it)`,
+    ]);
+    const json = capture();
+    expect(await checkConfigCommand({ configFile: oneMachine, env, deploy: true, format: "json" }, json)).toBe(1);
+    const doc = JSON.parse(json.stdout.join("\n")) as { ok: boolean; problems: Array<{ field: string }> };
+    expect(doc.ok).toBe(false);
+    expect(doc.problems.map((p) => p.field)).toEqual(["platform.token", "routes[0].slack.webhook_url", "notify.digest_within"]);
+    // The shipped example deploys.
+    const example = capture();
+    expect(await checkConfigCommand({ configFile: new URL("../../../lookout.example.yaml", import.meta.url).pathname, env: {}, deploy: true }, example)).toBe(0);
+  });
+
+  it("a file named like a secret keeps its path in the problem lines", async () => {
+    const named = file("missingtoken.yaml", `platform: { url: "http://127.0.0.1:4010", token: "env:T" }
+watch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01 }]
+routes: [{ name: a, slack: { channel: "#x" } }]
+`);
+    const io = capture();
+    expect(await checkConfigCommand({ configFile: named, env: {} }, io)).toBe(1);
+    expect(io.stderr).toEqual([`lookout check-config: ${named}: routes[0].slack.token: is required with channel`]);
   });
 
   it("says in one line what is wrong and where", async () => {
