@@ -359,12 +359,15 @@ export function routingProblems(routes: readonly Route[], notify: NotifySettings
   const patterns = patternProblems(routes);
   for (const [i, r] of routes.entries()) {
     const same = byName.get(r.name);
-    const ruleId = ruleLogicalId(r.name);
-    const clash = byRuleId.get(ruleId);
+    // Each route's rule and its `…Solo` half for events of no incident (infra/stack.ts): `team2-solo`
+    // would take the second id of `team2`.
+    const ruleIds = [ruleLogicalId(r.name), `${ruleLogicalId(r.name)}Solo`];
+    const clashId = ruleIds.find((id) => byRuleId.has(id));
+    const clash = clashId === undefined ? undefined : byRuleId.get(clashId);
     if (same !== undefined) out.push({ field: `routes[${i}].name`, problem: `"${r.name}" is already the name of routes[${same}]` });
-    else if (clash !== undefined) out.push({ field: `routes[${i}].name`, problem: `would share the rule id ${ruleId} with routes[${clash}]; rename one` });
+    else if (clash !== undefined) out.push({ field: `routes[${i}].name`, problem: `would share the rule id ${clashId} with routes[${clash}]; rename one` });
     if (same === undefined) byName.set(r.name, i);
-    if (clash === undefined) byRuleId.set(ruleId, i);
+    if (clash === undefined) for (const id of ruleIds) byRuleId.set(id, i);
     if (!routeReceivers(r).length && r.continue) {
       out.push({ field: `routes[${i}]`, problem: "has no receivers: add slack, email, pagerduty, webhook or teams, or continue: false to silence what it matches" });
     }

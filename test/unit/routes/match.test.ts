@@ -84,6 +84,9 @@ describe("routes configuration", () => {
       [`routes: [{ match: {}, ${SLACK} }]`, "routes[0].name: is required"],
       [`routes: [{ name: Prod_Failures, ${SLACK} }]`, /^lookout\.yaml: routes\[0\]\.name: must be lower-case letters and digits/],
       [`routes: [{ name: a, ${SLACK} }, { name: a, ${SLACK} }]`, `routes[1].name: "a" is already the name of routes[0]`],
+      // Every route's rule has a second, `<id>Solo`, for events of no incident: `team2-solo` would take team2's, in either order.
+      [`routes: [{ name: team2, ${SLACK} }, { name: team2-solo, ${SLACK} }]`, "routes[1].name: would share the rule id RouteTeam2Solo with routes[0]; rename one"],
+      [`routes: [{ name: team2-solo, ${SLACK} }, { name: team2, ${SLACK} }]`, "routes[1].name: would share the rule id RouteTeam2Solo with routes[0]; rename one"],
       [`routes: [{ name: a, slack: { webhook_url: "https://hooks.slack.com/services/T/B/x" } }]`, /^lookout\.yaml: routes\[0\]\.slack\.webhook_url: must name where the secret is kept/],
       [`routes: [{ name: a, slack: { channel: "#x" } }]`, "routes[0].slack.token: is required with channel"],
       [`routes: [{ name: a, slack: { channel: oncall, token: "env:T" } }]`, /routes\[0\]\.slack\.channel: must be a channel name like "#oncall"/],
