@@ -76,8 +76,12 @@ export function failureLines(command: string, err: unknown): string[] | undefine
   if (!(err instanceof ConfigError || err instanceof DynamoDbLocalError || err instanceof PreflightError)) return undefined;
   const missing = err instanceof ConfigError && err.field === "" && err.problem === "not found";
   // Messages quote configuration (a URL with a password, a YAML line): redacted like everything shown.
-  // A configuration's problems are one a line, each with its path.
-  const lines = redactText(err.message).split("\n").map((l) => `lookout ${command}: ${l}`);
+  // A configuration's problems are one a line, each with its path: the file's and the field's are kept
+  // as they are (a file named `tokens.yaml` is no secret), only what is said of the field is redacted.
+  const text = err instanceof ConfigError
+    ? err.problems.map((p) => `${err.source}: ${p.field ? `${p.field}: ` : ""}${redactText(p.problem)}`).join("\n")
+    : redactText(err.message);
+  const lines = text.split("\n").map((l) => `lookout ${command}: ${l}`);
   if (missing) lines[0] += `; ${MISSING_CONFIG_HINT}`;
   return lines;
 }
