@@ -5,6 +5,7 @@
  * group of its own, watched so that it never outlives the process that started it (process-group.ts).
  * Tests skip, saying why, when moto_server is absent (`it.skipIf(!motoAvailable())`).
  */
+import { PreflightError } from "./preflight.js";
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
@@ -44,7 +45,7 @@ export function motoAvailable(): boolean {
 export async function startMoto(opts: { readyTimeoutMs?: number } = {}): Promise<MotoServer> {
   const shared = process.env.MOTO_ENDPOINT;
   if (shared) {
-    await waitReady(shared, opts.readyTimeoutMs ?? 10_000, () => undefined);
+    await waitReady(shared, opts.readyTimeoutMs ?? 10_000, () => undefined, "; is it running there? (unset MOTO_ENDPOINT to have one started here)");
     return server(shared, async () => undefined);
   }
   const port = await freePort();
@@ -83,18 +84,19 @@ function server(endpoint: string, stop: () => Promise<void>): MotoServer {
   };
 }
 
-async function waitReady(endpoint: string, timeoutMs: number, exited: () => string | undefined): Promise<void> {
+/** Waits for moto_server to answer; one that never does is a start-up problem said in a line (PreflightError). */
+async function waitReady(endpoint: string, timeoutMs: number, exited: () => string | undefined, hint = ""): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const why = exited();
-    if (why) throw new Error(why);
+    if (why) throw new PreflightError(why);
     try {
       const res = await fetch(`${endpoint}/moto-api/`);
       if (res.ok) return;
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`moto_server did not answer at ${endpoint} within ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new PreflightError(`moto_server did not answer at ${endpoint} within ${timeoutMs / 1000} s${hint}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
