@@ -14,7 +14,7 @@
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/model/event.js";
-import { type Config, loadConfigFile } from "../lib/config/load.js";
+import { type Config, ConfigError, loadConfigFile } from "../lib/config/load.js";
 import { deployProblems } from "../lib/config/deployable.js";
 import { type RuleResource, ruleResources, type RuleTarget } from "../lib/routes/rules.js";
 import { httpSecretRefs, receiverSecretRefs } from "../lib/config/routes.js";
@@ -122,8 +122,8 @@ export function loadDeployConfig(serviceDir: string, file: string): { config: Co
   }
   // No environment overrides: the functions read the file as it is, without PLATFORM_API_URL/TOKEN.
   const config = loadConfigFile(abs, {});
-  const problems = deployProblems(config).map((p) => `${p.field}: ${p.problem}`);
-  if (problems.length) throw new DeployConfigError(`${rel}: ${problems.join("; ")}`);
+  const problems = deployProblems(config);
+  if (problems.length) throw ConfigError.of(rel, problems);
   return { config, configFile: rel.split(sep).join("/") };
 }
 

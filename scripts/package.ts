@@ -1,8 +1,9 @@
 /**
- * `npm run package [-- --stage dev]`: packages the stack offline into .serverless/ — the CloudFormation
- * template and one zip per function — with no AWS credentials and no network, then prints each
- * bundle's size. Packages LOOKOUT_CONFIG, or lookout.example.yaml when it is not set, for stage prod
- * unless told otherwise (the example's parameters are /lookout/prod/…).
+ * `npm run package [-- --stage dev] [-- --config F]`: packages the stack offline into .serverless/ — the
+ * CloudFormation template and one zip per function — with no AWS credentials and no network, then prints
+ * each bundle's size. Packages `--config`, else LOOKOUT_CONFIG, else lookout.example.yaml, for stage prod
+ * unless told otherwise (the example's parameters are /lookout/prod/…). A configuration packaging would
+ * refuse is said first, a problem a line; an earlier packaging's .serverless/ is removed before it starts.
  */
 import { spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -117,13 +118,35 @@ export function packageStack(opts: PackageOptions = {}): Promise<Packaged> {
   });
 }
 
+/** `--name value` taken out of `argv` (the rest goes to serverless), or undefined. */
+function option(argv: string[], name: string): string | undefined {
+  const i = argv.indexOf(name);
+  if (i < 0) return undefined;
+  const [, value] = argv.splice(i, 2);
+  if (!value || value.startsWith("--")) throw new Error(`${name} needs a value`);
+  return value;
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const argv = process.argv.slice(2);
-  const i = argv.indexOf("--stage");
-  const stage = i >= 0 ? argv.splice(i, 2)[1] : undefined;
-  console.log(`packaging ${process.env.LOOKOUT_CONFIG ?? DEFAULT_CONFIG} for stage ${stage ?? DEFAULT_STAGE}`);
+  let stage: string | undefined;
+  let config: string;
   try {
-    const p = await packageStack({ ...(stage ? { stage } : {}), args: argv, inherit: true });
+    stage = option(argv, "--stage");
+    // As check-config and cloud-local take it; serverless would read `--config` as its own service file.
+    config = option(argv, "--config") ?? process.env.LOOKOUT_CONFIG ?? DEFAULT_CONFIG;
+    // What the configuration's checks refuse is said here, a problem a line, before serverless wraps it.
+    const { loadDeployConfig } = await import("../infra/stack.js");
+    loadDeployConfig(ROOT, config);
+  } catch (err) {
+    for (const line of (err as Error).message.split("\n")) console.error(`package: ${line}`);
+    process.exit(1);
+  }
+  // An earlier packaging's output is not left to pass for this one's, should this one fail.
+  rmSync(join(ROOT, ".serverless"), { recursive: true, force: true });
+  console.log(`packaging ${config} for stage ${stage ?? DEFAULT_STAGE}`);
+  try {
+    const p = await packageStack({ ...(stage ? { stage } : {}), config, args: argv, inherit: true });
     console.log(`\npackaged in ${(p.ms / 1000).toFixed(1)} s: ${p.template}\n`);
     console.log(formatSizes(bundleSizes(p.outDir)));
   } catch (err) {

@@ -126,9 +126,10 @@ describe("the stack generated from a configuration", () => {
     }
   });
 
-  it("refuses env: secrets, naming each field and what to use instead", () => {
+  it("refuses env: secrets, naming each field and what to use instead, a problem a line", () => {
+    const suffix = "is read from the environment, which the deployed functions do not get; use ssm:/… (SecureString) or secretsmanager:…";
     expect(() => loadDeployConfig(ROOT, fixture("env-secrets.yaml"))).toThrow(
-      /platform\.token: env:PLATFORM_API_TOKEN is read from the environment.*use ssm:\/… \(SecureString\) or secretsmanager:….*routes\[0\]\.slack\.webhook_url: env:SLACK_WEBHOOK/,
+      `test/fixtures/stack/env-secrets.yaml: platform.token: env:PLATFORM_API_TOKEN ${suffix}\ntest/fixtures/stack/env-secrets.yaml: routes[0].slack.webhook_url: env:SLACK_WEBHOOK ${suffix}`,
     );
   });
 
