@@ -116,7 +116,7 @@ function fieldsOf(detail: LookoutEventDetail, kind: KindView): Fact[] {
   const project = nameOf(detail.project);
   const environment = nameOf(detail.environment);
   kind.leadingFields?.(detail, add);
-  add("Service", typedNameOf(detail.service));
+  add(kind.serviceLabel ?? "Service", typedNameOf(detail.service));
   add("Cluster", nameOf(detail.cluster));
   if (project || environment) {
     add("Project / environment", [project, environment && typedNameOf(detail.environment)].filter(Boolean).join(" / "));

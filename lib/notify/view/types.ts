@@ -106,6 +106,8 @@ export interface KindView {
   what(detail: LookoutEventDetail): string | undefined;
   /** Fields shown first, before the service and place. */
   leadingFields?(detail: LookoutEventDetail, add: AddFact): void;
+  /** The service's label, when the alert is not about the service itself (default "Service"). */
+  serviceLabel?: string;
   /** Fields shown after the service and place. */
   fields?(detail: LookoutEventDetail, add: AddFact): void;
   /** Header words [TRANSITION, Title] for a transition the shared table does not name. */

@@ -3,6 +3,8 @@ import type { KindView } from "./types.js";
 import { nameOf } from "./format.js";
 
 export const webhookView: KindView = {
+  // The incident is the target's: the service is only whose event was being delivered (each delivery may be another's).
+  serviceLabel: "Event about",
   subject: (detail) => detail.http?.target_host ?? nameOf(detail.webhook) ?? nameOf(detail.service) ?? "webhook",
   what: (detail) =>
     detail.http?.status_code != null ? `HTTP ${detail.http.status_code}` : (detail.status ?? "no response"),
