@@ -43,7 +43,8 @@ function barOf(color: string | undefined): string {
 function blockLines(blocks: readonly unknown[], bar: string): string[] {
   const lines: string[] = [];
   for (const block of blocks as BlockLike[]) {
-    if (block.type === "header") lines.push(`${bar} ${plainText(block.text?.text).toUpperCase()}`);
+    // As written: upper-casing would change what the platform named (a cluster id, a service name).
+    if (block.type === "header") lines.push(`${bar} ${plainText(block.text?.text)}`);
     if (block.type === "section") {
       if (block.text) lines.push(...plainText(block.text.text).split("\n").map((l) => `${bar} ${l}`));
       for (const f of block.fields ?? []) lines.push(`${bar}   ${plainText(f.text).replace(/\n/g, ": ")}`);

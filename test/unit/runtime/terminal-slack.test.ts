@@ -29,11 +29,11 @@ describe("Slack in the terminal (the local preview)", () => {
     await slack.post(target, message("recovered", { thread_ts: first.ts!, reply_broadcast: true }));
     await slack.update(target, { channel: first.channel!, ts: first.ts! }, message("resolved after 14m", { attachments: [{ color: "#2EB67D", blocks: [{ type: "header", text: { type: "plain_text", text: "resolved after 14m", emoji: false } }] }] }));
     const text = lines.join("\n");
-    expect(text).toContain("│🟥 API DEPLOYMENT FAILED");
+    expect(text).toContain("│🟥 api deployment failed"); // the header as written: a platform name keeps its case
     expect(text).toContain('    ┌─ ↳ slack #preview, reply in the thread of "api deployment failed"\n');
     expect(text).toContain('reply in the thread of "api deployment failed" (also sent to the channel)');
     expect(text).toContain('✎ slack #preview, edited in place: "api deployment failed"');
-    expect(text).toContain("│🟩 RESOLVED AFTER 14M");
+    expect(text).toContain("│🟩 resolved after 14m");
   });
 
   it("shows Lookout's bold labels as text, and the platform's asterisks as typed", async () => {
@@ -58,6 +58,6 @@ describe("Slack in the terminal (the local preview)", () => {
     const slack = terminalSlack((l) => lines.push(l));
     await expect(slack.update(target, { channel: "#preview", ts: "1.000001" }, message("resolved after 14m"))).resolves.toEqual({ channel: "#preview", ts: "1.000001" });
     expect(lines.join("\n")).toContain("a message of an earlier run");
-    expect(lines.join("\n")).toContain("RESOLVED AFTER 14M");
+    expect(lines.join("\n")).toContain("resolved after 14m");
   });
 });
