@@ -18,6 +18,9 @@ describe("escapers", () => {
   it("mrkdwn: formatting characters fenced by zero-width spaces", () => {
     expect(neutralizeMrkdwn("*b* _i_")).toBe("\u200B*\u200Bb\u200B*\u200B \u200B_\u200Bi\u200B_\u200B");
     expect(neutralizeMrkdwn("<x>")).toBe("&lt;x&gt;");
+    // Between two letters or digits a marker can neither open nor close: left as typed, so a tag copies and searches.
+    expect(neutralizeMrkdwn("CANNOT_UNINSTALL_HELM_CHART a*b")).toBe("CANNOT_UNINSTALL_HELM_CHART a*b");
+    expect(neutralizeMrkdwn("_x_ y_ _z a_`b`")).toBe("\u200B_\u200Bx\u200B_\u200B y\u200B_\u200B \u200B_\u200Bz a\u200B_\u200B\u200B`\u200Bb\u200B`\u200B");
   });
 
   it("HTML: the five characters and the apostrophe", () => {
