@@ -5,7 +5,7 @@
 import type { CommitFacts, DetailType, EventKind, LookoutEventDetail, Severity } from "../../model/event.js";
 import { detailTypeOf, isClosing } from "../../model/event.js";
 import { safeHttpUrl } from "./escape.js";
-import { firstLine, formatElapsed, formatSpan, nameOf, oneLine, parseInstant, typedNameOf } from "./format.js";
+import { answerText, firstLine, formatElapsed, formatSpan, nameOf, oneLine, parseInstant, typedNameOf } from "./format.js";
 import type { AddFact, AlertView, ChangesView, CommitView, ErrorView, Fact, IncidentView, KindView, LinkFact } from "./types.js";
 import { clusterView } from "./cluster.js";
 import { deploymentView } from "./deployment.js";
@@ -154,7 +154,7 @@ export function alertView(detail: LookoutEventDetail): AlertView {
   const error = errorView(detail);
 
   const notes: Fact[] = [];
-  if (detail.http?.response_excerpt) notes.push({ label: "Response", value: detail.http.response_excerpt.trim() });
+  if (detail.http?.response_excerpt) notes.push({ label: "Response", value: answerText(detail.http.response_excerpt) });
   if (detail.health?.detail) notes.push({ label: "Detail", value: detail.health.detail.trim() });
 
   const links: LinkFact[] = [];

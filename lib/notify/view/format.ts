@@ -47,6 +47,26 @@ export function oneLine(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f\u0085\u2028\u2029]+/g, " ").replace(/ {2,}/g, " ").trim();
 }
 
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", "#39": "'", nbsp: " " };
+
+/**
+ * A webhook target's answer as a person reads it: an HTML page's words (its tags, scripts, styles and
+ * comments out, the common entities decoded, on one line); any other answer as sent. The renderers
+ * escape the result as any platform text. Written by hand: it reads an excerpt of a few hundred
+ * characters, and an HTML-to-text package would add far more to every notify bundle's cold start.
+ */
+export function answerText(body: string): string {
+  if (!/<\/?[a-z][^>]*>/i.test(body)) return body.trim();
+  const words = oneLine(
+    body
+      .replace(/<(script|style)\b[\s\S]*?(<\/\1\s*>|$)/gi, " ")
+      .replace(/<!--[\s\S]*?(-->|$)/g, " ")
+      .replace(/<[^>]*(>|$)/g, " ")
+      .replace(/&(amp|lt|gt|quot|apos|#39|nbsp);/g, (_, e: string) => ENTITIES[e]!),
+  );
+  return words || "(an HTML page with no text)";
+}
+
 /** The first line that is not blank, as one line: a commit message's subject. */
 export function firstLine(text: string): string {
   const line = text.split(/\r?\n/).find((l) => l.trim() !== "") ?? "";

@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { renderEmail } from "../../../../lib/notify/email/render.js";
-import { alertView, clip, escapeHtml, escapeSlack, formatElapsed, neutralizeMrkdwn, oneLine, safeHttpUrl } from "../../../../lib/notify/view/index.js";
+import { alertView, answerText, clip, escapeHtml, escapeSlack, formatElapsed, neutralizeMrkdwn, oneLine, safeHttpUrl } from "../../../../lib/notify/view/index.js";
 import { EXAMPLE_DETAILS } from "../../../fixtures/event-examples.js";
 import { FIRST, STILL } from "../../../golden/inputs.js";
 
@@ -108,3 +108,21 @@ describe("facts of a detail", () => {
     expect(m.headers!.References).toBe("<0100018e-abc@email.amazonses.com>");
   });
 });
+
+describe("a webhook target's answer, as a person reads it", () => {
+  it("an HTML page is its words: tags, scripts, styles and comments out, entities decoded; anything else as sent", () => {
+    const page = "<html><head><style>h1{color:red}</style></head><body><h1>500 Internal Server Error</h1>\n<!-- trace 9 -->" +
+      "<p>upstream `timeout` &amp; retry &lt;later&gt;<script>alert(1)</script> yyyy</p>";
+    expect(answerText(page)).toBe("500 Internal Server Error upstream `timeout` & retry <later> yyyy");
+    // Cut short by the excerpt's clip, inside a tag or a script: what is left of it goes too.
+    expect(answerText("<p>Bad gateway</p><script>var x = '")).toBe("Bad gateway");
+    expect(answerText("<p>Bad gateway</p><a href=\"http")).toBe("Bad gateway");
+    expect(answerText("<script>only()</script>")).toBe("(an HTML page with no text)");
+    expect(answerText('  {"error":"quota exceeded","limit":5}  ')).toBe('{"error":"quota exceeded","limit":5}');
+    expect(answerText("a < b and c > d")).toBe("a < b and c > d");
+    const hook = EXAMPLE_DETAILS["Webhook Delivery Failed"];
+    const v = alertView({ ...hook, http: { ...hook.http!, response_excerpt: page } });
+    expect(v.notes).toContainEqual({ label: "Response", value: "500 Internal Server Error upstream `timeout` & retry <later> yyyy" });
+  });
+});
+
