@@ -111,7 +111,8 @@ export function slackChannel(who: ChannelIdentity, target: SlackTarget, sender: 
     },
     async sendDigest(held, window, presentationOf) {
       const message = renderSlackDigest(held, {
-        channelLabel: who.label, from: window.from, to: window.to, heldAt: window.heldAt, sentAt: window.at, ...digestLinksOf(presentationOf),
+        // Where it is read: the channel's name (Web API form), or "this channel" where only the webhook's secret names it.
+        channelLabel: target.kind === "api" ? target.channel : "this channel", from: window.from, to: window.to, heldAt: window.heldAt, sentAt: window.at, ...digestLinksOf(presentationOf),
         ...(presentationOf ? { presentationOf } : {}),
       });
       return (await sender.post(target, marked(message, target, window.id))) as Sent;

@@ -66,7 +66,8 @@ describe("the default route and digests, on one machine", () => {
     await run();
     expect(posted("default")).toHaveLength(3);
     const digest = JSON.stringify(posted("default")[2]!.blocks);
-    expect(digest).toContain("1 alert held back");
+    expect(digest).toContain("1 alert held back for this channel");
+    expect(digest).not.toContain("env:HOOK_DEFAULT"); // an incoming webhook is no name to show people
     expect(digest).toMatch(/\(held 1m 0\ds\)/);
     await run();
     expect(posted("default")).toHaveLength(3); // sent once
