@@ -49,3 +49,7 @@ export function durationRangeProblem(ms: number, range: DurationRange): string |
   if (ms >= range.min && ms <= range.max) return undefined;
   return `must be from ${formatDuration(range.min)} to ${formatDuration(range.max)}`;
 }
+
+/** A duration schema's type error for a bare number (`retention: 400`): it has no unit, said so rather than "must be a string". */
+export const unitlessDuration = (iss: { input?: unknown }): string | undefined =>
+  typeof iss.input === "number" ? `${iss.input} has no unit: write a duration like 90s, 15m, 1h or 400d` : undefined;

@@ -181,7 +181,9 @@ function schemaProblems(issues: readonly z.core.$ZodIssue[], input: unknown): Co
       }
       continue;
     }
-    found.push({ path: issue.path as PropertyKey[], problem: issue.code === "custom" ? issue.message : describeIssue(issue, input) });
+    // A schema's own message (custom, or a type error it words itself) as written; zod's defaults in ours.
+    const own = issue.code === "custom" || (issue.code === "invalid_type" && !issue.message.startsWith("Invalid input"));
+    found.push({ path: issue.path as PropertyKey[], problem: own ? issue.message : describeIssue(issue, input) });
   }
   found.sort((a, b) => compareInputPaths(input, a.path, b.path));
   const lines = found.map((f) => ({ field: jsonPath(inputPath(input, f.path)).replace(/^\$\.?/, ""), problem: f.problem }));

@@ -26,7 +26,7 @@ import {
   routeReceivers,
 } from "./route-types.js";
 import { isUuidShaped } from "./route-values.js";
-import { parseDuration } from "./duration.js";
+import { parseDuration, unitlessDuration } from "./duration.js";
 import { linkTemplateProblem } from "./link-templates.js";
 import { KINDS, SEVERITIES, type Severity } from "../model/event.js";
 
@@ -239,7 +239,7 @@ export function routeSchemas(secretRef: z.ZodMiniType<string, string>) {
     ),
     /** A storm's held alerts go out as a digest within this, even when nothing else arrives. */
     digest_within: z._default(
-      z.string().check(
+      z.string({ error: unitlessDuration }).check(
         z.refine((s) => (parseDuration(s) ?? 0) >= 10_000, { message: "is not a duration of at least 10s (like 2m)" }),
       ),
       DEFAULT_DIGEST_WITHIN,

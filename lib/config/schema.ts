@@ -3,7 +3,7 @@
  * the smallest useful file names only the platform and what to watch.
  */
 import * as z from "zod/mini";
-import { DURATION_LIMITS, durationRangeProblem, parseDuration } from "./duration.js";
+import { DURATION_LIMITS, durationRangeProblem, parseDuration, unitlessDuration } from "./duration.js";
 import { parseSize } from "./size.js";
 import { LinkTemplatesFile, routeSchemas } from "./routes.js";
 
@@ -12,7 +12,7 @@ const uuid = () => z.guid();
 
 /** A duration string within the field's range (lib/config/duration.ts), turned into milliseconds by the loader. */
 const duration = (field: keyof typeof DURATION_LIMITS) =>
-  z.string().check(
+  z.string({ error: unitlessDuration }).check(
     z.refine((s) => parseDuration(s) !== undefined, { message: "is not a duration like 90s, 15m, 1h or 400d", abort: true }),
     z.superRefine((s, ctx) => {
       const problem = durationRangeProblem(parseDuration(s)!, DURATION_LIMITS[field]);

@@ -211,6 +211,10 @@ describe("incidents and how routes present events", () => {
     [`${head()}incidents: { cluster_quiet_period: 10s }\n`, "incidents.cluster_quiet_period: 10s: must be from 1m to 7d"],
     [`${head()}incidents: { cluster_quiet_period: 8d }\n`, "incidents.cluster_quiet_period: 8d: must be from 1m to 7d"],
     [`${head()}incidents: { cluster_quiet_period: soon }\n`, "incidents.cluster_quiet_period: is not a duration like 90s, 15m, 1h or 400d"],
+    // A bare number has no unit: said so (a string of the wrong kind, or a boolean, stays a type error).
+    [`${head()}retention: 400\n`, "retention: 400 has no unit: write a duration like 90s, 15m, 1h or 400d"],
+    [`${head()}notify: { digest_within: 120 }\n`, "notify.digest_within: 120 has no unit: write a duration like 90s, 15m, 1h or 400d"],
+    [`${head()}backfill_window: true\n`, "backfill_window: must be a string"],
     [`${head()}incidents: { cluster_quiet: 5m }\n`, "incidents.cluster_quiet: unknown field"],
     [route("severity: fatal"), `routes[0].severity: must be one of "critical", "error", "warning", "info"`],
     [route("severity: 3"), "routes[0].severity: must be a severity (critical, error, warning, info) or a map from environment type to severity"],
