@@ -106,8 +106,15 @@ export function parseConfig(text: string, source: string, env: ConfigEnv = proce
  * the line it points at is quoted instead, so the message does not end on a dangling colon.
  */
 function syntaxProblem(err: Error & { linePos?: Array<{ line: number }> }, text: string): string {
-  const first = err.message.split("\n")[0]!.replace(/:\s*$/, "");
-  const line = err.linePos?.[0]?.line;
+  let first = err.message.split("\n")[0]!.replace(/:\s*$/, "");
+  let line = err.linePos?.[0]?.line;
+  // JSON.parse names a character position only (Node 20): its line and column, and that line quoted.
+  const at = /at position (\d+)/.exec(first);
+  if (line === undefined && at) {
+    const before = text.slice(0, Number(at[1])).split(/\r?\n/);
+    line = before.length;
+    if (!/\bline\b/.test(first)) first += ` (line ${line}, column ${before.at(-1)!.length + 1})`;
+  }
   const near = line === undefined ? undefined : text.split(/\r?\n/)[line - 1]?.trim();
   return near ? `${first}: ${JSON.stringify(near.length > 80 ? `${near.slice(0, 79)}…` : near)}` : first;
 }

@@ -110,6 +110,8 @@ routes:
     // The line it points at, quoted: never a message ending on a colon.
     expect(problem("platform:\n  url: [\nwatch: x\n")).toMatch(/is not valid YAML: .* at line 3, column 1: "watch: x"$/);
     expect(problem("{", "lookout.json")).toMatch(/^lookout\.json: is not valid JSON/);
+    // JSON.parse names a position only: its line and column too, and that line quoted.
+    expect(problem('{\n  "platform": {\n    "url": "x",\n  },\n  "watch": []\n}\n', "lookout.json")).toMatch(/is not valid JSON: .*\(line 4, column 3\): "},"$/);
     expect(problem("- a\n- b\n")).toMatch(/must be a mapping/);
   });
 
