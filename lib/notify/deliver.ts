@@ -9,7 +9,7 @@ import type { LookoutEventDetail } from "../model/event.js";
 import { contentHash } from "../model/hash.js";
 import { isClosing } from "../model/event.js";
 import { changesAlertId } from "../alerts/changes-listed.js";
-import type { DeliveryRecord, Mute, NotifyStore } from "../model/notify-store.js";
+import type { DeliveryRecord, HeldAlert, Mute, NotifyStore } from "../model/notify-store.js";
 import { DIGEST_ROUTE } from "../config/route-types.js";
 import type { AmendedRef, Channel, IncidentRef } from "./types.js";
 import { claimDigestStage, claimStage } from "./delivery/claim.js";
@@ -31,12 +31,18 @@ const deliverAlert = chain<AlertAttempt, DeliveryOutcome>(
   claimStage((record) => (record.state === "sending" ? "in_flight" : "duplicate")),
   // Found sent by an earlier attempt: settled as sent, and the root it may be, recorded.
   readBackStage(async (a, sent): Promise<DeliveryOutcome> => (await recordRoot(a, sent), "duplicate")),
-  // What a storm held back goes out first, as one digest, when the budget allows.
-  async (a) => void (await flushHeld(a.channel, a.deps)),
+  // What a storm held back goes out first, as one digest, when the budget allows and the storm has gathered.
+  async (a) => void (await flushHeld(a.channel, a.deps, { gather: true })),
   rateOrHoldStage,
   sendAlertStage,
   recordAlertStage,
 );
+
+/** Whether the first of `held` was held at least `digestGatherMs` ago. */
+function gathered(held: readonly HeldAlert[], deps: DeliverDeps): boolean {
+  const first = Math.min(...held.map((h) => Date.parse(h.held_at)).map((t) => (Number.isNaN(t) ? 0 : t)));
+  return !(first > deps.now().getTime() - digestGatherMs(deps));
+}
 
 /**
  * A digest is claimed like an alert (keyed by what it first held), so two workers never send the same one.
@@ -138,9 +144,12 @@ async function amendedOf(alertId: string, channel: Channel, store: NotifyStore):
 
 /**
  * Sends one digest for a receiver, when the budget has a token for it: a digest that must go again,
- * else one of everything held. Returns how many held alerts went out.
+ * else one of everything held. Returns how many held alerts went out. `gather`: asked before an alert's
+ * delivery, in the middle of a storm, a new digest waits until its first alert was held
+ * `digestGatherMs` (so one pass's storm is one digest); a scheduled flush (the tick, the loop, the end of
+ * `run --once`) comes after the pass and sends what is held.
  */
-export async function flushHeld(channel: Channel, deps: DeliverDeps): Promise<number> {
+export async function flushHeld(channel: Channel, deps: DeliverDeps, opts: { gather?: boolean } = {}): Promise<number> {
   // Asked before every delivery: a look at one item, then the digest's budget, before reading all.
   if (!(await deps.store.heldFor(channel.id, 1)).length) return 0;
   if (!(await digestDue({ channel, deps }))) return 0;
@@ -150,9 +159,9 @@ export async function flushHeld(channel: Channel, deps: DeliverDeps): Promise<nu
   // again first, with what it carried; what is held besides waits for the next one.
   const pending = held.find((h) => h.digest_id)?.digest_id;
   const carried = pending ? held.filter((h) => h.digest_id === pending) : held.filter((h) => !h.digest_id);
-  // A new digest gathers what a storm holds in one pass: its first alert must have waited a little.
-  const first = Math.min(...carried.map((h) => Date.parse(h.held_at)).filter((t) => !Number.isNaN(t)));
-  if (!pending && first > deps.now().getTime() - digestGatherMs(deps)) return 0;
+  // A new digest gathers what a storm holds in one pass: its first alert must have waited a little (a
+  // time that does not parse counts as long ago: a bad item never holds the digest back).
+  if (opts.gather && !pending && !gathered(carried, deps)) return 0;
   const id = pending ?? `digest-${contentHash(channel.id, ...carried.map((h) => h.detail.id))}`;
   return deliverDigest({ id, route: DIGEST_ROUTE, channel, deps, held: carried, incident: async () => undefined });
 }

@@ -286,9 +286,10 @@ describe("delivery decisions", () => {
       state: "held", suppression: { reason: "storm", detail: "over 1/s (burst 2) for test r: held for a digest" },
     });
     expect((await store.heldFor(channel.id)).map((h) => h.detail.id)).toEqual([storm[2]!.id, storm[3]!.id]);
-    // A digest gathers the storm: none before the first held alert has waited DIGEST_GATHER_MS.
+    // Asked before an alert's delivery, a digest gathers the storm: none before the first held alert has
+    // waited DIGEST_GATHER_MS (a scheduled flush, after the pass, sends at once: below).
     tick(DIGEST_GATHER_MS - 1);
-    expect(await flushHeld(channel, deps())).toBe(0);
+    expect(await flushHeld(channel, deps(), { gather: true })).toBe(0);
     tick(1);
     const next = alert();
     expect(await deliver(next, "route", channel, [], deps())).toBe("sent");
@@ -341,7 +342,7 @@ describe("delivery decisions", () => {
   });
 
   it("a thread's replies have a budget of their own: repeats of one incident never hold back another incident's opening", async () => {
-    const { store, deps } = world({ perSecond: 1, burst: 2 });
+    const { store, deps, tick } = world({ perSecond: 1, burst: 2 });
     const { channel, sent, digests } = recordingChannel("slack");
     channel.threads = true;
     const opening = alert();
@@ -362,6 +363,12 @@ describe("delivery decisions", () => {
     expect(await deliver(other, "route", channel, [], deps())).toBe("sent");
     expect(sent.map((s) => s.detail.id)).toEqual([opening.id, repeats[0]!.id, repeats[1]!.id, other.id]);
     expect(digests).toEqual([]);
+    // The held repeats, a second on (a token for the digest): not yet before a delivery (the storm is
+    // gathering), at once at a scheduled flush.
+    tick(1_000);
+    expect(await flushHeld(channel, deps(), { gather: true })).toBe(0);
+    expect(await flushHeld(channel, deps())).toBe(2);
+    expect(digests).toEqual([[repeats[2]!.id, repeats[3]!.id]]);
   });
 
   it("record: a send is recorded with the receiver's ids; a failure with its error, counting the receiver's run", async () => {
