@@ -23,6 +23,8 @@ import {
   type Route,
   type RouteMatch,
   type SlackReceiver,
+  DEFAULT_ROUTE,
+  escalationReceivers,
   routeReceivers,
 } from "./route-types.js";
 import { isUuidShaped } from "./route-values.js";
@@ -355,19 +357,22 @@ export interface RoutingProblem {
 export function routingProblems(routes: readonly Route[], notify: NotifySettings): RoutingProblem[] {
   const out: RoutingProblem[] = [];
   const byName = new Map<string, number>();
-  const byRuleId = new Map<string, number>();
+  // Each rule's id and its `…Solo` half's, for events of no incident (infra/stack.ts), by who has it:
+  // `team2-solo` would take team2's second id, `default-solo` the default route's.
+  const byRuleId = new Map<string, string>();
+  const idsOf = (name: string) => [ruleLogicalId(name), `${ruleLogicalId(name)}Solo`];
+  if (notify.default?.slack || notify.default?.email) for (const id of idsOf(DEFAULT_ROUTE)) byRuleId.set(id, "the default route's rule (notify.default)");
   const patterns = patternProblems(routes);
   for (const [i, r] of routes.entries()) {
     const same = byName.get(r.name);
-    // Each route's rule and its `…Solo` half for events of no incident (infra/stack.ts): `team2-solo`
-    // would take the second id of `team2`.
-    const ruleIds = [ruleLogicalId(r.name), `${ruleLogicalId(r.name)}Solo`];
+    // Only a route with receivers (or an escalation's) gets a rule (lib/routes/rules.ts): a silencer has no id to share.
+    const ruleIds = routeReceivers(r).length || escalationReceivers(r).length ? idsOf(r.name) : [];
     const clashId = ruleIds.find((id) => byRuleId.has(id));
     const clash = clashId === undefined ? undefined : byRuleId.get(clashId);
     if (same !== undefined) out.push({ field: `routes[${i}].name`, problem: `"${r.name}" is already the name of routes[${same}]` });
-    else if (clash !== undefined) out.push({ field: `routes[${i}].name`, problem: `would share the rule id ${clashId} with routes[${clash}]; rename one` });
+    else if (clash !== undefined) out.push({ field: `routes[${i}].name`, problem: `would share the rule id ${clashId} with ${clash}; rename one` });
     if (same === undefined) byName.set(r.name, i);
-    if (clash === undefined) for (const id of ruleIds) byRuleId.set(id, i);
+    if (clash === undefined) for (const id of ruleIds) byRuleId.set(id, `routes[${i}]`);
     if (!routeReceivers(r).length && r.continue) {
       out.push({ field: `routes[${i}]`, problem: "has no receivers: add slack, email, pagerduty, webhook or teams, or continue: false to silence what it matches" });
     }

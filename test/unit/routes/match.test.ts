@@ -87,6 +87,7 @@ describe("routes configuration", () => {
       // Every route's rule has a second, `<id>Solo`, for events of no incident: `team2-solo` would take team2's, in either order.
       [`routes: [{ name: team2, ${SLACK} }, { name: team2-solo, ${SLACK} }]`, "routes[1].name: would share the rule id RouteTeam2Solo with routes[0]; rename one"],
       [`routes: [{ name: team2-solo, ${SLACK} }, { name: team2, ${SLACK} }]`, "routes[1].name: would share the rule id RouteTeam2Solo with routes[0]; rename one"],
+      [`routes: [{ name: default-solo, ${SLACK} }]\nnotify: { default: { slack: { webhook_url: "env:D" } } }`, "routes[0].name: would share the rule id RouteDefaultSolo with the default route's rule (notify.default); rename one"],
       [`routes: [{ name: a, slack: { webhook_url: "https://hooks.slack.com/services/T/B/x" } }]`, /^lookout\.yaml: routes\[0\]\.slack\.webhook_url: must name where the secret is kept/],
       [`routes: [{ name: a, slack: { channel: "#x" } }]`, "routes[0].slack.token: is required with channel"],
       [`routes: [{ name: a, slack: { channel: oncall, token: "env:T" } }]`, /routes\[0\]\.slack\.channel: must be a channel name like "#oncall"/],
@@ -113,6 +114,10 @@ describe("routes configuration", () => {
       if (typeof expected === "string") expect(message, yaml).toBe(`lookout.yaml: ${expected}`);
       else expect(message, yaml).toMatch(expected);
     }
+  });
+
+  it("a route that gets no rule (a silencer: no receivers, continue: false) has no rule id to share", () => {
+    expect(() => parseConfig(`${HEAD}routes: [{ name: team2, ${SLACK} }, { name: team2-solo, continue: false }]`, "lookout.yaml", {})).not.toThrow();
   });
 
   it("keeps the terminal preview's route name for one machine: its runner refuses a route of that name, naming the route's path", () => {
