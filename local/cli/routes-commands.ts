@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { DETAIL_TYPES, type LookoutEventDetail, detailTypeOf } from "../../lib/model/event.js";
-import { type Config, type ConfigEnv, ConfigError, loadConfigFile } from "../../lib/config/load.js";
+import { type Config, type ConfigEnv, ConfigError, type ConfigProblem, loadConfigFile } from "../../lib/config/load.js";
 import { watchlist } from "../../lib/dispatch/watchlist.js";
 import { receiverSecretRefs, unsetEnvSecrets } from "../../lib/config/routes.js";
 import { deployProblems } from "../../lib/config/deployable.js";
@@ -53,7 +53,7 @@ export async function checkConfigCommand(opts: { configFile: string; env?: Confi
       ...coverage(config.routes, config.notify).map(coverageLine).filter((l): l is string => Boolean(l)),
     ];
     // What deploying refuses (--deploy): a problem each, as packaging would say it.
-    const refused = opts.deploy ? deployProblems(config) : [];
+    const refused = opts.deploy ? refusedWhenDeployed(opts.configFile) : [];
     const problems = [...refused, ...unset.map((r) => ({ field: r.field, problem: unsetSecretProblem(r).slice(r.field.length + 2) }))];
     const ok = !problems.length;
     const notes = [
@@ -82,6 +82,19 @@ export async function checkConfigCommand(opts: { configFile: string; env?: Confi
       io.out(jsonDocument(doc));
     }
     return fail("check-config", err, io);
+  }
+}
+
+/**
+ * What deploying refuses, the file read as the deployed functions read it: without the environment's
+ * PLATFORM_API_URL and PLATFORM_API_TOKEN, which fill in for `platform` here but not there.
+ */
+function refusedWhenDeployed(file: string): ConfigProblem[] {
+  try {
+    return deployProblems(loadConfigFile(file, {}));
+  } catch (err) {
+    if (err instanceof ConfigError) return [...err.problems];
+    throw err;
   }
 }
 

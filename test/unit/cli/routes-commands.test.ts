@@ -110,6 +110,16 @@ notify: { digest_within: 30s }
     const doc = JSON.parse(json.stdout.join("\n")) as { ok: boolean; problems: Array<{ field: string }> };
     expect(doc.ok).toBe(false);
     expect(doc.problems.map((p) => p.field)).toEqual(["platform.token", "routes[0].slack.webhook_url", "notify.digest_within"]);
+    // Read as deployed: the environment's PLATFORM_API_URL and PLATFORM_API_TOKEN fill in here, not there.
+    const urlFromEnv = file("url-from-env.yaml", `watch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01, webhooks: [6b2d8e4f-1c80-4d2f-8b62-3a7f1e2f9b12] }]
+routes: [{ name: a, slack: { webhook_url: "ssm:/lookout/hook" } }]
+`);
+    const viaEnv = capture();
+    expect(await checkConfigCommand({ configFile: urlFromEnv, env: { PLATFORM_API_URL: "https://platform.example.com", PLATFORM_API_TOKEN: "t" }, deploy: true }, viaEnv)).toBe(1);
+    expect(viaEnv.stderr).toEqual([
+      `lookout check-config: ${urlFromEnv}: platform.url: is required (deploying refuses it)`,
+      `lookout check-config: ${urlFromEnv}: platform.token: is required (deploying refuses it)`,
+    ]);
     // The shipped example deploys.
     const example = capture();
     expect(await checkConfigCommand({ configFile: new URL("../../../lookout.example.yaml", import.meta.url).pathname, env: {}, deploy: true }, example)).toBe(0);
