@@ -15,7 +15,7 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/model/event.js";
 import { type Config, ConfigError, loadConfigFile } from "../lib/config/load.js";
-import { deployProblems } from "../lib/config/deployable.js";
+import { deployProblems, grantableSecret, SECRET_NAME_PROBLEM, SSM_NAME_PROBLEM } from "../lib/config/deployable.js";
 import { type RuleResource, ruleResources, type RuleTarget } from "../lib/routes/rules.js";
 import { httpSecretRefs, receiverSecretRefs } from "../lib/config/routes.js";
 import type { Receiver } from "../lib/config/route-types.js";
@@ -239,9 +239,6 @@ const allow = (Sid: string, Action: string[], Resource: unknown[] | "*", Conditi
   ...(Condition ? { Condition } : {}),
 });
 
-const SSM_NAME = /^\/[A-Za-z0-9_.\-/]+$/;
-const SECRET_NAME = /^[A-Za-z0-9/_+=.@-]+$/;
-const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/;
 
 /**
  * Reading the given secret references: ssm:GetParameter on each parameter, secretsmanager:GetSecretValue
@@ -257,10 +254,10 @@ export function secretStatements(refs: readonly string[]): Statement[] {
     const [scheme, ...rest] = r.split(":");
     const name = rest.join(":");
     if (scheme === "ssm") {
-      if (!SSM_NAME.test(name)) throw new DeployConfigError(`${r}: not an SSM parameter name this stack can grant access to`);
+      if (!grantableSecret(r)) throw new DeployConfigError(`${r}: ${SSM_NAME_PROBLEM}`);
       ssm.add(name);
     } else if (scheme === "secretsmanager") {
-      if (!SECRET_NAME.test(name) && !SECRET_ARN.test(name)) throw new DeployConfigError(`${r}: not a Secrets Manager secret name or ARN`);
+      if (!grantableSecret(r)) throw new DeployConfigError(`${r}: ${SECRET_NAME_PROBLEM}`);
       secrets.add(name);
     }
   }

@@ -14,6 +14,21 @@ export function envReferences(config: Config): Array<{ field: string; ref: strin
   return [{ field: "platform.token", ref: config.platform.tokenRef }, ...refs].filter((r) => r.ref.startsWith("env:"));
 }
 
+const SSM_NAME = /^\/[A-Za-z0-9_.\-/]+$/;
+const SECRET_NAME = /^[A-Za-z0-9/_+=.@-]+$/;
+const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/;
+export const SSM_NAME_PROBLEM = "not an SSM parameter name this stack can grant access to";
+export const SECRET_NAME_PROBLEM = "not a Secrets Manager secret name or ARN";
+
+/** Whether an `ssm:` or `secretsmanager:` reference names what an IAM policy can grant (infra/stack.ts); other kinds pass. */
+export function grantableSecret(ref: string): boolean {
+  const [scheme, ...rest] = ref.split(":");
+  const name = rest.join(":");
+  if (scheme === "ssm") return SSM_NAME.test(name);
+  if (scheme === "secretsmanager") return SECRET_NAME.test(name) || SECRET_ARN.test(name);
+  return true;
+}
+
 export function deployProblems(config: Config): ConfigProblem[] {
   const problems: ConfigProblem[] = envReferences(config).map(({ field, ref }) => ({
     field, problem: `${ref} is read from the environment, which the deployed functions do not get; use ssm:/… (SecureString) or secretsmanager:…`,
@@ -28,6 +43,16 @@ export function deployProblems(config: Config): ConfigProblem[] {
     for (const type of new Set((http ?? []).map((r) => r.type))) {
       problems.push({ field: `${at}.${type}`, problem: `delivered by lookout start/run on one machine; in the cloud ${at} names Slack or email only` });
     }
+  }
+  // The functions' roles grant exactly the secrets the file names: a name no policy can hold is refused.
+  const signing = config.notify.slackActions?.signingSecretRef;
+  const secrets = [
+    { field: "platform.token", ref: config.platform.tokenRef },
+    ...(signing ? [{ field: "notify.slack_actions.signing_secret", ref: signing }] : []),
+    ...receiverSecretRefs(config.routes, config.notify),
+  ];
+  for (const { field, ref } of secrets) {
+    if (!grantableSecret(ref)) problems.push({ field, problem: `${ref}: ${ref.startsWith("ssm:") ? SSM_NAME_PROBLEM : SECRET_NAME_PROBLEM}` });
   }
   // Dispatch's tick (once a minute) flushes held digests: a shorter bound cannot be kept there.
   if (config.notify.digestWithinMs < 60_000) problems.push({ field: "notify.digest_within", problem: "the cloud flushes digests once a minute; give at least 1m" });

@@ -120,6 +120,17 @@ routes: [{ name: a, slack: { webhook_url: "ssm:/lookout/hook" } }]
       `lookout check-config: ${urlFromEnv}: platform.url: is required (deploying refuses it)`,
       `lookout check-config: ${urlFromEnv}: platform.token: is required (deploying refuses it)`,
     ]);
+    // A secret name no IAM policy can hold: refused by packaging after serverless starts, said here first.
+    const badName = file("bad-secret-name.yaml", `platform: { url: "https://platform.example.com", token: "ssm:/lookout/platform token" }
+watch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01, webhooks: [6b2d8e4f-1c80-4d2f-8b62-3a7f1e2f9b12] }]
+routes: [{ name: a, slack: { webhook_url: "secretsmanager:lookout/hook url" } }]
+`);
+    const named = capture();
+    expect(await checkConfigCommand({ configFile: badName, env: {}, deploy: true }, named)).toBe(1);
+    expect(named.stderr).toEqual([
+      `lookout check-config: ${badName}: platform.token: ssm:/lookout/platform token: not an SSM parameter name this stack can grant access to (deploying refuses it)`,
+      `lookout check-config: ${badName}: routes[0].slack.webhook_url: secretsmanager:lookout/hook url: not a Secrets Manager secret name or ARN (deploying refuses it)`,
+    ]);
     // The shipped example deploys.
     const example = capture();
     expect(await checkConfigCommand({ configFile: new URL("../../../lookout.example.yaml", import.meta.url).pathname, env: {}, deploy: true }, example)).toBe(0);
@@ -133,6 +144,14 @@ routes: [{ name: a, slack: { channel: "#x" } }]
     const io = capture();
     expect(await checkConfigCommand({ configFile: named, env: {} }, io)).toBe(1);
     expect(io.stderr).toEqual([`lookout check-config: ${named}: routes[0].slack.token: is required with channel`]);
+    // A field's path is redacted on its own: a token pasted as a key is not shown.
+    const pasted = file("pasted.yaml", `platform: { url: "http://127.0.0.1:4010", token: "env:T" }
+watch: [{ organization: 5a1c7d3e-0b7f-4c1e-9a51-2f6f0d1e8a01 }]
+routes: [{ name: a, slack: { webhook_url: "env:H" }, xoxb-1234567890-abcdefghijkl: x }]
+`);
+    const shown = capture();
+    expect(await checkConfigCommand({ configFile: pasted, env: {} }, shown)).toBe(1);
+    expect(shown.stderr).toEqual([`lookout check-config: ${pasted}: routes[0]["[redacted:slack-token]"]: unknown field`]);
   });
 
   it("says in one line what is wrong and where", async () => {
