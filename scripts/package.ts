@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { bundleSizes, formatSizes } from "./bundle-sizes.js";
+import { shownLines } from "../local/cli/shared.js";
 
 export const ROOT = resolve(import.meta.dirname, "..");
 export const DEFAULT_CONFIG = "lookout.example.yaml";
@@ -118,17 +119,23 @@ export function packageStack(opts: PackageOptions = {}): Promise<Packaged> {
   });
 }
 
-/** `--name value` taken out of `argv` (the rest goes to serverless), or undefined. */
+/** `--name value` or `--name=value` taken out of `argv` (the rest goes to serverless), or undefined. */
 function option(argv: string[], name: string): string | undefined {
+  const joined = argv.findIndex((a) => a.startsWith(`${name}=`));
+  if (joined >= 0) return argv.splice(joined, 1)[0]!.slice(name.length + 1) || missing(name);
   const i = argv.indexOf(name);
   if (i < 0) return undefined;
   const [, value] = argv.splice(i, 2);
-  if (!value || value.startsWith("--")) throw new Error(`${name} needs a value`);
-  return value;
+  return !value || value.startsWith("--") ? missing(name) : value;
 }
+const missing = (name: string): never => {
+  throw new Error(`${name} needs a value`);
+};
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const argv = process.argv.slice(2);
+  // An earlier packaging's output is not left to pass for this one's, should this one fail or be refused.
+  rmSync(join(ROOT, ".serverless"), { recursive: true, force: true });
   let stage: string | undefined;
   let config: string;
   try {
@@ -139,11 +146,10 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     const { loadDeployConfig } = await import("../infra/stack.js");
     loadDeployConfig(ROOT, config);
   } catch (err) {
-    for (const line of (err as Error).message.split("\n")) console.error(`package: ${line}`);
+    // Said as every command says it: a quoted line of the file (a URL with a password) is redacted.
+    for (const line of shownLines(err as Error)) console.error(`package: ${line}`);
     process.exit(1);
   }
-  // An earlier packaging's output is not left to pass for this one's, should this one fail.
-  rmSync(join(ROOT, ".serverless"), { recursive: true, force: true });
   console.log(`packaging ${config} for stage ${stage ?? DEFAULT_STAGE}`);
   try {
     const p = await packageStack({ ...(stage ? { stage } : {}), config, args: argv, inherit: true });

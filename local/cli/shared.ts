@@ -70,18 +70,26 @@ export function reportFailureTo(command: string, failure: unknown, err: (line: s
   return failure instanceof UsageError ? EXIT.usage : EXIT.failure;
 }
 
+/**
+ * An error's message as lines to show. Messages quote configuration (a URL with a password, a YAML
+ * line): redacted like everything shown. A configuration's problems are one a line, each with its path:
+ * the file's is kept as it is (a file named `tokens.yaml` is no secret, and whole-line redaction took
+ * `tokens.yaml: routes…` for an assignment); the field's path is redacted alone (an unknown key may be a
+ * pasted token), and what is said of the field.
+ */
+export function shownLines(err: Error): string[] {
+  const text = err instanceof ConfigError
+    ? err.problems.map((p) => `${err.source}: ${p.field ? `${redactText(p.field)}: ` : ""}${redactText(p.problem)}`).join("\n")
+    : redactText(err.message);
+  return text.split("\n");
+}
+
 /** An expected failure as the lines to show (each `lookout <command>: …`), or undefined for a bug. */
 export function failureLines(command: string, err: unknown): string[] | undefined {
   if (err instanceof UsageError) return [`lookout ${command}: ${err.message}`];
   if (!(err instanceof ConfigError || err instanceof DynamoDbLocalError || err instanceof PreflightError)) return undefined;
   const missing = err instanceof ConfigError && err.field === "" && err.problem === "not found";
-  // Messages quote configuration (a URL with a password, a YAML line): redacted like everything shown.
-  // A configuration's problems are one a line, each with its path: the file's and the field's are kept
-  // as they are (a file named `tokens.yaml` is no secret), only what is said of the field is redacted.
-  const text = err instanceof ConfigError
-    ? err.problems.map((p) => `${err.source}: ${p.field ? `${p.field}: ` : ""}${redactText(p.problem)}`).join("\n")
-    : redactText(err.message);
-  const lines = text.split("\n").map((l) => `lookout ${command}: ${l}`);
+  const lines = shownLines(err).map((l) => `lookout ${command}: ${l}`);
   if (missing) lines[0] += `; ${MISSING_CONFIG_HINT}`;
   return lines;
 }

@@ -16,10 +16,10 @@ afterAll(() => rmSync(join(ROOT, name), { force: true }));
 const pkg = (...args: string[]) => spawnSync(process.execPath, ["bin/run-ts.mjs", "scripts/package.ts", ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
 
 describe("npm run package, before serverless starts", () => {
-  it("takes --config, and says each problem of a configuration it would refuse on a line of its own", () => {
+  it("takes --config (here as --config=F), and says each problem of a configuration it would refuse on a line of its own", () => {
     const example = readFileSync(join(ROOT, "lookout.example.yaml"), "utf8");
     writeFileSync(join(ROOT, name), example.replace("token: ssm:/lookout/prod/platform-token", "token: env:PLATFORM_API_TOKEN").replace("digest_within: 2m", "digest_within: 30s"));
-    const r = pkg("--config", name);
+    const r = pkg(`--config=${name}`);
     expect(r.status).toBe(1);
     const lines = r.stderr.trim().split("\n");
     expect(lines[0]).toBe(`package: ${name}: platform.token: env:PLATFORM_API_TOKEN is read from the environment, which the deployed functions do not get; use ssm:/… (SecureString) or secretsmanager:…`);
