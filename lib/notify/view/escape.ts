@@ -23,14 +23,15 @@ const ZWSP = "\u200B";
  * code) fenced by zero-width spaces. mrkdwn has no backslash escape; a marker only formats when it
  * opens after a boundary and is followed by text, and closes after text and before a boundary. With a
  * ZWSP on both sides neither condition holds, whether Slack counts ZWSP as a letter or as a space.
- * A marker between two ASCII letters or digits (`DEPLOYMENT_ERROR`, `a*b`) can do neither, and is left
- * as it is: an error tag copied from a digest line still searches. The price elsewhere is invisible
+ * A `*`, `_` or `~` between two ASCII letters or digits (`DEPLOYMENT_ERROR`, `a*b`) can do neither, and
+ * is left as it is: an error tag copied from a digest line still searches. A backtick is always fenced
+ * (nothing is gained by leaving it, and inline code's rule is less clear). The price elsewhere is invisible
  * characters in copied text, which is why the renderers keep platform text in `plain_text` objects
  * wherever Block Kit allows one, and use this only where it does not.
  */
 export function neutralizeMrkdwn(text: string): string {
   const inWord = (c: string | undefined) => c !== undefined && /[A-Za-z0-9]/.test(c);
-  return escapeSlack(text).replace(/[*_~`]/g, (c, at: number, all: string) => (inWord(all[at - 1]) && inWord(all[at + 1]) ? c : `${ZWSP}${c}${ZWSP}`));
+  return escapeSlack(text).replace(/[*_~`]/g, (c, at: number, all: string) => (c !== "`" && inWord(all[at - 1]) && inWord(all[at + 1]) ? c : `${ZWSP}${c}${ZWSP}`));
 }
 
 /**

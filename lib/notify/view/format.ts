@@ -47,7 +47,10 @@ export function oneLine(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f\u0085\u2028\u2029]+/g, " ").replace(/ {2,}/g, " ").trim();
 }
 
-const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", "#39": "'", nbsp: " " };
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
+/** What an HTML page has and other text does not (`expected <id>` is no page). */
+const HTML_PAGE = /<(!doctype\b|html\b|head\b|body\b|title\b|h[1-6]\b|p\b|div\b|br\b|pre\b|center\b|hr\b|span\b|script\b|style\b)/i;
+const codePoint = (n: number) => (n > 0 && n <= 0x10ffff ? String.fromCodePoint(n) : "");
 
 /**
  * A webhook target's answer as a person reads it: an HTML page's words (its tags, scripts, styles and
@@ -56,13 +59,14 @@ const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"'
  * characters, and an HTML-to-text package would add far more to every notify bundle's cold start.
  */
 export function answerText(body: string): string {
-  if (!/<\/?[a-z][^>]*>/i.test(body)) return body.trim();
+  if (!HTML_PAGE.test(body)) return body.trim();
   const words = oneLine(
     body
       .replace(/<(script|style)\b[\s\S]*?(<\/\1\s*>|$)/gi, " ")
       .replace(/<!--[\s\S]*?(-->|$)/g, " ")
       .replace(/<[^>]*(>|$)/g, " ")
-      .replace(/&(amp|lt|gt|quot|apos|#39|nbsp);/g, (_, e: string) => ENTITIES[e]!),
+      .replace(/&(amp|lt|gt|quot|apos|nbsp|#\d{1,7}|#x[0-9a-f]{1,6});/gi, (_, e: string) =>
+        e[0] !== "#" ? ENTITIES[e.toLowerCase()] ?? "" : codePoint(e[1] === "x" || e[1] === "X" ? parseInt(e.slice(2), 16) : Number(e.slice(1)))),
   );
   return words || "(an HTML page with no text)";
 }

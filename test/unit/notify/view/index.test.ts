@@ -20,6 +20,7 @@ describe("escapers", () => {
     expect(neutralizeMrkdwn("<x>")).toBe("&lt;x&gt;");
     // Between two letters or digits a marker can neither open nor close: left as typed, so a tag copies and searches.
     expect(neutralizeMrkdwn("CANNOT_UNINSTALL_HELM_CHART a*b")).toBe("CANNOT_UNINSTALL_HELM_CHART a*b");
+    expect(neutralizeMrkdwn("a`b")).toBe("a\u200B`\u200Bb"); // a backtick is fenced wherever it is
     expect(neutralizeMrkdwn("_x_ y_ _z a_`b`")).toBe("\u200B_\u200Bx\u200B_\u200B y\u200B_\u200B \u200B_\u200Bz a\u200B_\u200B\u200B`\u200Bb\u200B`\u200B");
   });
 
@@ -120,6 +121,8 @@ describe("a webhook target's answer, as a person reads it", () => {
     expect(answerText("<script>only()</script>")).toBe("(an HTML page with no text)");
     expect(answerText('  {"error":"quota exceeded","limit":5}  ')).toBe('{"error":"quota exceeded","limit":5}');
     expect(answerText("a < b and c > d")).toBe("a < b and c > d");
+    expect(answerText("expected <id>, got 5")).toBe("expected <id>, got 5"); // no page: as sent
+    expect(answerText("<p>caf&#233; &#x2014; don&#39;t &AMP; &#0;</p>")).toBe("café — don't &");
     const hook = EXAMPLE_DETAILS["Webhook Delivery Failed"];
     const v = alertView({ ...hook, http: { ...hook.http!, response_excerpt: page } });
     expect(v.notes).toContainEqual({ label: "Response", value: "500 Internal Server Error upstream `timeout` & retry <later> yyyy" });
