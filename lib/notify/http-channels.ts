@@ -83,7 +83,8 @@ export function teamsChannel(who: ChannelIdentity, target: { url: string }, send
     },
     async sendDigest(held, window, presentationOf) {
       const links = presentationOf ? { links: (d: Parameters<typeof presentationOf>[0]) => presentationOf(d).links } : {};
-      await post(renderTeamsDigest(held, { label: who.label, from: window.from, to: window.to, ...(window.heldAt ? { heldAt: window.heldAt } : {}), ...(window.at ? { sentAt: window.at } : {}), ...links }));
+      // Read in the channel the workflow posts to: never the workflow URL's secret reference.
+      await post(renderTeamsDigest(held, { label: "this channel", from: window.from, to: window.to, ...(window.heldAt ? { heldAt: window.heldAt } : {}), ...(window.at ? { sentAt: window.at } : {}), ...links }));
       return {};
     },
   };

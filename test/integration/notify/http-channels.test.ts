@@ -178,6 +178,15 @@ describe("Teams through a Workflows webhook", () => {
     expect(teams.posts[2]!.text).toContain("api (storefront/production) recovered");
   });
 
+  it("a digest names the channel it is read in, never the workflow URL's secret reference", async () => {
+    const c = teamsChannel({ id: "teams-x", label: "teams env:TEAMS_URL" }, { url: teams.workflowUrl() }, sender());
+    const before = teams.posts.length;
+    await c.sendDigest([OPENING, STILL_1], { from: OPENING.occurred_at, to: STILL_1.occurred_at, id: "digest-t" });
+    const card = teams.posts.slice(before).map((p) => p.text).join("\n");
+    expect(card).toContain("for this channel");
+    expect(card).not.toContain("env:TEAMS_URL");
+  });
+
   it("a card it took but answered too late for is sent again once at most: two at most, then the delivery retries later", async () => {
     const slow = (n: number) => {
       teams.reset();
