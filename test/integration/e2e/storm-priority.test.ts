@@ -88,7 +88,8 @@ describe("a storm of new incidents beside a thread's repeats", () => {
     expect(hookMessages.filter((m) => !m.thread_ts)).toHaveLength(1);
     expect(hookMessages.filter((m) => m.thread_ts)).toHaveLength(5);
 
-    // Nine services fail in the same run, the receiver's burst (10) already spent on the thread.
+    // Nine services fail in the same run: a budget shared with the thread (its opening and five replies,
+    // six of the burst of 10) would leave four.
     for (const a of apps) platform.list(appPath(a.id), [failedDeployment(a.id)]);
     await run();
     const roots = api().filter((m) => !m.thread_ts && !isChangesMessage(text(m)));
