@@ -38,10 +38,10 @@ const deliverAlert = chain<AlertAttempt, DeliveryOutcome>(
   recordAlertStage,
 );
 
-/** Whether the first of `held` was held at least `digestGatherMs` ago. */
-function gathered(held: readonly HeldAlert[], deps: DeliverDeps): boolean {
-  const first = Math.min(...held.map((h) => Date.parse(h.held_at)).map((t) => (Number.isNaN(t) ? 0 : t)));
-  return !(first > deps.now().getTime() - digestGatherMs(deps));
+/** Whether `held` was held at least `digestGatherMs` ago. */
+function gathered(held: HeldAlert, deps: DeliverDeps): boolean {
+  const at = Date.parse(held.held_at);
+  return Number.isNaN(at) || at <= deps.now().getTime() - digestGatherMs(deps);
 }
 
 /**
@@ -150,18 +150,21 @@ async function amendedOf(alertId: string, channel: Channel, store: NotifyStore):
  * `run --once`) comes after the pass and sends what is held.
  */
 export async function flushHeld(channel: Channel, deps: DeliverDeps, opts: { gather?: boolean } = {}): Promise<number> {
-  // Asked before every delivery: a look at one item, then the digest's budget, before reading all.
-  if (!(await deps.store.heldFor(channel.id, 1)).length) return 0;
+  // Asked before every delivery: a look at the oldest held item (held items are kept in the order they
+  // were held), then the digest's budget, then whether the storm has gathered, before reading all.
+  const [oldest] = await deps.store.heldFor(channel.id, 1);
+  if (!oldest) return 0;
   if (!(await digestDue({ channel, deps }))) return 0;
+  // A new digest gathers what a storm holds in one pass: its first alert must have waited a little (a
+  // time that does not parse counts as long ago: a bad item never holds the digest back). A digest
+  // that must go again does not wait.
+  if (opts.gather && !oldest.digest_id && !gathered(oldest, deps)) return 0;
   const held = await deps.store.heldFor(channel.id);
   if (!held.length) return 0;
   // A digest that got its budget and was not settled (its sender died, or the receiver failed) goes
   // again first, with what it carried; what is held besides waits for the next one.
   const pending = held.find((h) => h.digest_id)?.digest_id;
   const carried = pending ? held.filter((h) => h.digest_id === pending) : held.filter((h) => !h.digest_id);
-  // A new digest gathers what a storm holds in one pass: its first alert must have waited a little (a
-  // time that does not parse counts as long ago: a bad item never holds the digest back).
-  if (opts.gather && !pending && !gathered(carried, deps)) return 0;
   const id = pending ?? `digest-${contentHash(channel.id, ...carried.map((h) => h.detail.id))}`;
   return deliverDigest({ id, route: DIGEST_ROUTE, channel, deps, held: carried, incident: async () => undefined });
 }
