@@ -3,7 +3,8 @@
  * CloudFormation template and one zip per function — with no AWS credentials and no network, then prints
  * each bundle's size. Packages `--config`, else LOOKOUT_CONFIG, else lookout.example.yaml, for stage prod
  * unless told otherwise (the example's parameters are /lookout/prod/…). A configuration packaging would
- * refuse is said first, a problem a line; an earlier packaging's .serverless/ is removed before it starts.
+ * refuse is said first, a problem a line, and nothing is touched; else an earlier packaging's .serverless/
+ * is removed before serverless starts.
  */
 import { spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -134,8 +135,6 @@ const missing = (name: string): never => {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const argv = process.argv.slice(2);
-  // An earlier packaging's output is not left to pass for this one's, should this one fail or be refused.
-  rmSync(join(ROOT, ".serverless"), { recursive: true, force: true });
   let stage: string | undefined;
   let config: string;
   try {
@@ -150,6 +149,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     for (const line of shownLines(err as Error)) console.error(`package: ${line}`);
     process.exit(1);
   }
+  // An earlier packaging's output is not left to pass for this one's, should this one fail. (A refused
+  // configuration, said above, touches nothing: the tests check that refusal in the project itself.)
+  rmSync(join(ROOT, ".serverless"), { recursive: true, force: true });
   console.log(`packaging ${config} for stage ${stage ?? DEFAULT_STAGE}`);
   try {
     const p = await packageStack({ ...(stage ? { stage } : {}), config, args: argv, inherit: true });
