@@ -17,7 +17,7 @@ import { DETAIL_TYPES, EVENT_SOURCE } from "../lib/model/event.js";
 import { type Config, ConfigError, loadConfigFile } from "../lib/config/load.js";
 import { deployProblems, grantableSecret, SECRET_NAME_PROBLEM, SSM_NAME_PROBLEM } from "../lib/config/deployable.js";
 import { type RuleResource, ruleResources, type RuleTarget } from "../lib/routes/rules.js";
-import { httpSecretRefs, receiverSecretRefs } from "../lib/config/routes.js";
+import { httpSecretRefs } from "../lib/config/routes.js";
 import type { Receiver } from "../lib/config/route-types.js";
 import { INDEXES } from "../lib/store/table.js";
 

@@ -4,15 +4,8 @@
  * --deploy` and `lookout cloud-local --config` say it first, a problem a line at the field's path.
  */
 import type { Config } from "./load.js";
-import type { ConfigProblem } from "./error.js";
+import { ConfigError, type ConfigProblem } from "./error.js";
 import { receiverSecretRefs } from "./routes.js";
-
-/** The secret references the deployed functions would resolve from an environment they do not get. */
-export function envReferences(config: Config): Array<{ field: string; ref: string }> {
-  // The SMTP URL is for one machine only: the cloud sends through SES.
-  const refs = receiverSecretRefs(config.routes, config.notify).filter((r) => r.field !== "notify.email.smtp_url");
-  return [{ field: "platform.token", ref: config.platform.tokenRef }, ...refs].filter((r) => r.ref.startsWith("env:"));
-}
 
 const SSM_NAME = /^\/[A-Za-z0-9_.\-/]+$/;
 const SECRET_NAME = /^[A-Za-z0-9/_+=.@-]+$/;
@@ -30,7 +23,11 @@ export function grantableSecret(ref: string): boolean {
 }
 
 export function deployProblems(config: Config): ConfigProblem[] {
-  const problems: ConfigProblem[] = envReferences(config).map(({ field, ref }) => ({
+  const platform = { field: "platform.token", ref: config.platform.tokenRef };
+  const receivers = receiverSecretRefs(config.routes, config.notify);
+  // Read from an environment the deployed functions do not get (the SMTP URL is one machine's alone: the cloud sends through SES).
+  const fromEnv = [platform, ...receivers.filter((r) => r.field !== "notify.email.smtp_url")].filter((r) => r.ref.startsWith("env:"));
+  const problems: ConfigProblem[] = fromEnv.map(({ field, ref }) => ({
     field, problem: `${ref} is read from the environment, which the deployed functions do not get; use ssm:/… (SecureString) or secretsmanager:…`,
   }));
   // The notify-http function carries the routes' PagerDuty, webhook and Teams receivers; the default
@@ -46,15 +43,15 @@ export function deployProblems(config: Config): ConfigProblem[] {
   }
   // The functions' roles grant exactly the secrets the file names: a name no policy can hold is refused.
   const signing = config.notify.slackActions?.signingSecretRef;
-  const secrets = [
-    { field: "platform.token", ref: config.platform.tokenRef },
-    ...(signing ? [{ field: "notify.slack_actions.signing_secret", ref: signing }] : []),
-    ...receiverSecretRefs(config.routes, config.notify),
-  ];
-  for (const { field, ref } of secrets) {
+  for (const { field, ref } of [platform, ...(signing ? [{ field: "notify.slack_actions.signing_secret", ref: signing }] : []), ...receivers]) {
     if (!grantableSecret(ref)) problems.push({ field, problem: `${ref}: ${ref.startsWith("ssm:") ? SSM_NAME_PROBLEM : SECRET_NAME_PROBLEM}` });
   }
   // Dispatch's tick (once a minute) flushes held digests: a shorter bound cannot be kept there.
   if (config.notify.digestWithinMs < 60_000) problems.push({ field: "notify.digest_within", problem: "the cloud flushes digests once a minute; give at least 1m" });
   return problems;
+}
+
+/** What deploying refuses, for a command that says it before packaging would: each problem at its field in `source`, saying `why`. */
+export function deployRefusal(source: string, problems: readonly ConfigProblem[], why = "deploying refuses it"): ConfigError | undefined {
+  return problems.length ? ConfigError.of(source, problems.map((p) => ({ ...p, problem: `${p.problem} (${why})` }))) : undefined;
 }

@@ -9,12 +9,12 @@ import { DETAIL_TYPES, type LookoutEventDetail, detailTypeOf } from "../../lib/m
 import { type Config, type ConfigEnv, ConfigError, type ConfigProblem, loadConfigFile } from "../../lib/config/load.js";
 import { watchlist } from "../../lib/dispatch/watchlist.js";
 import { receiverSecretRefs, unsetEnvSecrets } from "../../lib/config/routes.js";
-import { deployProblems } from "../../lib/config/deployable.js";
+import { deployProblems, deployRefusal } from "../../lib/config/deployable.js";
 import { coverage, coverageLine } from "../../lib/routes/coverage.js";
 import { type RouteOutcome, describeCheck, explainRoutes } from "../../lib/routes/match.js";
 import { allReceivers, receiverLabel } from "../../lib/config/receivers.js";
 import { receiversOf } from "../../lib/config/route-types.js";
-import { type Output, formatOf, jsonDocument, plural, reportFailureTo, stdio } from "./shared.js";
+import { type Output, formatOf, jsonDocument, plural, reportFailureTo, shownLines, stdio } from "./shared.js";
 
 
 /** A problem with the event file, said in one line. */
@@ -72,7 +72,9 @@ export async function checkConfigCommand(opts: { configFile: string; env?: Confi
       for (const line of warnings) io.out(`warning: ${line}`);
       for (const line of notes) io.out(`note: ${line}`);
     }
-    for (const p of refused) io.err(`lookout check-config: ${opts.configFile}: ${p.field}: ${p.problem} (deploying refuses it)`);
+    // Said as every failure is (shownLines: redacted, the paths as they are).
+    const refusal = deployRefusal(opts.configFile, refused);
+    for (const line of refusal ? shownLines(refusal) : []) io.err(`lookout check-config: ${line}`);
     for (const r of unset) io.err(`lookout check-config: ${unsetSecretProblem(r)}`);
     return ok ? 0 : 1;
   } catch (err) {

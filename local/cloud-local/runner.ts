@@ -9,8 +9,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import YAML from "yaml";
 import { packageStack, ROOT } from "../../scripts/package.js";
-import { ConfigError, loadConfigFile, type Config } from "../../lib/config/load.js";
-import { deployProblems } from "../../lib/config/deployable.js";
+import { loadConfigFile, type Config } from "../../lib/config/load.js";
+import { deployProblems, deployRefusal } from "../../lib/config/deployable.js";
 import { receiverSecretRefs } from "../../lib/config/routes.js";
 import { allReceivers } from "../../lib/config/receivers.js";
 import { startPagerDutyReceiver, startTeamsReceiver, startWebhookReceiver, type PagerDutyReceiver, type TeamsReceiver, type WebhookReceiver } from "../receivers/http-receivers.js";
@@ -108,8 +108,8 @@ function rehearsalToken(config: Config, sim: Simulator | undefined, env: NodeJS.
  */
 export function checkRehearsalConfig(configFile: string, env: NodeJS.ProcessEnv = process.env): Config {
   const config = loadConfigFile(configFile, {});
-  const refused = deployProblems(config);
-  if (refused.length) throw ConfigError.of(configFile, refused.map((p) => ({ ...p, problem: `${p.problem} (cloud-local rehearses the deployed stack: deploying refuses it)` })));
+  const refused = deployRefusal(configFile, deployProblems(config), "cloud-local rehearses the deployed stack: deploying refuses it");
+  if (refused) throw refused;
   rehearsalToken(config, undefined, env);
   return config;
 }
