@@ -263,14 +263,19 @@ const RESOLVED_COLOR = SEVERITY_COLOR.info;
 const MENTION = /^<(!here|!channel|!subteam\^[A-Z0-9]{2,30}|@[UW][A-Z0-9]{2,30})>$/;
 export const mentionsOf = (p: Presentation): string[] => p.mentions.filter((m) => MENTION.test(m)).slice(0, 20);
 
+/** Mentions as a message carries them: a section of their own on top, and the lead of the fallback text (what notifications show). */
+function mentioning(mentions: readonly string[]): { lead: string; blocks: Block[] } {
+  return mentions.length ? { lead: `${mentions.join(" ")} `, blocks: [{ type: "section", text: md(mentions.join(" ")) }] } : { lead: "", blocks: [] };
+}
+
 /**
  * A message with a colour bar: the top blocks (mentions, header) outside, the body in one attachment
  * with the colour, both within the 50 blocks Slack counts together. Mentions lead the fallback text too,
  * which is what notifications show.
  */
 function barred(text: string, top: Block[], body: Block[], color: string, mentions: string[] = []): SlackMessage {
-  const lead = mentions.length ? `${mentions.join(" ")} ` : "";
-  const head: Block[] = mentions.length ? [{ type: "section", text: md(mentions.join(" ")) }, ...top] : top;
+  const { lead, blocks } = mentioning(mentions);
+  const head: Block[] = [...blocks, ...top];
   return {
     text: clip(`${lead}${text}`, SLACK_LIMITS.fallbackText),
     blocks: head,
@@ -511,9 +516,9 @@ export function renderSlackDigest(held: readonly LookoutEventDetail[], opts: Sla
   const perGroup = Math.max(1, opts.perGroup ?? 5);
   const { groups, alerts, tally } = digestOverview(held);
 
-  const mentions = digestMentions(held, opts.presentationOf);
+  const mentions = mentioning(digestMentions(held, opts.presentationOf));
   const head: Block[] = [
-    ...(mentions.length ? [{ type: "section", text: md(mentions.join(" ")) } as Block] : []),
+    ...mentions.blocks,
     { type: "header", text: plain(`⏸ ${alerts} held back for ${oneLine(opts.channelLabel)}`, SLACK_LIMITS.headerText) },
     {
       type: "section",
@@ -548,9 +553,8 @@ export function renderSlackDigest(held: readonly LookoutEventDetail[], opts: Sla
     });
   }
 
-  // Mentions lead the fallback text, which is what notifications show.
   const text = clip(
-    `${mentions.length ? `${mentions.join(" ")} ` : ""}${escapeSlack(oneLine(`Lookout held back ${alerts} for ${opts.channelLabel} between ${formatUtc(from)} and ${formatUtc(to)}${tally ? `: ${tally}` : ""}`))}`,
+    `${mentions.lead}${escapeSlack(oneLine(`Lookout held back ${alerts} for ${opts.channelLabel} between ${formatUtc(from)} and ${formatUtc(to)}${tally ? `: ${tally}` : ""}`))}`,
     SLACK_LIMITS.fallbackText,
   );
   return message(text, [...head, ...groupBlocks, tail]);
